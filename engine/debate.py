@@ -1,0 +1,159 @@
+"""Run one debate end to end: pick the protocol, run it over a context, build the result.
+
+`prepare()` validates and resolves a request (preset, mode, judges, plan) without calling anyone,
+so estimates and the service can use it; `run_debate()` runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.cost import breakdown, estimate
+from engine.domain import (
+    DebateRequest,
+    DebateResult,
+    DebateStatus,
+    Estimate,
+    EventKind,
+    Plan,
+)
+from engine.errors import DebateError, InvalidRequest, LLMAuthError
+from engine.llm import LLMClient
+from engine.ports import CheckpointStore, EventSink, EvidenceSource, NoEvidence
+from engine.presets import judges_for, resolve_preset
+from engine.prompts import PROMPT_VERSION
+from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
+from engine.runner import DebateContext
+from engine.settings import JudgeSpec, PresetSpec, Settings
+
+# Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
+_HARD_STOP_MARGIN = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    request: DebateRequest
+    preset: PresetSpec
+    protocol: DebateProtocol
+    judges: tuple[JudgeSpec, ...]
+    plan: Plan
+
+
+def prepare(settings: Settings, request: DebateRequest) -> Prepared:
+    """Resolve preset, mode and judges; raise `InvalidRequest` with a message fit for the user."""
+    topic = request.topic.strip()
+    if not topic:
+        raise InvalidRequest("the topic is empty: say what to debate")
+    if len(topic) > settings.max_topic_chars:
+        raise InvalidRequest(
+            f"the topic is {len(topic)} characters; the limit is {settings.max_topic_chars}"
+        )
+    preset = resolve_preset(settings, request.preset)
+    mode = request.mode if "mode" in request.model_fields_set else preset.mode
+    protocol = get_protocol(mode)
+    judges = judges_for(settings, preset, request.judges)
+    rounds = request.rounds if request.rounds is not None else preset.rounds
+    request = request.model_copy(update={"topic": topic, "mode": mode, "rounds": rounds})
+    plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
+                                   options=dict(request.options)))
+    return Prepared(request, preset, protocol, judges, plan)
+
+
+def estimate_for(settings: Settings, prepared: Prepared,
+                 token_scale: dict[str, float] | None = None) -> Estimate:
+    judge_models = {f"judge/{j.name}": j.model for j in prepared.judges if j.model}
+
+    def model_for(role: str) -> str:
+        return judge_models.get(role) or settings.model_for(role)
+
+    return estimate(prepared.plan, model_for=model_for, price_for=settings.price_for,
+                    token_scale=token_scale, rehearsal=settings.is_rehearsal)
+
+
+async def run_debate(
+    prepared: Prepared,
+    *,
+    debate_id: str,
+    settings: Settings,
+    llm: LLMClient,
+    store: CheckpointStore,
+    sink: EventSink,
+    evidence: EvidenceSource | None = None,
+    judge_history: dict[str, list[float]] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> DebateResult:
+    """Run (or resume) a debate. Never raises for the debate's own failures: the result says."""
+    ctx = DebateContext(
+        debate_id=debate_id, request=prepared.request, preset=prepared.preset,
+        judges=prepared.judges, settings=settings, llm=llm, store=store, sink=sink,
+        evidence=evidence or NoEvidence(), clock=clock, judge_history=judge_history,
+    )
+    await ctx.emit(EventKind.DEBATE_STARTED, topic=prepared.request.topic,
+                   mode=prepared.protocol.mode, preset=prepared.preset.name,
+                   judges=[j.name for j in prepared.judges], depth=prepared.plan.depth)
+    status, error, outcome = DebateStatus.COMPLETED, "", Outcome()
+    try:
+        async with asyncio.timeout(settings.debate_timeout + _HARD_STOP_MARGIN):
+            outcome = await prepared.protocol.run(ctx)
+    except LLMAuthError as exc:
+        status, error = DebateStatus.FAILED, str(exc)
+    except DebateError as exc:
+        status, error = DebateStatus.FAILED, str(exc)
+    except TimeoutError:
+        status, error = DebateStatus.TIMED_OUT, "the debate was stopped at its hard deadline"
+    if status is DebateStatus.COMPLETED and ctx.timed_out:
+        status = DebateStatus.TIMED_OUT
+        error = f"the debate ran past its {settings.debate_timeout:.0f} s limit"
+    result = build_result(ctx, prepared, outcome, status, error)
+    await ctx.emit(EventKind.DEBATE_FINISHED, status=result.status, verdict=result.verdict,
+                   cost_usd=result.cost.usd, complete=result.complete,
+                   elapsed_seconds=result.elapsed_seconds)
+    return result
+
+
+def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
+                 status: DebateStatus, error: str) -> DebateResult:
+    records = list(ctx.records.values())
+    degraded = [{"key": r.key, "role": r.role, "phase": r.phase, "reason": r.error}
+                for r in records if r.status == "degraded"]
+    filtered = [r.key for r in records if r.status == "filtered"]
+    missing = list(outcome.missing)
+    missing += [f"{d['key']}: degraded ({d['reason']})" for d in degraded]
+    missing += [f"{k}: withheld by the content filter" for k in filtered]
+    if status is not DebateStatus.COMPLETED:
+        missing.append(f"debate {status.value}: {error}")
+    return DebateResult(
+        id=ctx.debate_id, status=status.value, mode=prepared.protocol.mode,
+        topic=prepared.request.topic, preset=prepared.preset.name,
+        verdict=outcome.verdict, winner=outcome.winner, rationale=outcome.rationale,
+        consensus=outcome.consensus, divergence=outcome.divergence,
+        trace_table=outcome.trace_table, phases=ctx.phases, degraded=degraded,
+        filtered=filtered, outcome=outcome.outcome,
+        cost=breakdown(records, reused=ctx.reused),
+        elapsed_seconds=round(ctx.clock() - ctx.started, 3), rehearsal=ctx.rehearsal,
+        complete=not missing, missing=missing, error=error, evidence=list(ctx.evidence),
+        routing=routing_for(outcome, complete=not missing),
+        versions={"prompts": PROMPT_VERSION, "models": ",".join(sorted(
+            {r.model for r in records})), "rehearsal": str(ctx.rehearsal).lower()},
+    )
+
+
+def routing_for(outcome: Outcome, *, complete: bool) -> str:
+    """Where the result goes: the panel's routing, made stricter by gaps and explicit flags."""
+    routing = outcome.consensus.routing if outcome.consensus else "none"
+    if outcome.needs_review and routing in ("none", "auto_approve", "tentative"):
+        routing = "human_review"
+    if not complete and routing in ("auto_approve", "tentative"):
+        routing = "human_review"
+    return routing
+
+
+def check_request(settings: Settings, request: DebateRequest) -> None:
+    """Validate without building anything (raises InvalidRequest)."""
+    prepare(settings, request)
+
+
+__all__ = ["InvalidRequest", "Prepared", "check_request", "estimate_for", "prepare", "run_debate"]

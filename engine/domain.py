@@ -1,0 +1,262 @@
+"""The engine's domain types: what a debate is asked, what each step produced, how it ended.
+
+Pydantic models so they serialise to JSON for storage, the API and the CLI without glue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Mode = Literal["simple", "structured", "consensus", "panel", "critique", "redteam"]
+MODES: tuple[str, ...] = ("simple", "structured", "consensus", "panel", "critique", "redteam")
+StepStatus = Literal["ok", "filtered", "degraded"]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def canonical_json(value: Any) -> str:
+    """Stable JSON: sorted keys, no spaces; the form hashes and audit links are computed over."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+class DebateStatus(StrEnum):
+    CREATED = "created"
+    QUEUED = "queued"
+    DEBATING = "debating"
+    JUDGING = "judging"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    TIMED_OUT = "timed_out"
+    AWAITING_REVIEW = "awaiting_review"
+    APPROVED = "approved"
+    ESCALATED = "escalated"
+
+
+TERMINAL_STATUSES = frozenset(
+    {DebateStatus.COMPLETED, DebateStatus.FAILED, DebateStatus.TIMED_OUT,
+     DebateStatus.APPROVED, DebateStatus.ESCALATED}
+)
+
+
+class DebateRequest(BaseModel):
+    """What someone asked for. Validated at the border; the engine trusts it."""
+
+    model_config = ConfigDict(frozen=True)
+    topic: str = Field(min_length=1)
+    mode: Mode = "consensus"
+    preset: str | None = None
+    rounds: int | None = Field(default=None, ge=0, le=5)
+    judges: int | None = Field(default=None, ge=1, le=8)
+    context: str = ""                      # e.g. the Slack thread being debated
+    options: dict[str, Any] = Field(default_factory=dict)
+    requested_by: str = "cli"
+    no_cache: bool = False
+
+
+class Usage(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class StepRecord(BaseModel):
+    """One LLM call's outcome, as checkpointed: reading it back replaces calling again."""
+
+    model_config = ConfigDict(frozen=True)
+    key: str
+    role: str
+    phase: str
+    model: str
+    status: StepStatus = "ok"
+    output: dict[str, Any] | None = None
+    prompt_hash: str = ""
+    usage: Usage = Usage()
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    attempts: int = 1
+    error: str = ""
+    rehearsal: bool = False
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class Evidence(BaseModel):
+    """Something a human added while the debate ran (a thread reply); the next phases see it."""
+
+    model_config = ConfigDict(frozen=True)
+    author: str
+    text: str
+    at: datetime = Field(default_factory=utcnow)
+    source_id: str = ""
+
+
+class EventKind(StrEnum):
+    DEBATE_STARTED = "debate_started"
+    PHASE_STARTED = "phase_started"
+    PHASE_FINISHED = "phase_finished"
+    STEP_FINISHED = "step_finished"
+    STEP_REUSED = "step_reused"
+    STEP_DEGRADED = "step_degraded"
+    STEP_FILTERED = "step_filtered"
+    STEP_RETRY = "step_retry"
+    EVIDENCE_ADDED = "evidence_added"
+    JUDGE_SCORED = "judge_scored"
+    CONSENSUS_COMPUTED = "consensus_computed"
+    ROUND_FINISHED = "round_finished"
+    DEBATE_FINISHED = "debate_finished"
+    BUDGET_ALERT = "budget_alert"
+
+
+class Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    kind: EventKind
+    debate_id: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    at: datetime = Field(default_factory=utcnow)
+    rehearsal: bool = False
+
+
+class PlannedCall(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    key: str
+    role: str
+    phase: str
+    depth: int                        # 1-based dependent round this call sits in
+    prompt_tokens: int                # estimate
+    completion_tokens: int            # estimate
+
+
+class Plan(BaseModel):
+    """The calls a protocol will make and its critical path: what estimates are made from."""
+
+    model_config = ConfigDict(frozen=True)
+    mode: str
+    calls: tuple[PlannedCall, ...]
+
+    @property
+    def depth(self) -> int:
+        return max((c.depth for c in self.calls), default=0)
+
+    def calls_per_role(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for call in self.calls:
+            family = call.role.split("/", 1)[0]
+            out[family] = out.get(family, 0) + 1
+        return out
+
+
+class CostBreakdown(BaseModel):
+    usd: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: int = 0
+    reused_calls: int = 0
+    by_model: dict[str, dict[str, float]] = Field(default_factory=dict)
+
+
+class Estimate(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    mode: str
+    calls: int
+    depth: int
+    prompt_tokens: int
+    completion_tokens: int
+    usd: float
+    calls_per_role: dict[str, int]
+    rehearsal: bool = False
+
+
+class ConsensusSummary(BaseModel):
+    alpha: float | None = None
+    alpha_interval: tuple[float, float] | None = None
+    kappa: float | None = None
+    band: str = "review"
+    routing: str = "human_review"
+    irreconcilable: bool = False
+    judges: list[str] = Field(default_factory=list)
+    items: list[str] = Field(default_factory=list)
+    ratings: dict[str, list[float | None]] = Field(default_factory=dict)  # judge -> row
+    calls: dict[str, list[str | None]] = Field(default_factory=dict)      # judge -> winner per dim
+    weighted_scores: dict[str, float | None] = Field(default_factory=dict)
+    weights: dict[str, float] = Field(default_factory=dict)
+
+
+class DivergencePoint(BaseModel):
+    item: str
+    label: str = ""
+    mean: float
+    spread: float
+    ratings: dict[str, float] = Field(default_factory=dict)
+
+
+class DivergenceSummary(BaseModel):
+    agreements: list[DivergencePoint] = Field(default_factory=list)
+    disagreements: list[DivergencePoint] = Field(default_factory=list)
+
+
+class TraceRow(BaseModel):
+    id: str
+    side: str
+    claim: str
+    evidence: str = ""
+    challenged_by: str | None = None
+    challenge: str = ""
+    rebutted: bool | None = None
+    response: str = ""
+    standing: str = "unjudged"
+    strength: float | None = None
+
+
+class PhaseSummary(BaseModel):
+    name: str
+    steps: list[str] = Field(default_factory=list)
+    highlights: dict[str, str] = Field(default_factory=dict)  # side/role -> strongest point
+    degraded: list[str] = Field(default_factory=list)
+    filtered: list[str] = Field(default_factory=list)
+    elapsed_seconds: float = 0.0
+
+
+class DebateResult(BaseModel):
+    """Everything a debate ended with. `complete` is False whenever anything is missing."""
+
+    id: str
+    status: str
+    mode: str
+    topic: str
+    preset: str | None = None
+    verdict: str = ""
+    winner: str | None = None          # "pro" | "con" | "tie" | None (modes without sides)
+    rationale: str = ""
+    consensus: ConsensusSummary | None = None
+    divergence: DivergenceSummary = DivergenceSummary()
+    trace_table: list[TraceRow] = Field(default_factory=list)
+    phases: list[PhaseSummary] = Field(default_factory=list)
+    degraded: list[dict[str, str]] = Field(default_factory=list)
+    filtered: list[str] = Field(default_factory=list)
+    outcome: dict[str, Any] = Field(default_factory=dict)  # mode-specific final output
+    cost: CostBreakdown = CostBreakdown()
+    elapsed_seconds: float = 0.0
+    rehearsal: bool = False
+    complete: bool = True
+    routing: str = "none"             # auto_approve | tentative | human_review | escalate | none
+    missing: list[str] = Field(default_factory=list)       # what is missing and why
+    error: str = ""
+    evidence: list[Evidence] = Field(default_factory=list)
+    versions: dict[str, str] = Field(default_factory=dict)

@@ -1,0 +1,107 @@
+"""The engine's exception hierarchy: one tree, so callers catch what they mean.
+
+    DialecticError
+    ├── ConfigurationError          settings are missing or contradictory
+    ├── InvalidRequest              a request that cannot run (bad mode, empty topic)
+    ├── DebateError                 a debate could not go on
+    │   ├── BudgetExceeded          the daily cap does not leave room for this debate
+    │   ├── DebateTimeout           the whole-debate deadline passed
+    │   └── StepFailed              one step failed for good (after retries)
+    └── LLMError                    the provider failed; `retryable`: may a retry help
+        ├── LLMAuthError            401/403: fail the debate at once, name the endpoint
+        ├── LLMTransientError       429, 5xx, connection errors (retried with backoff)
+        ├── LLMTimeout              one call ran past its timeout (retried once)
+        ├── LLMInvalidOutput        the reply was not valid JSON for the schema (re-asked)
+        ├── LLMContentFiltered      content filter refused (no retry; step "filtered")
+        └── LLMBadRequest           any other 4xx: our request is wrong, retrying will not help
+"""
+
+from __future__ import annotations
+
+
+class DialecticError(Exception):
+    """Base of every error Dialectic raises on purpose."""
+
+
+class ConfigurationError(DialecticError):
+    """Settings are missing, malformed or contradictory."""
+
+
+class InvalidRequest(DialecticError):
+    """A request that cannot run as asked; the message is fit to show the user."""
+
+
+class DebateError(DialecticError):
+    """A debate could not go on."""
+
+
+class BudgetExceeded(DebateError):
+    """The daily budget does not leave room for the debate; the message carries the figures."""
+
+    def __init__(self, message: str, *, estimate_usd: float, remaining_usd: float) -> None:
+        super().__init__(message)
+        self.estimate_usd = estimate_usd
+        self.remaining_usd = remaining_usd
+
+
+class DebateTimeout(DebateError):
+    """The whole-debate deadline passed."""
+
+
+class StepFailed(DebateError):
+    """One step failed after every retry the error allows."""
+
+    def __init__(self, key: str, cause: BaseException) -> None:
+        super().__init__(f"step {key} failed: {cause}")
+        self.key = key
+        self.cause = cause
+
+
+class LLMError(DialecticError):
+    """The model provider failed."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, status: int | None = None, endpoint: str = "") -> None:
+        super().__init__(message)
+        self.status = status
+        self.endpoint = endpoint
+
+
+class LLMAuthError(LLMError):
+    """401/403 from the provider: the key is missing, wrong or lacks access."""
+
+
+class LLMTransientError(LLMError):
+    """429, 5xx or a connection failure; `retry_after` is the server's hint in seconds."""
+
+    retryable = True
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        endpoint: str = "",
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, status=status, endpoint=endpoint)
+        self.retry_after = retry_after
+
+
+class LLMTimeout(LLMError):
+    """One call ran past its timeout."""
+
+    retryable = True
+
+
+class LLMInvalidOutput(LLMError):
+    """The reply was not valid JSON for the schema, after every re-ask."""
+
+
+class LLMContentFiltered(LLMError):
+    """The provider's content filter refused the prompt or the completion."""
+
+
+class LLMBadRequest(LLMError):
+    """Any other 4xx: the request itself is wrong."""

@@ -1,0 +1,422 @@
+"""The engine's one door to an OpenAI-compatible endpoint: retries, timeouts, re-asks, errors.
+
+The SDK's own retries are switched off (`max_retries=0`) because a step record needs the exact
+number of HTTP calls, the runner needs a callback per retry, and the backoff schedule is ours:
+
+    429, 5xx, connection error   backoff base * 2**n (capped, jittered), honouring Retry-After
+    timeout of one call          cancelled and retried once, then `LLMTimeout`
+    invalid JSON / schema        re-asked with the validation error, then `LLMInvalidOutput`
+    content filter               `LLMContentFiltered` at once
+    401 / 403                    `LLMAuthError` at once, naming the endpoint (never the key)
+    any other 4xx                `LLMBadRequest` at once
+
+This is the only module of the engine that imports `openai`; every foreign exception is
+translated in `map_openai_error`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types.chat.completion_create_params import ResponseFormat
+from pydantic import ValidationError
+
+from engine.domain import Usage
+from engine.errors import (
+    ConfigurationError,
+    LLMAuthError,
+    LLMBadRequest,
+    LLMContentFiltered,
+    LLMError,
+    LLMInvalidOutput,
+    LLMTimeout,
+    LLMTransientError,
+)
+from engine.llm import CallSpec, Reply, T
+from engine.settings import Settings
+
+if TYPE_CHECKING:
+    import httpx2
+
+log = logging.getLogger(__name__)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+RETRY_AFTER_CAP_S = 60.0
+REASK_ERROR_CHARS = 1000
+TIMEOUT_RETRIES = 1
+JSON_ONLY = "Reply with one JSON object only: no prose, no markdown, no code fences."
+
+_TRANSIENT_STATUS = frozenset({429, 500, 502, 503})
+_FILTER_CODES = frozenset(
+    {"content_filter", "content_policy_violation", "responsible_ai_policy_violation"}
+)
+# `\bsafety\b` does not match parameter names such as `safety_identifier`.
+_FILTER_TEXT = re.compile(r"content[ _-]?(policy|filter)|content management|\bsafety\b", re.I)
+_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
+_SCHEMA_NAME_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+# --------------------------------------------------------------------------------------------
+# pure helpers
+
+
+def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
+    """The server's wait hint in seconds: `retry-after-ms`, or `Retry-After` (seconds or a date)."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def backoff_delay(
+    retry: int, *, base: float, cap: float, retry_after: float | None, rng: random.Random
+) -> float:
+    """Seconds to wait before retry number `retry` (0-based): jittered exponential backoff, but
+    never less than the server's Retry-After, and never more than a minute."""
+    computed = min(base * 2.0**retry, cap) * rng.uniform(0.5, 1.0)
+    return min(max(computed, retry_after or 0.0), RETRY_AFTER_CAP_S)
+
+
+def extract_json(text: str) -> str:
+    """The JSON object inside a reply: without markdown fences and prose around it."""
+    fenced = _FENCE.search(text)
+    if fenced is not None:
+        text = fenced.group(1)
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        return text[start : end + 1]
+    return text.strip()
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """A short, model-readable account of what was wrong with a reply."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"]) or "<root>"
+        parts.append(f"{where}: {error['msg']}")
+    return "; ".join(parts)[:REASK_ERROR_CHARS]
+
+
+def strict_schema(schema: type[Any]) -> dict[str, Any]:
+    """The strict JSON schema the SDK derives from a pydantic model (no hand-written schemas)."""
+    return dict(openai.pydantic_function_tool(schema)["function"]["parameters"])
+
+
+def schema_name(schema: type[Any]) -> str:
+    return _SCHEMA_NAME_BAD_CHARS.sub("_", schema.__name__)[:64] or "reply"
+
+
+# --------------------------------------------------------------------------------------------
+# the one place foreign exceptions are translated
+
+
+def map_openai_error(exc: BaseException, *, endpoint: str, secret: str = "") -> LLMError:
+    """Translate an SDK (or asyncio timeout) exception into the engine's hierarchy."""
+    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+        return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
+    if isinstance(exc, openai.APIConnectionError):
+        message = f"could not reach {endpoint}: {_redact(str(exc), secret)}"
+        return LLMTransientError(message, endpoint=endpoint)
+    if isinstance(exc, openai.APIStatusError):
+        return _map_status_error(exc, endpoint=endpoint, secret=secret)
+    return LLMError(f"{endpoint}: {_redact(str(exc), secret)}", endpoint=endpoint)
+
+
+def _map_status_error(exc: openai.APIStatusError, *, endpoint: str, secret: str) -> LLMError:
+    status = exc.status_code
+    detail = _redact(exc.message, secret)
+    if status in (401, 403):
+        return LLMAuthError(
+            f"{endpoint} refused the credentials (HTTP {status}). Set OPENAI_API_KEY to a key "
+            f"with access to this endpoint, or OPENAI_BASE_URL to the server you mean to use.",
+            status=status,
+            endpoint=endpoint,
+        )
+    if status in _TRANSIENT_STATUS or status >= 500:
+        return LLMTransientError(
+            f"{endpoint} answered HTTP {status}: {detail}",
+            status=status,
+            endpoint=endpoint,
+            retry_after=parse_retry_after(exc.response.headers),
+        )
+    if _is_content_filter(exc):
+        return LLMContentFiltered(
+            f"{endpoint} refused the prompt under its content policy: {detail}",
+            status=status,
+            endpoint=endpoint,
+        )
+    return LLMBadRequest(
+        f"{endpoint} rejected the request: {detail}", status=status, endpoint=endpoint
+    )
+
+
+def _is_content_filter(exc: openai.APIStatusError) -> bool:
+    if exc.status_code != 400:
+        return False
+    if (exc.code or "").lower() in _FILTER_CODES:
+        return True
+    return bool(_FILTER_TEXT.search(exc.message))
+
+
+def _redact(text: str, secret: str) -> str:
+    return text.replace(secret, "***") if secret else text
+
+
+@contextmanager
+def _translate_errors(endpoint: str, secret: str) -> Iterator[None]:
+    try:
+        yield
+    except (openai.OpenAIError, TimeoutError) as exc:
+        raise map_openai_error(exc, endpoint=endpoint, secret=secret) from exc
+
+
+# --------------------------------------------------------------------------------------------
+# the gateway
+
+
+@dataclass(slots=True)
+class _CallState:
+    """What one `complete` has done so far: the conversation, the HTTP calls, the bill."""
+
+    messages: list[ChatCompletionMessageParam]
+    calls: int = 0
+    transient_retries: int = 0
+    timeout_retries: int = 0
+    reasks: int = 0
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+
+class OpenAIGateway:
+    """`engine.llm.LLMClient` over the openai SDK, for OpenAI or any compatible server."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        sleep: Sleep = asyncio.sleep,
+        http_client: httpx2.AsyncClient | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+        if not key and not settings.openai_base_url:
+            raise ConfigurationError(
+                "no LLM endpoint configured: set OPENAI_API_KEY, or OPENAI_BASE_URL for a local "
+                "OpenAI-compatible server"
+            )
+        self._settings = settings
+        self._secret = key
+        self._endpoint = settings.openai_base_url or DEFAULT_BASE_URL
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self._client = openai.AsyncOpenAI(
+            api_key=key or "not-needed",  # local servers (Ollama, vLLM) ignore the key
+            base_url=self._endpoint,
+            max_retries=0,
+            timeout=settings.call_timeout,
+            http_client=http_client,
+        )
+
+    @property
+    def rehearsal(self) -> bool:
+        return False
+
+    @property
+    def endpoint(self) -> str:
+        return self._endpoint
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    async def complete(self, spec: CallSpec[T]) -> Reply[T]:
+        """One schema-validated completion, after the retries and re-asks each error allows."""
+        started = time.monotonic()
+        state = _CallState(messages=self._initial_messages(spec))
+        while True:
+            completion = await self._send_with_retries(spec, state)
+            content = self._content_of(completion)
+            try:
+                value = spec.schema.model_validate_json(extract_json(content))
+            except ValidationError as exc:
+                await self._reask(spec, state, content, exc)
+                continue
+            return Reply(
+                value=value,
+                usage=state.usage,
+                model=state.model or spec.model,
+                attempts=state.calls,
+                latency_s=time.monotonic() - started,
+            )
+
+    # --- one HTTP call, and the retries around it ---
+
+    async def _send_with_retries(self, spec: CallSpec[T], state: _CallState) -> ChatCompletion:
+        while True:
+            state.calls += 1
+            try:
+                completion = await self._send_once(spec, state.messages)
+            except LLMTimeout:
+                if state.timeout_retries >= TIMEOUT_RETRIES:
+                    raise
+                state.timeout_retries += 1
+                await self._notify(spec, state.calls, "timeout", 0.0)
+            except LLMTransientError as exc:
+                delay = self._transient_delay(state, exc)
+                reason = f"HTTP {exc.status}" if exc.status else "connection error"
+                await self._notify(spec, state.calls, reason, delay)
+                await self._sleep(delay)
+            else:
+                self._account(state, completion)
+                return completion
+
+    async def _send_once(
+        self, spec: CallSpec[T], messages: list[ChatCompletionMessageParam]
+    ) -> ChatCompletion:
+        with _translate_errors(self._endpoint, self._secret):
+            async with asyncio.timeout(spec.timeout):
+                return await self._client.chat.completions.create(
+                    model=spec.model,
+                    messages=messages,
+                    response_format=self._response_format(spec),
+                    temperature=openai.omit if spec.temperature is None else spec.temperature,
+                    timeout=spec.timeout,
+                    extra_headers={"X-Dialectic-Role": spec.role},
+                )
+
+    def _transient_delay(self, state: _CallState, exc: LLMTransientError) -> float:
+        """The wait before the next retry; re-raises once `max_retries` retries are spent."""
+        if state.transient_retries >= self._settings.max_retries:
+            raise LLMTransientError(
+                f"gave up after {state.calls} attempts: {exc}",
+                status=exc.status,
+                endpoint=exc.endpoint,
+                retry_after=exc.retry_after,
+            ) from exc
+        delay = backoff_delay(
+            state.transient_retries,
+            base=self._settings.backoff_base,
+            cap=self._settings.backoff_cap,
+            retry_after=exc.retry_after,
+            rng=self._rng,
+        )
+        state.transient_retries += 1
+        return delay
+
+    async def _reask(
+        self, spec: CallSpec[T], state: _CallState, content: str, exc: ValidationError
+    ) -> None:
+        """Append the bad reply and the validation error, or give up after the allowed re-asks."""
+        problem = describe_validation_error(exc)
+        if state.reasks >= self._settings.invalid_output_retries:
+            raise LLMInvalidOutput(
+                f"{spec.model} replied with invalid output for {spec.schema.__name__} after "
+                f"{state.calls} attempts: {problem}",
+                endpoint=self._endpoint,
+            ) from exc
+        state.reasks += 1
+        state.messages.append({"role": "assistant", "content": content})
+        state.messages.append(
+            {
+                "role": "user",
+                "content": f"Your reply was not valid for the required JSON schema: {problem}\n"
+                f"Reply again with the corrected JSON object only, no prose and no code fences.",
+            }
+        )
+        await self._notify(spec, state.calls, "invalid output", 0.0)
+
+    async def _notify(self, spec: CallSpec[T], attempt: int, reason: str, delay: float) -> None:
+        log.warning(
+            "LLM call for %s failed on attempt %d (%s); retrying in %.2f s",
+            spec.role,
+            attempt,
+            reason,
+            delay,
+        )
+        if spec.on_retry is not None:
+            await spec.on_retry(attempt, reason, delay)
+
+    # --- request and response shapes ---
+
+    def _initial_messages(self, spec: CallSpec[T]) -> list[ChatCompletionMessageParam]:
+        system = spec.prompt.system
+        mode = self._settings.output_mode
+        if mode != "json_schema":
+            system = f"{system}\n\n{_schema_instructions(spec.schema, mode)}".strip()
+        return [
+            {"role": "system", "content": system},
+            {"role": "user", "content": spec.prompt.user},
+        ]
+
+    def _response_format(self, spec: CallSpec[T]) -> ResponseFormat | openai.Omit:
+        mode = self._settings.output_mode
+        if mode == "json_schema":
+            return {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": schema_name(spec.schema),
+                    "schema": strict_schema(spec.schema),
+                    "strict": True,
+                },
+            }
+        if mode == "json_object":
+            return {"type": "json_object"}
+        return openai.omit
+
+    def _content_of(self, completion: ChatCompletion) -> str:
+        if not completion.choices:
+            return ""
+        choice = completion.choices[0]
+        if choice.finish_reason == "content_filter":
+            raise LLMContentFiltered(
+                f"the content filter of {self._endpoint} stopped the completion",
+                endpoint=self._endpoint,
+            )
+        return choice.message.content or ""
+
+    @staticmethod
+    def _account(state: _CallState, completion: ChatCompletion) -> None:
+        if completion.usage is not None:
+            state.usage = state.usage + Usage(
+                prompt_tokens=completion.usage.prompt_tokens,
+                completion_tokens=completion.usage.completion_tokens,
+            )
+        state.model = completion.model or state.model
+
+
+def _schema_instructions(schema: type[Any], mode: str) -> str:
+    text = json.dumps(strict_schema(schema), separators=(",", ":"))
+    lead = "Reply with one JSON object that matches this JSON schema"
+    if mode == "prompt":
+        return f"{lead}:\n{text}\n{JSON_ONLY}"
+    return f"{lead}:\n{text}"

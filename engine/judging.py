@@ -1,0 +1,225 @@
+"""Judging the pro/con family: one rubric judge, or a panel in parallel, under neutral labels.
+
+Each judge sees the positions as A and B in an order drawn per judge (position bias is real), and
+scores both on the rubric and every claim. Scores are mapped back to pro/con before any statistic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass
+
+from engine import consensus as stats
+from engine import prompts
+from engine.domain import (
+    ConsensusSummary,
+    DivergencePoint,
+    DivergenceSummary,
+    EventKind,
+    TraceRow,
+    sha256,
+)
+from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, _id_relabel
+from engine.runner import DebateContext, StepOutcome
+from engine.schemas import DIMENSIONS, Scorecard
+from engine.settings import JudgeSpec, ThresholdSpec
+
+JUDGE_TASK = (
+    "Score position A and position B from 1 to 10 on each rubric dimension (logic, evidence, "
+    "rebuttal, clarity, relevance). Then assess every numbered claim (ids like A1, B2): its "
+    "strength 1-10, whether it was rebutted, and its standing at the end (stands, weakened, "
+    "refuted). Name the winner (A, B or tie) and give a short rationale."
+)
+
+
+@dataclass(slots=True)
+class JudgeRun:
+    """One judge's scorecard, mapped back from neutral labels to pro/con and real claim ids."""
+
+    judge: JudgeSpec
+    order: tuple[str, str]
+    step: StepOutcome[Scorecard]
+    rubric: dict[str, dict[str, int]]
+    claims: dict[str, tuple[int, bool, str]]   # real id -> (strength, rebutted, standing)
+    winner: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.step.value is not None
+
+
+def judge_order(debate_id: str, judge: str, index: int) -> tuple[str, str]:
+    """Alternate the order across the panel, starting from a side drawn from the debate id."""
+    flip = (int(sha256(f"{debate_id}:{judge}")[:8], 16) + index) % 2
+    return ("con", "pro") if flip else SIDES
+
+
+async def run_judge(ctx: DebateContext, t: Transcript, judge: JudgeSpec, index: int,
+                    key: str) -> JudgeRun:
+    order = judge_order(ctx.debate_id, judge.name, index)
+    label = {order[0]: "A", order[1]: "B"}
+    transcript = t.render(label=label, order=order)
+    neutral_ids = _neutral_ids(t, label)
+    prompt = prompts.judge(judge.expertise, t.topic, transcript, JUDGE_TASK, ctx.preset.policy)
+    step = await ctx.step(key, role=f"judge/{judge.name}", prompt=prompt, schema=Scorecard,
+                          model=judge.model or None, temperature=0.2)
+    return _map_back(judge, order, label, neutral_ids, step)
+
+
+def _neutral_ids(t: Transcript, label: dict[str, str]) -> dict[str, str]:
+    """neutral id (A1) -> real id (P1)."""
+    return {v: k for k, v in _id_relabel(t, label).items()}
+
+
+def _map_back(judge: JudgeSpec, order: tuple[str, str], label: dict[str, str],
+              neutral_ids: dict[str, str], step: StepOutcome[Scorecard]) -> JudgeRun:
+    card = step.value
+    if card is None:
+        return JudgeRun(judge, order, step, {}, {}, None)
+    by_label = {"A": card.position_a, "B": card.position_b}
+    rubric = {side: by_label[label[side]].model_dump() for side in SIDES}
+    claims = {
+        neutral_ids[c.id.strip().upper()]: (c.strength, c.rebutted, c.standing)
+        for c in card.claims if c.id.strip().upper() in neutral_ids
+    }
+    back = {v: k for k, v in label.items()}
+    winner = "tie" if card.winner == "tie" else back[card.winner]
+    return JudgeRun(judge, order, step, rubric, claims, winner)
+
+
+async def run_panel(ctx: DebateContext, t: Transcript, judges: list[JudgeSpec]) -> list[JudgeRun]:
+    """Every judge in parallel; each result reported as it lands."""
+
+    async def one(i: int, judge: JudgeSpec) -> JudgeRun:
+        run = await run_judge(ctx, t, judge, i, f"judge/{judge.name}")
+        if run.ok:
+            await ctx.emit(EventKind.JUDGE_SCORED, judge=run.judge.name, winner=run.winner,
+                           rubric=run.rubric, order=list(run.order))
+        return run
+
+    return list(await asyncio.gather(*(one(i, j) for i, j in enumerate(judges))))
+
+
+def items_for(t: Transcript) -> list[str]:
+    dims = [f"{side}.{dim}" for side in SIDES for dim in DIMENSIONS]
+    return dims + [f"claim.{cid}" for side in SIDES for cid, _ in t.claims(side)]
+
+
+def _row(run: JudgeRun, items: list[str]) -> list[float | None]:
+    row: list[float | None] = []
+    for item in items:
+        kind, _, name = item.partition(".")
+        if kind == "claim":
+            found = run.claims.get(name)
+            row.append(float(found[0]) if found else None)
+        else:
+            row.append(float(run.rubric[kind][name]) if run.rubric else None)
+    return row
+
+
+def _dimension_calls(run: JudgeRun) -> list[str | None]:
+    if not run.rubric:
+        return [None] * len(DIMENSIONS)
+    calls: list[str | None] = []
+    for dim in DIMENSIONS:
+        a, b = run.rubric["pro"][dim], run.rubric["con"][dim]
+        calls.append("pro" if a > b else "con" if b > a else "tie")
+    return calls
+
+
+@dataclass(slots=True)
+class PanelResult:
+    consensus: ConsensusSummary
+    divergence: DivergenceSummary
+    winner: str | None
+    verdict: str
+    rationale: str
+    trace: list[TraceRow]
+
+
+def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
+                    trace: list[TraceRow], thresholds: ThresholdSpec) -> PanelResult:
+    """Alpha, kappa, calibration, weighted vote and divergence over the panel's scorecards."""
+    ok = [r for r in runs if r.ok]
+    items = items_for(t)
+    scores = {r.judge.name: _row(r, items) for r in ok}
+    winners = {r.judge.name: r.winner for r in ok}
+    calls = {r.judge.name: _dimension_calls(r) for r in ok}
+    weights = {r.judge.name: r.judge.weight for r in ok}
+    summary, div, weighted = stats.summarise(
+        items, scores, winners, [calls[j] for j in sorted(calls)],
+        weights=weights, history=ctx.judge_history or None,
+        thresholds=stats.Thresholds(**thresholds.model_dump()),
+        seed=int(sha256(ctx.debate_id)[:8], 16),
+    )
+    weighted_map = dict(zip(items, weighted, strict=True))
+    winner, verdict = _verdict(weighted_map)
+    consensus = ConsensusSummary(
+        alpha=summary.alpha, alpha_interval=summary.alpha_interval, kappa=summary.kappa,
+        band=summary.band, routing=summary.routing, irreconcilable=summary.irreconcilable,
+        judges=sorted(scores), items=items, ratings={j: scores[j] for j in sorted(scores)},
+        calls={j: calls[j] for j in sorted(calls)}, weighted_scores=weighted_map, weights=weights,
+    )
+    labels = _labels(t)
+    divergence = DivergenceSummary(
+        agreements=[_point(p, labels) for p in div.agreements],
+        disagreements=[_point(p, labels) for p in div.disagreements],
+    )
+    rationale = _rationale(ok, winner)
+    return PanelResult(consensus, divergence, winner, verdict, rationale,
+                       judged_trace(trace, ok))
+
+
+def _verdict(weighted: dict[str, float | None]) -> tuple[str | None, str]:
+    totals: dict[str, float] = {}
+    for side in SIDES:
+        vals = [v for k, v in weighted.items() if k.startswith(f"{side}.") and v is not None]
+        if not vals:
+            return None, "No verdict: the judges' scores are missing."
+        totals[side] = sum(vals) / len(vals)
+    diff = totals["pro"] - totals["con"]
+    score = f"{totals['pro']:.1f} for vs {totals['con']:.1f} against (weighted rubric mean)"
+    if abs(diff) < 0.25:
+        return "tie", f"Too close to call: {score}."
+    side = "pro" if diff > 0 else "con"
+    return side, f"{SIDE_NAME[side].capitalize()} the proposition wins: {score}."
+
+
+def _rationale(runs: list[JudgeRun], winner: str | None) -> str:
+    agreeing = [r for r in runs if r.winner == winner] or runs
+    if not agreeing:
+        return ""
+    best = max(agreeing, key=lambda r: r.judge.weight)
+    card = best.step.value
+    return f"{best.judge.name}: {card.rationale}" if card else ""
+
+
+def _labels(t: Transcript) -> dict[str, str]:
+    labels = {f"{s}.{d}": f"{SIDE_NAME[s]} · {d}" for s in SIDES for d in DIMENSIONS}
+    for side in SIDES:
+        for cid, claim in t.claims(side):
+            text = claim.claim if len(claim.claim) <= 90 else claim.claim[:89] + "…"
+            labels[f"claim.{cid}"] = f"{cid} ({SIDE_NAME[side]}): {text}"
+    return labels
+
+
+def _point(p: stats.ItemSpread, labels: dict[str, str]) -> DivergencePoint:
+    return DivergencePoint(item=p.item, label=labels.get(p.item, p.item), mean=round(p.mean, 3),
+                           spread=round(p.spread, 3), ratings=dict(p.ratings))
+
+
+def judged_trace(trace: list[TraceRow], runs: list[JudgeRun]) -> list[TraceRow]:
+    """Fill each claim's strength, rebutted flag and standing from the judges (majority, mean)."""
+    out = []
+    for row in trace:
+        found = [r.claims[row.id] for r in runs if row.id in r.claims]
+        if not found:
+            out.append(row)
+            continue
+        strength = sum(f[0] for f in found) / len(found)
+        rebutted = sum(1 for f in found if f[1]) * 2 > len(found)
+        standing = Counter(f[2] for f in found).most_common(1)[0][0]
+        out.append(row.model_copy(update={
+            "strength": round(strength, 2), "rebutted": rebutted, "standing": standing}))
+    return out

@@ -1,0 +1,73 @@
+"""What the engine needs from a language model: one schema-validated completion at a time.
+
+`engine.gateway.OpenAIGateway` implements it over any OpenAI-compatible endpoint;
+`engine.rehearsal.RehearsalModel` implements it offline. The runner never sees the SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from engine.domain import Usage
+
+T = TypeVar("T", bound=BaseModel)
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A step's prompt: the system persona and the user turn. Hashed for the checkpoint."""
+
+    system: str
+    user: str
+
+    def messages(self) -> list[Message]:
+        return [Message("system", self.system), Message("user", self.user)]
+
+
+@dataclass(frozen=True, slots=True)
+class Reply(Generic[T]):
+    value: T
+    usage: Usage
+    model: str
+    attempts: int = 1
+    latency_s: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class CallSpec(Generic[T]):
+    """Everything one call needs; `on_retry` lets the runner report retries as events."""
+
+    model: str
+    prompt: Prompt
+    schema: type[T]
+    role: str
+    temperature: float | None = None
+    timeout: float = 60.0
+    on_retry: Callable[[int, str, float], Awaitable[None]] | None = field(default=None)
+
+
+class LLMClient(Protocol):
+    """One completion whose output validates against `spec.schema`.
+
+    Raises `engine.errors.LLMAuthError` (fail the debate), `LLMContentFiltered` (record the step as
+    filtered), or another `LLMError` once the retries its kind allows are spent.
+    """
+
+    @property
+    def rehearsal(self) -> bool: ...
+
+    async def complete(self, spec: CallSpec[T]) -> Reply[T]: ...
+
+    async def aclose(self) -> None: ...

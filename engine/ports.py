@@ -1,0 +1,101 @@
+"""What the engine needs from outside (checkpoints, events, human evidence), and in-memory ones.
+
+`storage` implements the checkpoint store and event log on a database; `bot` adds Slack and SSE
+sinks. The in-memory versions serve the CLI and tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Protocol
+
+from engine.domain import Event, Evidence, StepRecord
+
+
+class CheckpointStore(Protocol):
+    """Finished steps by (debate, key). `put` returns the stored record: if another worker stored
+    the same key first, its record wins and is returned, so a step is never counted twice."""
+
+    async def get(self, debate_id: str, key: str) -> StepRecord | None: ...
+
+    async def put(self, debate_id: str, record: StepRecord) -> StepRecord: ...
+
+
+class EventSink(Protocol):
+    async def emit(self, event: Event) -> None: ...
+
+
+class EvidenceSource(Protocol):
+    """Human evidence recorded for a debate so far, oldest first."""
+
+    async def evidence(self, debate_id: str) -> Sequence[Evidence]: ...
+
+
+class MemoryCheckpointStore:
+    def __init__(self) -> None:
+        self._records: dict[tuple[str, str], StepRecord] = {}
+        self.puts = 0
+
+    async def get(self, debate_id: str, key: str) -> StepRecord | None:
+        return self._records.get((debate_id, key))
+
+    async def put(self, debate_id: str, record: StepRecord) -> StepRecord:
+        existing = self._records.setdefault((debate_id, record.key), record)
+        if existing is record:
+            self.puts += 1
+        return existing
+
+    def keys(self, debate_id: str) -> list[str]:
+        return [k for (d, k) in self._records if d == debate_id]
+
+
+class MemoryEventSink:
+    """Keeps every event; `queue()` gives a live feed (used by the CLI's progress display)."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self._queues: list[asyncio.Queue[Event]] = []
+
+    async def emit(self, event: Event) -> None:
+        self.events.append(event)
+        for queue in self._queues:
+            queue.put_nowait(event)
+
+    def queue(self) -> asyncio.Queue[Event]:
+        queue: asyncio.Queue[Event] = asyncio.Queue()
+        self._queues.append(queue)
+        return queue
+
+
+class FanOutSink:
+    """Sends each event to several sinks in order; one failing sink does not starve the others."""
+
+    def __init__(self, *sinks: EventSink) -> None:
+        self.sinks = list(sinks)
+
+    async def emit(self, event: Event) -> None:
+        errors: list[BaseException] = []
+        for sink in self.sinks:
+            try:
+                await sink.emit(event)
+            except Exception as exc:  # recorded and re-raised below, after the other sinks ran
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+
+class MemoryEvidence:
+    def __init__(self) -> None:
+        self._items: dict[str, list[Evidence]] = {}
+
+    def add(self, debate_id: str, item: Evidence) -> None:
+        self._items.setdefault(debate_id, []).append(item)
+
+    async def evidence(self, debate_id: str) -> Sequence[Evidence]:
+        return list(self._items.get(debate_id, ()))
+
+
+class NoEvidence:
+    async def evidence(self, debate_id: str) -> Sequence[Evidence]:
+        return ()

@@ -1,0 +1,24 @@
+"""The registry of debate protocols (modes), by name."""
+
+from __future__ import annotations
+
+from engine.errors import InvalidRequest
+from engine.protocols.base import DebateProtocol, Outcome, PlanInput
+from engine.protocols.consensus import ConsensusProtocol
+from engine.protocols.simple import SimpleProtocol
+from engine.protocols.structured import StructuredProtocol
+
+PROTOCOLS: dict[str, DebateProtocol] = {
+    p.mode: p for p in (SimpleProtocol(), StructuredProtocol(), ConsensusProtocol())
+}
+
+
+def get_protocol(mode: str) -> DebateProtocol:
+    try:
+        return PROTOCOLS[mode]
+    except KeyError:
+        known = ", ".join(sorted(PROTOCOLS))
+        raise InvalidRequest(f"unknown mode {mode!r}; choose one of: {known}") from None
+
+
+__all__ = ["PROTOCOLS", "DebateProtocol", "Outcome", "PlanInput", "get_protocol"]

@@ -1,0 +1,46 @@
+"""`consensus` (L3): the structured debate, then a panel of judges (each its own expertise and
+model) in parallel, calibration, weighted vote, alpha, kappa, divergence and routing.
+Critical path: 4 dependent calls (opening, cross, closing, the panel)."""
+
+from __future__ import annotations
+
+from engine.domain import EventKind, Plan, PlannedCall
+from engine.judging import panel_consensus, run_panel
+from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.procon import note, trace_rows
+from engine.protocols.structured import debate_calls, run_debate_phases
+from engine.runner import DebateContext
+
+
+class ConsensusProtocol:
+    mode = "consensus"
+
+    def plan(self, spec: PlanInput) -> Plan:
+        calls = debate_calls()
+        calls += [PlannedCall(key=f"judge/{j.name}", role=f"judge/{j.name}", phase="judging",
+                              depth=4, prompt_tokens=2700, completion_tokens=800)
+                  for j in spec.judges]
+        return Plan(mode=self.mode, calls=tuple(calls))
+
+    async def run(self, ctx: DebateContext) -> Outcome:
+        t = await run_debate_phases(ctx)
+        async with ctx.phase("judging") as summary:
+            runs = await run_panel(ctx, t, ctx.judges)
+            for run in runs:
+                note(summary, run.judge.name, run.step, lambda v: v.rationale)
+        result = panel_consensus(ctx, t, runs, trace_rows(t), ctx.preset.thresholds)
+        await ctx.emit(
+            EventKind.CONSENSUS_COMPUTED,
+            alpha=result.consensus.alpha, kappa=result.consensus.kappa,
+            band=result.consensus.band, routing=result.consensus.routing,
+            irreconcilable=result.consensus.irreconcilable,
+        )
+        missing = [f"judge {r.judge.name} ({r.step.status}: {r.step.record.error})"
+                   for r in runs if not r.ok]
+        if len(runs) - len(missing) < 2:
+            missing.append("agreement statistics need at least two judges' scorecards")
+        return Outcome(
+            verdict=result.verdict, winner=result.winner, rationale=result.rationale,
+            consensus=result.consensus, divergence=result.divergence, trace_table=result.trace,
+            missing=missing,
+        )

@@ -1,0 +1,213 @@
+"""The pro/con family's shared pieces: the transcript, claim ids, neutral labels for judges.
+
+Debaters see their claims as P1, P2... (for) and C1, C2... (against). Judges see the same content
+under neutral labels, A and B, in an order that varies from judge to judge; `JudgeView` maps the
+labels back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from engine import prompts
+from engine.domain import PhaseSummary, TraceRow
+from engine.runner import DebateContext, StepOutcome
+from engine.schemas import Claim, Closing, CrossExamination, Position, Rebuttal
+
+SIDES: tuple[str, str] = ("pro", "con")
+PREFIX = {"pro": "P", "con": "C"}
+SIDE_NAME = {"pro": "FOR", "con": "AGAINST"}
+
+
+def other(side: str) -> str:
+    return "con" if side == "pro" else "pro"
+
+
+@dataclass(slots=True)
+class Transcript:
+    """Everything said so far, by side. Missing (degraded/filtered) steps render as placeholders."""
+
+    topic: str
+    openings: dict[str, StepOutcome[Position]] = field(default_factory=dict)
+    rebuttals: list[dict[str, StepOutcome[Rebuttal]]] = field(default_factory=list)
+    cross: dict[str, StepOutcome[CrossExamination]] = field(default_factory=dict)
+    closings: dict[str, StepOutcome[Closing]] = field(default_factory=dict)
+
+    def claims(self, side: str) -> list[tuple[str, Claim]]:
+        """The side's claims with their ids, openings first then rebuttal additions."""
+        found: list[Claim] = []
+        opening = self.openings.get(side)
+        if opening is not None and opening.value is not None:
+            found.extend(opening.value.claims)
+        for round_ in self.rebuttals:
+            reb = round_.get(side)
+            if reb is not None and reb.value is not None:
+                found.extend(reb.value.new_claims)
+        return [(f"{PREFIX[side]}{i}", c) for i, c in enumerate(found, start=1)]
+
+    def render(self, label: dict[str, str] | None = None, order: tuple[str, str] = SIDES) -> str:
+        """Plain text of the debate. `label` maps side -> neutral letter ("A"/"B") for judges:
+        sides are then shown as "Position A" and claim ids as A1, B2..."""
+        if label is None:
+            names = {s: f"{SIDE_NAME[s]} ({PREFIX[s]})" for s in SIDES}
+        else:
+            names = {s: f"Position {label[s]}" for s in SIDES}
+        ids = _id_relabel(self, label)
+        parts: list[str] = []
+        for side in order:
+            parts.append(self._render_opening(side, names[side], ids))
+        for n, round_ in enumerate(self.rebuttals, start=1):
+            for side in order:
+                parts.append(_render_rebuttal(round_.get(side), n, names[side], ids))
+        for side in order:
+            if side in self.cross:
+                parts.append(_render_cross(self.cross[side], names[side], ids))
+        for side in order:
+            if side in self.closings:
+                parts.append(_render_closing(self.closings[side], names[side], ids))
+        return "\n\n".join(p for p in parts if p)
+
+    def _render_opening(self, side: str, name: str, ids: dict[str, str]) -> str:
+        step = self.openings.get(side)
+        if step is None:
+            return ""
+        if step.value is None:
+            return f"## {name} — opening\n{step.placeholder()}"
+        lines = [f"## {name} — opening", step.value.summary]
+        for cid, claim in self.claims(side)[: len(step.value.claims)]:
+            lines.append(f"{ids.get(cid, cid)}. {claim.claim} (evidence: {claim.evidence})")
+        return "\n".join(lines)
+
+
+def _id_relabel(t: Transcript, label: dict[str, str] | None) -> dict[str, str]:
+    if label is None:
+        return {}
+    mapping: dict[str, str] = {}
+    for side in SIDES:
+        for cid, _ in t.claims(side):
+            mapping[cid] = label[side] + cid[1:]
+    return mapping
+
+
+def _sub(text: str, ids: dict[str, str]) -> str:
+    return ids.get(text.strip(), text)
+
+
+def _render_rebuttal(step: StepOutcome[Rebuttal] | None, n: int, name: str,
+                     ids: dict[str, str]) -> str:
+    if step is None:
+        return ""
+    if step.value is None:
+        return f"## {name} — rebuttal {n}\n{step.placeholder()}"
+    lines = [f"## {name} — rebuttal {n}", step.value.summary]
+    lines += [f"- re {_sub(r.target, ids)}: {r.response}" for r in step.value.responses]
+    lines += [f"- new claim: {c.claim} (evidence: {c.evidence})" for c in step.value.new_claims]
+    return "\n".join(lines)
+
+
+def _render_cross(step: StepOutcome[CrossExamination], name: str, ids: dict[str, str]) -> str:
+    if step.value is None:
+        return f"## {name} — cross-examination\n{step.placeholder()}"
+    lines = [f"## {name} — cross-examination", step.value.summary]
+    for c in step.value.challenges:
+        lines.append(f"- to {_sub(c.target, ids)}: {c.question} — {c.challenge}")
+    return "\n".join(lines)
+
+
+def _render_closing(step: StepOutcome[Closing], name: str, ids: dict[str, str]) -> str:
+    if step.value is None:
+        return f"## {name} — closing\n{step.placeholder()}"
+    lines = [f"## {name} — closing", step.value.summary]
+    for a in step.value.answers:
+        mark = " (conceded)" if a.conceded else ""
+        lines.append(f"- defending {_sub(a.claim, ids)}{mark}: {a.response}")
+    lines.append(f"Final claim: {step.value.final_claim}")
+    return "\n".join(lines)
+
+
+def persona(ctx: DebateContext, side: str) -> str:
+    return ctx.preset.pro_persona if side == "pro" else ctx.preset.con_persona
+
+
+def context_text(ctx: DebateContext, transcript: Transcript | None = None) -> str:
+    parts = []
+    if ctx.request.context:
+        parts.append(f"Background (from the conversation being debated):\n{ctx.request.context}")
+    if ctx.preset.policy:
+        parts.append(f"Policy text:\n{ctx.preset.policy}")
+    evidence = ctx.evidence_block()
+    if evidence:
+        parts.append(evidence)
+    if transcript is not None:
+        parts.append("Debate so far:\n" + transcript.render())
+    return "\n\n".join(parts)
+
+
+async def openings(ctx: DebateContext, family: str, t: Transcript, summary: PhaseSummary) -> None:
+    """Both sides open in parallel."""
+    task = (
+        "Give your opening: a one-paragraph summary and 2-4 numbered claims, each with its "
+        "evidence or reasoning."
+    )
+
+    async def one(side: str) -> StepOutcome[Position]:
+        prompt = prompts.debater(persona(ctx, side), t.topic, task, context_text(ctx))
+        return await ctx.step(f"{family}/opening/{side}", role=side, prompt=prompt,
+                              schema=Position)
+
+    pro, con = await asyncio.gather(one("pro"), one("con"))
+    t.openings = {"pro": pro, "con": con}
+    for side, step in t.openings.items():
+        note(summary, side, step, lambda v: v.claims[0].claim)
+
+
+def note(summary: PhaseSummary, side: str, step: StepOutcome, pick) -> None:  # type: ignore[type-arg, no-untyped-def]
+    """Record a phase's highlight for a side, or that its step is missing."""
+    if step.value is not None:
+        summary.highlights[side] = str(pick(step.value))
+    elif step.status == "filtered":
+        summary.filtered.append(step.key)
+    else:
+        summary.degraded.append(step.key)
+    summary.steps.append(step.key)
+
+
+def trace_rows(t: Transcript) -> list[TraceRow]:
+    """The argument trace table before judging: claims, who challenged them, the answers."""
+    rows: list[TraceRow] = []
+    for side in SIDES:
+        challenges = _challenges_against(t, side)
+        answers = _answers_of(t, side)
+        for cid, claim in t.claims(side):
+            challenge = challenges.get(cid)
+            answer = answers.get(cid)
+            rows.append(TraceRow(
+                id=cid, side=side, claim=claim.claim, evidence=claim.evidence,
+                challenged_by=other(side) if challenge else None,
+                challenge=challenge or "",
+                response=answer[0] if answer else "",
+                rebutted=True if answer and answer[1] else None,
+            ))
+    return rows
+
+
+def _challenges_against(t: Transcript, side: str) -> dict[str, str]:
+    found: dict[str, str] = {}
+    cross = t.cross.get(other(side))
+    if cross is not None and cross.value is not None:
+        for c in cross.value.challenges:
+            found.setdefault(c.target.strip().upper(), f"{c.question} {c.challenge}")
+    for round_ in t.rebuttals:
+        reb = round_.get(other(side))
+        if reb is not None and reb.value is not None:
+            for r in reb.value.responses:
+                found.setdefault(r.target.strip().upper(), r.response)
+    return found
+
+
+def _answers_of(t: Transcript, side: str) -> dict[str, tuple[str, bool]]:
+    closing = t.closings.get(side)
+    if closing is None or closing.value is None:
+        return {}
+    return {a.claim.strip().upper(): (a.response, a.conceded) for a in closing.value.answers}

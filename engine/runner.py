@@ -1,0 +1,281 @@
+"""The durable step runner: every LLM call is a keyed step, checkpointed, timed and reported.
+
+`DebateContext.step()` reads a finished step back from the checkpoint store instead of calling the
+model again, so re-running a protocol over the same store resumes it. Three nested deadlines apply
+to each call: the call's own timeout (in the gateway), the phase's and the whole debate's. A step
+that runs out of time, or whose retries are spent, becomes *degraded*: it is marked in the result
+and the events and never stored, so a later resume tries it again. A content-filtered step is
+stored as *filtered* and the debate goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from engine.cost import price
+from engine.domain import (
+    DebateRequest,
+    Event,
+    EventKind,
+    Evidence,
+    PhaseSummary,
+    StepRecord,
+    StepStatus,
+    canonical_json,
+    sha256,
+)
+from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
+from engine.llm import CallSpec, LLMClient, Prompt
+from engine.ports import CheckpointStore, EventSink, EvidenceSource
+from engine.settings import JudgeSpec, PresetSpec, Settings
+
+T = TypeVar("T", bound=BaseModel)
+
+_phase: contextvars.ContextVar[tuple[str, float] | None] = contextvars.ContextVar(
+    "dialectic_phase", default=None
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome(Generic[T]):
+    """A step's result. `value` is None when the step was degraded or filtered."""
+
+    key: str
+    status: StepStatus
+    value: T | None
+    record: StepRecord
+    reused: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+    def placeholder(self) -> str:
+        """What later prompts and transcripts show instead of a missing output."""
+        if self.status == "filtered":
+            return "[filtered: the provider's content filter withheld this output]"
+        return f"[degraded: no output — {self.record.error or 'the call did not finish'}]"
+
+
+class DebateContext:
+    """What a protocol runs against: `step()`, `phase()`, events, evidence and configuration."""
+
+    def __init__(
+        self,
+        *,
+        debate_id: str,
+        request: DebateRequest,
+        preset: PresetSpec,
+        judges: Sequence[JudgeSpec],
+        settings: Settings,
+        llm: LLMClient,
+        store: CheckpointStore,
+        sink: EventSink,
+        evidence: EvidenceSource,
+        clock: Callable[[], float] = time.monotonic,
+        judge_history: dict[str, list[float]] | None = None,
+    ) -> None:
+        self.debate_id = debate_id
+        self.request = request
+        self.preset = preset
+        self.judges = list(judges)
+        self.settings = settings
+        self.llm = llm
+        self.store = store
+        self.sink = sink
+        self.evidence_source = evidence
+        self.clock = clock
+        self.judge_history = judge_history or {}
+        self.started = clock()
+        self.deadline = self.started + settings.debate_timeout
+        self.records: dict[str, StepRecord] = {}
+        self.reused = 0
+        self.phases: list[PhaseSummary] = []
+        self.evidence: list[Evidence] = []
+
+    @property
+    def rehearsal(self) -> bool:
+        return self.llm.rehearsal
+
+    @property
+    def timed_out(self) -> bool:
+        return self.clock() >= self.deadline
+
+    async def emit(self, kind: EventKind, **data: Any) -> None:
+        await self.sink.emit(
+            Event(kind=kind, debate_id=self.debate_id, data=data, rehearsal=self.rehearsal)
+        )
+
+    @asynccontextmanager
+    async def phase(self, name: str) -> AsyncIterator[PhaseSummary]:
+        """A phase: its own deadline (capped by the debate's), start/finish events, new evidence."""
+        await self._refresh_evidence(name)
+        summary = PhaseSummary(name=name)
+        deadline = min(self.clock() + self.settings.phase_timeout, self.deadline)
+        token = _phase.set((name, deadline))
+        started = self.clock()
+        await self.emit(EventKind.PHASE_STARTED, phase=name)
+        try:
+            yield summary
+        finally:
+            _phase.reset(token)
+            summary.elapsed_seconds = round(self.clock() - started, 3)
+            self.phases.append(summary)
+        await self.emit(
+            EventKind.PHASE_FINISHED,
+            phase=name,
+            highlights=summary.highlights,
+            degraded=summary.degraded,
+            filtered=summary.filtered,
+            elapsed_seconds=summary.elapsed_seconds,
+        )
+
+    async def _refresh_evidence(self, phase: str) -> None:
+        items = list(await self.evidence_source.evidence(self.debate_id))
+        fresh = items[len(self.evidence):]
+        self.evidence = items
+        for item in fresh:
+            await self.emit(
+                EventKind.EVIDENCE_ADDED, author=item.author, text=item.text, before_phase=phase
+            )
+
+    def evidence_block(self) -> str:
+        """Human evidence as prompt text; empty when there is none."""
+        if not self.evidence:
+            return ""
+        lines = [f"- {e.author}: {e.text}" for e in self.evidence]
+        return "Evidence added by people following the debate:\n" + "\n".join(lines)
+
+    async def step(
+        self,
+        key: str,
+        *,
+        role: str,
+        prompt: Prompt,
+        schema: type[T],
+        temperature: float | None = None,
+        model: str | None = None,
+    ) -> StepOutcome[T]:
+        """Run one LLM call as a durable step, or read it back if it already finished."""
+        phase_name, phase_deadline = _phase.get() or ("", self.deadline)
+        stored = await self.store.get(self.debate_id, key)
+        if stored is not None and stored.status != "degraded":
+            return await self._reuse(stored, schema)
+        model = model or self.settings.model_for(role)
+        remaining = min(phase_deadline, self.deadline) - self.clock()
+        if remaining <= 0:
+            reason = "the phase ran out of time before this call started"
+            return await self._degrade(key, role, phase_name, model, prompt, reason, 0)
+        spec = CallSpec(
+            model=model,
+            prompt=prompt,
+            schema=schema,
+            role=role,
+            temperature=self._temperature(temperature),
+            timeout=min(self.settings.call_timeout, remaining),
+            on_retry=self._retry_reporter(key),
+        )
+        started = self.clock()
+        try:
+            async with asyncio.timeout(remaining):
+                reply = await self.llm.complete(spec)
+        except TimeoutError:
+            reason = f"ran out of {'phase' if phase_deadline < self.deadline else 'debate'} time"
+            return await self._degrade(key, role, phase_name, model, prompt, reason, 1)
+        except LLMAuthError:
+            raise
+        except LLMContentFiltered as exc:
+            return await self._filtered(key, role, phase_name, model, prompt, str(exc))
+        except LLMError as exc:
+            return await self._degrade(key, role, phase_name, model, prompt, str(exc), 1)
+        record = StepRecord(
+            key=key,
+            role=role,
+            phase=phase_name,
+            model=reply.model,
+            status="ok",
+            output=reply.value.model_dump(mode="json"),
+            prompt_hash=_prompt_hash(prompt),
+            usage=reply.usage,
+            cost_usd=price(reply.usage, self.settings.price_for(reply.model)),
+            latency_s=round(self.clock() - started, 4),
+            attempts=reply.attempts,
+            rehearsal=self.rehearsal,
+        )
+        record = await self.store.put(self.debate_id, record)
+        self.records[key] = record
+        await self.emit(
+            EventKind.STEP_FINISHED,
+            key=key, role=role, phase=phase_name, model=record.model,
+            cost_usd=record.cost_usd, prompt_tokens=record.usage.prompt_tokens,
+            completion_tokens=record.usage.completion_tokens, attempts=record.attempts,
+        )
+        return StepOutcome(key, "ok", schema.model_validate(record.output), record)
+
+    def _temperature(self, requested: float | None) -> float | None:
+        if requested is not None:
+            return requested
+        if self.preset.temperature is not None:
+            return self.preset.temperature
+        return self.settings.temperature
+
+    async def _reuse(self, stored: StepRecord, schema: type[T]) -> StepOutcome[T]:
+        self.records[stored.key] = stored
+        self.reused += 1
+        await self.emit(EventKind.STEP_REUSED, key=stored.key, role=stored.role, phase=stored.phase)
+        if stored.status == "filtered" or stored.output is None:
+            return StepOutcome(stored.key, stored.status, None, stored, reused=True)
+        try:
+            return StepOutcome(stored.key, "ok", schema.model_validate(stored.output), stored, True)
+        except ValidationError as exc:  # a schema changed since it was stored: say so, go on
+            record = stored.model_copy(update={"status": "degraded", "error": f"stored output no "
+                                               f"longer fits {schema.__name__}: {exc.error_count()}"
+                                               " errors"})
+            self.records[stored.key] = record
+            return StepOutcome(stored.key, "degraded", None, record, reused=True)
+
+    def _retry_reporter(self, key: str) -> Callable[[int, str, float], Any]:
+        async def report(attempt: int, reason: str, delay: float) -> None:
+            await self.emit(
+                EventKind.STEP_RETRY, key=key, attempt=attempt, reason=reason,
+                delay_seconds=round(delay, 3),
+            )
+
+        return report
+
+    async def _degrade(
+        self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str,
+        attempts: int,
+    ) -> StepOutcome[Any]:
+        record = StepRecord(
+            key=key, role=role, phase=phase, model=model, status="degraded",
+            prompt_hash=_prompt_hash(prompt), attempts=attempts, error=reason,
+            rehearsal=self.rehearsal,
+        )
+        self.records[key] = record  # not stored: a resumed debate tries this step again
+        await self.emit(EventKind.STEP_DEGRADED, key=key, role=role, phase=phase, reason=reason)
+        return StepOutcome(key, "degraded", None, record)
+
+    async def _filtered(
+        self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str
+    ) -> StepOutcome[Any]:
+        record = StepRecord(
+            key=key, role=role, phase=phase, model=model, status="filtered",
+            prompt_hash=_prompt_hash(prompt), error=reason, rehearsal=self.rehearsal,
+        )
+        record = await self.store.put(self.debate_id, record)
+        self.records[key] = record
+        await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason)
+        return StepOutcome(key, "filtered", None, record)
+
+
+def _prompt_hash(prompt: Prompt) -> str:
+    return sha256(canonical_json({"system": prompt.system, "user": prompt.user}))
