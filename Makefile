@@ -1,0 +1,34 @@
+# The two commands a new user needs: `make run` and `make test`. Everything installs from here.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: install run test bench lint clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## make run: install, migrate the embedded SQLite database, serve the API, console, Slack and workers
+run: install
+	$(VENV)/bin/dialectic serve
+
+## make test: the whole suite on SQLite and on a throwaway PostgreSQL
+test: install
+	scripts/with-postgres.sh $(PY) -m pytest
+
+## make bench: speed and memory figures (prints them; asserts nothing about time)
+bench: install
+	scripts/with-postgres.sh $(PY) -m tests.benchmarks
+
+lint: install
+	$(VENV)/bin/ruff check engine storage bot tests
+	$(VENV)/bin/mypy engine storage
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache
