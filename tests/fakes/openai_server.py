@@ -62,10 +62,14 @@ def last_text(body: Body, role: str) -> str:
 
 
 def matches(match: Matcher, body: Body) -> bool:
-    """A string matches a substring of the last user message or the system message."""
+    """A string matches a substring of the system message or of a user message (the last, or an
+    earlier one: a re-ask appends a user turn, and it still belongs to the same step)."""
     if callable(match):
         return bool(match(body))
-    return match in last_text(body, "user") or match in last_text(body, "system")
+    return any(
+        isinstance(m, dict) and m.get("role") in ("system", "user") and match in message_text(m)
+        for m in body.get("messages") or []
+    )
 
 
 @dataclass
@@ -382,6 +386,7 @@ class FakeOpenAI:
         body = record.body
         hang = _first(self._hangs, body)
         if hang is not None:
+            record.outcome = "hung"  # stays so if the client gives up and the server stops
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), hang.seconds)
         fault = _first(self._faults, body)

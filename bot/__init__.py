@@ -1,0 +1,1 @@
+"""Dialectic's surfaces: Slack, the REST API, the web console, the scheduler, the CLI, workers."""

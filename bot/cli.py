@@ -1,0 +1,147 @@
+"""The `dialectic` command line: run and estimate debates, serve, work, migrate, audit, replay."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import uuid
+from collections.abc import Callable, Sequence
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from engine.debate import estimate_for, prepare, run_debate
+from engine.domain import MODES, DebateRequest
+from engine.errors import ConfigurationError, InvalidRequest
+from engine.ports import MemoryCheckpointStore, MemoryEventSink
+from engine.settings import Settings
+
+EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE = 0, 1, 2
+
+
+def _debate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("topic", help="the proposition or question to debate")
+    p.add_argument("--mode", choices=MODES, default=None,
+                   help="debate pattern (default: the preset's, usually consensus)")
+    p.add_argument("--preset", default=None, help="named preset (see `dialectic presets`)")
+    p.add_argument("--rounds", type=int, default=None, help="rebuttal/reflection rounds (0-5)")
+    p.add_argument("--judges", type=int, default=None, help="panel size (1-8)")
+    p.add_argument("--context", default="", help="background text the debaters should see")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dialectic", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run one debate in this terminal (nothing stored)")
+    _debate_args(run)
+    run.add_argument("--json", action="store_true", help="print one JSON object, no progress")
+    est = sub.add_parser("estimate", help="planned calls and estimated cost, without running")
+    _debate_args(est)
+    est.add_argument("--json", action="store_true")
+    sub.add_parser("presets", help="list presets and their settings")
+    for extra in _EXTRA_COMMANDS:
+        extra[0](sub)
+    return parser
+
+
+def _request(args: argparse.Namespace) -> DebateRequest:
+    fields: dict[str, object] = {"topic": args.topic, "requested_by": "cli",
+                                 "context": args.context}
+    for name in ("mode", "preset", "rounds", "judges"):
+        if getattr(args, name) is not None:
+            fields[name] = getattr(args, name)
+    return DebateRequest.model_validate(fields)
+
+
+async def _run(settings: Settings, args: argparse.Namespace, console: Console) -> int:
+    from bot.llm import describe, make_llm
+    from bot.terminal import print_summary, run_with_progress
+
+    prepared = prepare(settings, _request(args))
+    llm = make_llm(settings)
+    sink = MemoryEventSink()
+    queue = sink.queue()
+    debate_id = uuid.uuid4().hex[:12]
+    work = run_debate(prepared, debate_id=debate_id, settings=settings, llm=llm,
+                      store=MemoryCheckpointStore(), sink=sink)
+    try:
+        if args.json:
+            result = await work
+        else:
+            console.print(describe(settings), style="dim")
+            result = await run_with_progress(console, queue, work, len(prepared.plan.calls),
+                                             settings.is_rehearsal)
+    finally:
+        await llm.aclose()
+    if args.json:
+        print(json.dumps(result.model_dump(mode="json"), indent=2))
+    else:
+        print_summary(console, result)
+    return EXIT_OK if result.status == "completed" else EXIT_NOT_COMPLETED
+
+
+def _estimate(settings: Settings, args: argparse.Namespace, console: Console) -> int:
+    from bot.terminal import print_estimate
+
+    estimate = estimate_for(settings, prepare(settings, _request(args)))
+    if args.json:
+        print(estimate.model_dump_json(indent=2))
+    else:
+        print_estimate(console, estimate)
+    return EXIT_OK
+
+
+def _presets(settings: Settings, console: Console) -> int:
+    from engine.presets import all_presets, judges_for
+
+    for name, preset in sorted(all_presets(settings).items()):
+        judges = ", ".join(j.name for j in judges_for(settings, preset, None))
+        t = preset.thresholds
+        console.print(f"[bold]{name}[/bold] — {preset.description}")
+        console.print(f"    mode {preset.mode}, rounds {preset.rounds}, judges {judges}; "
+                      f"thresholds high>={t.high} tentative>={t.tentative} "
+                      f"escalate<{t.escalate}; downgrade {'yes' if preset.allow_downgrade else 'no'}")
+    return EXIT_OK
+
+
+# Further commands register here as (add_parser(sub), handler(settings, args, console) -> int).
+_EXTRA_COMMANDS: list[tuple[Callable[[argparse._SubParsersAction], None],  # type: ignore[type-arg]
+                            Callable[[Settings, argparse.Namespace, Console], int]]] = []
+
+
+def _dispatch(settings: Settings, args: argparse.Namespace, console: Console) -> int:
+    if args.command == "run":
+        return asyncio.run(_run(settings, args, console))
+    if args.command == "estimate":
+        return _estimate(settings, args, console)
+    if args.command == "presets":
+        return _presets(settings, console)
+    for _, handler in _EXTRA_COMMANDS:
+        code = handler(settings, args, console)
+        if code is not None:
+            return code
+    raise InvalidRequest(f"unknown command {args.command}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=bool(getattr(args, "json", False)))
+    try:
+        settings = Settings()
+        return _dispatch(settings, args, console)
+    except (InvalidRequest, ConfigurationError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return EXIT_USAGE
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        console.print(f"[red]error:[/red] invalid input or settings — {problems}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.print("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

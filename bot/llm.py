@@ -1,0 +1,22 @@
+"""Builds the LLM client the settings ask for: the OpenAI-compatible gateway, or rehearsal."""
+
+from __future__ import annotations
+
+from engine.gateway import OpenAIGateway
+from engine.llm import LLMClient
+from engine.rehearsal import RehearsalModel
+from engine.settings import Settings
+
+
+def make_llm(settings: Settings) -> LLMClient:
+    if settings.is_rehearsal:
+        return RehearsalModel()
+    return OpenAIGateway(settings)
+
+
+def describe(settings: Settings) -> str:
+    """One line for logs and banners; never includes a key."""
+    if settings.is_rehearsal:
+        return ("LLM: offline REHEARSAL model (no OPENAI_API_KEY / OPENAI_BASE_URL set): debates "
+                "are placeholders, labelled as such everywhere")
+    return f"LLM: {settings.endpoint()} (default model {settings.default_model})"

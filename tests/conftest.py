@@ -1,0 +1,3 @@
+"""Shared fixtures: the fake OpenAI server, databases (SQLite and the throwaway PostgreSQL)."""
+
+from tests.fakes.fixtures import fake_openai, gateway_settings  # noqa: F401
