@@ -51,7 +51,7 @@ class JudgeRun:
 
 def judge_order(debate_id: str, judge: str, index: int) -> tuple[str, str]:
     """Alternate the order across the panel, starting from a side drawn from the debate id."""
-    flip = (int(sha256(f"{debate_id}:{judge}")[:8], 16) + index) % 2
+    flip = (int(sha256(debate_id)[:8], 16) + index) % 2
     return ("con", "pro") if flip else SIDES
 
 
@@ -153,6 +153,8 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
         thresholds=stats.Thresholds(**thresholds.model_dump()),
         seed=int(sha256(ctx.debate_id)[:8], 16),
     )
+    if len(weighted) != len(items):  # no judge finished: nothing to weigh
+        weighted = [None] * len(items)
     weighted_map = dict(zip(items, weighted, strict=True))
     winner, verdict = _verdict(weighted_map)
     consensus = ConsensusSummary(

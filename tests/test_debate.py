@@ -1,0 +1,258 @@
+"""Debates end to end through the real openai client and the fake server: concurrency, resume,
+deadlines, filters, auth failures, evidence, events, cost, neutral judge labels."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+
+import pytest
+
+from engine.debate import prepare, run_debate
+from engine.domain import DebateRequest, EventKind, StepRecord
+from engine.errors import InvalidRequest
+from engine.gateway import OpenAIGateway
+from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
+from engine.rehearsal import RehearsalModel
+from engine.settings import Settings
+from tests.fakes.fixtures import TEST_API_KEY, gateway_settings
+from tests.fakes.openai_server import FakeOpenAI
+
+TOPIC = "Should a startup adopt microservices from day one?"
+PRO = "arguing FOR the proposition"
+CON = "arguing AGAINST the proposition"
+
+
+async def _debate(settings: Settings, mode: str = "consensus", *, store=None, sink=None,
+                  evidence=None, debate_id: str = "d1", **req):  # type: ignore[no-untyped-def]
+    prepared = prepare(settings, DebateRequest(topic=TOPIC, mode=mode, **req))
+    llm = OpenAIGateway(settings)
+    try:
+        return await run_debate(prepared, debate_id=debate_id, settings=settings, llm=llm,
+                                store=store or MemoryCheckpointStore(),
+                                sink=sink or MemoryEventSink(), evidence=evidence)
+    finally:
+        await llm.aclose()
+
+
+def _hash(body: dict) -> str:  # type: ignore[type-arg]
+    msgs = {m["role"]: m["content"] for m in body["messages"][:2]}
+    canon = json.dumps({"system": msgs["system"], "user": msgs["user"]}, sort_keys=True,
+                       separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canon.encode()).hexdigest()
+
+
+async def test_independent_calls_are_in_flight_together() -> None:
+    async with FakeOpenAI(latency=0.2) as fake:
+        result = await _debate(gateway_settings(fake.base_url))
+    assert result.status == "completed" and result.complete
+    # openings, cross and closing are pairs; the four judges run together
+    assert fake.max_in_flight == 4
+    openings = [r for r in fake.requests[:2]]
+    assert {("FOR" in r.system) for r in openings} == {True, False}
+    assert len(fake.requests) == 10
+
+
+async def test_simple_mode_runs_both_sides_of_each_round_together() -> None:
+    async with FakeOpenAI(latency=0.1) as fake:
+        result = await _debate(gateway_settings(fake.base_url), "simple", rounds=2)
+    assert result.status == "completed"
+    assert len(fake.requests) == 2 + 4 + 1
+    assert fake.max_in_flight == 2
+    assert [p.name for p in result.phases] == ["opening", "rebuttal 1", "rebuttal 2", "verdict"]
+
+
+class CrashAfter(MemoryCheckpointStore):
+    """A checkpoint store that kills the running debate after k stored steps (a crash)."""
+
+    def __init__(self, k: int) -> None:
+        super().__init__()
+        self.k = k
+        self.task: asyncio.Task[object] | None = None
+
+    async def put(self, debate_id: str, record: StepRecord) -> StepRecord:
+        stored = await super().put(debate_id, record)
+        if self.puts >= self.k and self.task is not None:
+            self.task.cancel()
+        return stored
+
+
+@pytest.mark.parametrize("k", [1, 3, 6, 8])
+async def test_resume_never_repeats_a_finished_step(k: int) -> None:
+    async with FakeOpenAI(latency=0.02) as fake:
+        settings = gateway_settings(fake.base_url)
+        store = CrashAfter(k)
+        store.task = asyncio.ensure_future(_debate(settings, store=store))
+        with pytest.raises(asyncio.CancelledError):
+            await store.task
+        stored = {r.prompt_hash for r in store._records.values()}
+        assert len(stored) >= k
+        first_run = len(fake.requests)
+        store.task = None
+        result = await _debate(settings, store=store)
+        second = fake.requests[first_run:]
+    assert result.status == "completed" and result.complete
+    assert result.cost.reused_calls == len(stored)
+    assert not stored & {_hash(r.body) for r in second}, "a finished step was called again"
+    assert len(second) == 10 - len(stored)
+
+
+async def test_rerun_of_a_finished_debate_calls_nothing() -> None:
+    async with FakeOpenAI() as fake:
+        settings = gateway_settings(fake.base_url)
+        store = MemoryCheckpointStore()
+        first = await _debate(settings, store=store)
+        calls = len(fake.requests)
+        again = await _debate(settings, store=store)
+    assert len(fake.requests) == calls
+    assert again.verdict == first.verdict
+    assert again.consensus and first.consensus and again.consensus.alpha == first.consensus.alpha
+
+
+async def test_a_step_past_the_phase_deadline_is_degraded_and_marked() -> None:
+    async with FakeOpenAI() as fake:
+        fake.hang(lambda b: "Close:" in b["messages"][-1]["content"] and PRO in
+                  b["messages"][0]["content"], 5.0)
+        sink = MemoryEventSink()
+        store = MemoryCheckpointStore()
+        result = await _debate(gateway_settings(fake.base_url, phase_timeout=0.5),
+                               store=store, sink=sink)
+    assert result.status == "completed"
+    assert not result.complete
+    assert [d["key"] for d in result.degraded] == ["structured/closing/pro"]
+    assert any("structured/closing/pro" in m for m in result.missing)
+    assert result.routing in ("human_review", "escalate")
+    kinds = [e.kind for e in sink.events]
+    assert EventKind.STEP_DEGRADED in kinds
+    assert "structured/closing/pro" not in store.keys("d1"), "degraded steps are never stored"
+    closing = next(p for p in result.phases if p.name == "closing")
+    assert closing.degraded == ["structured/closing/pro"]
+
+
+async def test_the_whole_debate_deadline_ends_it_timed_out_with_what_it_had() -> None:
+    async with FakeOpenAI(latency=0.3) as fake:
+        result = await _debate(gateway_settings(fake.base_url, debate_timeout=0.75))
+    assert result.status == "timed_out"
+    assert not result.complete
+    assert result.phases[0].name == "opening" and not result.phases[0].degraded
+    assert any("timed_out" in m for m in result.missing)
+    assert result.degraded, "steps that could not run are listed"
+
+
+async def test_a_content_filtered_step_is_recorded_and_the_debate_goes_on() -> None:
+    async with FakeOpenAI() as fake:
+        fake.content_filter(lambda b: "opening" in b["messages"][-1]["content"] and CON in
+                            b["messages"][0]["content"])
+        store = MemoryCheckpointStore()
+        result = await _debate(gateway_settings(fake.base_url), store=store)
+        calls = len(fake.requests)
+        await _debate(gateway_settings(fake.base_url), store=store)
+        assert len(fake.requests) == calls, "a filtered step is stored and not paid again"
+    assert result.status == "completed"
+    assert result.filtered == ["structured/opening/con"]
+    assert not result.complete and any("content filter" in m for m in result.missing)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+async def test_auth_errors_fail_the_debate_at_once_naming_the_endpoint(status: int) -> None:
+    async with FakeOpenAI() as fake:
+        fake.fail("", status, times=100)
+        result = await _debate(gateway_settings(fake.base_url))
+        assert len(fake.requests) <= 2, "no retries, no further phases"
+    assert result.status == "failed"
+    assert fake.base_url in result.error and "OPENAI_API_KEY" in result.error
+    assert TEST_API_KEY not in result.model_dump_json()
+
+
+async def test_human_evidence_reaches_the_next_phase() -> None:
+    evidence = MemoryEvidence()
+
+    class AddEvidence(MemoryEventSink):
+        async def emit(self, event):  # type: ignore[no-untyped-def]
+            await super().emit(event)
+            if event.kind is EventKind.PHASE_FINISHED and event.data["phase"] == "opening":
+                from engine.domain import Evidence
+                evidence.add("d1", Evidence(author="U42", text="Our team has 3 engineers."))
+
+    sink = AddEvidence()
+    async with FakeOpenAI() as fake:
+        result = await _debate(gateway_settings(fake.base_url), sink=sink, evidence=evidence)
+    openings = [r for r in fake.requests if "Give your opening" in r.last_user]
+    cross = [r for r in fake.requests if "Cross-examine" in r.last_user]
+    assert openings and all("3 engineers" not in r.last_user for r in openings)
+    assert cross and all("3 engineers" in r.last_user for r in cross)
+    assert [e.text for e in result.evidence] == ["Our team has 3 engineers."]
+    assert any(e.kind is EventKind.EVIDENCE_ADDED for e in sink.events)
+
+
+async def test_events_tell_the_story_in_order() -> None:
+    sink = MemoryEventSink()
+    async with FakeOpenAI() as fake:
+        await _debate(gateway_settings(fake.base_url), sink=sink)
+    kinds = [e.kind for e in sink.events]
+    assert kinds[0] is EventKind.DEBATE_STARTED and kinds[-1] is EventKind.DEBATE_FINISHED
+    assert kinds.count(EventKind.PHASE_STARTED) == kinds.count(EventKind.PHASE_FINISHED) == 4
+    assert kinds.count(EventKind.STEP_FINISHED) == 10
+    assert kinds.count(EventKind.JUDGE_SCORED) == 4
+    assert kinds.index(EventKind.CONSENSUS_COMPUTED) > max(
+        i for i, k in enumerate(kinds) if k is EventKind.JUDGE_SCORED)
+
+
+async def test_cost_comes_from_reported_usage_and_the_price_table() -> None:
+    async with FakeOpenAI() as fake:
+        result = await _debate(gateway_settings(fake.base_url))
+        prompt = sum(r.usage["prompt_tokens"] for r in fake.requests)
+        completion = sum(r.usage["completion_tokens"] for r in fake.requests)
+    assert result.cost.prompt_tokens == prompt and result.cost.completion_tokens == completion
+    expected = (prompt * 0.15 + completion * 0.60) / 1_000_000   # gpt-4o-mini's price
+    assert result.cost.usd == pytest.approx(expected, abs=1e-6)
+    assert result.cost.by_model["gpt-4o-mini"]["calls"] == 10
+
+
+async def test_judges_see_neutral_labels_in_varying_order() -> None:
+    sink = MemoryEventSink()
+    async with FakeOpenAI() as fake:
+        result = await _debate(gateway_settings(fake.base_url), sink=sink)
+        judges = [r for r in fake.requests if "impartial debate judge" in r.system]
+    assert len(judges) == 4
+    for r in judges:
+        assert "Position A" in r.last_user and "Position B" in r.last_user
+        assert "FOR (P)" not in r.last_user and "AGAINST (C)" not in r.last_user
+    orders = {tuple(e.data["order"]) for e in sink.events if e.kind is EventKind.JUDGE_SCORED}
+    assert orders == {("pro", "con"), ("con", "pro")}
+    assert result.consensus is not None and len(result.consensus.judges) == 4
+
+
+async def test_models_per_role_and_per_judge_are_used() -> None:
+    async with FakeOpenAI() as fake:
+        settings = gateway_settings(fake.base_url, models={"pro": "model-pro", "judge": "model-j"})
+        await _debate(settings)
+        models = {(r.step, r.body["model"]) for r in fake.requests}
+    assert ("pro", "model-pro") in models
+    assert ("con", "gpt-4o-mini") in models
+    assert ("judge/risk", "model-j") in models
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"topic": "   "}, "empty"),
+    ({"topic": "x" * 5000}, "limit"),
+    ({"topic": "ok", "preset": "nope"}, "unknown preset"),
+])
+def test_bad_requests_are_refused_with_a_clear_message(fields: dict, message: str) -> None:  # type: ignore[type-arg]
+    with pytest.raises(InvalidRequest, match=message):
+        prepare(Settings(rehearsal=True), DebateRequest(**fields))
+
+
+@pytest.mark.parametrize("mode", ["simple", "structured", "consensus"])
+async def test_rehearsal_says_so_everywhere(mode: str) -> None:
+    settings = Settings(rehearsal=True)
+    sink = MemoryEventSink()
+    prepared = prepare(settings, DebateRequest(topic=TOPIC, mode=mode))
+    result = await run_debate(prepared, debate_id="r1", settings=settings, llm=RehearsalModel(),
+                              store=MemoryCheckpointStore(), sink=sink)
+    assert result.status == "completed" and result.rehearsal
+    assert all(e.rehearsal for e in sink.events)
+    assert "[rehearsal]" in result.rationale
+    assert result.cost.usd == 0.0
+    assert result.versions["rehearsal"] == "true"
