@@ -58,7 +58,8 @@ def prepare(settings: Settings, request: DebateRequest) -> Prepared:
     rounds = request.rounds if request.rounds is not None else preset.rounds
     request = request.model_copy(update={"topic": topic, "mode": mode, "rounds": rounds})
     plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
-                                   options=dict(request.options)))
+                                   options=dict(request.options),
+                                   judges_requested=request.judges))
     return Prepared(request, preset, protocol, judges, plan)
 
 

@@ -140,6 +140,8 @@ class Settings(BaseSettings):
     lease_seconds: float = Field(default=30.0, gt=0)
     poll_interval: float = Field(default=0.5, gt=0)
 
+    log_level: str = "INFO"
+
     # --- HTTP surfaces ---
     host: str = "127.0.0.1"
     port: int = 3000
@@ -204,6 +206,12 @@ class Settings(BaseSettings):
         return self.slack_bot_token is not None and (
             self.slack_signing_secret is not None or self.slack_app_token is not None
         )
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every configured secret, for log redaction."""
+        values = (self.openai_api_key, self.slack_bot_token, self.slack_signing_secret,
+                  self.slack_app_token, self.api_token)
+        return tuple(v.get_secret_value() for v in values if v is not None)
 
     def model_for(self, role: str) -> str:
         """The model a role uses: `models[role]`, then `models[<role family>]`, then the default."""

@@ -5,11 +5,18 @@ from __future__ import annotations
 from engine.errors import InvalidRequest
 from engine.protocols.base import DebateProtocol, Outcome, PlanInput
 from engine.protocols.consensus import ConsensusProtocol
+from engine.protocols.critique import CritiqueProtocol
+from engine.protocols.panel import PanelProtocol
+from engine.protocols.redteam import RedTeamProtocol
 from engine.protocols.simple import SimpleProtocol
 from engine.protocols.structured import StructuredProtocol
 
 PROTOCOLS: dict[str, DebateProtocol] = {
-    p.mode: p for p in (SimpleProtocol(), StructuredProtocol(), ConsensusProtocol())
+    p.mode: p
+    for p in (
+        SimpleProtocol(), StructuredProtocol(), ConsensusProtocol(),
+        PanelProtocol(), CritiqueProtocol(), RedTeamProtocol(),
+    )
 }
 
 

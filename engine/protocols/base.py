@@ -31,6 +31,7 @@ class PlanInput:
     judges: tuple[JudgeSpec, ...]
     preset: PresetSpec
     options: dict[str, Any]
+    judges_requested: int | None = None   # request.judges, as asked (None: the preset's panel)
 
 
 class DebateProtocol(Protocol):

@@ -1,0 +1,297 @@
+"""`critique` (proposer and critic): the proposer answers, the critic challenges the latest answer
+(objections with a severity, missing cases, a structured `satisfied` flag), the proposer defends or
+revises; a final refined answer ends it.
+
+Stop rules, checked after each critique round r (1..limit, limit = request.rounds or preset.rounds
+or 3, at most 5): the critic is satisfied -> "critic_satisfied"; the convergence judge (with
+`options["convergence_judge"]`) finds the exchange has converged -> "converged"; otherwise the
+proposer revises, and after round `limit` -> "round_limit". The judge runs from round 2, beside
+the critic and reading the same transcript (its last revision against the one before), so it adds
+no depth. Critical path: 1 + 2 per round (1 in the stopping round) + 1 dependent calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
+
+from engine import prompts
+from engine.domain import EventKind, Plan, PlannedCall
+from engine.errors import InvalidRequest
+from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.procon import context_text, note
+from engine.runner import DebateContext, StepOutcome
+from engine.schemas import _Strict
+from engine.settings import PresetSpec
+
+FAMILY = "critique"
+MAX_ROUNDS = 5
+DEFAULT_ROUNDS = 3
+Severity = Literal["low", "medium", "high"]
+
+PROPOSE_TASK = (
+    "Answer the question: a one-line summary, the full answer and its key points. Leave "
+    "`changes` empty: this is your first proposal."
+)
+REVISE_TASK = (
+    "Answer the critic's latest objections: defend what holds (say why) and revise what does "
+    "not. Give the one-line summary, the full revised answer, its key points, and list in "
+    "`changes` what you changed or defended and why."
+)
+CRITIC_TASK = (
+    "Review the proposer's latest answer. List specific objections, each with a severity (low, "
+    "medium, high), and the cases it misses; give the overall severity of what remains and a "
+    "one-line summary. Set `satisfied` true only when no objection of substance remains."
+)
+CONVERGED_TASK = (
+    "Decide whether this exchange has converged: the latest revision changed nothing material "
+    "from the one before, and the critic's objections repeat points already answered. Set "
+    "`converged` true only when further rounds would not improve the answer; explain briefly."
+)
+FINAL_TASK = (
+    "Write the final, refined answer, settling what the critic raised last: a one-line "
+    "conclusion, the full answer, its key points, and the issues still open (if any)."
+)
+
+
+class Proposal(_Strict):
+    summary: str = Field(min_length=1, max_length=300)
+    answer: str = Field(min_length=1, max_length=4000)
+    key_points: list[str] = Field(min_length=1, max_length=6)
+    changes: list[str] = Field(max_length=8)
+
+
+class Objection(_Strict):
+    point: str = Field(min_length=1, max_length=600)
+    severity: Severity
+
+
+class CritiqueReview(_Strict):
+    """The critic's review of the latest proposal; `satisfied` is the structured stop signal."""
+
+    summary: str = Field(min_length=1, max_length=400)
+    objections: list[Objection] = Field(max_length=8)
+    missing_cases: list[str] = Field(max_length=8)
+    severity: Severity
+    satisfied: bool
+
+
+class Convergence(_Strict):
+    converged: bool
+    rationale: str = Field(min_length=1, max_length=800)
+
+
+class FinalAnswer(_Strict):
+    summary: str = Field(min_length=1, max_length=400)
+    answer: str = Field(min_length=1, max_length=4000)
+    key_points: list[str] = Field(min_length=1, max_length=8)
+    open_issues: list[str] = Field(max_length=8)
+
+
+def round_limit(requested: int | None, preset: PresetSpec) -> int:
+    """request.rounds or preset.rounds or 3, clamped to 1..5."""
+    return max(1, min(MAX_ROUNDS, requested or preset.rounds or DEFAULT_ROUNDS))
+
+
+def wants_judge(options: dict[str, Any]) -> bool:
+    flag = options.get("convergence_judge", False)
+    if not isinstance(flag, bool):
+        raise InvalidRequest("options.convergence_judge must be true or false")
+    return flag
+
+
+@dataclass(slots=True)
+class Exchange:
+    """The proposals (index = round) and critiques (index = round - 1) so far."""
+
+    proposals: list[StepOutcome[Proposal]] = field(default_factory=list)
+    critiques: list[StepOutcome[CritiqueReview]] = field(default_factory=list)
+    judged: dict[int, StepOutcome[Convergence]] = field(default_factory=dict)
+
+    def latest(self) -> StepOutcome[Proposal]:
+        return next((p for p in reversed(self.proposals) if p.value is not None),
+                    self.proposals[-1])
+
+    def render(self) -> str:
+        parts = [_render_proposal(0, self.proposals[0])]
+        for r, critique in enumerate(self.critiques, start=1):
+            parts.append(_render_critique(r, critique))
+            if r < len(self.proposals):
+                parts.append(_render_proposal(r, self.proposals[r]))
+        return "\n\n".join(parts)
+
+
+class CritiqueProtocol:
+    mode = "critique"
+
+    def plan(self, spec: PlanInput) -> Plan:
+        """Every call of the longest run: `limit` rounds, none stopped early."""
+        limit, judge = round_limit(spec.rounds, spec.preset), wants_judge(spec.options)
+        calls = [PlannedCall(key=f"{FAMILY}/proposal/0", role="proposer", phase="proposal",
+                             depth=1, prompt_tokens=300, completion_tokens=600)]
+        for r in range(1, limit + 1):
+            history = 700 + 1200 * r
+            calls.append(PlannedCall(key=f"{FAMILY}/critique/{r}", role="critic",
+                                     phase=f"critique {r}", depth=2 * r, prompt_tokens=history,
+                                     completion_tokens=450))
+            if judge and r >= 2:
+                calls.append(PlannedCall(key=f"{FAMILY}/converged/{r}", role="judge",
+                                         phase=f"critique {r}", depth=2 * r,
+                                         prompt_tokens=history, completion_tokens=150))
+            calls.append(PlannedCall(key=f"{FAMILY}/proposal/{r}", role="proposer",
+                                     phase=f"revision {r}", depth=2 * r + 1,
+                                     prompt_tokens=history + 500, completion_tokens=650))
+        calls.append(PlannedCall(key=f"{FAMILY}/final", role="proposer", phase="final",
+                                 depth=2 * limit + 2, prompt_tokens=1000 + 1200 * limit,
+                                 completion_tokens=650))
+        return Plan(mode=self.mode, calls=tuple(calls))
+
+    async def run(self, ctx: DebateContext) -> Outcome:
+        limit = round_limit(ctx.request.rounds, ctx.preset)
+        judge = wants_judge(ctx.request.options)
+        x = Exchange()
+        async with ctx.phase("proposal") as summary:
+            x.proposals.append(await _propose(ctx, x, 0))
+            note(summary, "proposer", x.proposals[0], lambda v: v.summary)
+        stopped = "round_limit"
+        for r in range(1, limit + 1):
+            reason = await _critique_round(ctx, x, r, judge and r >= 2)
+            if reason is not None:
+                stopped = reason
+                break
+            async with ctx.phase(f"revision {r}") as summary:
+                x.proposals.append(await _propose(ctx, x, r))
+                note(summary, "proposer", x.proposals[r], lambda v: v.summary)
+        async with ctx.phase("final") as summary:
+            final = await _final(ctx, x)
+            note(summary, "proposer", final, lambda v: v.summary)
+        return _outcome(x, final, stopped, limit)
+
+
+async def _critique_round(ctx: DebateContext, x: Exchange, r: int, judge: bool) -> str | None:
+    """The critic (and the convergence judge beside it); the reason to stop, if any."""
+    async with ctx.phase(f"critique {r}") as summary:
+        if judge:
+            critique, judged = await asyncio.gather(_critique(ctx, x, r), _converged(ctx, x, r))
+            x.judged[r] = judged
+            note(summary, "judge", judged, lambda v: "converged" if v.converged else "not yet")
+        else:
+            critique = await _critique(ctx, x, r)
+        x.critiques.append(critique)
+        note(summary, "critic", critique, lambda v: v.summary)
+    reason = _stop_reason(critique, x.judged.get(r))
+    await ctx.emit(
+        EventKind.ROUND_FINISHED, mode=FAMILY, round=r,
+        satisfied=critique.value.satisfied if critique.value else None,
+        severity=critique.value.severity if critique.value else None,
+        objections=len(critique.value.objections) if critique.value else None,
+        converged=_converged_flag(x.judged.get(r)), stopped_because=reason,
+    )
+    return reason
+
+
+def _stop_reason(critique: StepOutcome[CritiqueReview],
+                 judged: StepOutcome[Convergence] | None) -> str | None:
+    """A missing (degraded) critique or verdict never stops the exchange: it proves nothing."""
+    if critique.value is not None and critique.value.satisfied:
+        return "critic_satisfied"
+    if _converged_flag(judged):
+        return "converged"
+    return None
+
+
+def _converged_flag(judged: StepOutcome[Convergence] | None) -> bool | None:
+    if judged is None or judged.value is None:
+        return None
+    return judged.value.converged
+
+
+def _context(ctx: DebateContext, x: Exchange) -> str:
+    parts = [context_text(ctx)]
+    if x.proposals:
+        parts.append("The exchange so far:\n" + x.render())
+    return "\n\n".join(p for p in parts if p)
+
+
+async def _propose(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Proposal]:
+    prompt = prompts.role("the proposer, who answers carefully and takes criticism seriously",
+                          ctx.request.topic, REVISE_TASK if r else PROPOSE_TASK, _context(ctx, x))
+    return await ctx.step(f"{FAMILY}/proposal/{r}", role="proposer", prompt=prompt,
+                          schema=Proposal)
+
+
+async def _critique(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[CritiqueReview]:
+    prompt = prompts.role("a rigorous critic: specific, fair, hard to satisfy with vague answers",
+                          ctx.request.topic, CRITIC_TASK, _context(ctx, x))
+    return await ctx.step(f"{FAMILY}/critique/{r}", role="critic", prompt=prompt,
+                          schema=CritiqueReview, temperature=0.3)
+
+
+async def _converged(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Convergence]:
+    prompt = prompts.role("an impartial judge of whether a critique exchange has converged",
+                          ctx.request.topic, CONVERGED_TASK, _context(ctx, x))
+    return await ctx.step(f"{FAMILY}/converged/{r}", role="judge", prompt=prompt,
+                          schema=Convergence, temperature=0.2)
+
+
+async def _final(ctx: DebateContext, x: Exchange) -> StepOutcome[FinalAnswer]:
+    prompt = prompts.role("the proposer, writing the final answer after the critique",
+                          ctx.request.topic, FINAL_TASK, _context(ctx, x))
+    return await ctx.step(f"{FAMILY}/final", role="proposer", prompt=prompt, schema=FinalAnswer)
+
+
+def _render_proposal(r: int, step: StepOutcome[Proposal]) -> str:
+    title = "## Proposal" if r == 0 else f"## Revision {r}"
+    if step.value is None:
+        return f"{title}\n{step.placeholder()}"
+    v = step.value
+    lines = [title, v.answer, *(f"- {p}" for p in v.key_points)]
+    lines += [f"- changed: {c}" for c in v.changes]
+    return "\n".join(lines)
+
+
+def _render_critique(r: int, step: StepOutcome[CritiqueReview]) -> str:
+    if step.value is None:
+        return f"## Critique {r}\n{step.placeholder()}"
+    v = step.value
+    mood = "satisfied" if v.satisfied else "not satisfied"
+    lines = [f"## Critique {r} (overall severity {v.severity}; {mood})", v.summary]
+    lines += [f"- [{o.severity}] {o.point}" for o in v.objections]
+    lines += [f"- missing case: {c}" for c in v.missing_cases]
+    return "\n".join(lines)
+
+
+_WHY = {
+    "critic_satisfied": "the critic was satisfied",
+    "converged": "the convergence judge found the exchange had converged",
+    "round_limit": "the round limit was reached",
+}
+
+
+def _outcome(x: Exchange, final: StepOutcome[FinalAnswer], stopped: str, limit: int) -> Outcome:
+    rounds = [
+        {"round": r, "satisfied": c.value.satisfied if c.value else None,
+         "severity": c.value.severity if c.value else None,
+         "objections": len(c.value.objections) if c.value else None,
+         "converged": _converged_flag(x.judged.get(r))}
+        for r, c in enumerate(x.critiques, start=1)
+    ]
+    latest = x.latest()
+    out = Outcome(outcome={
+        "stopped_because": stopped,
+        "rounds_run": len(x.critiques),
+        "round_limit": limit,
+        "rounds": rounds,
+        "final": final.value.model_dump(mode="json") if final.value else None,
+        "latest_proposal": latest.value.model_dump(mode="json") if latest.value else None,
+    })
+    out.rationale = f"Stopped after {len(x.critiques)} critique round(s): {_WHY[stopped]}."
+    if final.value is None:
+        out.verdict = "No final answer: " + final.placeholder()
+        out.missing.append(f"final answer ({final.status})")
+        return out
+    out.verdict = final.value.summary
+    return out

@@ -1,0 +1,400 @@
+"""`panel` (mutual dissent): N panelists answer independently and in parallel, R reflection rounds
+in which each sees its own previous answer and everyone else's and refines it (a round's panelists
+in parallel), then a synthesizer distils the final answer. With a ground truth
+(`options["ground_truth"]`) a judge grades the synthesis. Critical path: 1 + R + 1 (+1 graded)
+dependent calls.
+
+Multi-perspective review is the same mode with named perspectives (`preset.perspectives`, e.g.
+security, performance, maintainability): every answer carries `approve`, and reflection stops
+early once every perspective approves (`options["stop_when_all_approve"]` turns that rule on or
+off for any panel; it is on by default only when perspectives are named).
+
+Agreement, per round, is stance agreement: 1 - sd / 4.5, where sd is the population standard
+deviation of the panelists' 1-10 stances and 4.5 the largest one possible on that scale (half the
+panel at 1, half at 10). 1.0 means identical stances, 0.0 a perfect split, None fewer than two
+answers. Krippendorff's alpha would need several shared items per round with variation between
+them; a round gives one shared item per panelist (its stance), and alpha is undefined exactly when
+the panel agrees completely, so the normalised spread is the defensible measure here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import Field
+
+from engine import prompts
+from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
+from engine.errors import InvalidRequest
+from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.procon import context_text, note
+from engine.runner import DebateContext, StepOutcome
+from engine.schemas import _Strict
+from engine.settings import PresetSpec
+
+FAMILY = "panel"
+MAX_PANELISTS = 8
+MAX_ROUNDS = 3
+MAX_SPREAD = 4.5  # population sd of stances split evenly between 1 and 10
+DEFAULT_PERSONAS: tuple[str, ...] = (
+    "a pragmatic engineer", "a sceptical economist", "a risk officer", "a customer advocate",
+    "an operations lead", "a security specialist", "a product strategist", "a devil's advocate",
+)
+ANSWER_TASK = (
+    "Answer the question from your own perspective: a full answer, 2-5 key points, your stance "
+    "from 1 to 10 (how strongly you endorse the proposition: 1 reject, 10 fully endorse), your "
+    "confidence from 0 to 1, whether you approve it as it stands from your perspective, and a "
+    "one-line summary of your position."
+)
+REFLECT_TASK = (
+    "Reflection round {r} of {n}. Critique the other panelists' answers and your own previous "
+    "one (what is wrong, what is missing), then give your refined answer with the same fields: "
+    "answer, key points, stance 1-10, confidence 0-1, approve, one-line summary. Move your stance "
+    "only for reasons you can name, and say what changed."
+)
+SYNTHESIS_TASK = (
+    "Distil the panel's final answers into one answer: a one-line conclusion, the full answer, "
+    "where the panelists agree and where they still disagree, the rationale (whose points "
+    "carried it and why), and your confidence from 0 to 1."
+)
+GRADE_TASK = (
+    "Compare the answer with the reference answer. Score its accuracy and its completeness from "
+    "1 to 10, list the reference's points the answer misses, and give a short rationale."
+)
+
+
+class PanelAnswer(_Strict):
+    """A panelist's answer, with the stance and approval the agreement and stop rules read."""
+
+    summary: str = Field(min_length=1, max_length=300,
+                         description="your position in one line")
+    answer: str = Field(min_length=1, max_length=3000)
+    key_points: list[str] = Field(min_length=1, max_length=5)
+    stance: int = Field(ge=1, le=10, description="how strongly you endorse the proposition")
+    confidence: float = Field(ge=0, le=1)
+    approve: bool = Field(description="you approve the proposal as it stands")
+
+
+class PanelReflection(PanelAnswer):
+    """A reflection round's answer: the critique of the others, then the refined answer."""
+
+    critique: str = Field(min_length=1, max_length=1500)
+    changed: str = Field(max_length=600, description="what changed in your answer and why")
+
+
+class PanelSynthesis(_Strict):
+    conclusion: str = Field(min_length=1, max_length=400)
+    answer: str = Field(min_length=1, max_length=4000)
+    agreements: list[str] = Field(max_length=6)
+    disagreements: list[str] = Field(max_length=6)
+    rationale: str = Field(min_length=1, max_length=1500)
+    confidence: float = Field(ge=0, le=1)
+
+
+class PanelGrade(_Strict):
+    accuracy: int = Field(ge=1, le=10)
+    completeness: int = Field(ge=1, le=10)
+    missing_points: list[str] = Field(max_length=10)
+    rationale: str = Field(min_length=1, max_length=1500)
+
+
+@dataclass(frozen=True, slots=True)
+class Panelist:
+    """One panelist: `name` goes into step keys and its role (`panelist/<name>`)."""
+
+    name: str
+    persona: str
+    context: str = ""
+    model: str | None = None
+
+    @property
+    def role(self) -> str:
+        return f"panelist/{self.name}"
+
+
+# --- configuration: who sits on the panel, how many rounds ---------------------------------
+
+
+def stance_agreement(stances: Sequence[int]) -> float | None:
+    """1 - population sd / 4.5 over 1-10 stances; None with fewer than two stances."""
+    if len(stances) < 2:
+        return None
+    mean = sum(stances) / len(stances)
+    sd = math.sqrt(sum((s - mean) ** 2 for s in stances) / len(stances))
+    return round(max(0.0, 1.0 - sd / MAX_SPREAD), 4)
+
+
+def reflection_rounds(requested: int | None, preset: PresetSpec) -> int:
+    """R = request.rounds or preset.rounds, clamped to 1..3."""
+    return max(1, min(MAX_ROUNDS, requested or preset.rounds))
+
+
+def panelists_for(preset: PresetSpec, options: dict[str, Any],
+                  judges: int | None) -> list[Panelist]:
+    """Personas from the preset's perspectives, the options' or the defaults; the count from
+    `options["panelists"]`, the request's judge count, the number of named perspectives, or 3."""
+    named = list(preset.perspectives) or _strings(options, "perspectives")
+    count = _count(options) or judges or len(named) or 3
+    count = max(2, min(MAX_PANELISTS, count))
+    pool = named or list(DEFAULT_PERSONAS)
+    contexts, models = _strings(options, "contexts"), _strings(options, "models")
+    members: list[Panelist] = []
+    seen: set[str] = set()
+    for i in range(count):
+        perspective = pool[i % len(pool)]
+        name = _unique(_slug(perspective), seen)
+        members.append(Panelist(
+            name=name, persona=_persona(perspective),
+            context=contexts[i] if i < len(contexts) else "",
+            model=(models[i] or None) if i < len(models) else None,
+        ))
+    return members
+
+
+def stops_on_approval(preset: PresetSpec, options: dict[str, Any]) -> bool:
+    flag = options.get("stop_when_all_approve")
+    if flag is None:
+        return bool(preset.perspectives or options.get("perspectives"))
+    if not isinstance(flag, bool):
+        raise InvalidRequest("options.stop_when_all_approve must be true or false")
+    return flag
+
+
+def _count(options: dict[str, Any]) -> int | None:
+    value = options.get("panelists")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= MAX_PANELISTS:
+        raise InvalidRequest(f"options.panelists must be a whole number from 2 to {MAX_PANELISTS}")
+    return value
+
+
+def _strings(options: dict[str, Any], name: str) -> list[str]:
+    value = options.get(name)
+    if value is None:
+        return []
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise InvalidRequest(f"options.{name} must be a list of strings")
+    return list(value)
+
+
+def _slug(perspective: str) -> str:
+    words = re.sub(r"[^a-z0-9]+", " ", perspective.lower()).split()
+    if words and words[0] in {"a", "an", "the"}:
+        words = words[1:]
+    return "-".join(words)[:32].strip("-") or "panelist"
+
+
+def _unique(name: str, seen: set[str]) -> str:
+    candidate, n = name, 1
+    while candidate in seen:
+        n += 1
+        candidate = f"{name}-{n}"
+    seen.add(candidate)
+    return candidate
+
+
+def _persona(perspective: str) -> str:
+    first = perspective.split(maxsplit=1)[0].lower() if perspective.strip() else ""
+    if first in {"a", "an", "the"}:
+        return perspective
+    return f"a panelist reviewing from the {perspective} perspective"
+
+
+def _plan_judges(spec: PlanInput) -> int | None:
+    """The panel size the request asked for (None: take it from options or perspectives)."""
+    return spec.judges_requested
+
+
+# --- the protocol ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PanelState:
+    """Every panelist's answers so far, one per round (degraded/filtered ones included)."""
+
+    members: list[Panelist]
+    answers: dict[str, list[StepOutcome[Any]]]
+
+    def latest(self, name: str) -> StepOutcome[Any] | None:
+        """The panelist's most recent usable answer, or its most recent step if none is usable."""
+        steps = self.answers[name]
+        usable = [s for s in steps if s.value is not None]
+        return usable[-1] if usable else (steps[-1] if steps else None)
+
+    def render(self, exclude: str | None = None) -> str:
+        return "\n\n".join(_render(m, self.latest(m.name)) for m in self.members
+                           if m.name != exclude)
+
+
+class PanelProtocol:
+    mode = "panel"
+
+    def plan(self, spec: PlanInput) -> Plan:
+        members = panelists_for(spec.preset, spec.options, _plan_judges(spec))
+        stops_on_approval(spec.preset, spec.options)  # refuse a bad flag before anything runs
+        rounds, n = reflection_rounds(spec.rounds, spec.preset), len(members)
+        calls = [PlannedCall(key=f"{FAMILY}/answer/{r}/{m.name}", role=m.role,
+                             phase="answers" if r == 0 else f"reflection {r}", depth=1 + r,
+                             prompt_tokens=400 + (550 * n if r else 0),
+                             completion_tokens=550 if r else 450)
+                 for r in range(rounds + 1) for m in members]
+        calls.append(PlannedCall(key=f"{FAMILY}/synthesis", role="synthesizer",
+                                 phase="synthesis", depth=rounds + 2,
+                                 prompt_tokens=500 + 500 * n, completion_tokens=650))
+        if spec.options.get("ground_truth"):
+            calls.append(PlannedCall(key=f"{FAMILY}/grade", role="judge", phase="grading",
+                                     depth=rounds + 3, prompt_tokens=1400,
+                                     completion_tokens=300))
+        return Plan(mode=self.mode, calls=tuple(calls))
+
+    async def run(self, ctx: DebateContext) -> Outcome:
+        options = ctx.request.options
+        members = panelists_for(ctx.preset, options, ctx.request.judges)
+        state = PanelState(members, {m.name: [] for m in members})
+        rounds = reflection_rounds(ctx.request.rounds, ctx.preset)
+        early_stop = stops_on_approval(ctx.preset, options)
+        agreement: list[dict[str, Any]] = []
+        stopped = "round_limit"
+        for r in range(rounds + 1):
+            async with ctx.phase("answers" if r == 0 else f"reflection {r}") as summary:
+                steps = await _answer_round(ctx, state, r, rounds, summary)
+            agreement.append(await _report_round(ctx, state.members, steps, r))
+            if early_stop and agreement[-1]["all_approve"]:
+                stopped = "all_approved"
+                break
+        async with ctx.phase("synthesis") as summary:
+            synthesis = await _synthesise(ctx, state, agreement)
+            note(summary, "synthesizer", synthesis, lambda v: v.conclusion)
+        grade = None
+        if options.get("ground_truth"):
+            async with ctx.phase("grading") as summary:
+                grade = await _grade(ctx, synthesis, str(options["ground_truth"]))
+                note(summary, "judge", grade, lambda v: f"accuracy {v.accuracy}/10")
+        return _outcome(state, agreement, stopped, synthesis, grade)
+
+
+async def _answer_round(ctx: DebateContext, state: PanelState, r: int, rounds: int,
+                        summary: PhaseSummary) -> list[StepOutcome[Any]]:
+    """Every panelist of round `r` in parallel; round 0 independent, later rounds reflective."""
+    shared = context_text(ctx)
+
+    async def one(m: Panelist) -> StepOutcome[Any]:
+        parts = [shared] if shared else []
+        schema: type[PanelAnswer] = PanelAnswer
+        if m.context:
+            parts.append(f"Context given to you alone:\n{m.context}")
+        if r == 0:
+            task = ANSWER_TASK
+        else:
+            parts.append("Your previous answer:\n" + _render(m, state.latest(m.name)))
+            parts.append("The other panelists' latest answers:\n" + state.render(exclude=m.name))
+            task, schema = REFLECT_TASK.format(r=r, n=rounds), PanelReflection
+        prompt = prompts.role(m.persona + ", sitting on a panel of experts", ctx.request.topic,
+                              task, "\n\n".join(parts))
+        return await ctx.step(f"{FAMILY}/answer/{r}/{m.name}", role=m.role, prompt=prompt,
+                              schema=schema, model=m.model)
+
+    steps = list(await asyncio.gather(*(one(m) for m in state.members)))
+    for m, step in zip(state.members, steps, strict=True):
+        state.answers[m.name].append(step)
+        note(summary, m.name, step, lambda v: v.summary)
+    return steps
+
+
+async def _report_round(ctx: DebateContext, members: list[Panelist],
+                        steps: list[StepOutcome[Any]], r: int) -> dict[str, Any]:
+    """The round's agreement entry, also emitted as a ROUND_FINISHED event for the thread."""
+    answered = [s.value for s in steps if s.value is not None]
+    stances = [v.stance for v in answered]
+    entry: dict[str, Any] = {
+        "round": r,
+        "agreement": stance_agreement(stances),
+        "mean_stance": round(sum(stances) / len(stances), 3) if stances else None,
+        "stance_spread": max(stances) - min(stances) if stances else None,
+        "approvals": sum(1 for v in answered if v.approve),
+        "answered": len(answered),
+        "all_approve": len(answered) == len(steps) and all(v.approve for v in answered),
+    }
+    positions = [
+        {"panelist": m.name, "summary": s.value.summary, "stance": s.value.stance,
+         "confidence": s.value.confidence, "approve": s.value.approve}
+        if s.value is not None else {"panelist": m.name, "summary": s.placeholder(),
+                                     "stance": None, "confidence": None, "approve": None}
+        for m, s in zip(members, steps, strict=True)
+    ]
+    await ctx.emit(EventKind.ROUND_FINISHED, mode=FAMILY, round=r, positions=positions,
+                   agreement=entry["agreement"], all_approve=entry["all_approve"])
+    return entry
+
+
+async def _synthesise(ctx: DebateContext, state: PanelState,
+                      agreement: list[dict[str, Any]]) -> StepOutcome[PanelSynthesis]:
+    trend = ", ".join(f"round {a['round']}: {a['agreement']}" for a in agreement)
+    parts = [context_text(ctx), "The panelists' final answers:\n" + state.render(),
+             f"Stance agreement by round (1 = identical stances): {trend}"]
+    prompt = prompts.role("the synthesizer of an expert panel, fair to every panelist",
+                          ctx.request.topic, SYNTHESIS_TASK, "\n\n".join(p for p in parts if p))
+    return await ctx.step(f"{FAMILY}/synthesis", role="synthesizer", prompt=prompt,
+                          schema=PanelSynthesis, temperature=0.3)
+
+
+async def _grade(ctx: DebateContext, synthesis: StepOutcome[PanelSynthesis],
+                 truth: str) -> StepOutcome[PanelGrade]:
+    answer = synthesis.value.answer if synthesis.value is not None else synthesis.placeholder()
+    context = f"Reference answer:\n{truth}\n\nAnswer to grade:\n{answer}"
+    prompt = prompts.role("an exacting grader comparing an answer with a reference answer",
+                          ctx.request.topic, GRADE_TASK, context)
+    return await ctx.step(f"{FAMILY}/grade", role="judge", prompt=prompt, schema=PanelGrade,
+                          temperature=0.2)
+
+
+def _render(m: Panelist, step: StepOutcome[Any] | None) -> str:
+    if step is None:
+        return f"## {m.name}\n[no answer yet]"
+    if step.value is None:
+        return f"## {m.name}\n{step.placeholder()}"
+    v = step.value
+    verdict = "approves" if v.approve else "does not approve"
+    lines = [f"## {m.name} (stance {v.stance}/10, confidence {v.confidence:.2f}, {verdict})",
+             v.answer]
+    lines += [f"- {point}" for point in v.key_points]
+    return "\n".join(lines)
+
+
+def _outcome(state: PanelState, agreement: list[dict[str, Any]], stopped: str,
+             synthesis: StepOutcome[PanelSynthesis],
+             grade: StepOutcome[PanelGrade] | None) -> Outcome:
+    out = Outcome()
+    final = {m.name: state.latest(m.name) for m in state.members}
+    out.outcome = {
+        "panelists": [{"name": m.name, "persona": m.persona,
+                       "final": _dump(final[m.name])} for m in state.members],
+        "agreement_by_round": agreement,
+        "agreement_measure": "stance: 1 - population sd / 4.5",
+        "rounds_run": len(agreement) - 1,
+        "stopped_because": stopped,
+        "synthesis": _dump(synthesis),
+    }
+    out.missing += [f"panelist {name}: no usable answer in any round"
+                    for name, s in final.items() if s is None or s.value is None]
+    if grade is not None:
+        out.outcome["grade"] = _dump(grade)
+        if grade.value is None:
+            out.missing.append(f"grade against the ground truth ({grade.status})")
+    if synthesis.value is None:
+        out.verdict = "No synthesis: " + synthesis.placeholder()
+        out.missing.append(f"synthesis ({synthesis.status})")
+        return out
+    out.verdict = synthesis.value.conclusion
+    out.rationale = synthesis.value.rationale
+    return out
+
+
+def _dump(step: StepOutcome[Any] | None) -> dict[str, Any] | None:
+    return step.value.model_dump(mode="json") if step is not None and step.value else None

@@ -1,0 +1,1 @@
+"""`make bench`: speed and memory figures. Prints them; asserts nothing about time."""
