@@ -41,6 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     _debate_args(est)
     est.add_argument("--json", action="store_true")
     sub.add_parser("presets", help="list presets and their settings")
+    srv = sub.add_parser("serve", help="HTTP server (API, console, Slack) plus workers")
+    srv.add_argument("--host", default=None)
+    srv.add_argument("--port", type=int, default=None)
+    wrk = sub.add_parser("worker", help="workers only: claim and run queued debates")
+    wrk.add_argument("--concurrency", type=int, default=None)
+    db = sub.add_parser("db", help="database maintenance")
+    db.add_argument("action", choices=["upgrade"], help="upgrade: apply migrations")
+    aud = sub.add_parser("audit", help="the tamper-evident audit log")
+    aud.add_argument("action", choices=["verify"])
+    aud.add_argument("debate_id", nargs="?", default=None)
     for extra in _EXTRA_COMMANDS:
         extra[0](sub)
     return parser
@@ -99,11 +109,51 @@ def _presets(settings: Settings, console: Console) -> int:
     for name, preset in sorted(all_presets(settings).items()):
         judges = ", ".join(j.name for j in judges_for(settings, preset, None))
         t = preset.thresholds
-        console.print(f"[bold]{name}[/bold] — {preset.description}")
+        console.print(f"{name} — {preset.description}", markup=False, style="bold")
+        downgrade = "yes" if preset.allow_downgrade else "no"
         console.print(f"    mode {preset.mode}, rounds {preset.rounds}, judges {judges}; "
                       f"thresholds high>={t.high} tentative>={t.tentative} "
-                      f"escalate<{t.escalate}; downgrade {'yes' if preset.allow_downgrade else 'no'}")
+                      f"escalate<{t.escalate}; downgrade {downgrade}", markup=False)
     return EXIT_OK
+
+
+async def _service_command(settings: Settings, args: argparse.Namespace,
+                           console: Console) -> int:
+    from bot import server
+    from bot.logs import setup_logging
+
+    setup_logging(settings.log_level, settings.secrets())
+    if args.command == "serve":
+        await server.serve(settings, host=args.host, port=args.port)
+        return EXIT_OK
+    if args.command == "worker":
+        await server.work(settings, concurrency=args.concurrency)
+        return EXIT_OK
+    from storage.db import Database
+
+    db = Database(settings.database_url)
+    try:
+        if args.command == "db":
+            await db.upgrade()
+            console.print("database is at the latest migration")
+            return EXIT_OK
+        return await _verify(db, args.debate_id, console)
+    finally:
+        await db.dispose()
+
+
+async def _verify(db: object, debate_id: str | None, console: Console) -> int:
+    from storage import audit
+
+    async with db.transaction() as session:  # type: ignore[attr-defined]
+        report = await audit.verify(session, debate_id)
+    if report.ok:
+        console.print(f"audit chain intact: {report.chains_checked} chains, "
+                      f"{report.events_checked} events")
+        return EXIT_OK
+    chain, seq, reason = report.first_broken  # type: ignore[misc]
+    console.print(f"audit chain BROKEN: chain {chain}, event {seq}: {reason}", markup=False)
+    return EXIT_NOT_COMPLETED
 
 
 # Further commands register here as (add_parser(sub), handler(settings, args, console) -> int).
@@ -118,6 +168,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace, console: Console) ->
         return _estimate(settings, args, console)
     if args.command == "presets":
         return _presets(settings, console)
+    if args.command in ("serve", "worker", "db", "audit"):
+        return asyncio.run(_service_command(settings, args, console))
     for _, handler in _EXTRA_COMMANDS:
         code = handler(settings, args, console)
         if code is not None:

@@ -61,7 +61,7 @@ async def run_judge(ctx: DebateContext, t: Transcript, judge: JudgeSpec, index: 
     label = {order[0]: "A", order[1]: "B"}
     transcript = t.render(label=label, order=order)
     neutral_ids = _neutral_ids(t, label)
-    prompt = prompts.judge(judge.expertise, t.topic, transcript, JUDGE_TASK, ctx.preset.policy)
+    prompt = prompts.judge(judge.expertise, t.topic, transcript, JUDGE_TASK, ctx.policy)
     step = await ctx.step(key, role=f"judge/{judge.name}", prompt=prompt, schema=Scorecard,
                           model=judge.model or None, temperature=0.2)
     return _map_back(judge, order, label, neutral_ids, step)

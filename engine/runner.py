@@ -106,6 +106,13 @@ class DebateContext:
         return self.llm.rehearsal
 
     @property
+    def policy(self) -> str:
+        """The policy text judged against: the request's (a workspace's appeal policy) or the
+        preset's."""
+        given = self.request.options.get("policy")
+        return given if isinstance(given, str) and given.strip() else self.preset.policy
+
+    @property
     def timed_out(self) -> bool:
         return self.clock() >= self.deadline
 

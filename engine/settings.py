@@ -164,6 +164,8 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
     )
     review_channel: str | None = None
+    appeal_policy: str = ""                                  # policy text for content appeals
+    workspace_policies: dict[str, str] = Field(default_factory=dict)  # team id -> policy text
     reviewers: tuple[str, ...] = ()
 
     # --- schedules (see bot/scheduler.py) ---

@@ -134,8 +134,8 @@ def context_text(ctx: DebateContext, transcript: Transcript | None = None) -> st
     parts = []
     if ctx.request.context:
         parts.append(f"Background (from the conversation being debated):\n{ctx.request.context}")
-    if ctx.preset.policy:
-        parts.append(f"Policy text:\n{ctx.preset.policy}")
+    if ctx.policy:
+        parts.append(f"Policy text:\n{ctx.policy}")
     evidence = ctx.evidence_block()
     if evidence:
         parts.append(evidence)

@@ -78,7 +78,7 @@ async def _verdict(ctx: DebateContext, t: Transcript, summary) -> Outcome:  # ty
     label = {order[0]: "A", order[1]: "B"}
     transcript = t.render(label=label, order=order)
     prompt = prompts.judge("overall reasoning quality", t.topic, transcript, VERDICT_TASK,
-                           ctx.preset.policy)
+                           ctx.policy)
     step = await ctx.step("simple/verdict", role="judge", prompt=prompt, schema=Verdict,
                           temperature=0.2)
     note(summary, "judge", step, lambda v: v.rationale)
