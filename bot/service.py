@@ -1,0 +1,335 @@
+"""The service: the one place a debate is submitted, run, settled, routed and decided.
+
+Every surface (Slack, REST, CLI, scheduler) calls these functions; they own the transactions.
+Submitting estimates the cost from the protocol's plan, reserves it against today's budget and
+queues the debate in one transaction (downgrading the mode when the preset allows, refusing with
+the figures otherwise). Running goes through the durable checkpoint store, so a reclaimed debate
+resumes where it stopped. Finishing settles the real cost and routes the result.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+
+from engine.debate import Prepared, estimate_for, prepare, run_debate
+from engine.domain import (
+    DebateRecord,
+    DebateRequest,
+    DebateResult,
+    DebateStatus,
+    Estimate,
+    Event,
+    EventKind,
+    Evidence,
+    Origin,
+    Review,
+    ReviewStatus,
+    utcnow,
+)
+from engine.errors import BudgetExceeded, InvalidRequest
+from engine.llm import LLMClient
+from engine.ports import EventSink, FanOutSink
+from engine.prompts import PROMPT_VERSION
+from engine.settings import Settings
+from storage import audit, budget, debates, evidence, reviews
+from storage.db import Database
+from storage.errors import AlreadyExists, IllegalTransition, NotFound
+from storage.steps import DbCheckpointStore
+
+log = logging.getLogger("dialectic.service")
+
+DOWNGRADES = {"consensus": "structured", "structured": "simple"}
+ROUTED = frozenset({"human_review", "escalate"})
+
+FinishedHook = Callable[[DebateRecord, Review | None], Awaitable[None]]
+SinkFactory = Callable[[DebateRecord], EventSink | None]
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    record: DebateRecord
+    estimate: Estimate
+    cached: bool = False
+    duplicate: bool = False
+    downgraded_from: str | None = None
+
+
+def budget_day(now: datetime) -> date:
+    return now.date()
+
+
+@dataclass
+class DebateService:
+    settings: Settings
+    db: Database
+    llm_factory: Callable[[Settings], LLMClient]
+    clock: Callable[[], datetime] = utcnow
+    sink_factories: list[SinkFactory] = field(default_factory=list)
+    finished_hooks: list[FinishedHook] = field(default_factory=list)
+
+    # --- submitting ---
+    async def estimate(self, request: DebateRequest) -> Estimate:
+        return estimate_for(self.settings, prepare(self.settings, request))
+
+    async def submit(self, request: DebateRequest, *, origin: Origin,
+                     idempotency_key: str | None = None, parent_id: str | None = None
+                     ) -> Submission:
+        """Validate, estimate, reserve and queue; or return the cached or duplicate debate.
+
+        Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures)."""
+        prepared = prepare(self.settings, request)
+        if not request.no_cache and parent_id is None:
+            hit = await self._cached(prepared)
+            if hit is not None:
+                return Submission(hit, estimate_for(self.settings, prepared), cached=True)
+        try:
+            return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id)
+        except AlreadyExists as exc:
+            async with self.db.transaction() as session:
+                existing = await debates.get(session, exc.existing_id)
+            return Submission(existing, estimate_for(self.settings, prepared), duplicate=True)
+
+    async def _cached(self, prepared: Prepared) -> DebateRecord | None:
+        if self.settings.cache_ttl_seconds <= 0:
+            return None
+        since = self.clock() - timedelta(seconds=self.settings.cache_ttl_seconds)
+        key = debates.topic_key(prepared.request, prepared.preset.name)
+        async with self.db.transaction() as session:
+            return await debates.find_cached(session, topic_key=key, since=since)
+
+    async def _reserve_and_queue(self, prepared: Prepared, origin: Origin,
+                                 idempotency_key: str | None, parent_id: str | None
+                                 ) -> Submission:
+        asked = prepared.request.mode
+        day = budget_day(self.clock())
+        while True:
+            estimate = estimate_for(self.settings, prepared)
+            try:
+                record = await self._queue(prepared, estimate, origin, idempotency_key,
+                                           parent_id, downgraded_from=None if
+                                           prepared.request.mode == asked else asked, day=day)
+                break
+            except BudgetExceeded:
+                lower = DOWNGRADES.get(prepared.request.mode)
+                if lower is None or not prepared.preset.allow_downgrade:
+                    raise
+                prepared = prepare(self.settings,
+                                   prepared.request.model_copy(update={"mode": lower}))
+        await self._maybe_alert(day)
+        downgraded = asked if prepared.request.mode != asked else None
+        return Submission(record, estimate, downgraded_from=downgraded)
+
+    async def _queue(self, prepared: Prepared, estimate: Estimate, origin: Origin,
+                     idempotency_key: str | None, parent_id: str | None, *,
+                     downgraded_from: str | None, day: date) -> DebateRecord:
+        now = self.clock()
+        record = DebateRecord(
+            id=uuid.uuid4().hex[:16], request=prepared.request, mode=prepared.request.mode,
+            preset=prepared.preset.name, status=DebateStatus.QUEUED, origin=origin,
+            requested_by=prepared.request.requested_by, estimate_usd=estimate.usd,
+            reserved_usd=estimate.usd, parent_id=parent_id, downgraded_from=downgraded_from,
+            created_at=now, updated_at=now,
+        )
+        async with self.db.transaction() as session:
+            await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
+                                 amount_usd=estimate.usd, debate_id=record.id,
+                                 alert_fraction=self.settings.budget_alert_fraction)
+            key = debates.topic_key(prepared.request, prepared.preset.name)
+            record = await debates.create(session, record=record, topic_key=key,
+                                          idempotency_key=idempotency_key)
+            await audit.append(session, debate_id=record.id, kind="debate_submitted",
+                               actor=prepared.request.requested_by, data={
+                                   "request": prepared.request.model_dump(mode="json"),
+                                   "origin": origin.model_dump(mode="json"),
+                                   "estimate": estimate.model_dump(mode="json"),
+                                   "downgraded_from": downgraded_from, "parent_id": parent_id,
+                                   "versions": self.versions()})
+        return record
+
+    def versions(self) -> dict[str, str]:
+        return {"prompts": PROMPT_VERSION, "default_model": self.settings.model_for("pro"),
+                "rehearsal": str(self.settings.is_rehearsal).lower()}
+
+    async def _maybe_alert(self, day: date) -> None:
+        async with self.db.transaction() as session:
+            state = await budget.state(session, day, cap_usd=self.settings.daily_budget_usd,
+                                       alert_fraction=self.settings.budget_alert_fraction)
+            if not state.alert_due:
+                return
+            await budget.mark_alerted(session, day)
+            await audit.append(session, debate_id=None, kind=EventKind.BUDGET_ALERT.value,
+                               actor="budget", data={"day": day.isoformat(),
+                                                     "spent_usd": state.spent_usd,
+                                                     "reserved_usd": state.reserved_usd,
+                                                     "cap_usd": state.cap_usd})
+        log.warning("budget alert: %.0f%% of today's $%.2f cap used or reserved",
+                    100 * state.fraction, state.cap_usd)
+        alert = Event(kind=EventKind.BUDGET_ALERT, debate_id="", data={
+            "day": day.isoformat(), "fraction": state.fraction, "cap_usd": state.cap_usd})
+        for factory in self.sink_factories:
+            sink = factory(DebateRecord(id="", request=DebateRequest(topic="budget"), mode="",
+                                        preset="", status=DebateStatus.CREATED))
+            if sink is not None:
+                await sink.emit(alert)
+
+    # --- reading ---
+    async def get(self, debate_id: str) -> DebateRecord:
+        async with self.db.transaction() as session:
+            return await debates.get(session, debate_id)
+
+    async def recent(self, *, status: str | None = None, limit: int = 50) -> list[DebateRecord]:
+        async with self.db.transaction() as session:
+            return await debates.list_recent(session, status=status, limit=limit)
+
+    async def budget_today(self) -> dict[str, float | str]:
+        day = budget_day(self.clock())
+        async with self.db.transaction() as session:
+            state = await budget.state(session, day, cap_usd=self.settings.daily_budget_usd,
+                                       alert_fraction=self.settings.budget_alert_fraction)
+        return {"day": day.isoformat(), "cap_usd": state.cap_usd, "spent_usd": state.spent_usd,
+                "reserved_usd": state.reserved_usd, "remaining_usd": state.remaining_usd}
+
+    # --- running (called by a worker that holds the lease) ---
+    async def execute(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
+        prepared = prepare(self.settings, record.request)
+        sinks: list[EventSink] = [audit.DbEventSink(self.db), _StatusSink(self, record.id)]
+        sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
+        llm = self.llm_factory(self.settings)
+        try:
+            result = await run_debate(
+                prepared, debate_id=record.id, settings=self.settings, llm=llm,
+                store=DbCheckpointStore(self.db), sink=FanOutSink(*sinks),
+                evidence=evidence.DbEvidenceSource(self.db),
+            )
+        finally:
+            await llm.aclose()
+        return await self.finish(record.id, result, actor=worker_id)
+
+    async def finish(self, debate_id: str, result: DebateResult, *, actor: str
+                     ) -> DebateRecord:
+        """Record the result, settle the budget with the real cost, route it for review."""
+        review: Review | None = None
+        async with self.db.transaction() as session:
+            current = await debates.get(session, debate_id)
+            record = await debates.transition(
+                session, debate_id, DebateStatus(result.status), actor=actor,
+                reason=result.error or result.verdict[:200], result=result,
+                cost_usd=result.cost.usd, error=result.error, finished_at=self.clock(),
+                lease_owner=None, lease_expires_at=None)
+            await budget.settle(session, day=budget_day(current.created_at),
+                                debate_id=debate_id, actual_usd=result.cost.usd)
+            if result.routing in ROUTED and result.status in ("completed", "timed_out"):
+                reason = _review_reason(result)
+                record = await debates.transition(session, debate_id,
+                                                  DebateStatus.AWAITING_REVIEW,
+                                                  actor=actor, reason=reason)
+                review = await reviews.create(session, debate_id=debate_id, reason=reason)
+        for hook in self.finished_hooks:
+            await _run_hook(hook, record, review)
+        return record
+
+    async def mark_judging(self, debate_id: str) -> None:
+        async with self.db.transaction() as session:
+            current = await debates.get(session, debate_id)
+            if current.status is DebateStatus.DEBATING:
+                await debates.transition(session, debate_id, DebateStatus.JUDGING,
+                                         actor="engine", reason="judging started")
+
+    # --- people acting on debates ---
+    async def add_evidence(self, debate_id: str, item: Evidence) -> bool:
+        """Record human evidence for a running debate; False if it is not running or a dupe."""
+        async with self.db.transaction() as session:
+            record = await debates.get(session, debate_id)
+            if record.status not in (DebateStatus.QUEUED, DebateStatus.DEBATING,
+                                     DebateStatus.JUDGING):
+                return False
+            added = await evidence.add(session, debate_id=debate_id, evidence=item)
+            if added:
+                await audit.append(session, debate_id=debate_id, kind="evidence_recorded",
+                                   actor=item.author, data={"text": item.text,
+                                                            "source_id": item.source_id})
+            return added
+
+    async def retry(self, debate_id: str, *, actor: str) -> DebateRecord:
+        """Send a failed or timed-out debate back to the queue; its finished steps are reused."""
+        async with self.db.transaction() as session:
+            record = await debates.get(session, debate_id)
+            if record.status not in (DebateStatus.FAILED, DebateStatus.TIMED_OUT):
+                raise InvalidRequest(f"only failed or timed-out debates can be retried; this one "
+                                     f"is {record.status.value}")
+            remaining = max(record.estimate_usd - record.cost_usd, 0.0)
+            await budget.reserve(session, day=budget_day(self.clock()),
+                                 cap_usd=self.settings.daily_budget_usd, amount_usd=remaining,
+                                 debate_id=record.id)
+            return await debates.transition(session, debate_id, DebateStatus.QUEUED,
+                                            actor=actor, reason="retry", error="")
+
+    async def decide(self, review_id: str, status: ReviewStatus, *, by: str, note: str = ""
+                     ) -> tuple[Review | None, DebateRecord]:
+        """Apply a reviewer's decision once. Returns (None, record) when already decided."""
+        async with self.db.transaction() as session:
+            review = await reviews.decide(session, review_id=review_id, status=status, by=by,
+                                          note=note, now=self.clock())
+            current = await reviews.get(session, review_id)
+            record = await debates.get(session, current.debate_id)
+            if review is None:
+                return None, record
+            target = {ReviewStatus.APPROVED: DebateStatus.APPROVED,
+                      ReviewStatus.ESCALATED: DebateStatus.ESCALATED,
+                      ReviewStatus.RERUN: DebateStatus.ESCALATED}[status]
+            record = await debates.transition(session, record.id, target, actor=by,
+                                              reason=f"review {status.value}: {note}"[:500])
+            await audit.append(session, debate_id=record.id, kind="review_decided", actor=by,
+                               data={"review_id": review_id, "decision": status.value,
+                                     "note": note})
+        return review, record
+
+    async def refuse(self, review_id: str, *, user: str, reason: str) -> None:
+        """Audit a refused press (not a reviewer); nothing else changes."""
+        async with self.db.transaction() as session:
+            review = await reviews.get(session, review_id)
+            await audit.append(session, debate_id=review.debate_id, kind="review_refused",
+                               actor=user, data={"review_id": review_id, "reason": reason})
+
+
+def _review_reason(result: DebateResult) -> str:
+    parts = []
+    c = result.consensus
+    if c is not None:
+        alpha = "n/a" if c.alpha is None else f"{c.alpha:.2f}"
+        parts.append(f"alpha {alpha} ({c.band})")
+        if c.irreconcilable:
+            parts.append("the panel splits on the winner (irreconcilable)")
+    if result.outcome.get("consensus_reached") is False:
+        parts.append("the synthesizer reports no consensus")
+    if not result.complete:
+        parts.append("incomplete: " + "; ".join(result.missing[:3]))
+    return "; ".join(parts) or "routed for review"
+
+
+async def _run_hook(hook: FinishedHook, record: DebateRecord, review: Review | None) -> None:
+    try:
+        await hook(record, review)
+    except Exception:  # a notifier failing must not undo a finished, stored debate
+        log.exception("finished-hook %s failed for debate %s", getattr(hook, "__name__", hook),
+                      record.id)
+
+
+class _StatusSink:
+    """Moves the debate to `judging` when the judging phase starts."""
+
+    def __init__(self, service: DebateService, debate_id: str) -> None:
+        self.service = service
+        self.debate_id = debate_id
+
+    async def emit(self, event: Event) -> None:
+        if event.kind is EventKind.PHASE_STARTED and event.data.get("phase") in (
+                "judging", "synthesis", "verdict"):
+            try:
+                await self.service.mark_judging(self.debate_id)
+            except (IllegalTransition, NotFound) as exc:
+                log.warning("could not mark %s judging: %s", self.debate_id, exc)
