@@ -18,7 +18,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.runtime import Runtime
-from engine.domain import MODES, DebateRequest, DebateStatus, Origin
+from engine.domain import MODES, TERMINAL_STATUSES, DebateRequest, DebateStatus, Origin
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.presets import all_presets
 from storage import audit
@@ -27,7 +27,6 @@ from storage.errors import IllegalTransition, NotFound
 log = logging.getLogger("dialectic.api")
 RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime", Runtime)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-FINAL = {"debate_finished"}
 STREAM_POLL = 0.25
 
 
@@ -199,7 +198,7 @@ async def stream_events(request: web.Request) -> web.StreamResponse:
             payload = json.dumps({"seq": ev.seq, "kind": ev.kind, "actor": ev.actor,
                                   "at": ev.at.isoformat(), "data": ev.data}, default=str)
             await resp.write(f"id: {ev.seq}\nevent: {ev.kind}\ndata: {payload}\n\n".encode())
-        if any(ev.kind in FINAL for ev in events):
+        if not events and await _finished(rt, debate_id):
             break
         idle = 0.0 if events else idle + STREAM_POLL
         if idle >= 15:
@@ -208,6 +207,11 @@ async def stream_events(request: web.Request) -> web.StreamResponse:
         await asyncio.sleep(STREAM_POLL)
     await resp.write_eof()
     return resp
+
+
+async def _finished(rt: Runtime, debate_id: str) -> bool:
+    record = await rt.service.get(debate_id)
+    return record.status in TERMINAL_STATUSES or record.status is DebateStatus.AWAITING_REVIEW
 
 
 async def metrics(request: web.Request) -> web.Response:
@@ -234,7 +238,7 @@ async def healthz(request: web.Request) -> web.Response:
                               "workers": rt.worker_slots()}, status=200 if ok else 503)
 
 
-def openapi(request: web.Request) -> web.Response:
+async def openapi(request: web.Request) -> web.Response:
     schema = DebateIn.model_json_schema()
     ok = {"200": {"description": "OK"}}
     doc = {

@@ -1,0 +1,193 @@
+"""The database: one async engine, short transactions, Alembic migrations, dialect helpers.
+
+SQLite runs in WAL mode and every write transaction starts with `BEGIN IMMEDIATE`, so concurrent
+writers queue on the busy timeout instead of failing half-way with "database is locked";
+PostgreSQL uses row locks (FOR UPDATE, SKIP LOCKED) and advisory locks in the repositories.
+The same repository code runs on both.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, event, text
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.sql.dml import Insert
+
+from storage.errors import translate
+from storage.models import Base
+
+log = logging.getLogger("dialectic.storage")
+
+MIGRATIONS = Path(__file__).resolve().parent / "migrations"
+SQLITE_BUSY_TIMEOUT_MS = 5000
+_READ_ONLY = "dialectic_read_only"
+_MIGRATION_LOCK = 0x0D1A_0001  # pg_advisory_xact_lock key held while migrating
+
+
+class Database:
+    """An async engine and its sessions. Build one per process; `dispose()` on shutdown."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_args: Mapping[str, Any] | None = None,
+        pool_size: int = 10,
+        max_overflow: int = 20,
+        echo: bool = False,
+    ) -> None:
+        self.url: URL = make_url(url)
+        args = dict(connect_args or {})
+        options: dict[str, Any] = {"echo": echo}
+        if self.url.get_backend_name() == "sqlite":
+            _ensure_sqlite_directory(self.url)
+            args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+        else:
+            options.update(pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True)
+        self.engine: AsyncEngine = create_async_engine(self.url, connect_args=args, **options)
+        if self.dialect == "sqlite":
+            _install_sqlite_hooks(self.engine)
+        self._writer = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._reader = async_sessionmaker(
+            self.engine.execution_options(**{_READ_ONLY: True}), expire_on_commit=False
+        )
+
+    @property
+    def dialect(self) -> str:
+        """`"sqlite"` or `"postgresql"`."""
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncSession]:
+        """A session in one transaction: committed on success, rolled back on any exception.
+
+        `readonly=True` starts a deferred transaction on SQLite, so readers do not queue behind
+        writers; do not write in one. Do not open a second transaction inside one on SQLite: the
+        inner would wait for the outer's write lock until the busy timeout.
+        """
+        maker = self._reader if readonly else self._writer
+        try:
+            async with maker() as session, session.begin():
+                if readonly and self.dialect == "postgresql":  # a stray write fails in tests
+                    await session.execute(text("SET TRANSACTION READ ONLY"))
+                yield session
+        except IntegrityError as exc:  # the border: constraint violations become domain errors
+            raise translate(exc) from exc
+
+    async def ping(self) -> bool:
+        """True when the database answers a trivial query (the health check)."""
+        try:
+            async with self.engine.connect() as connection:
+                await connection.execute(text("SELECT 1"))
+        except (OSError, SQLAlchemyError) as exc:
+            log.error("database unreachable: %s", exc)
+            return False
+        return True
+
+    async def upgrade(self, revision: str = "head") -> None:
+        """Run the Alembic migrations up to `revision` on this database's own engine.
+
+        Replicas starting together take turns (an advisory lock on PostgreSQL, the IMMEDIATE
+        transaction on SQLite); the later ones find the schema current and do nothing.
+        """
+        async with self.engine.begin() as connection:
+            if self.dialect == "postgresql":
+                await connection.execute(
+                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
+                )
+            await connection.run_sync(_run_upgrade, revision)
+
+    async def dispose(self) -> None:
+        await self.engine.dispose()
+
+
+def alembic_config(connection: Connection | None = None) -> Config:
+    """Alembic's configuration, built in code; works from any working directory."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def _run_upgrade(connection: Connection, revision: str) -> None:
+    command.upgrade(alembic_config(connection), revision)
+
+
+def _ensure_sqlite_directory(url: URL) -> None:
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return
+    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+
+
+def _install_sqlite_hooks(engine: AsyncEngine) -> None:
+    """Pragmas on every new connection; SQLAlchemy, not sqlite3, emits BEGIN (IMMEDIATE)."""
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: ConnectionPoolEntry) -> None:
+        dbapi_connection.isolation_level = None  # sqlite3 must not emit its own BEGIN
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        read_only = connection.get_execution_options().get(_READ_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+def dialect_of(session: AsyncSession) -> str:
+    return session.get_bind().dialect.name
+
+
+def insert_ignoring(
+    session: AsyncSession, model: type[Base], values: Mapping[str, Any], *,
+    conflict: Iterable[str],
+) -> Insert:
+    """INSERT ... ON CONFLICT (conflict) DO NOTHING, for the session's dialect.
+
+    A concurrent duplicate is skipped rather than raised, so the transaction stays usable on
+    PostgreSQL without a savepoint; add `.returning(...)` to learn whether the row went in.
+    """
+    if dialect_of(session) == "postgresql":
+        return postgresql.insert(model).values(dict(values)).on_conflict_do_nothing(
+            index_elements=list(conflict)
+        )
+    return sqlite.insert(model).values(dict(values)).on_conflict_do_nothing(
+        index_elements=list(conflict)
+    )
+
+
+def upsert(
+    session: AsyncSession, model: type[Base], values: Mapping[str, Any], *,
+    conflict: Iterable[str], update: Iterable[str],
+) -> Insert:
+    """INSERT ... ON CONFLICT (conflict) DO UPDATE SET each of `update` to the new value."""
+    if dialect_of(session) == "postgresql":
+        pg = postgresql.insert(model).values(dict(values))
+        return pg.on_conflict_do_update(
+            index_elements=list(conflict), set_={c: pg.excluded[c] for c in update}
+        )
+    lite = sqlite.insert(model).values(dict(values))
+    return lite.on_conflict_do_update(
+        index_elements=list(conflict), set_={c: lite.excluded[c] for c in update}
+    )

@@ -1,0 +1,56 @@
+"""Helpers to build the service over a test database and run its workers in the background."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from bot.llm import make_llm
+from bot.service import DebateService
+from bot.worker import Worker
+from engine.domain import TERMINAL_STATUSES, DebateRecord, DebateStatus
+from engine.settings import ModelPrice, Settings
+from storage.db import Database
+
+DONE = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
+
+
+def rehearsal_settings(**overrides: Any) -> Settings:
+    values: dict[str, Any] = {"rehearsal": True, "poll_interval": 0.05, "lease_seconds": 5.0,
+                              "daily_budget_usd": 10.0}
+    values.update(overrides)
+    return Settings(**values)
+
+
+def priced(usd_per_million: float = 1000.0, **overrides: Any) -> Settings:
+    """Rehearsal settings where the offline model costs money, to exercise the budget."""
+    price = ModelPrice(input=usd_per_million, output=usd_per_million)
+    return rehearsal_settings(prices={"rehearsal": price}, **overrides)
+
+
+def service(db: Database, settings: Settings) -> DebateService:
+    return DebateService(settings=settings, db=db, llm_factory=make_llm)
+
+
+@asynccontextmanager
+async def running_worker(svc: DebateService, concurrency: int = 4,
+                         worker_id: str | None = None) -> AsyncIterator[Worker]:
+    stop = asyncio.Event()
+    worker = Worker(svc, concurrency=concurrency, worker_id=worker_id, grace=5.0)
+    task = asyncio.create_task(worker.run(stop))
+    try:
+        yield worker
+    finally:
+        stop.set()
+        await task
+
+
+async def wait_done(svc: DebateService, debate_id: str, timeout: float = 30.0) -> DebateRecord:
+    async with asyncio.timeout(timeout):
+        while True:
+            record = await svc.get(debate_id)
+            if record.status in DONE:
+                return record
+            await asyncio.sleep(0.05)

@@ -1,0 +1,152 @@
+"""The REST API on a real aiohttp server on loopback: submit, follow, stream, refuse bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp.test_utils import TestServer
+
+from bot.runtime import Runtime
+from bot.server import build_app, check_exposure
+from engine.errors import ConfigurationError
+from engine.settings import Settings
+from storage.db import Database
+from tests.service_fixtures import rehearsal_settings, service
+
+TOPIC = "Should we move billing to PostgreSQL?"
+
+
+async def _server(db: Database, settings: Settings) -> tuple[TestServer, Runtime]:
+    rt = Runtime(settings=settings, db=db, service=service(db, settings))
+    server = TestServer(build_app(rt, scheduler=False), host="127.0.0.1", port=0)
+    await server.start_server()
+    return server, rt
+
+
+@pytest.fixture
+async def api(db: Database) -> AsyncIterator[tuple[str, Runtime]]:
+    server, rt = await _server(db, rehearsal_settings())
+    yield str(server.make_url("")), rt
+    await server.close()
+
+
+async def _json(session: aiohttp.ClientSession, method: str, url: str, **kw: Any
+                ) -> tuple[int, Any]:
+    async with session.request(method, url, **kw) as resp:
+        return resp.status, await resp.json()
+
+
+async def test_post_follow_and_read_a_debate(api: tuple[str, Runtime]) -> None:
+    base, _ = api
+    async with aiohttp.ClientSession() as s:
+        status, body = await _json(s, "POST", f"{base}/api/debates",
+                                   json={"topic": TOPIC, "mode": "consensus"})
+        assert status == 202 and body["status"] == "queued" and body["rehearsal"] is True
+        assert body["estimate"]["calls"] == 10
+        debate_id = body["id"]
+        events: list[dict[str, Any]] = []
+        async with s.get(f"{base}/api/debates/{debate_id}/events") as resp:
+            assert resp.headers["Content-Type"].startswith("text/event-stream")
+            async with asyncio.timeout(30):
+                async for line in resp.content:
+                    if line.startswith(b"data: "):
+                        events.append(json.loads(line[6:]))
+        kinds = [e["kind"] for e in events]
+        assert kinds[0] == "debate_created" and "phase_started" in kinds
+        assert "debate_finished" in kinds
+        assert events[-1]["kind"] == "status_changed" and events[-1]["data"]["to"] == "completed"
+        status, record = await _json(s, "GET", f"{base}/api/debates/{debate_id}")
+        assert status == 200 and record["status"] == "completed"
+        assert record["result"]["consensus"]["alpha"] is not None
+        status, listing = await _json(s, "GET", f"{base}/api/debates?status=completed")
+        assert [d["id"] for d in listing["debates"]] == [debate_id]
+        async with s.get(f"{base}/debates/{debate_id}") as page:
+            html = await page.text()
+        assert page.status == 200 and "Rehearsal mode" in html and "Krippendorff" in html
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ({}, "topic"),
+    ({"topic": "x" * 20_000}, "limit"),
+    ({"topic": "ok", "mode": "shouting"}, "unknown mode"),
+    ({"topic": "ok", "rounds": 99}, "rounds"),
+    ({"topic": "ok", "surprise": 1}, "surprise"),
+    ([1, 2], "JSON object"),
+])
+async def test_bad_input_gets_a_clear_4xx_and_changes_nothing(
+        api: tuple[str, Runtime], body: Any, message: str) -> None:
+    base, _ = api
+    async with aiohttp.ClientSession() as s:
+        status, reply = await _json(s, "POST", f"{base}/api/debates", json=body)
+        assert status == 400 and message in reply["error"]
+        _, listing = await _json(s, "GET", f"{base}/api/debates")
+    assert listing["debates"] == []
+
+
+async def test_malformed_json_and_oversized_bodies(api: tuple[str, Runtime]) -> None:
+    base, _ = api
+    async with aiohttp.ClientSession() as s:
+        status, reply = await _json(s, "POST", f"{base}/api/debates", data=b"{not json",
+                                    headers={"Content-Type": "application/json"})
+        assert status == 400 and "not valid JSON" in reply["error"]
+        status, reply = await _json(s, "POST", f"{base}/api/debates",
+                                    json={"topic": "y" * 400_000})
+        assert status == 413
+        status, reply = await _json(s, "GET", f"{base}/api/debates/nope")
+        assert status == 404
+        status, reply = await _json(s, "GET", f"{base}/api/debates?status=weird")
+        assert status == 400
+
+
+async def test_estimate_metrics_health_presets_openapi(api: tuple[str, Runtime]) -> None:
+    base, _ = api
+    async with aiohttp.ClientSession() as s:
+        status, est = await _json(s, "POST", f"{base}/api/estimate",
+                                  json={"topic": TOPIC, "mode": "structured"})
+        assert status == 200 and est["calls"] == 7 and est["depth"] == 4
+        status, health = await _json(s, "GET", f"{base}/healthz")
+        assert status == 200 and health["ok"] and health["rehearsal"]
+        status, metrics = await _json(s, "GET", f"{base}/api/metrics")
+        assert status == 200 and "budget" in metrics
+        status, presets = await _json(s, "GET", f"{base}/api/presets")
+        assert {"market", "decision", "compliance", "appeal", "brief"} <= set(presets)
+        status, doc = await _json(s, "GET", f"{base}/api/openapi.json")
+        assert status == 200 and "/api/debates" in doc["paths"]
+
+
+async def test_a_token_protects_the_api_and_signed_links_open_one_transcript(
+        db: Database) -> None:
+    settings = rehearsal_settings(api_token="s3cret-token")
+    server, rt = await _server(db, settings)
+    base = str(server.make_url(""))
+    try:
+        async with aiohttp.ClientSession() as s:
+            status, reply = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC})
+            assert status == 401 and "s3cret" not in json.dumps(reply)
+            auth = {"Authorization": "Bearer s3cret-token"}
+            status, body = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC},
+                                       headers=auth)
+            assert status == 202
+            link = body["links"]["transcript"]
+            assert "sig=" in link
+            path = link.split("://", 1)[1].split("/", 1)[1]
+            async with s.get(f"{base}/{path}") as page:
+                assert page.status == 200
+            async with s.get(f"{base}/debates/{body['id']}") as page:
+                assert page.status == 403
+            status, _ = await _json(s, "GET", f"{base}/healthz")
+            assert status == 200
+    finally:
+        await server.close()
+
+
+def test_without_a_token_only_loopback_is_served() -> None:
+    with pytest.raises(ConfigurationError, match="DIALECTIC_API_TOKEN"):
+        check_exposure(Settings(rehearsal=True), "0.0.0.0")
+    check_exposure(Settings(rehearsal=True), "127.0.0.1")
+    check_exposure(Settings(rehearsal=True, api_token="t"), "0.0.0.0")

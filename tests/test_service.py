@@ -1,0 +1,162 @@
+"""The service over real databases: submit, run through workers, cache, budget, reviews."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from engine.domain import DebateRequest, DebateStatus, Origin, ReviewStatus
+from engine.errors import BudgetExceeded, InvalidRequest
+from storage import audit, budget, reviews
+from storage.db import Database
+from tests.service_fixtures import (
+    priced,
+    rehearsal_settings,
+    running_worker,
+    service,
+    wait_done,
+)
+
+TOPIC = "Should we move billing to PostgreSQL?"
+API = Origin(surface="api")
+
+
+async def test_a_submitted_debate_runs_to_completion_settled_and_audited(db: Database) -> None:
+    svc = service(db, rehearsal_settings())
+    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="structured"), origin=API)
+    assert sub.record.status is DebateStatus.QUEUED and not sub.cached
+    async with running_worker(svc):
+        record = await wait_done(svc, sub.record.id)
+    assert record.status is DebateStatus.COMPLETED
+    assert record.result is not None and record.result.rehearsal
+    assert record.started_at is not None and record.finished_at is not None
+    async with db.transaction() as session:
+        report = await audit.verify(session, record.id)
+        events = await audit.events(session, record.id)
+        state = await budget.state(session, record.created_at.date())
+    assert report.ok
+    kinds = [e.kind for e in events]
+    assert kinds[:2] == ["debate_created", "debate_submitted"]
+    assert "claimed" in kinds and "debate_finished" in kinds
+    assert state.reserved_usd == 0
+
+
+async def test_the_same_question_within_the_ttl_is_served_from_the_cache(db: Database) -> None:
+    svc = service(db, rehearsal_settings())
+    first = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
+    async with running_worker(svc):
+        await wait_done(svc, first.record.id)
+    again = await svc.submit(DebateRequest(topic="  should we MOVE billing to postgresql ", mode=
+                                           "simple"), origin=API)
+    fresh = await svc.submit(DebateRequest(topic=TOPIC, mode="simple", no_cache=True), origin=API)
+    assert again.cached and again.record.id == first.record.id
+    assert not fresh.cached and fresh.record.id != first.record.id
+
+
+async def test_an_idempotency_key_never_queues_twice(db: Database) -> None:
+    svc = service(db, rehearsal_settings())
+    request = DebateRequest(topic=TOPIC, mode="simple", no_cache=True)
+    a = await svc.submit(request, origin=API, idempotency_key="trigger-1")
+    b = await svc.submit(request, origin=API, idempotency_key="trigger-1")
+    assert b.duplicate and b.record.id == a.record.id
+    assert len(await svc.recent()) == 1
+
+
+async def test_over_budget_the_mode_is_downgraded_when_the_preset_allows(db: Database) -> None:
+    svc = service(db, priced())
+    consensus = await svc.estimate(DebateRequest(topic=TOPIC, mode="consensus"))
+    structured = await svc.estimate(DebateRequest(topic=TOPIC, mode="structured"))
+    svc.settings = priced(daily_budget_usd=(consensus.usd + structured.usd) / 2)
+    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="consensus"), origin=API)
+    assert sub.downgraded_from == "consensus" and sub.record.mode == "structured"
+    assert sub.record.downgraded_from == "consensus"
+
+
+async def test_over_budget_without_downgrade_it_refuses_with_the_figures(db: Database) -> None:
+    svc = service(db, priced(daily_budget_usd=0.001))
+    with pytest.raises(BudgetExceeded) as caught:
+        await svc.submit(DebateRequest(topic=TOPIC, preset="compliance"), origin=API)
+    assert caught.value.estimate_usd > 0.001 and "$" in str(caught.value)
+    assert await svc.recent() == []
+
+
+async def test_bad_requests_change_nothing(db: Database) -> None:
+    svc = service(db, rehearsal_settings())
+    for request in (DebateRequest(topic="x" * 20_000), DebateRequest(topic="ok", preset="nope")):
+        with pytest.raises(InvalidRequest):
+            await svc.submit(request, origin=API)
+    assert await svc.recent() == []
+
+
+@pytest.mark.postgres
+async def test_concurrent_submissions_never_spend_more_than_the_cap(pg_db: Database) -> None:
+    svc = service(pg_db, priced())
+    one = await svc.estimate(DebateRequest(topic=TOPIC, preset="compliance"))
+    svc.settings = priced(daily_budget_usd=one.usd * 10)
+
+    async def submit(i: int) -> str:
+        try:
+            request = DebateRequest(topic=f"{TOPIC} #{i}", preset="compliance")
+            return (await svc.submit(request, origin=API)).record.id
+        except BudgetExceeded:
+            return "refused"
+
+    outcomes = await asyncio.gather(*(submit(i) for i in range(100)))
+    accepted = [o for o in outcomes if o != "refused"]
+    assert len(accepted) == 10
+    async with pg_db.transaction() as session:
+        state = await budget.state(session, (await svc.get(accepted[0])).created_at.date())
+    assert state.reserved_usd <= svc.settings.daily_budget_usd + 1e-9
+
+
+async def test_a_routed_result_awaits_review_and_is_decided_once(db: Database) -> None:
+    # thresholds no panel can reach: every consensus result is routed to a human
+    from engine.settings import PresetSpec, ThresholdSpec
+
+    strict = PresetSpec(name="strict", mode="consensus",
+                        thresholds=ThresholdSpec(high=2.0, tentative=2.0, escalate=-2.0))
+    svc = service(db, rehearsal_settings(presets={"strict": strict}))
+    sub = await svc.submit(DebateRequest(topic=TOPIC, preset="strict"), origin=API)
+    async with running_worker(svc):
+        record = await wait_done(svc, sub.record.id)
+    assert record.status is DebateStatus.AWAITING_REVIEW
+    async with db.transaction() as session:
+        review = await reviews.get_by_debate(session, record.id)
+    assert review is not None and review.status is ReviewStatus.PENDING
+    first, decisions = await asyncio.gather(
+        svc.decide(review.id, ReviewStatus.APPROVED, by="UREVIEWER"),
+        svc.decide(review.id, ReviewStatus.ESCALATED, by="UOTHER", note="no"),
+    )
+    winners = [d for d in (first, decisions) if d[0] is not None]
+    assert len(winners) == 1
+    final = await svc.get(record.id)
+    assert final.status in (DebateStatus.APPROVED, DebateStatus.ESCALATED)
+
+
+async def test_a_failed_debate_can_be_retried_and_reuses_its_steps(db: Database) -> None:
+    svc = service(db, rehearsal_settings())
+    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
+    with pytest.raises(InvalidRequest, match="only failed"):
+        await svc.retry(sub.record.id, actor="api")
+
+
+async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Database) -> None:
+    slow = rehearsal_settings()
+    svc = service(db, slow)
+
+    from engine.rehearsal import RehearsalModel
+
+    svc.llm_factory = lambda settings: RehearsalModel(latency=0.3)
+    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="structured"), origin=API)
+    async with running_worker(svc, worker_id="first") as worker:
+        worker.grace = 0.0
+        while (await svc.get(sub.record.id)).status is DebateStatus.QUEUED:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.4)   # the openings are stored
+    released = await svc.get(sub.record.id)
+    assert released.status is DebateStatus.QUEUED and released.lease_owner is None
+    async with running_worker(svc, worker_id="second"):
+        record = await wait_done(svc, sub.record.id)
+    assert record.status is DebateStatus.COMPLETED
+    assert record.result is not None and record.result.cost.reused_calls >= 2
