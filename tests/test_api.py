@@ -122,7 +122,7 @@ async def test_estimate_metrics_health_presets_openapi(api: tuple[str, Runtime])
 async def test_a_token_protects_the_api_and_signed_links_open_one_transcript(
         db: Database) -> None:
     settings = rehearsal_settings(api_token="s3cret-token")
-    server, rt = await _server(db, settings)
+    server, _ = await _server(db, settings)
     base = str(server.make_url(""))
     try:
         async with aiohttp.ClientSession() as s:
