@@ -179,6 +179,29 @@ async def retry_debate(request: web.Request) -> web.Response:
     return web.json_response({"id": record.id, "status": record.status.value}, status=202)
 
 
+class ReplayIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rounds: int | None = Field(default=None, ge=1, le=3)
+    synthesizer: str | None = Field(default=None, max_length=200)
+
+
+async def replay_debate(request: web.Request) -> web.Response:
+    rt = request.app[RUNTIME]
+    try:
+        body = ReplayIn.model_validate(await request.json())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InvalidRequest("the body is not valid JSON") from None
+    except ValidationError as exc:
+        raise InvalidRequest("; ".join(e["msg"] for e in exc.errors())) from None
+    sub = await rt.service.replay(request.match_info["id"], more_rounds=body.rounds,
+                                  synthesizer=body.synthesizer, actor="api",
+                                  origin=Origin(surface="api"))
+    rt.notify_workers()
+    return web.json_response({"id": sub.record.id, "parent_id": sub.record.parent_id,
+                              "status": sub.record.status.value,
+                              "estimate": sub.estimate.model_dump(mode="json")}, status=202)
+
+
 async def stream_events(request: web.Request) -> web.StreamResponse:
     """Server-Sent Events from the debate's audit chain: live, resumable with Last-Event-ID."""
     rt = request.app[RUNTIME]
@@ -266,6 +289,8 @@ async def openapi(request: web.Request) -> web.Response:
                                                  "responses": ok}},
             "/api/debates/{id}/retry": {"post": {"summary": "Retry a failed debate",
                                                  "responses": ok}},
+            "/api/debates/{id}/replay": {"post": {"summary": "Replay: more rounds or another "
+                                                  "synthesizer", "responses": ok}},
             "/api/estimate": {"post": {"summary": "Planned calls and cost", "responses": ok}},
             "/api/metrics": {"get": {"summary": "Service metrics", "responses": ok}},
             "/api/budget": {"get": {"summary": "Today's budget", "responses": ok}},
@@ -282,6 +307,7 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/debates/{id}", get_debate)
     app.router.add_get("/api/debates/{id}/events", stream_events)
     app.router.add_post("/api/debates/{id}/retry", retry_debate)
+    app.router.add_post("/api/debates/{id}/replay", replay_debate)
     app.router.add_post("/api/estimate", post_estimate)
     app.router.add_get("/api/metrics", metrics)
     app.router.add_get("/api/budget", budget)

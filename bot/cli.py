@@ -48,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     wrk.add_argument("--concurrency", type=int, default=None)
     db = sub.add_parser("db", help="database maintenance")
     db.add_argument("action", choices=["upgrade"], help="upgrade: apply migrations")
+    rep = sub.add_parser("replay", help="a new debate from a stored one (source unchanged)")
+    rep.add_argument("debate_id")
+    rep.add_argument("--rounds", type=int, default=None, help="continue with N more rounds")
+    rep.add_argument("--synthesizer", default=None, help="re-synthesise with this model")
+    rep.add_argument("--wait", action="store_true", help="run it here and print the summary")
     aud = sub.add_parser("audit", help="the tamper-evident audit log")
     aud.add_argument("action", choices=["verify"])
     aud.add_argument("debate_id", nargs="?", default=None)
@@ -129,6 +134,8 @@ async def _service_command(settings: Settings, args: argparse.Namespace,
     if args.command == "worker":
         await server.work(settings, concurrency=args.concurrency)
         return EXIT_OK
+    if args.command == "replay":
+        return await _replay(settings, args, console)
     from storage.db import Database
 
     db = Database(settings.database_url)
@@ -140,6 +147,33 @@ async def _service_command(settings: Settings, args: argparse.Namespace,
         return await _verify(db, args.debate_id, console)
     finally:
         await db.dispose()
+
+
+async def _replay(settings: Settings, args: argparse.Namespace, console: Console) -> int:
+    from bot.runtime import build_runtime
+    from bot.terminal import print_summary
+    from bot.worker import Worker
+
+    rt = await build_runtime(settings)
+    try:
+        sub = await rt.service.replay(args.debate_id, more_rounds=args.rounds,
+                                      synthesizer=args.synthesizer, actor="cli")
+        console.print(f"replay {sub.record.id} of {args.debate_id} queued "
+                      f"(estimate ${sub.estimate.usd:.4f})", markup=False)
+        if not args.wait:
+            console.print("a running `dialectic serve` or `dialectic worker` will run it")
+            return EXIT_OK
+        stop = asyncio.Event()
+        worker = Worker(rt.service, concurrency=1)
+        task = asyncio.create_task(worker.run(stop))
+        while (record := await rt.service.get(sub.record.id)).result is None:
+            await asyncio.sleep(0.2)
+        stop.set()
+        await task
+        print_summary(console, record.result)
+        return EXIT_OK if record.result.status == "completed" else EXIT_NOT_COMPLETED
+    finally:
+        await rt.close()
 
 
 async def _verify(db: object, debate_id: str | None, console: Console) -> int:
@@ -168,7 +202,7 @@ def _dispatch(settings: Settings, args: argparse.Namespace, console: Console) ->
         return _estimate(settings, args, console)
     if args.command == "presets":
         return _presets(settings, console)
-    if args.command in ("serve", "worker", "db", "audit"):
+    if args.command in ("serve", "worker", "db", "audit", "replay"):
         return asyncio.run(_service_command(settings, args, console))
     for _, handler in _EXTRA_COMMANDS:
         code = handler(settings, args, console)

@@ -217,6 +217,12 @@ class ScheduleConfig(BaseModel):
     misfire_grace_seconds: int = Field(default=3600, ge=0, le=7 * 86400)
     max_signals: int = Field(default=20, ge=1, le=100)
 
+    @field_validator("cron")
+    @classmethod
+    def _valid_cron(cls, value: str) -> str:
+        cron_trigger(value, ZoneInfo("UTC"))  # raises ValueError with the reason
+        return " ".join(value.split())
+
     @field_validator("timezone")
     @classmethod
     def _known_zone(cls, value: str) -> str:
@@ -241,7 +247,6 @@ class ScheduleConfig(BaseModel):
         if bool(self.topics) == bool(self.source):
             raise ValueError("give either `topics` (a list) or `source` (a file or URL), "
                              "not both and not neither")
-        cron_trigger(self.cron, self.tz)  # raises ValueError with the reason
         return self
 
     @property

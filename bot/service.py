@@ -32,10 +32,11 @@ from engine.domain import (
 )
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.llm import LLMClient
-from engine.ports import EventSink, FanOutSink
+from engine.ports import CheckpointStore, EventSink, FanOutSink
 from engine.prompts import PROMPT_VERSION
+from engine.replay import ReplayStore, replay_request
 from engine.settings import Settings
-from storage import audit, budget, debates, evidence, reviews
+from storage import audit, budget, debates, evidence, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, NotFound
 from storage.steps import DbCheckpointStore
@@ -198,11 +199,15 @@ class DebateService:
         prepared = prepare(self.settings, record.request)
         sinks: list[EventSink] = [audit.DbEventSink(self.db), _StatusSink(self, record.id)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
+        store: CheckpointStore = DbCheckpointStore(self.db)
+        replay = record.request.options.get("replay")
+        if isinstance(replay, dict) and record.parent_id:
+            store = ReplayStore(store, source_id=record.parent_id, reuse=replay.get("reuse", []))
         llm = self.llm_factory(self.settings)
         try:
             result = await run_debate(
                 prepared, debate_id=record.id, settings=self.settings, llm=llm,
-                store=DbCheckpointStore(self.db), sink=FanOutSink(*sinks),
+                store=store, sink=FanOutSink(*sinks),
                 evidence=evidence.DbEvidenceSource(self.db),
             )
         finally:
@@ -238,6 +243,23 @@ class DebateService:
             if current.status is DebateStatus.DEBATING:
                 await debates.transition(session, debate_id, DebateStatus.JUDGING,
                                          actor="engine", reason="judging started")
+
+    async def replay(self, source_id: str, *, more_rounds: int | None = None,
+                     synthesizer: str | None = None, actor: str = "cli",
+                     origin: Origin | None = None) -> Submission:
+        """A new debate from a stored one; the source is untouched, unchanged steps reused."""
+        async with self.db.transaction() as session:
+            source = await debates.get(session, source_id)
+            keys = [s.key for s in await steps.list_steps(session, source_id)]
+        if source.result is None:
+            raise InvalidRequest(f"debate {source_id} has no result yet; replay a finished one")
+        preset = prepare(self.settings, source.request).preset
+        request = replay_request(source.request, source_id=source_id, source_keys=keys,
+                                 default_rounds=preset.rounds, more_rounds=more_rounds,
+                                 synthesizer=synthesizer)
+        request = request.model_copy(update={"requested_by": actor})
+        return await self.submit(request, origin=origin or Origin(surface="replay"),
+                                 parent_id=source_id)
 
     # --- people acting on debates ---
     async def add_evidence(self, debate_id: str, item: Evidence) -> bool:

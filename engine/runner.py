@@ -176,7 +176,7 @@ class DebateContext:
         stored = await self.store.get(self.debate_id, key)
         if stored is not None and stored.status != "degraded":
             return await self._reuse(stored, schema)
-        model = model or self.settings.model_for(role)
+        model = self._model_override(key, role) or model or self.settings.model_for(role)
         remaining = min(phase_deadline, self.deadline) - self.clock()
         if remaining <= 0:
             reason = "the phase ran out of time before this call started"
@@ -226,6 +226,16 @@ class DebateContext:
             completion_tokens=record.usage.completion_tokens, attempts=record.attempts,
         )
         return StepOutcome(key, "ok", schema.model_validate(record.output), record)
+
+    def _model_override(self, key: str, role: str) -> str | None:
+        """A per-request model (a replay's new synthesizer) by step key, role or role family."""
+        models = self.request.options.get("role_models")
+        if not isinstance(models, dict):
+            return None
+        for name in (key, role, role.split("/", 1)[0]):
+            if isinstance(models.get(name), str):
+                return str(models[name])
+        return None
 
     def _temperature(self, requested: float | None) -> float | None:
         if requested is not None:

@@ -160,3 +160,38 @@ async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Databa
         record = await wait_done(svc, sub.record.id)
     assert record.status is DebateStatus.COMPLETED
     assert record.result is not None and record.result.cost.reused_calls >= 2
+
+
+@pytest.mark.parametrize(("mode", "change"), [
+    ("panel", {"synthesizer": "other-model"}),
+    ("simple", {"more_rounds": 1}),
+    ("critique", {"synthesizer": "other-model"}),
+])
+async def test_replay_reuses_unchanged_steps_and_never_touches_the_source(
+        db: Database, mode: str, change: dict) -> None:  # type: ignore[type-arg]
+    svc = service(db, rehearsal_settings())
+    source = await svc.submit(DebateRequest(topic=TOPIC, mode=mode), origin=API)
+    async with running_worker(svc):
+        before = await wait_done(svc, source.record.id)
+        replay = await svc.replay(source.record.id, **change)
+        after = await wait_done(svc, replay.record.id)
+    assert after.parent_id == source.record.id
+    assert after.result is not None and after.result.cost.reused_calls >= 2
+    untouched = await svc.get(source.record.id)
+    assert untouched.result == before.result and untouched.status == before.status
+    if "more_rounds" in change:
+        assert after.request.rounds == (before.request.rounds or 0) + 1
+        assert any(p.name == "rebuttal 2" for p in after.result.phases)
+    async with db.transaction() as session:
+        assert (await audit.verify(session)).ok
+
+
+async def test_replay_needs_a_change_and_a_finished_source(db: Database) -> None:
+    svc = service(db, rehearsal_settings())
+    source = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
+    with pytest.raises(InvalidRequest, match="no result yet"):
+        await svc.replay(source.record.id, more_rounds=1)
+    async with running_worker(svc):
+        await wait_done(svc, source.record.id)
+    with pytest.raises(InvalidRequest, match="say what to change"):
+        await svc.replay(source.record.id)

@@ -1,0 +1,94 @@
+"""The Bolt AsyncApp: its Web API client, listeners, dedupe middleware, and how it is served.
+
+HTTP: POST /slack/events on the service's own aiohttp application (Bolt verifies the signature
+and answers 401 to a bad one). Socket Mode: an `AsyncSocketModeHandler` connected in a
+`cleanup_ctx`, when `SLACK_APP_TOKEN` is set.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.response import BoltResponse
+from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.context import SlackContext
+from bot.slack.listeners import actions, commands, events, home, shortcuts
+from engine.errors import ConfigurationError
+from engine.settings import Settings
+
+log = logging.getLogger("dialectic.slack")
+
+EVENTS_PATH = "/slack/events"
+RATE_LIMIT_RETRIES = 3
+Cleanup = Callable[[web.Application], AsyncIterator[None]]
+
+
+def make_client(settings: Settings) -> AsyncWebClient:
+    """The Web API client: configurable base URL (tests use a fake), 429s retried."""
+    if settings.slack_bot_token is None:
+        raise ConfigurationError("SLACK_BOT_TOKEN is not set")
+    client = AsyncWebClient(token=settings.slack_bot_token.get_secret_value(),
+                            base_url=settings.slack_api_url)
+    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
+    return client
+
+
+def build_bolt_app(ctx: SlackContext) -> AsyncApp:
+    """The Bolt app with every listener registered and repeated event deliveries dropped."""
+    secret = ctx.settings.slack_signing_secret
+    app = AsyncApp(client=ctx.client, name="dialectic", logger=logging.getLogger("dialectic.bolt"),
+                   signing_secret=secret.get_secret_value() if secret is not None else "",
+                   request_verification_enabled=secret is not None)
+
+    async def drop_repeated_events(body: dict[str, Any],
+                                   next: Callable[[], Awaitable[None]]) -> BoltResponse | None:
+        """Slack retries an event it thinks failed (X-Slack-Retry-Num): handle each id once."""
+        if body.get("type") == "event_callback" and not await ctx.first_time(
+                "event", body.get("event_id")):
+            return BoltResponse(status=200, body="")
+        await next()
+        return None
+
+    app.middleware(drop_repeated_events)
+    for surface in (commands, events, actions, shortcuts, home):
+        surface.register(app, ctx)
+    return app
+
+
+def events_handler(bolt: AsyncApp) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handle(request: web.Request) -> web.Response:
+        response = await bolt.async_dispatch(await to_bolt_request(request))
+        return await to_aiohttp_response(response)
+
+    return handle
+
+
+def mount(bolt: AsyncApp, web_app: web.Application, settings: Settings) -> None:
+    """Serve Bolt over HTTP (with a signing secret) and/or Socket Mode (with an app token)."""
+    if settings.slack_signing_secret is not None:
+        web_app.router.add_post(EVENTS_PATH, events_handler(bolt))
+    if settings.slack_app_token is not None:
+        web_app.cleanup_ctx.append(socket_mode(bolt, settings.slack_app_token.get_secret_value()))
+
+
+def socket_mode(bolt: AsyncApp, app_token: str) -> Cleanup:
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+        handler = AsyncSocketModeHandler(bolt, app_token)
+        await handler.connect_async()
+        log.info("Slack Socket Mode connected")
+        yield
+        await handler.close_async()
+
+    return ctx
+
+
+__all__ = ["EVENTS_PATH", "build_bolt_app", "events_handler", "make_client", "mount"]

@@ -1,0 +1,48 @@
+"""What every Slack listener shares: the runtime, the Web API client, the notifier, reviewers."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.runtime import Runtime
+from bot.service import DebateService
+from bot.slack.notifier import SlackNotifier
+from bot.slack.reviewers import ReviewerDirectory
+from engine.settings import Settings
+from storage import dedupe
+
+log = logging.getLogger("dialectic.slack")
+
+
+@dataclass(frozen=True, slots=True)
+class SlackContext:
+    rt: Runtime
+    client: AsyncWebClient
+    notifier: SlackNotifier
+    reviewers: ReviewerDirectory
+
+    @property
+    def settings(self) -> Settings:
+        return self.rt.settings
+
+    @property
+    def service(self) -> DebateService:
+        return self.rt.service
+
+    async def first_time(self, source: str, key: str | None) -> bool:
+        """True the first time Slack delivers (source, key); retries and replicas get False.
+
+        A database unique key decides, so two replicas receiving the same delivery agree."""
+        if not key:
+            return True
+        async with self.rt.db.transaction() as session:
+            first = await dedupe.first_time(session, source=source, key=key)
+        if not first:
+            log.info("ignoring a repeated Slack delivery (%s %s)", source, key)
+        return first
+
+
+__all__ = ["SlackContext"]

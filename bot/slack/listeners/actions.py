@@ -1,0 +1,227 @@
+"""Review buttons (Approve, Escalate, Re-run), the escalate reason modal, the `/debate` modal.
+
+A press is acked at once. Non-reviewers get an ephemeral refusal and an audit event, and nothing
+changes. A decision is applied once by the service (a conditional UPDATE): a double click or a
+second replica learns it lost and says "already decided" instead of deciding twice.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp
+
+from bot import blocks as B
+from bot.slack import notices
+from bot.slack.context import SlackContext
+from bot.slack.notifier import SLACK_ERRORS, slack_error, thread_of
+from bot.slack.parsing import ModalError, parse_modal
+from bot.slack.starter import NotInChannel, Place, open_debate, start_debate, submit_opening
+from engine.domain import DebateRecord, Review, ReviewStatus
+from engine.errors import InvalidRequest
+from storage import reviews
+from storage.errors import NotFound
+
+log = logging.getLogger("dialectic.slack.actions")
+
+MODAL_IDS = {"topic": (B.TOPIC_BLOCK, B.TOPIC_ACTION), "mode": (B.MODE_BLOCK, B.MODE_ACTION),
+             "preset": (B.PRESET_BLOCK, B.PRESET_ACTION),
+             "judges": (B.JUDGES_BLOCK, B.JUDGES_ACTION)}
+
+
+def register(app: AsyncApp, ctx: SlackContext) -> None:
+    async def on_approve(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        if await _allowed(ctx, body):
+            await decide(ctx, press_of(body), ReviewStatus.APPROVED)
+
+    async def on_rerun(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        if await _allowed(ctx, body):
+            await decide(ctx, press_of(body), ReviewStatus.RERUN)
+
+    async def on_escalate(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await ack()
+        if not await _allowed(ctx, body):
+            return
+        press = press_of(body)
+        try:
+            await ctx.client.views_open(trigger_id=press["trigger_id"],
+                                        view=B.escalate_modal(press["review_id"]))
+        except SLACK_ERRORS as exc:
+            log.warning("could not open the escalate form: %s", slack_error(exc))
+
+    async def on_escalate_submit(ack: AsyncAck, body: dict[str, Any],
+                                 view: dict[str, Any]) -> None:
+        user = str((body.get("user") or {}).get("id") or "")
+        review_id = str(view.get("private_metadata") or "")
+        if not await ctx.reviewers.is_reviewer(user):
+            await ack(response_action="errors",
+                      errors={B.REASON_BLOCK: "Only reviewers can escalate."})
+            await _audit_refusal(ctx, review_id, user)
+            return
+        await ack()
+        reason = modal_text(view, B.REASON_BLOCK, B.REASON_ACTION)
+        press = {"review_id": review_id, "user": user, "channel": None, "message_ts": None}
+        await decide(ctx, press, ReviewStatus.ESCALATED, note=reason)
+
+    async def on_debate_submit(ack: AsyncAck, body: dict[str, Any],
+                               view: dict[str, Any]) -> None:
+        await submit_debate_modal(ctx, ack, body, view)
+
+    app.action(B.APPROVE_ACTION)(on_approve)
+    app.action(B.RERUN_ACTION)(on_rerun)
+    app.action(B.ESCALATE_ACTION)(on_escalate)
+    app.view(B.ESCALATE_MODAL)(on_escalate_submit)
+    app.view(B.DEBATE_MODAL)(on_debate_submit)
+
+
+def press_of(body: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a button press we use: review id, presser, where the request is."""
+    action = (body.get("actions") or [{}])[0]
+    container = body.get("container") or {}
+    return {"review_id": str(action.get("value") or ""),
+            "user": str((body.get("user") or {}).get("id") or ""),
+            "channel": container.get("channel_id") or (body.get("channel") or {}).get("id"),
+            "message_ts": container.get("message_ts") or (body.get("message") or {}).get("ts"),
+            "trigger_id": body.get("trigger_id")}
+
+
+def modal_text(view: dict[str, Any], block_id: str, action_id: str) -> str:
+    values = (view.get("state") or {}).get("values") or {}
+    return str(((values.get(block_id) or {}).get(action_id) or {}).get("value") or "").strip()
+
+
+async def _allowed(ctx: SlackContext, body: dict[str, Any]) -> bool:
+    """Reviewers pass; anyone else is told so (ephemerally) and the refusal is audited."""
+    press = press_of(body)
+    if await ctx.reviewers.is_reviewer(press["user"]):
+        return True
+    if press["channel"]:
+        try:
+            await ctx.client.chat_postEphemeral(channel=press["channel"], user=press["user"],
+                                                **notices.not_reviewer().kwargs())
+        except SLACK_ERRORS as exc:
+            log.warning("could not tell %s they are not a reviewer: %s", press["user"],
+                        slack_error(exc))
+    await _audit_refusal(ctx, press["review_id"], press["user"])
+    return False
+
+
+async def _audit_refusal(ctx: SlackContext, review_id: str, user: str) -> None:
+    try:
+        await ctx.service.refuse(review_id, user=user, reason="not a configured reviewer")
+    except NotFound:
+        log.warning("refused press on unknown review %s by %s", review_id, user)
+
+
+async def _tell(ctx: SlackContext, press: dict[str, Any], message: B.Message) -> None:
+    if not press.get("channel"):
+        return
+    try:
+        await ctx.client.chat_postEphemeral(channel=press["channel"], user=press["user"],
+                                            **message.kwargs())
+    except SLACK_ERRORS as exc:
+        log.warning("could not answer %s: %s", press["user"], slack_error(exc))
+
+
+async def decide(ctx: SlackContext, press: dict[str, Any], status: ReviewStatus, *,
+                 note: str = "") -> None:
+    """Apply the decision once; update the request in place; tell the debate's thread."""
+    try:
+        review, record = await ctx.service.decide(press["review_id"], status, by=press["user"],
+                                                  note=note)
+    except NotFound:
+        await _tell(ctx, press, notices.unknown_review())
+        return
+    if review is None:
+        async with ctx.rt.db.transaction(readonly=True) as session:
+            current = await reviews.get(session, press["review_id"])
+        await _tell(ctx, press, notices.already_decided(current))
+        return
+    await _update_request(ctx, review, record, press)
+    thread = thread_of(record)
+    if status is ReviewStatus.RERUN:
+        await _rerun(ctx, record, review)
+    elif thread is not None:
+        ctx.notifier.post_soon(thread.channel_id, notices.decision(review), thread_ts=thread.ts,
+                               what="the decision notice")
+
+
+async def _update_request(ctx: SlackContext, review: Review, record: DebateRecord,
+                          press: dict[str, Any]) -> None:
+    channel = review.channel_id or press.get("channel")
+    ts = review.message_ts or press.get("message_ts")
+    if not channel or not ts or record.result is None:
+        return
+    message = B.review_decided(review, record.result, transcript_url=ctx.notifier.url(record.id))
+    try:
+        await ctx.notifier.update(channel, ts, message)
+    except SLACK_ERRORS as exc:
+        log.warning("could not update review request %s: %s", review.id, slack_error(exc))
+
+
+async def _rerun(ctx: SlackContext, record: DebateRecord, review: Review) -> None:
+    """A new debate with the same request, in the original channel (or the review channel)."""
+    channel = record.origin.channel_id or ctx.settings.review_channel
+    if not channel:
+        log.warning("re-run of %s: no channel to post it in", record.id)
+        return
+    place = Place(channel_id=channel, user_id=review.decided_by or "",
+                  team_id=record.origin.team_id)
+    try:
+        started = await start_debate(ctx, record.request, place,
+                                     idempotency_key=f"slack:rerun:{review.id}",
+                                     parent_id=record.id)
+    except (NotInChannel, InvalidRequest, *SLACK_ERRORS) as exc:
+        log.warning("re-run of %s could not start: %s", record.id, exc)
+        return
+    thread = thread_of(record)
+    if thread is not None and started.submission is not None:
+        notice = notices.rerun_started(started.submission.record.id, channel)
+        ctx.notifier.post_soon(thread.channel_id, notice, thread_ts=thread.ts,
+                               what="the re-run notice")
+
+
+async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
+                              view: dict[str, Any]) -> None:
+    """The `/debate` form: validate (errors shown in the form), then start in its channel."""
+    user = str((body.get("user") or {}).get("id") or "")
+    values = (view.get("state") or {}).get("values") or {}
+    try:
+        command = parse_modal(values, ids=MODAL_IDS)
+        request = command.request(requested_by=user)
+        await ctx.service.estimate(request)
+    except ModalError as exc:
+        await ack(response_action="errors", errors={exc.block_id: str(exc)})
+        return
+    except (InvalidRequest, ValueError) as exc:
+        await ack(response_action="errors", errors={B.TOPIC_BLOCK: str(exc)[:150]})
+        return
+    channel = str(view.get("private_metadata") or "")
+    place = Place(channel_id=channel, user_id=user, team_id=(body.get("team") or {}).get("id"))
+    try:
+        await _start_from_modal(ctx, ack, request, place, body)
+    except SLACK_ERRORS as exc:
+        log.warning("could not start a debate from the form: %s", slack_error(exc))
+        await ack(response_action="errors",  # harmless when the form was already closed
+                  errors={B.TOPIC_BLOCK: f"Slack refused my message ({slack_error(exc)})."})
+
+
+async def _start_from_modal(ctx: SlackContext, ack: AsyncAck, request: Any, place: Place,
+                            body: dict[str, Any]) -> None:
+    """Dedupe on the submission's trigger id; post before acking, so a bot outside the channel
+    is reported inside the form (a fixed resubmission has a new trigger id)."""
+    trigger = str(body.get("trigger_id") or "")
+    if not await ctx.first_time("view", trigger):
+        await ack()
+        return
+    try:
+        opening = await open_debate(ctx, request, place)
+    except NotInChannel:
+        text = f"I am not in that channel: {notices.INVITE} there, then submit again."
+        await ack(response_action="errors", errors={B.TOPIC_BLOCK: text})
+        return
+    await ack()
+    await submit_opening(ctx, opening, idempotency_key=f"slack:{trigger}" if trigger else None)

@@ -1,0 +1,158 @@
+"""`/debate`: start (with an immediate ack carrying the estimate), modal, help, status, estimate,
+budget. Bad input gets an ephemeral message with what was wrong and the usage."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import blocks as B
+from bot.slack import notices
+from bot.slack import status as progress
+from bot.slack.context import SlackContext
+from bot.slack.notifier import SLACK_ERRORS, slack_error
+from bot.slack.parsing import USAGE, Command, CommandError, parse_command
+from bot.slack.starter import NotInChannel, Place, start_debate
+from engine.domain import MODES, DebateRecord
+from engine.errors import InvalidRequest
+from engine.presets import all_presets
+from storage import audit
+from storage import slack as slack_store
+from storage.errors import NotFound
+
+log = logging.getLogger("dialectic.slack.commands")
+COMMAND = "/debate"
+RECENT_IN_STATUS = 5
+
+
+def register(app: AsyncApp, ctx: SlackContext) -> None:
+    async def on_debate(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond,
+                        client: AsyncWebClient) -> None:
+        try:
+            command = parse_command(str(body.get("text") or ""))
+        except CommandError as exc:
+            await ack(**notices.usage_error(str(exc), USAGE).kwargs())
+            return
+        handler = HANDLERS[command.action]
+        await handler(ctx, command, body, ack, respond, client)
+
+    app.command(COMMAND)(on_debate)
+
+
+def place_of(body: dict[str, Any]) -> Place:
+    """Where a slash command was typed (commands cannot be used inside threads)."""
+    return Place(channel_id=str(body.get("channel_id") or ""),
+                 user_id=str(body.get("user_id") or ""),
+                 team_id=body.get("team_id"), response_url=body.get("response_url"))
+
+
+async def _help(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
+                respond: AsyncRespond, client: AsyncWebClient) -> None:
+    await ack(**B.help_text(USAGE).kwargs())
+
+
+async def _modal(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
+                 respond: AsyncRespond, client: AsyncWebClient) -> None:
+    """Open the form at once: the trigger_id expires 3 s after the command."""
+    await ack()
+    presets = sorted(all_presets(ctx.settings))
+    view = B.debate_modal(presets, list(MODES), str(body.get("channel_id") or ""))
+    try:
+        await client.views_open(trigger_id=body.get("trigger_id"), view=view)
+    except SLACK_ERRORS as exc:
+        log.warning("could not open the debate form: %s", slack_error(exc))
+        await respond(**notices.usage_error(
+            f"I could not open the form ({slack_error(exc)}); start with text instead.",
+            USAGE).kwargs())
+
+
+async def _estimate(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
+                    respond: AsyncRespond, client: AsyncWebClient) -> None:
+    try:
+        request = command.request(requested_by=str(body.get("user_id") or ""))
+        estimate = await ctx.service.estimate(request)
+    except (InvalidRequest, ValueError) as exc:
+        await ack(**notices.usage_error(str(exc), USAGE).kwargs())
+        return
+    await ack(**notices.estimate_reply(command.topic, estimate).kwargs())
+
+
+async def _budget(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
+                  respond: AsyncRespond, client: AsyncWebClient) -> None:
+    await ack()
+    state = await ctx.service.budget_today()
+    await respond(**B.budget(dict(state)).kwargs())
+
+
+async def _status(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
+                  respond: AsyncRespond, client: AsyncWebClient) -> None:
+    await ack()
+    channel = str(body.get("channel_id") or "")
+    if command.debate_id is not None:
+        try:
+            records = [await ctx.service.get(command.debate_id)]
+        except NotFound:
+            await respond(**notices.not_found(command.debate_id).kwargs())
+            return
+    else:
+        async with ctx.rt.db.transaction(readonly=True) as session:
+            records = await slack_store.recent_in_channel(session, channel_id=channel,
+                                                          limit=RECENT_IN_STATUS)
+    if not records:
+        await respond(**notices.no_debates().kwargs())
+        return
+    messages = [await status_message(ctx, record) for record in records]
+    await respond(**notices.stacked(messages).kwargs())
+
+
+async def status_message(ctx: SlackContext, record: DebateRecord) -> B.Message:
+    """A debate's status from its audit chain: works for debates run by any worker."""
+    async with ctx.rt.db.transaction(readonly=True) as session:
+        events = await audit.events(session, record.id, limit=2000)
+    planned = progress.planned_phases(ctx.settings, record.request)
+    folded = progress.progress_from(((e.kind, e.data) for e in events), planned)
+    finished = record.finished_at is not None
+    return progress.render(record, folded, rehearsal=ctx.settings.is_rehearsal,
+                           transcript_url=ctx.notifier.url(record.id), final=finished)
+
+
+async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
+                 respond: AsyncRespond, client: AsyncWebClient) -> None:
+    """Ack with the estimate (no database yet), then dedupe, post the thread root, submit."""
+    user = str(body.get("user_id") or "")
+    try:
+        request = command.request(requested_by=user)
+        estimate = await ctx.service.estimate(request)
+    except (InvalidRequest, ValueError) as exc:
+        await ack(**notices.usage_error(str(exc), USAGE).kwargs())
+        return
+    rehearsal = ctx.settings.is_rehearsal
+    await ack(**notices.starting(command.topic, estimate, rehearsal=rehearsal).kwargs())
+    trigger = str(body.get("trigger_id") or "")
+    if not await ctx.first_time("command", trigger):
+        return
+    try:
+        await start_debate(ctx, request, place_of(body),
+                           idempotency_key=f"slack:{trigger}" if trigger else None)
+    except NotInChannel as exc:
+        await respond(**notices.not_in_channel(exc.channel_id).kwargs())
+    except SlackApiError as exc:
+        log.warning("could not start a debate in %s: %s", body.get("channel_id"),
+                    slack_error(exc))
+        await respond(**notices.post_failed(slack_error(exc)).kwargs())
+
+
+HANDLERS = {
+    "help": _help,
+    "modal": _modal,
+    "estimate": _estimate,
+    "budget": _budget,
+    "status": _status,
+    "start": _start,
+}
+
+__all__ = ["COMMAND", "register", "status_message"]

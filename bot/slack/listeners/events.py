@@ -1,0 +1,158 @@
+"""Events: every message is remembered (thread context without history reads); a reply in a
+running debate's thread becomes evidence; "@Dialectic debate [question]" debates the thread.
+
+Bolt acks events before these run; repeated deliveries (Slack's retries, other replicas) were
+already dropped by the dedupe middleware (see bot/slack/app.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+
+from bot.slack import notices
+from bot.slack.context import SlackContext
+from bot.slack.notifier import SLACK_ERRORS, slack_error
+from bot.slack.parsing import Command, ThreadLine, parse_mention, strip_mentions, thread_context
+from bot.slack.starter import NotInChannel, Place, start_debate
+from engine.domain import Evidence
+from engine.errors import InvalidRequest
+from storage import slack as slack_store
+from storage.errors import NotFound
+
+log = logging.getLogger("dialectic.slack.events")
+
+EVIDENCE_REACTION = "memo"
+# Message subtypes that are a person saying something (others: edits, joins, bot posts...).
+SPOKEN_SUBTYPES = frozenset({"thread_broadcast", "file_share"})
+EDITED = "message_changed"
+
+
+def register(app: AsyncApp, ctx: SlackContext) -> None:
+    async def on_message(event: dict[str, Any], context: AsyncBoltContext) -> None:
+        message = spoken_message(event)
+        if message is None:
+            edited = edited_message(event)
+            if edited is not None:
+                await _remember(ctx, edited)
+            return
+        await _remember(ctx, message)
+        if message.thread_ts and message.thread_ts != message.ts and not mentions(
+                message.text, context.bot_user_id):
+            await _maybe_evidence(ctx, message)
+
+    async def on_mention(event: dict[str, Any], body: dict[str, Any]) -> None:
+        message = spoken_message(event)
+        if message is None:
+            return
+        await _remember(ctx, message)
+        await _debate_thread(ctx, message, team_id=body.get("team_id"))
+
+    app.event("message")(on_message)
+    app.event("app_mention")(on_mention)
+
+
+def spoken_message(event: dict[str, Any]) -> slack_store.SeenMessage | None:
+    """The message a person posted, or None for edits, deletions, joins and bot posts."""
+    subtype = event.get("subtype")
+    if subtype is not None and subtype not in SPOKEN_SUBTYPES:
+        return None
+    if event.get("bot_id") or not event.get("user") or not event.get("ts"):
+        return None
+    return slack_store.SeenMessage(
+        channel_id=str(event.get("channel") or ""), ts=str(event["ts"]),
+        thread_ts=event.get("thread_ts"), user_id=str(event["user"]),
+        text=str(event.get("text") or ""))
+
+
+def edited_message(event: dict[str, Any]) -> slack_store.SeenMessage | None:
+    """The new version of an edited message (so the stored context stays current)."""
+    if event.get("subtype") != EDITED or not isinstance(event.get("message"), dict):
+        return None
+    inner = dict(event["message"])
+    inner.pop("subtype", None)
+    inner.setdefault("channel", event.get("channel"))
+    return spoken_message(inner)
+
+
+def mentions(text: str, bot_user_id: str | None) -> bool:
+    return bool(bot_user_id) and f"<@{bot_user_id}" in text
+
+
+async def _remember(ctx: SlackContext, message: slack_store.SeenMessage) -> None:
+    if not message.channel_id:
+        return
+    async with ctx.rt.db.transaction() as session:
+        await slack_store.remember_message(session, message)
+
+
+async def _maybe_evidence(ctx: SlackContext, message: slack_store.SeenMessage) -> None:
+    """A reply in a running debate's thread: record it (audited) and react to acknowledge."""
+    async with ctx.rt.db.transaction(readonly=True) as session:
+        debate_ids = await slack_store.debates_in_thread(
+            session, channel_id=message.channel_id, thread_ts=str(message.thread_ts))
+    item = Evidence(author=message.user_id, text=message.text,
+                    source_id=f"{message.channel_id}:{message.ts}")
+    for debate_id in debate_ids:
+        try:
+            added = await ctx.service.add_evidence(debate_id, item)
+        except NotFound:
+            continue
+        if added:
+            await _react(ctx, message)
+            return
+
+
+async def _react(ctx: SlackContext, message: slack_store.SeenMessage) -> None:
+    try:
+        await ctx.client.reactions_add(channel=message.channel_id, timestamp=message.ts,
+                                       name=EVIDENCE_REACTION)
+    except SLACK_ERRORS as exc:
+        log.info("could not react to evidence %s: %s", message.ts, slack_error(exc))
+
+
+async def _debate_thread(ctx: SlackContext, message: slack_store.SeenMessage,
+                         team_id: str | None) -> None:
+    """"@Dialectic debate [question]": the thread (as the bot saw it) becomes the context."""
+    question = parse_mention(message.text)
+    thread_ts = message.thread_ts or message.ts
+    if question is None:
+        await _reply(ctx, message, notices.mention_help(), thread_ts)
+        return
+    async with ctx.rt.db.transaction(readonly=True) as session:
+        seen = await slack_store.thread_messages(session, channel_id=message.channel_id,
+                                                 thread_ts=thread_ts)
+    lines = [ThreadLine(m.ts, m.user_id, strip_mentions(m.text)) for m in seen]
+    root = next((line.text for line in lines if line.ts == thread_ts), "")
+    topic = question or (root if thread_ts != message.ts else "")
+    if not topic:
+        await _reply(ctx, message, notices.no_topic(), thread_ts)
+        return
+    context = thread_context(lines, skip_ts={message.ts})
+    request = Command(action="start", topic=topic).request(requested_by=message.user_id,
+                                                           context=context)
+    place = Place(channel_id=message.channel_id, user_id=message.user_id, team_id=team_id,
+                  thread_ts=thread_ts)
+    try:
+        await start_debate(ctx, request, place,
+                           idempotency_key=f"slack:mention:{message.channel_id}:{message.ts}")
+    except InvalidRequest as exc:
+        await _reply(ctx, message, notices.not_started(str(exc)), thread_ts)
+    except NotInChannel as exc:
+        log.warning("mentioned in %s but cannot post there: %s", exc.channel_id, exc.error)
+    except SLACK_ERRORS as exc:
+        log.warning("could not start a thread debate in %s: %s", message.channel_id,
+                    slack_error(exc))
+
+
+async def _reply(ctx: SlackContext, message: slack_store.SeenMessage, reply: Any,
+                 thread_ts: str) -> None:
+    try:
+        await ctx.notifier.post(message.channel_id, reply, thread_ts=thread_ts)
+    except SLACK_ERRORS as exc:
+        log.warning("could not reply in %s: %s", message.channel_id, slack_error(exc))
+
+
+__all__ = ["EVIDENCE_REACTION", "edited_message", "mentions", "register", "spoken_message"]

@@ -1,0 +1,171 @@
+"""The bot's short notices (acks, refusals, thread notes), built from `bot.blocks` pieces.
+
+Every debate message (started, status, phase, summary, review) is rendered by `bot.blocks`; these
+are the one-liners around them. Any user or model text goes through `escape`; ids through
+`mrkdwn.user` / `mrkdwn.channel`, which accept only real Slack ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot import blocks as B
+from bot.mrkdwn import channel, escape, truncate
+from engine.domain import DebateResult, Estimate, Review
+
+INVITE = "/invite @Dialectic"
+
+
+def _note(text: str, *extra: B.Block) -> B.Message:
+    """A one-section message whose fallback text is the same (already escaped) text."""
+    return B.Message(truncate(text, B.TEXT_MAX), [B.section(text), *extra])
+
+
+def _topic(topic: str) -> str:
+    return truncate(escape(" ".join(topic.split())), 200)
+
+
+def starting(topic: str, estimate: Estimate, *, rehearsal: bool) -> B.Message:
+    """The slash command's immediate ack: what starts and roughly what it costs."""
+    mark = " (rehearsal: placeholder model, no cost)" if rehearsal else ""
+    return _note(f"⏳ Starting a *{escape(estimate.mode)}* debate{mark}: *{_topic(topic)}*\n"
+                 f"Estimate: ~{estimate.calls} calls, ~{B.usd(estimate.usd)}. "
+                 "Follow it in the thread I am opening in this channel.")
+
+
+def estimate_reply(topic: str, estimate: Estimate) -> B.Message:
+    """`/debate estimate`: the plan's figures, nothing started."""
+    tokens = estimate.prompt_tokens + estimate.completion_tokens
+    pairs = [("Mode", escape(estimate.mode)), ("Calls", str(estimate.calls)),
+             ("Dependent rounds", str(estimate.depth)), ("Tokens (estimate)", f"{tokens:,}"),
+             ("Cost (estimate)", B.usd(estimate.usd))]
+    text = f"Estimate for: {_topic(topic)} — ~{B.usd(estimate.usd)}"
+    head = [B.section(f"*Estimate* for *{_topic(topic)}* (nothing was started)"),
+            B.fields(pairs)]
+    if estimate.rehearsal:
+        head.append(B.context([B.REHEARSAL_NOTE]))
+    return B.Message(text, head)
+
+
+def usage_error(message: str, usage: str) -> B.Message:
+    return B.error(message, usage)
+
+
+def not_in_channel(channel_id: str | None) -> B.Message:
+    where = channel(channel_id) if channel_id else "this channel"
+    return _note(f"⚠ I cannot post in {where}: I am not a member of it. Invite me with "
+                 f"`{INVITE}` there, then try again.")
+
+
+def not_started(reason: str) -> B.Message:
+    return _note(f"⚠ *Debate not started:* {truncate(escape(reason), 2000)}")
+
+
+def post_failed(error: str) -> B.Message:
+    return _note(f"⚠ Slack refused my message ({escape(error)}); nothing was started.")
+
+
+def cached(debate_id: str) -> B.Message:
+    return _note(f"♻️ The same question was debated recently: here is that result "
+                 f"(debate `{escape(debate_id)}`), no new spend.")
+
+
+def awaiting_review(review_channel: str) -> B.Message:
+    return _note(f"👀 The judges did not agree enough: this result awaits a reviewer in "
+                 f"{channel(review_channel)}.")
+
+
+def no_review_channel() -> B.Message:
+    return _note("👀 This result needs a reviewer, but no review channel is configured "
+                 "(set DIALECTIC_REVIEW_CHANNEL).")
+
+
+def decision(review: Review) -> B.Message:
+    return _note(B.decision_line(review))
+
+
+def rerun_started(debate_id: str, channel_id: str) -> B.Message:
+    return _note(f"🔁 Re-run started in {channel(channel_id)}: debate `{escape(debate_id)}`.")
+
+
+def not_reviewer() -> B.Message:
+    return _note("⛔ Only the configured reviewers can decide reviews; nothing was changed. "
+                 "Ask an admin to add you to DIALECTIC_REVIEWERS.")
+
+
+def already_decided(review: Review) -> B.Message:
+    return _note(f"This review was already decided: {B.decision_line(review)}")
+
+
+def unknown_review() -> B.Message:
+    return _note("⚠ I cannot find this review any more; nothing was changed.")
+
+
+def no_policy() -> B.Message:
+    return _note("⚠ No appeal policy is configured for this workspace, so there is nothing to "
+                 "judge the appeal against. Set DIALECTIC_APPEAL_POLICY (or "
+                 "`workspace_policies` in dialectic.toml) and try again.")
+
+
+def mention_help() -> B.Message:
+    return _note("Say `@Dialectic debate [question]` in a thread to debate it; without a "
+                 "question I debate the thread's first message.")
+
+
+def no_topic() -> B.Message:
+    return _note("⚠ I have not seen this thread's first message, so I do not know what to "
+                 "debate. Say `@Dialectic debate <question>`.")
+
+
+def not_found(debate_id: str) -> B.Message:
+    return _note(f"⚠ No debate `{escape(debate_id)}`. `/debate status` lists this channel's.")
+
+
+def no_debates() -> B.Message:
+    return _note("No debates in this channel yet: start one with `/debate TOPIC`.")
+
+
+def stacked(messages: Sequence[B.Message], *, transcript_url: str | None = None) -> B.Message:
+    """Several messages as one (e.g. the status of each recent debate), fitted to the limits."""
+    body: list[B.Block] = []
+    for i, message in enumerate(messages):
+        if i:
+            body.append(B.divider())
+        body += message.blocks
+    text = " · ".join(m.text for m in messages) or "Nothing to show"
+    return B.Message(truncate(text, B.TEXT_MAX), B.fit([], body, [], transcript_url=transcript_url))
+
+
+def resolved(summary: B.Message, result: DebateResult, *, transcript_url: str) -> B.Message:
+    """An appeal the panel settled: the divergence summary opened by "Resolved automatically"."""
+    side = B.side_name(result.winner) if result.winner else "no side"
+    verdict = truncate(escape(result.verdict), 1500) if result.verdict else "see the verdict"
+    line = f"✅ *Resolved automatically:* the panel agrees ({side}) — {verdict}"
+    blocks = B.fit([B.section(line)], summary.blocks, [], transcript_url=transcript_url)
+    return B.Message(truncate(f"Resolved automatically: {summary.text}", B.TEXT_MAX), blocks)
+
+
+__all__ = [
+    "INVITE",
+    "already_decided",
+    "awaiting_review",
+    "cached",
+    "decision",
+    "estimate_reply",
+    "mention_help",
+    "no_debates",
+    "no_policy",
+    "no_review_channel",
+    "no_topic",
+    "not_found",
+    "not_in_channel",
+    "not_reviewer",
+    "not_started",
+    "post_failed",
+    "rerun_started",
+    "resolved",
+    "stacked",
+    "starting",
+    "unknown_review",
+    "usage_error",
+]

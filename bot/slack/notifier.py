@@ -1,0 +1,325 @@
+"""Debate updates to Slack: the thread's status message, phase replies, summary and reviews.
+
+`SlackNotifier.sink_for` is the service's sink factory: one `ThreadSink` per debate run whose
+origin has a Slack channel. The sink never blocks the engine on Slack and never raises into it
+(the engine's FanOutSink would re-raise): it folds events into the status (kept current with
+coalesced `chat.update`s) and queues phase replies on the channel's pacing queue, logging any
+failure. `on_finished` (the service's finished hook) posts the divergence summary and, when the
+result was routed, the review request in the review channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import ClientError
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot import blocks as B
+from bot.api import transcript_url
+from bot.runtime import Runtime
+from bot.slack import notices, status
+from bot.slack.pacing import ChannelPacer
+from engine.domain import DebateRecord, Event, EventKind, PhaseSummary, Review
+from engine.ports import EventSink
+from storage import debates, reviews
+from storage import slack as slack_store
+
+log = logging.getLogger("dialectic.slack")
+
+SLACK_ERRORS = (SlackApiError, ClientError, TimeoutError)
+SETTLE_TIMEOUT = 30.0
+
+
+def slack_error(exc: BaseException) -> str:
+    """A short, secret-free description of a Slack call's failure."""
+    if isinstance(exc, SlackApiError):
+        return str(exc.response.get("error") or "error")
+    return type(exc).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    channel_id: str
+    ts: str
+
+
+def thread_of(record: DebateRecord) -> Thread | None:
+    """Where the debate's thread is, if it has one."""
+    origin = record.origin
+    if origin.channel_id and origin.thread_ts:
+        return Thread(origin.channel_id, origin.thread_ts)
+    return None
+
+
+class SlackNotifier:
+    """Posts through one Web API client and one per-channel pacing queue; owns its tasks."""
+
+    def __init__(self, rt: Runtime, client: AsyncWebClient, pacer: ChannelPacer, *,
+                 update_gap: float | None = None) -> None:
+        self.rt = rt
+        self.client = client
+        self.pacer = pacer
+        self.update_gap = pacer.interval if update_gap is None else update_gap
+        self.live: dict[str, ThreadSink] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # --- Slack calls ---
+
+    async def post(self, channel: str, message: B.Message, *, thread_ts: str | None = None
+                   ) -> str:
+        """chat.postMessage through the channel's pacing queue; the new message's ts."""
+        async def call() -> str:
+            reply = await self.client.chat_postMessage(
+                channel=channel, thread_ts=thread_ts, unfurl_links=False, unfurl_media=False,
+                **message.kwargs())
+            return str(reply["ts"])
+
+        return await self.pacer.run(channel, call)
+
+    def post_soon(self, channel: str, message: B.Message, *, thread_ts: str | None = None,
+                  what: str = "message") -> None:
+        """Queue a post without waiting for it; a failure is logged."""
+        self.spawn(self.logged(self.post(channel, message, thread_ts=thread_ts), what))
+
+    async def update(self, channel: str, ts: str, message: B.Message) -> None:
+        await self.client.chat_update(channel=channel, ts=ts, **message.kwargs())
+
+    async def logged(self, call: Awaitable[Any], what: str) -> None:
+        try:
+            await call
+        except SLACK_ERRORS as exc:
+            log.warning("Slack: could not post %s: %s", what, slack_error(exc))
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """A background task held strongly until done; an unexpected error is logged."""
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._reap)
+        return task
+
+    def _reap(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("Slack notifier task failed", exc_info=task.exception())
+
+    async def drain(self) -> None:
+        """Wait until every queued post and update has been sent (or failed)."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.pacer.close()
+
+    def url(self, debate_id: str) -> str:
+        return transcript_url(self.rt, debate_id)
+
+    # --- engine hooks ---
+
+    def sink_for(self, record: DebateRecord) -> EventSink | None:
+        """The service's sink factory: a ThreadSink for debates that post to a Slack channel."""
+        if not record.id or not record.origin.channel_id:
+            return None
+        sink = ThreadSink(self, record)
+        self.live[record.id] = sink
+        return sink
+
+    async def on_finished(self, record: DebateRecord, review: Review | None) -> None:
+        """The service's finished hook: final status, divergence summary, review request."""
+        sink = self.live.pop(record.id, None)
+        thread = thread_of(record)
+        if sink is not None:
+            await sink.settle(record)
+            thread = sink.thread() or thread
+        elif thread is not None and record.origin.status_ts:
+            await ThreadSink(self, record).settle(record)
+        if thread is not None and record.result is not None:
+            await self.logged(self.post_summary(record, thread), "the divergence summary")
+        if review is not None:
+            await self.logged(self.request_review(record, review, thread), "a review request")
+
+    async def post_summary(self, record: DebateRecord, thread: Thread) -> None:
+        result = record.result
+        if result is None:
+            return
+        url = self.url(record.id)
+        message = B.divergence_summary(result, transcript_url=url)
+        if record.preset == "appeal" and result.routing == "auto_approve":
+            message = notices.resolved(message, result, transcript_url=url)
+        await self.post(thread.channel_id, message, thread_ts=thread.ts)
+
+    async def request_review(self, record: DebateRecord, review: Review,
+                             thread: Thread | None) -> None:
+        """The review request in the review channel, its location stored, the thread told."""
+        channel = self.rt.settings.review_channel
+        if not channel:
+            log.warning("debate %s awaits review but DIALECTIC_REVIEW_CHANNEL is not set",
+                        record.id)
+            if thread is not None:
+                await self.post(thread.channel_id, notices.no_review_channel(),
+                                thread_ts=thread.ts)
+            return
+        if record.result is None:
+            return
+        link = await self.permalink(thread)
+        message = B.review_request(review, record.result, transcript_url=self.url(record.id),
+                                   thread_link=link)
+        ts = await self.post(channel, message)
+        async with self.rt.db.transaction() as session:
+            await reviews.set_message(session, review.id, channel, ts)
+        if thread is not None:
+            await self.post(thread.channel_id, notices.awaiting_review(channel),
+                            thread_ts=thread.ts)
+
+    async def permalink(self, thread: Thread | None) -> str | None:
+        if thread is None:
+            return None
+        try:
+            reply = await self.client.chat_getPermalink(channel=thread.channel_id,
+                                                        message_ts=thread.ts)
+        except SLACK_ERRORS as exc:
+            log.info("no permalink for %s/%s: %s", thread.channel_id, thread.ts,
+                     slack_error(exc))
+            return None
+        return str(reply.get("permalink") or "") or None
+
+
+class ThreadSink:
+    """One debate run's Slack updates. `emit` only records and queues: it never waits on Slack.
+
+    The thread (a root message, when the origin named only a channel) and the status message are
+    queued first on the channel's FIFO pacing queue, so phase replies always land below them.
+    """
+
+    def __init__(self, notifier: SlackNotifier, record: DebateRecord) -> None:
+        self.n = notifier
+        self.record = record
+        self.channel = record.origin.channel_id or ""
+        self.thread_ts = record.origin.thread_ts
+        self.status_ts = record.origin.status_ts
+        settings = notifier.rt.settings
+        self.progress = status.Progress(planned=status.planned_phases(settings, record.request))
+        self.rehearsal = settings.is_rehearsal
+        self.final = False
+        self._opened = self.status_ts is not None
+        self._dirty = False
+        self._flusher: asyncio.Task[None] | None = None
+
+    def thread(self) -> Thread | None:
+        return Thread(self.channel, self.thread_ts) if self.thread_ts else None
+
+    async def emit(self, event: Event) -> None:
+        try:
+            self._handle(event)
+        except Exception:  # a notifier bug must never stop or fail a debate
+            log.exception("Slack sink failed on %s for debate %s", event.kind, self.record.id)
+
+    def _handle(self, event: Event) -> None:
+        self.rehearsal = self.rehearsal or event.rehearsal
+        if not self._opened:
+            self._open()
+        if event.kind is EventKind.PHASE_FINISHED:
+            self._reply(event)
+        if self.progress.apply(event.kind.value, event.data):
+            self._touch()
+
+    def _open(self) -> None:
+        """Queue the root (if the thread does not exist yet) and the status message, now."""
+        self._opened = True
+        if self.thread_ts is None:
+            self._queue(self._post_root, "the root message")
+        posted = self.n.pacer.submit(self.channel, self._post_status)
+        self._flusher = self.n.spawn(self._after_status(posted))
+
+    def _queue(self, call: Callable[[], Awaitable[Any]], what: str) -> None:
+        """Submit to the channel's FIFO queue synchronously (order kept); log a failure."""
+        self.n.spawn(self.n.logged(self.n.pacer.submit(self.channel, call), what))
+
+    async def _after_status(self, posted: Awaitable[None]) -> None:
+        await self.n.logged(posted, "the status message")
+        await self._flush()
+
+    async def _post_root(self) -> None:
+        message = B.debate_started(self.record, None, self.n.url(self.record.id),
+                                   rehearsal=self.rehearsal)
+        reply = await self.n.client.chat_postMessage(
+            channel=self.channel, unfurl_links=False, unfurl_media=False, **message.kwargs())
+        self.thread_ts = str(reply["ts"])
+        async with self.n.rt.db.transaction() as session:
+            await slack_store.link_thread(session, channel_id=self.channel,
+                                          thread_ts=self.thread_ts, debate_id=self.record.id)
+
+    async def _post_status(self) -> None:
+        if self.thread_ts is None:
+            return  # the root message failed (logged): there is no thread to post in
+        self._dirty = False
+        reply = await self.n.client.chat_postMessage(
+            channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False,
+            unfurl_media=False, **self._render().kwargs())
+        self.status_ts = str(reply["ts"])
+        origin = self.record.origin.model_copy(
+            update={"thread_ts": self.thread_ts, "status_ts": self.status_ts})
+        async with self.n.rt.db.transaction() as session:
+            await debates.update_origin(session, self.record.id, origin)
+
+    def _render(self) -> B.Message:
+        return status.render(self.record, self.progress, rehearsal=self.rehearsal,
+                             transcript_url=self.n.url(self.record.id), final=self.final)
+
+    def _reply(self, event: Event) -> None:
+        data = event.data
+        summary = PhaseSummary(
+            name=str(data.get("phase") or ""), highlights=dict(data.get("highlights") or {}),
+            degraded=list(data.get("degraded") or []), filtered=list(data.get("filtered") or []),
+            elapsed_seconds=float(data.get("elapsed_seconds") or 0.0))
+        message = B.phase_reply(summary, rehearsal=self.rehearsal or event.rehearsal,
+                                transcript_url=self.n.url(self.record.id))
+
+        async def call() -> None:
+            if self.thread_ts is not None:
+                await self.n.client.chat_postMessage(
+                    channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False,
+                    unfurl_media=False, **message.kwargs())
+
+        self._queue(call, f"the {summary.name} phase reply")
+
+    def _touch(self) -> None:
+        self._dirty = True
+        if self._flusher is None or self._flusher.done():
+            self._flusher = self.n.spawn(self._flush())
+
+    async def _flush(self) -> None:
+        """Coalesced chat.update: only the latest state is sent, at most once per update_gap."""
+        while self._dirty and self.status_ts is not None:
+            self._dirty = False
+            try:
+                await self.n.update(self.channel, self.status_ts, self._render())
+            except SLACK_ERRORS as exc:
+                log.warning("Slack: could not update the status of %s: %s", self.record.id,
+                            slack_error(exc))
+            if self._dirty:
+                await asyncio.sleep(self.n.update_gap)
+
+    async def settle(self, record: DebateRecord) -> None:
+        """Show the stored, finished record in the status message; wait for it to be sent."""
+        self.record, self.final = record, True
+        self.rehearsal = self.rehearsal or bool(record.result and record.result.rehearsal)
+        running = self._flusher
+        if running is not None and not running.done():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(running), SETTLE_TIMEOUT)
+        self._dirty = True
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._flush(), SETTLE_TIMEOUT)
+
+
+__all__ = ["SLACK_ERRORS", "SlackNotifier", "Thread", "ThreadSink", "slack_error", "thread_of"]

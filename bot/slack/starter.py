@@ -1,0 +1,128 @@
+"""Starting a debate from Slack: the visible message first, then the queued debate.
+
+Order matters. We post the "Debate started" message (the thread root for `/debate`, a reply for
+a mention or an appeal) *before* submitting, and submit only once it is up: a debate nobody can
+see would spend budget for nothing, while a message whose submission fails is edited in place to
+say why (over budget, bad preset). If the process dies between the two, what is left is a
+visible "starting" message and no spend. A bot outside the channel raises `NotInChannel` before
+anything is queued, so the listener can say how to invite it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from slack_sdk.errors import SlackApiError
+
+from bot import blocks as B
+from bot.service import Submission
+from bot.slack import notices
+from bot.slack.context import SlackContext
+from bot.slack.notifier import Thread
+from engine.domain import DebateRecord, DebateRequest, DebateStatus, Estimate, Origin
+from engine.errors import BudgetExceeded, InvalidRequest
+from storage import slack as slack_store
+
+NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
+PROVISIONAL_ID = "starting"
+
+
+class NotInChannel(Exception):
+    """The bot cannot post in the channel (not a member, unknown or archived)."""
+
+    def __init__(self, channel_id: str, error: str) -> None:
+        super().__init__(f"cannot post in {channel_id}: {error}")
+        self.channel_id = channel_id
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where the debate is shown and who asked; `thread_ts` None opens a new thread."""
+
+    channel_id: str
+    user_id: str
+    team_id: str | None = None
+    thread_ts: str | None = None
+    response_url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """What happened: the submission (None when it was refused; the message says why)."""
+
+    submission: Submission | None
+    thread: Thread
+    message_ts: str
+
+
+@dataclass(frozen=True, slots=True)
+class Opening:
+    """A posted "starting" message, not yet submitted."""
+
+    request: DebateRequest
+    place: Place
+    estimate: Estimate
+    message_ts: str
+
+    @property
+    def thread(self) -> Thread:
+        return Thread(self.place.channel_id, self.place.thread_ts or self.message_ts)
+
+
+async def open_debate(ctx: SlackContext, request: DebateRequest, place: Place) -> Opening:
+    """Estimate, then post the "starting" message where the debate will be shown.
+
+    Raises InvalidRequest before posting anything, NotInChannel when the bot cannot post."""
+    estimate = await ctx.service.estimate(request)
+    provisional = DebateRecord(id=PROVISIONAL_ID, request=request, mode=estimate.mode,
+                               preset=request.preset or "default", status=DebateStatus.QUEUED,
+                               requested_by=request.requested_by)
+    first = B.debate_started(provisional, estimate, "", rehearsal=ctx.settings.is_rehearsal)
+    try:
+        ts = await ctx.notifier.post(place.channel_id, first, thread_ts=place.thread_ts)
+    except SlackApiError as exc:
+        error = str(exc.response.get("error") or "")
+        if error in NOT_IN_CHANNEL:
+            raise NotInChannel(place.channel_id, error) from exc
+        raise
+    return Opening(request, place, estimate, ts)
+
+
+async def submit_opening(ctx: SlackContext, opening: Opening, *, idempotency_key: str | None,
+                         parent_id: str | None = None) -> Started:
+    """Submit the opened debate; link the thread; show the record (or why it did not start)."""
+    place, thread, ts = opening.place, opening.thread, opening.message_ts
+    origin = Origin(surface="slack", team_id=place.team_id, channel_id=place.channel_id,
+                    thread_ts=thread.ts, user_id=place.user_id, response_url=place.response_url)
+    try:
+        sub = await ctx.service.submit(opening.request, origin=origin,
+                                       idempotency_key=idempotency_key, parent_id=parent_id)
+    except (BudgetExceeded, InvalidRequest) as exc:
+        await ctx.notifier.update(place.channel_id, ts, notices.not_started(str(exc)))
+        return Started(None, thread, ts)
+    async with ctx.rt.db.transaction() as session:
+        await slack_store.link_thread(session, channel_id=thread.channel_id, thread_ts=thread.ts,
+                                      debate_id=sub.record.id)
+    url = ctx.notifier.url(sub.record.id)
+    started = B.debate_started(sub.record, sub.estimate, url, rehearsal=ctx.settings.is_rehearsal)
+    await ctx.notifier.update(place.channel_id, ts, started)
+    if sub.cached:
+        await ctx.notifier.post(thread.channel_id, notices.cached(sub.record.id),
+                                thread_ts=thread.ts)
+        await ctx.notifier.post_summary(sub.record, thread)
+    elif not sub.duplicate:
+        ctx.rt.notify_workers()
+    return Started(sub, thread, ts)
+
+
+async def start_debate(ctx: SlackContext, request: DebateRequest, place: Place, *,
+                       idempotency_key: str | None, parent_id: str | None = None) -> Started:
+    """`open_debate` then `submit_opening`."""
+    opening = await open_debate(ctx, request, place)
+    return await submit_opening(ctx, opening, idempotency_key=idempotency_key,
+                                parent_id=parent_id)
+
+
+__all__ = ["NOT_IN_CHANNEL", "NotInChannel", "Opening", "Place", "Started", "open_debate",
+           "start_debate", "submit_opening"]

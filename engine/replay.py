@@ -1,0 +1,64 @@
+"""Replay: a new debate built from a stored one — re-synthesised with another model, or continued
+with more rounds. The source is never changed. Steps the change does not touch are read from the
+source's checkpoints (at no cost to the replay: the source already paid for them); the final
+stage (verdict, judges, synthesis, grade, final answer) always runs again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from engine.domain import DebateRequest, StepRecord, Usage
+from engine.errors import InvalidRequest
+from engine.ports import CheckpointStore
+
+FINAL_STAGE = ("/verdict", "/synthesis", "/grade", "/final", "structured/judge")
+
+
+def is_final_stage(key: str) -> bool:
+    return key.startswith(("judge/", "critique/converged/")) or key.endswith(FINAL_STAGE)
+
+
+def replay_request(source: DebateRequest, *, source_id: str, source_keys: Iterable[str],
+                   default_rounds: int, more_rounds: int | None = None,
+                   synthesizer: str | None = None) -> DebateRequest:
+    """The replay's request: more rounds and/or another model for the final stage."""
+    if not more_rounds and not synthesizer:
+        raise InvalidRequest("say what to change: --rounds N (more rounds) and/or "
+                             "--synthesizer MODEL")
+    if more_rounds is not None and not 1 <= more_rounds <= 3:
+        raise InvalidRequest("--rounds adds 1 to 3 rounds")
+    options = dict(source.options)
+    if synthesizer:
+        models = dict(options.get("role_models") or {})
+        models.update({"synthesizer": synthesizer, "judge": synthesizer,
+                       "critique/final": synthesizer})
+        options["role_models"] = models
+    reuse = sorted(k for k in source_keys if not is_final_stage(k))
+    options["replay"] = {"source": source_id, "reuse": reuse}
+    rounds = source.rounds if source.rounds is not None else default_rounds
+    if more_rounds:
+        rounds = min(rounds + more_rounds, 5)
+    return source.model_copy(update={"options": options, "rounds": rounds, "no_cache": True})
+
+
+class ReplayStore:
+    """A checkpoint store that falls back to the source debate's steps for the reusable keys."""
+
+    def __init__(self, inner: CheckpointStore, *, source_id: str, reuse: Iterable[str]) -> None:
+        self.inner = inner
+        self.source_id = source_id
+        self.reuse = frozenset(reuse)
+
+    async def get(self, debate_id: str, key: str) -> StepRecord | None:
+        own = await self.inner.get(debate_id, key)
+        if own is not None or key not in self.reuse:
+            return own
+        found = await self.inner.get(self.source_id, key)
+        if found is None or found.status == "degraded":
+            return None
+        # the source paid for it: the replay reuses it for free
+        return found.model_copy(update={"cost_usd": 0.0, "usage": Usage(), "attempts": 0})
+
+    async def put(self, debate_id: str, record: StepRecord) -> StepRecord:
+        return await self.inner.put(debate_id, record)
