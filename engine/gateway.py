@@ -17,6 +17,8 @@ translated in `map_openai_error`.
 from __future__ import annotations
 
 import asyncio
+import copy
+import functools
 import email.utils
 import json
 import logging
@@ -129,7 +131,13 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 
 def strict_schema(schema: type[Any]) -> dict[str, Any]:
-    """The strict JSON schema the SDK derives from a pydantic model (no hand-written schemas)."""
+    """The strict JSON schema the SDK derives from a pydantic model (no hand-written schemas).
+    Built once per model class: generating it costs milliseconds of CPU on every call."""
+    return copy.deepcopy(_strict_schema_cached(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _strict_schema_cached(schema: type[Any]) -> dict[str, Any]:
     return dict(openai.pydantic_function_tool(schema)["function"]["parameters"])
 
 
