@@ -1,0 +1,186 @@
+"""The audit log: per-debate hash chains and one global chain, append-only and verifiable.
+
+Each link stores `hash = sha256(prev_hash + canonical_json({seq, chain, kind, actor, data, at}))`,
+so altering, inserting or deleting a link in the middle of a chain breaks every later hash.
+Appends to one chain are serialised: by `BEGIN IMMEDIATE` on SQLite, by a transaction-scoped
+advisory lock on PostgreSQL (one lock per chain, global included, and it does not hold the
+debate's row, so SKIP LOCKED claims never skip a debate only because it is being audited);
+UNIQUE(chain, seq) backs both, and a lost race is retried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from sqlalchemy import select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.domain import AuditEvent, Event, canonical_json, sha256, utcnow
+from storage.db import Database, dialect_of, insert_ignoring
+from storage.errors import Conflict
+from storage.models import AuditEventRow, jsonable
+
+GENESIS_HASH = "0" * 64
+GLOBAL_CHAIN = "global"
+_LOCK_NAMESPACE = 0x0D1A  # first key of pg_advisory_xact_lock(int, int) for audit chains
+_APPEND_ATTEMPTS = 5
+
+
+def chain_of(debate_id: str | None) -> str:
+    return debate_id or GLOBAL_CHAIN
+
+
+def link_hash(
+    prev_hash: str, *, seq: int, chain: str, kind: str, actor: str, data: Mapping[str, Any],
+    at: datetime,
+) -> str:
+    body = {"seq": seq, "chain": chain, "kind": kind, "actor": actor, "data": data,
+            "at": at.astimezone(UTC).isoformat()}
+    return sha256(prev_hash + canonical_json(body))
+
+
+async def append(
+    session: AsyncSession, *, debate_id: str | None, kind: str, actor: str,
+    data: Mapping[str, Any] | None = None, at: datetime | None = None,
+) -> AuditEvent:
+    """Add a link to the debate's chain (or the global one) in the caller's transaction."""
+    chain = chain_of(debate_id)
+    payload: dict[str, Any] = jsonable(dict(data or {}))
+    at = (at or utcnow()).astimezone(UTC)
+    await _lock_chain(session, chain)
+    for _ in range(_APPEND_ATTEMPTS):
+        last = (await session.execute(
+            select(AuditEventRow.seq, AuditEventRow.hash)
+            .where(AuditEventRow.chain == chain).order_by(AuditEventRow.seq.desc()).limit(1)
+        )).first()
+        seq, prev = (last.seq + 1, last.hash) if last is not None else (1, GENESIS_HASH)
+        event = AuditEvent(
+            seq=seq, debate_id=debate_id, kind=kind, actor=actor, data=payload, at=at,
+            prev_hash=prev,
+            hash=link_hash(prev, seq=seq, chain=chain, kind=kind, actor=actor, data=payload, at=at),
+        )
+        values = {"chain": chain, **event.model_dump()}
+        inserted = await session.execute(
+            insert_ignoring(session, AuditEventRow, values, conflict=("chain", "seq"))
+            .returning(AuditEventRow.id)
+        )
+        if inserted.scalar_one_or_none() is not None:
+            return event
+    raise Conflict(f"audit chain {chain}: lost {_APPEND_ATTEMPTS} races for the next seq",
+                   constraint="uq_audit_events_chain_seq")
+
+
+async def _lock_chain(session: AsyncSession, chain: str) -> None:
+    if dialect_of(session) == "postgresql":
+        await session.execute(
+            text("SELECT pg_advisory_xact_lock(:namespace, hashtext(:chain))"),
+            {"namespace": _LOCK_NAMESPACE, "chain": chain},
+        )
+
+
+async def events(
+    session: AsyncSession, debate_id: str | None, *, after_seq: int = 0, limit: int = 500
+) -> list[AuditEvent]:
+    """A chain's links after `after_seq`, oldest first (what the SSE stream tails)."""
+    rows = await session.scalars(
+        select(AuditEventRow)
+        .where(AuditEventRow.chain == chain_of(debate_id), AuditEventRow.seq > after_seq)
+        .order_by(AuditEventRow.seq).limit(limit)
+    )
+    return [_to_event(row) for row in rows]
+
+
+def _to_event(row: AuditEventRow) -> AuditEvent:
+    return AuditEvent(
+        seq=row.seq, debate_id=row.debate_id, kind=row.kind, actor=row.actor, data=row.data,
+        at=row.at, prev_hash=row.prev_hash, hash=row.hash,
+    )
+
+
+class BrokenLink(NamedTuple):
+    chain: str
+    seq: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    ok: bool
+    chains_checked: int
+    events_checked: int
+    first_broken: BrokenLink | None = None
+    broken_chains: tuple[str, ...] = ()
+
+
+class _ChainWalk:
+    """Follows one chain link by link; remembers the first break."""
+
+    def __init__(self, chain: str) -> None:
+        self.chain = chain
+        self.expected_seq = 1
+        self.prev_hash = GENESIS_HASH
+        self.broken: BrokenLink | None = None
+
+    def feed(self, row: Any) -> None:
+        if self.broken is None:
+            reason = self._check(row)
+            if reason is not None:
+                seq = min(row.seq, self.expected_seq)
+                self.broken = BrokenLink(self.chain, seq, reason)
+        self.expected_seq = row.seq + 1
+        self.prev_hash = row.hash
+
+    def _check(self, row: Any) -> str | None:
+        if row.chain != chain_of(row.debate_id):
+            return f"debate_id {row.debate_id!r} does not belong to chain {row.chain!r}"
+        if row.seq != self.expected_seq:
+            return f"seq {self.expected_seq} is missing (deleted?); next link is {row.seq}"
+        if row.prev_hash != self.prev_hash:
+            return "prev_hash does not match the previous link's hash"
+        actual = link_hash(row.prev_hash, seq=row.seq, chain=row.chain, kind=row.kind,
+                           actor=row.actor, data=row.data, at=row.at)
+        if actual != row.hash:
+            return "hash does not match the link's content (altered)"
+        return None
+
+
+async def verify(session: AsyncSession, debate_id: str | None = None) -> VerifyReport:
+    """Recompute every chain, or only `debate_id`'s ("global" for the global one)."""
+    stmt = select(
+        AuditEventRow.chain, AuditEventRow.debate_id, AuditEventRow.seq, AuditEventRow.kind,
+        AuditEventRow.actor, AuditEventRow.data, AuditEventRow.at, AuditEventRow.prev_hash,
+        AuditEventRow.hash,
+    ).order_by(AuditEventRow.chain, AuditEventRow.seq)
+    if debate_id is not None:
+        stmt = stmt.where(AuditEventRow.chain == debate_id)
+    walks: list[_ChainWalk] = []
+    checked = 0
+    result = await session.stream(stmt.execution_options(yield_per=500))
+    async for row in result:
+        if not walks or walks[-1].chain != row.chain:
+            walks.append(_ChainWalk(row.chain))
+        walks[-1].feed(row)
+        checked += 1
+    broken = [walk.broken for walk in walks if walk.broken is not None]
+    return VerifyReport(
+        ok=not broken, chains_checked=len(walks), events_checked=checked,
+        first_broken=broken[0] if broken else None,
+        broken_chains=tuple(link.chain for link in broken),
+    )
+
+
+class DbEventSink:
+    """engine.ports.EventSink: each engine event becomes a link of its debate's chain."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def emit(self, event: Event) -> None:
+        data = {**event.data, "rehearsal": event.rehearsal}
+        actor = str(event.data.get("actor") or "engine")
+        async with self.db.transaction() as session:
+            await append(session, debate_id=event.debate_id, kind=event.kind.value,
+                         actor=actor, data=data, at=event.at)

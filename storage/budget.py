@@ -1,0 +1,223 @@
+"""The daily budget, reserved in the database so every replica and worker sees the same money.
+
+A day's row is created on first use and locked for each change (SELECT ... FOR UPDATE on
+PostgreSQL; `BEGIN IMMEDIATE` already serialises writers on SQLite), so concurrent reservations
+can never overshoot the cap. Every change is also a ledger row, and the day's totals are always
+the ledger's sums:
+
+    reserved_usd = sum(reserve) - sum(release)        spent_usd = sum(settle)
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.domain import utcnow
+from engine.errors import BudgetExceeded
+from storage.db import insert_ignoring
+from storage.models import BudgetDayRow, BudgetLedgerRow
+
+RESERVE, RELEASE, SETTLE = "reserve", "release", "settle"
+DEFAULT_ALERT_FRACTION = 0.8
+_EPSILON = 1e-9  # float slack, so $10.00 of $1 reservations fits a $10 cap
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetState:
+    day: date
+    cap_usd: float
+    reserved_usd: float
+    spent_usd: float
+    remaining_usd: float
+    fraction: float          # (reserved + spent) / cap
+    alert_due: bool          # past the alert fraction and nobody has alerted yet today
+    alerted: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerEntry:
+    day: date
+    debate_id: str
+    kind: str
+    amount_usd: float
+    at: datetime
+
+
+def _state(
+    day: date, cap: float, reserved: float, spent: float, alerted: bool, alert_fraction: float
+) -> BudgetState:
+    committed = reserved + spent
+    if cap > 0:
+        fraction = committed / cap
+    else:
+        fraction = 1.0 if committed > 0 else 0.0
+    return BudgetState(
+        day=day, cap_usd=cap, reserved_usd=round(reserved, 9), spent_usd=round(spent, 9),
+        remaining_usd=round(max(cap - committed, 0.0), 9), fraction=fraction,
+        alert_due=fraction >= alert_fraction and not alerted and committed > 0, alerted=alerted,
+    )
+
+
+def _row_state(row: BudgetDayRow, alert_fraction: float) -> BudgetState:
+    return _state(row.day, row.cap_usd, row.reserved_usd, row.spent_usd, row.alerted,
+                  alert_fraction)
+
+
+async def _lock_day(session: AsyncSession, day: date, cap_usd: float | None) -> BudgetDayRow:
+    """The day's row, created if missing, locked until the transaction ends."""
+    await session.execute(insert_ignoring(
+        session, BudgetDayRow,
+        {"day": day, "cap_usd": cap_usd or 0.0, "reserved_usd": 0.0, "spent_usd": 0.0,
+         "alerted": False},
+        conflict=("day",),
+    ))
+    row = await session.scalar(
+        select(BudgetDayRow).where(BudgetDayRow.day == day).with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if row is None:  # cannot happen: inserted above, or already there
+        raise LookupError(f"budget day {day} vanished")
+    if cap_usd is not None:
+        row.cap_usd = cap_usd  # the configured cap wins, even if it changed today
+    return row
+
+
+@dataclass(frozen=True, slots=True)
+class _DebateLedger:
+    outstanding: dict[date, float]   # reserved and not yet released, per day
+    settled_usd: float               # spend booked so far, all days
+    settled: bool                    # any settle row at all
+
+
+async def _debate_ledger(session: AsyncSession, debate_id: str) -> _DebateLedger:
+    rows = await session.execute(
+        select(BudgetLedgerRow.day, BudgetLedgerRow.kind, func.sum(BudgetLedgerRow.amount_usd))
+        .where(BudgetLedgerRow.debate_id == debate_id)
+        .group_by(BudgetLedgerRow.day, BudgetLedgerRow.kind)
+    )
+    held: dict[date, float] = defaultdict(float)
+    settled_usd, settled = 0.0, False
+    for day, kind, total in rows:
+        amount = float(total or 0.0)
+        if kind == SETTLE:
+            settled_usd, settled = settled_usd + amount, True
+        else:
+            held[day] += amount if kind == RESERVE else -amount
+    outstanding = {day: round(v, 9) for day, v in sorted(held.items()) if round(v, 9) > 0}
+    return _DebateLedger(outstanding, round(settled_usd, 9), settled)
+
+
+def _record(session: AsyncSession, day: date, debate_id: str, kind: str, amount: float,
+            now: datetime | None) -> None:
+    session.add(BudgetLedgerRow(day=day, debate_id=debate_id, kind=kind, amount_usd=amount,
+                                at=now or utcnow()))
+
+
+async def reserve(
+    session: AsyncSession, *, day: date, cap_usd: float, amount_usd: float, debate_id: str,
+    alert_fraction: float = DEFAULT_ALERT_FRACTION, now: datetime | None = None,
+) -> BudgetState:
+    """Hold `amount_usd` of the day's cap for a debate; BudgetExceeded if it does not fit."""
+    row = await _lock_day(session, day, cap_usd)
+    committed = row.reserved_usd + row.spent_usd
+    if committed + amount_usd > cap_usd + _EPSILON:
+        remaining = max(cap_usd - committed, 0.0)
+        raise BudgetExceeded(
+            f"today's budget has ${remaining:.2f} of ${cap_usd:.2f} left; this debate needs "
+            f"about ${amount_usd:.2f}",
+            estimate_usd=amount_usd, remaining_usd=remaining,
+        )
+    row.reserved_usd = round(row.reserved_usd + amount_usd, 9)
+    _record(session, day, debate_id, RESERVE, amount_usd, now)
+    await session.flush()
+    return _row_state(row, alert_fraction)
+
+
+async def _lock_days(session: AsyncSession, days: set[date]) -> dict[date, BudgetDayRow]:
+    """Lock day rows in date order, so two transactions never wait on each other in a circle."""
+    return {day: await _lock_day(session, day, None) for day in sorted(days)}
+
+
+async def _release_all(
+    session: AsyncSession, rows: dict[date, BudgetDayRow], debate_id: str,
+    outstanding: dict[date, float], now: datetime | None,
+) -> None:
+    for day, amount in outstanding.items():
+        row = rows.get(day) or await _lock_day(session, day, None)
+        row.reserved_usd = round(max(row.reserved_usd - amount, 0.0), 9)
+        _record(session, day, debate_id, RELEASE, amount, now)
+
+
+async def settle(
+    session: AsyncSession, *, day: date, debate_id: str, actual_usd: float,
+    alert_fraction: float = DEFAULT_ALERT_FRACTION, now: datetime | None = None,
+) -> BudgetState:
+    """Release the debate's reservations (whatever day they were made on) and book its spend
+    on `day`. `actual_usd` is the debate's total cost to date (a resumed debate's result counts
+    its reused steps too): only what was not booked before is added, so settling twice, or
+    again after a retry, never counts a dollar twice."""
+    before = await _debate_ledger(session, debate_id)
+    rows = await _lock_days(session, {day, *before.outstanding})
+    ledger = await _debate_ledger(session, debate_id)  # again, now that the days are locked
+    await _release_all(session, rows, debate_id, ledger.outstanding, now)
+    extra = round(actual_usd - ledger.settled_usd, 9)
+    if extra > 0 or not ledger.settled:
+        rows[day].spent_usd = round(rows[day].spent_usd + max(extra, 0.0), 9)
+        _record(session, day, debate_id, SETTLE, max(extra, 0.0), now)
+    await session.flush()
+    return _row_state(rows[day], alert_fraction)
+
+
+async def release(
+    session: AsyncSession, *, day: date, debate_id: str,
+    alert_fraction: float = DEFAULT_ALERT_FRACTION, now: datetime | None = None,
+) -> BudgetState:
+    """Give back what the debate still holds (refused, or failed before starting), on every day
+    it reserved on; returns `day`'s state. Releasing twice changes nothing."""
+    before = await _debate_ledger(session, debate_id)
+    rows = await _lock_days(session, {day, *before.outstanding})
+    ledger = await _debate_ledger(session, debate_id)
+    await _release_all(session, rows, debate_id, ledger.outstanding, now)
+    await session.flush()
+    return _row_state(rows[day], alert_fraction)
+
+
+async def state(
+    session: AsyncSession, day: date, *, cap_usd: float | None = None,
+    alert_fraction: float = DEFAULT_ALERT_FRACTION,
+) -> BudgetState:
+    """The day's figures; `cap_usd` overrides the stored cap (e.g. before the first debate)."""
+    row = await session.scalar(
+        select(BudgetDayRow).where(BudgetDayRow.day == day)
+        .execution_options(populate_existing=True)
+    )
+    if row is None:
+        return _state(day, cap_usd or 0.0, 0.0, 0.0, False, alert_fraction)
+    cap = row.cap_usd if cap_usd is None else cap_usd
+    return _state(day, cap, row.reserved_usd, row.spent_usd, row.alerted, alert_fraction)
+
+
+async def mark_alerted(session: AsyncSession, day: date) -> bool:
+    """Record that today's alert went out; False if another replica already did."""
+    result = await session.execute(
+        update(BudgetDayRow).where(BudgetDayRow.day == day, BudgetDayRow.alerted.is_(False))
+        .values(alerted=True).returning(BudgetDayRow.day)
+        .execution_options(synchronize_session=False)
+    )
+    return result.scalar_one_or_none() is not None
+
+
+async def ledger(
+    session: AsyncSession, *, day: date, debate_id: str | None = None
+) -> list[LedgerEntry]:
+    stmt = select(BudgetLedgerRow).where(BudgetLedgerRow.day == day)
+    if debate_id is not None:
+        stmt = stmt.where(BudgetLedgerRow.debate_id == debate_id)
+    rows = await session.scalars(stmt.order_by(BudgetLedgerRow.id))
+    return [LedgerEntry(day=r.day, debate_id=r.debate_id, kind=r.kind, amount_usd=r.amount_usd,
+                        at=r.at) for r in rows]

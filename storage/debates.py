@@ -1,0 +1,213 @@
+"""Debates: create, read, and move through the lifecycle; every status change is audited.
+
+`transition()` is the only way a status changes: it locks the row, checks
+`engine.domain.can_transition`, applies the given fields and appends a `status_changed` link to
+the debate's audit chain, all in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.domain import (
+    TERMINAL_STATUSES,
+    DebateRecord,
+    DebateRequest,
+    DebateResult,
+    DebateStatus,
+    Origin,
+    can_transition,
+    canonical_json,
+    sha256,
+    utcnow,
+)
+from storage import audit
+from storage.errors import AlreadyExists, IllegalTransition, NotFound, translate
+from storage.models import DebateRow, jsonable
+
+# What transition(**fields) may set besides the status.
+MUTABLE_FIELDS = frozenset({
+    "result", "error", "cost_usd", "estimate_usd", "reserved_usd", "started_at", "finished_at",
+    "origin", "lease_owner", "lease_expires_at", "attempts", "cached_from", "downgraded_from",
+})
+CACHEABLE_STATUSES = (DebateStatus.COMPLETED.value, DebateStatus.APPROVED.value)
+_FINISHED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
+_SPACE = re.compile(r"\s+")
+
+
+def topic_key(request: DebateRequest, preset: str) -> str:
+    """The cache key of a request: normalised topic and context, mode, preset, rounds, judges."""
+    def norm(text: str) -> str:
+        return _SPACE.sub(" ", text).strip().casefold().rstrip("?.!")
+
+    parts = [norm(request.topic), request.mode, preset, request.rounds, request.judges,
+             norm(request.context)]
+    return sha256(canonical_json(parts))
+
+
+def to_record(row: DebateRow) -> DebateRecord:
+    return DebateRecord(
+        id=row.id, request=DebateRequest.model_validate(row.request), mode=row.mode,
+        preset=row.preset, status=DebateStatus(row.status),
+        origin=Origin.model_validate(row.origin), requested_by=row.requested_by,
+        estimate_usd=row.estimate_usd, reserved_usd=row.reserved_usd, cost_usd=row.cost_usd,
+        result=DebateResult.model_validate(row.result) if row.result is not None else None,
+        error=row.error, attempts=row.attempts, parent_id=row.parent_id,
+        cached_from=row.cached_from, downgraded_from=row.downgraded_from,
+        lease_owner=row.lease_owner, lease_expires_at=row.lease_expires_at,
+        created_at=row.created_at, updated_at=row.updated_at, started_at=row.started_at,
+        finished_at=row.finished_at,
+    )
+
+
+def _column_value(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return jsonable(value.model_dump(mode="json"))
+    return value
+
+
+def _new_row(record: DebateRecord, topic_key: str, idempotency_key: str | None) -> DebateRow:
+    return DebateRow(
+        id=record.id, topic=record.request.topic, mode=record.mode, preset=record.preset,
+        status=record.status.value, request=_column_value(record.request),
+        origin=_column_value(record.origin),
+        requested_by=record.requested_by or record.request.requested_by,
+        estimate_usd=record.estimate_usd, reserved_usd=record.reserved_usd,
+        cost_usd=record.cost_usd, result=_column_value(record.result), error=record.error,
+        attempts=record.attempts, parent_id=record.parent_id, cached_from=record.cached_from,
+        downgraded_from=record.downgraded_from, topic_key=topic_key,
+        lease_owner=record.lease_owner, lease_expires_at=record.lease_expires_at,
+        created_at=record.created_at, updated_at=record.updated_at,
+        started_at=record.started_at, finished_at=record.finished_at,
+        idempotency_key=idempotency_key,
+    )
+
+
+async def create(
+    session: AsyncSession, *, record: DebateRecord, topic_key: str,
+    idempotency_key: str | None = None,
+) -> DebateRecord:
+    """Insert the debate and the first link of its audit chain (`debate_created`).
+
+    Raises AlreadyExists (with `existing_id`) when the id or the idempotency key is taken.
+    """
+    row = _new_row(record, topic_key, idempotency_key)
+    try:
+        async with session.begin_nested():  # a duplicate must not poison the caller's transaction
+            session.add(row)
+            await session.flush()
+    except IntegrityError as exc:
+        error = translate(exc)
+        if not isinstance(error, AlreadyExists):
+            raise error from exc
+        holder = record.id
+        if idempotency_key is not None and error.constraint == "uq_debates_idempotency_key":
+            holder = await session.scalar(
+                select(DebateRow.id).where(DebateRow.idempotency_key == idempotency_key)
+            ) or holder
+        raise AlreadyExists(f"debate already exists: {holder}", constraint=error.constraint,
+                            existing_id=holder) from exc
+    await audit.append(
+        session, debate_id=row.id, kind="debate_created", actor=row.requested_by or "service",
+        data={"status": row.status, "mode": row.mode, "preset": row.preset, "topic": row.topic,
+              "estimate_usd": row.estimate_usd, "parent_id": row.parent_id,
+              "cached_from": row.cached_from, "downgraded_from": row.downgraded_from},
+        at=row.created_at,
+    )
+    return to_record(row)
+
+
+async def _load(session: AsyncSession, debate_id: str, *, lock: bool) -> DebateRow:
+    stmt = select(DebateRow).where(DebateRow.id == debate_id)
+    if lock:
+        stmt = stmt.with_for_update()
+    row = await session.scalar(stmt.execution_options(populate_existing=True))
+    if row is None:
+        raise NotFound("debate", debate_id)
+    return row
+
+
+async def get(session: AsyncSession, debate_id: str) -> DebateRecord:
+    return to_record(await _load(session, debate_id, lock=False))
+
+
+async def list_recent(
+    session: AsyncSession, *, status: str | None = None, limit: int = 50,
+    requested_by: str | None = None,
+) -> list[DebateRecord]:
+    """Newest first, optionally one status and one requester."""
+    stmt = select(DebateRow).order_by(DebateRow.created_at.desc(), DebateRow.id.desc())
+    if status is not None:
+        stmt = stmt.where(DebateRow.status == status)
+    if requested_by is not None:
+        stmt = stmt.where(DebateRow.requested_by == requested_by)
+    rows = await session.scalars(stmt.limit(limit))
+    return [to_record(row) for row in rows]
+
+
+def _apply(row: DebateRow, fields: dict[str, Any]) -> None:
+    unknown = set(fields) - MUTABLE_FIELDS
+    if unknown:
+        raise TypeError(f"cannot set debate fields {sorted(unknown)}; allowed: "
+                        f"{sorted(MUTABLE_FIELDS)}")
+    for name, value in fields.items():
+        setattr(row, name, _column_value(value))
+
+
+async def transition(
+    session: AsyncSession, debate_id: str, to: DebateStatus, *, actor: str, reason: str = "",
+    **fields: Any,
+) -> DebateRecord:
+    """Move the debate to `to` (IllegalTransition if the lifecycle forbids it), set `fields`,
+    and audit `status_changed` {from, to, reason}. Entering a finished status stamps
+    `finished_at` and clears the lease; going back to queued clears the lease and `finished_at`
+    (fields given explicitly win)."""
+    to = DebateStatus(to)
+    row = await _load(session, debate_id, lock=True)
+    current = DebateStatus(row.status)
+    if not can_transition(current, to):
+        raise IllegalTransition(debate_id, current.value, to.value)
+    now = utcnow()
+    if to in _FINISHED:
+        fields = {"finished_at": row.finished_at or now, "lease_owner": None,
+                  "lease_expires_at": None, **fields}
+    elif to is DebateStatus.QUEUED:
+        fields = {"lease_owner": None, "lease_expires_at": None, "finished_at": None, **fields}
+    _apply(row, fields)
+    row.status = to.value
+    row.updated_at = now
+    await session.flush()
+    await audit.append(
+        session, debate_id=debate_id, kind="status_changed", actor=actor,
+        data={"from": current.value, "to": to.value, "reason": reason}, at=now,
+    )
+    return to_record(row)
+
+
+async def update_origin(session: AsyncSession, debate_id: str, origin: Origin) -> DebateRecord:
+    """Where updates go (e.g. the status message's ts once posted); not a status change."""
+    row = await _load(session, debate_id, lock=True)
+    row.origin = _column_value(origin)
+    row.updated_at = utcnow()
+    await session.flush()
+    return to_record(row)
+
+
+async def find_cached(
+    session: AsyncSession, *, topic_key: str, since: datetime
+) -> DebateRecord | None:
+    """The newest completed or approved debate with this key created at or after `since`."""
+    row = await session.scalar(
+        select(DebateRow)
+        .where(DebateRow.topic_key == topic_key, DebateRow.created_at >= since,
+               DebateRow.status.in_(CACHEABLE_STATUSES), DebateRow.result.is_not(None))
+        .order_by(DebateRow.created_at.desc()).limit(1)
+    )
+    return to_record(row) if row is not None else None

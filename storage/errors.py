@@ -1,0 +1,120 @@
+"""Storage's exception tree, and the one border where database integrity errors get a meaning.
+
+    DialecticError (engine.errors)
+    └── StorageError                the database refused or could not find something
+        ├── NotFound                no row with that id (or a foreign key points nowhere)
+        ├── Conflict                a constraint refused the write; `constraint` names it
+        │   └── AlreadyExists       a unique key is taken; `existing_id` names the holder
+        └── IllegalTransition       the debate's state machine forbids current -> target
+
+`translate()` maps SQLAlchemy's `IntegrityError` (asyncpg or sqlite3 underneath) to this tree by
+constraint name, so callers never parse driver messages. `Database.transaction()` applies it to
+whatever escapes a transaction; repositories that expect a violation catch it inside a savepoint.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sqlalchemy import PrimaryKeyConstraint, UniqueConstraint
+from sqlalchemy.exc import IntegrityError
+
+from engine.errors import DialecticError
+from storage.models import Base
+
+
+class StorageError(DialecticError):
+    """Base of every error storage raises on purpose."""
+
+
+class NotFound(StorageError):
+    """No row with that id; `kind` says what was looked for."""
+
+    def __init__(self, kind: str, key: object) -> None:
+        super().__init__(f"{kind} {key!s} not found")
+        self.kind = kind
+        self.key = key
+
+
+class Conflict(StorageError):
+    """A constraint refused the write (a concurrent writer got there first, most often)."""
+
+    def __init__(self, message: str, *, constraint: str | None = None) -> None:
+        super().__init__(message)
+        self.constraint = constraint
+
+
+class AlreadyExists(Conflict):
+    """A unique key is already taken; `existing_id` is the row holding it, when known."""
+
+    def __init__(
+        self, message: str, *, constraint: str | None = None, existing_id: str | None = None
+    ) -> None:
+        super().__init__(message, constraint=constraint)
+        self.existing_id = existing_id
+
+
+class IllegalTransition(StorageError):
+    """The lifecycle forbids moving a debate from `current` to `target`."""
+
+    def __init__(self, debate_id: str, current: str, target: str) -> None:
+        super().__init__(f"debate {debate_id}: illegal transition {current} -> {target}")
+        self.debate_id = debate_id
+        self.current = current
+        self.target = target
+
+
+_SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: (?P<cols>[\w., ]+)")
+_PG_UNIQUE = "23505"
+_PG_FOREIGN_KEY = "23503"
+
+
+def _unique_constraints() -> dict[tuple[str, tuple[str, ...]], str]:
+    """(table, columns) -> constraint name, for every primary key and unique constraint."""
+    found: dict[tuple[str, tuple[str, ...]], str] = {}
+    for table in Base.metadata.tables.values():
+        for constraint in table.constraints:
+            if isinstance(constraint, PrimaryKeyConstraint | UniqueConstraint) and isinstance(
+                constraint.name, str
+            ):
+                found[(table.name, tuple(c.name for c in constraint.columns))] = constraint.name
+    return found
+
+
+def _sqlite_constraint(message: str) -> str | None:
+    match = _SQLITE_UNIQUE.search(message)
+    if match is None:
+        return None
+    qualified = [part.strip().split(".", 1) for part in match["cols"].split(",")]
+    table = qualified[0][0]
+    columns = tuple(part[-1] for part in qualified)
+    # read the metadata now, not at import: tables defined beside repositories register late
+    return _unique_constraints().get((table, columns))
+
+
+def violation(exc: IntegrityError) -> tuple[str, str | None]:
+    """What `exc` violated: ("unique" | "foreign_key" | "other", constraint name or None)."""
+    orig = exc.orig
+    # asyncpg's own exception: `.orig` on SQLAlchemy 2.1's adapted error, `__cause__` on 2.0
+    cause = getattr(orig, "orig", None) or getattr(orig, "__cause__", None)
+    sqlstate = getattr(orig, "pgcode", None) or getattr(cause, "sqlstate", None)
+    if sqlstate is not None:  # PostgreSQL: the server names the constraint
+        name = getattr(cause, "constraint_name", None)
+        kind = {_PG_UNIQUE: "unique", _PG_FOREIGN_KEY: "foreign_key"}.get(str(sqlstate), "other")
+        return kind, name
+    message = str(orig)
+    if "UNIQUE constraint failed" in message:
+        return "unique", _sqlite_constraint(message)
+    if "FOREIGN KEY constraint failed" in message:
+        return "foreign_key", None
+    return "other", None
+
+
+def translate(exc: IntegrityError) -> StorageError:
+    """The domain error for a database integrity error; raise it `from exc`."""
+    kind, name = violation(exc)
+    if kind == "unique":
+        return AlreadyExists(f"already exists ({name or 'unique key'})", constraint=name)
+    if kind == "foreign_key":
+        return NotFound("referenced row", name or "(foreign key)")
+    return Conflict(f"constraint violated: {exc.orig}", constraint=name)

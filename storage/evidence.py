@@ -1,0 +1,48 @@
+"""Human evidence added to running debates (thread replies), read by the engine between phases.
+
+A Slack message can arrive twice (retries, two replicas): `source_id` (e.g. channel:ts) is
+unique, so it is stored once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.domain import Evidence
+from storage.db import Database, insert_ignoring
+from storage.models import EvidenceRow
+
+
+async def add(session: AsyncSession, *, debate_id: str, evidence: Evidence) -> bool:
+    """Store the evidence; False when its `source_id` was stored before."""
+    values = {"debate_id": debate_id, "author": evidence.author, "text": evidence.text,
+              "source_id": evidence.source_id or None, "at": evidence.at}
+    result = await session.execute(
+        insert_ignoring(session, EvidenceRow, values, conflict=("source_id",))
+        .returning(EvidenceRow.id)
+    )
+    return result.scalar_one_or_none() is not None
+
+
+async def list_for(session: AsyncSession, debate_id: str) -> list[Evidence]:
+    """A debate's evidence, oldest first."""
+    rows = await session.scalars(
+        select(EvidenceRow).where(EvidenceRow.debate_id == debate_id)
+        .order_by(EvidenceRow.at, EvidenceRow.id)
+    )
+    return [Evidence(author=r.author, text=r.text, at=r.at, source_id=r.source_id or "")
+            for r in rows]
+
+
+class DbEvidenceSource:
+    """engine.ports.EvidenceSource on the database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def evidence(self, debate_id: str) -> Sequence[Evidence]:
+        async with self.db.transaction(readonly=True) as session:
+            return await list_for(session, debate_id)

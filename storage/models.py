@@ -1,0 +1,272 @@
+"""The schema as typed SQLAlchemy 2 models. Repositories turn these rows into engine types.
+
+Migrations (storage/migrations/versions) are written by hand from these models; a test compares
+the migrated database with this metadata on SQLite and PostgreSQL so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pkgutil
+import re
+from datetime import UTC, date, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Date,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator, TypeEngine
+
+_JSON_NUL = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")  # an unescaped \u0000 in JSON text
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC in, aware UTC out, on both databases (SQLite keeps no offset itself).
+
+    SQLite stores a fixed-width UTC text form, so comparisons and ORDER BY stay chronological.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: storage takes aware UTC datetimes")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def json_type() -> TypeEngine[Any]:
+    """JSON on SQLite, JSONB on PostgreSQL; Python None is SQL NULL, not JSON 'null'."""
+    return JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as plain JSON data, the form both databases store and hashes are computed over:
+    datetimes and other objects become strings, NaN and infinities become null and NUL characters
+    are dropped (PostgreSQL's JSONB accepts neither).
+    """
+    text = _JSON_NUL.sub(r"\1", json.dumps(value, default=str, ensure_ascii=False))
+    return json.loads(text, parse_constant=lambda _constant: None)
+
+
+def big_id() -> TypeEngine[int]:
+    """BIGINT identity on PostgreSQL; INTEGER on SQLite, where only that aliases the rowid."""
+    return BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def full_metadata() -> MetaData:
+    """Base.metadata with every table registered: some models live beside their repository
+    (storage/slack.py, storage/briefs.py), so import every storage module first."""
+    import storage
+
+    for module in pkgutil.iter_modules(storage.__path__):
+        if not module.ispkg:
+            importlib.import_module(f"storage.{module.name}")
+    return Base.metadata
+
+
+class DebateRow(Base):
+    __tablename__ = "debates"
+    __table_args__ = (
+        Index("ix_debates_status_created_at", "status", "created_at"),
+        Index("ix_debates_topic_key_created_at", "topic_key", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    topic: Mapped[str] = mapped_column(Text)
+    mode: Mapped[str] = mapped_column(String(32))
+    preset: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(32))
+    request: Mapped[dict[str, Any]] = mapped_column(json_type())
+    origin: Mapped[dict[str, Any]] = mapped_column(json_type())
+    requested_by: Mapped[str] = mapped_column(String(255))
+    estimate_usd: Mapped[float] = mapped_column(Float)
+    reserved_usd: Mapped[float] = mapped_column(Float)
+    cost_usd: Mapped[float] = mapped_column(Float)
+    result: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
+    error: Mapped[str] = mapped_column(Text)
+    attempts: Mapped[int] = mapped_column(Integer)
+    parent_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    cached_from: Mapped[str | None] = mapped_column(String(64))
+    downgraded_from: Mapped[str | None] = mapped_column(String(32))
+    topic_key: Mapped[str] = mapped_column(String(64))
+    lease_owner: Mapped[str | None] = mapped_column(String(255))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True)
+
+
+class StepRow(Base):
+    __tablename__ = "steps"
+    __table_args__ = (UniqueConstraint("debate_id", "key"),)  # no step is ever executed twice
+
+    id: Mapped[int] = mapped_column(big_id(), primary_key=True, autoincrement=True)
+    debate_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("debates.id", ondelete="CASCADE")
+    )
+    key: Mapped[str] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(64))
+    phase: Mapped[str] = mapped_column(String(64))
+    model: Mapped[str] = mapped_column(String(128))
+    status: Mapped[str] = mapped_column(String(16))
+    output: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
+    prompt_hash: Mapped[str] = mapped_column(String(64))
+    prompt_tokens: Mapped[int] = mapped_column(Integer)
+    completion_tokens: Mapped[int] = mapped_column(Integer)
+    cost_usd: Mapped[float] = mapped_column(Float)
+    latency_s: Mapped[float] = mapped_column(Float)
+    attempts: Mapped[int] = mapped_column(Integer)
+    error: Mapped[str] = mapped_column(Text)
+    rehearsal: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AuditEventRow(Base):
+    """One link of a hash chain. `chain` is the debate id, or "global" when there is none, so
+    UNIQUE(chain, seq) holds on both databases (NULLs never collide in a unique constraint)."""
+
+    __tablename__ = "audit_events"
+    __table_args__ = (UniqueConstraint("chain", "seq"),)
+
+    id: Mapped[int] = mapped_column(big_id(), primary_key=True, autoincrement=True)
+    chain: Mapped[str] = mapped_column(String(64))
+    debate_id: Mapped[str | None] = mapped_column(String(64), index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(64))
+    actor: Mapped[str] = mapped_column(String(255))
+    data: Mapped[dict[str, Any]] = mapped_column(json_type())
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+    prev_hash: Mapped[str] = mapped_column(String(64))
+    hash: Mapped[str] = mapped_column(String(64))
+
+
+class ReviewRow(Base):
+    __tablename__ = "reviews"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    debate_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("debates.id", ondelete="CASCADE"), index=True
+    )
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    reason: Mapped[str] = mapped_column(Text)
+    channel_id: Mapped[str | None] = mapped_column(String(64))
+    message_ts: Mapped[str | None] = mapped_column(String(64))
+    decided_by: Mapped[str | None] = mapped_column(String(255))
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    decision_note: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class BudgetDayRow(Base):
+    __tablename__ = "budget_days"
+
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    cap_usd: Mapped[float] = mapped_column(Float)
+    reserved_usd: Mapped[float] = mapped_column(Float)
+    spent_usd: Mapped[float] = mapped_column(Float)
+    alerted: Mapped[bool] = mapped_column(Boolean)
+
+
+class BudgetLedgerRow(Base):
+    """reserve: +amount reserved; release: -amount reserved; settle: +amount spent."""
+
+    __tablename__ = "budget_ledger"
+    __table_args__ = (Index("ix_budget_ledger_day_debate_id", "day", "debate_id"),)
+
+    id: Mapped[int] = mapped_column(big_id(), primary_key=True, autoincrement=True)
+    day: Mapped[date] = mapped_column(Date, ForeignKey("budget_days.day"))
+    debate_id: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))
+    amount_usd: Mapped[float] = mapped_column(Float)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class EvidenceRow(Base):
+    __tablename__ = "evidence"
+
+    id: Mapped[int] = mapped_column(big_id(), primary_key=True, autoincrement=True)
+    debate_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("debates.id", ondelete="CASCADE"), index=True
+    )
+    author: Mapped[str] = mapped_column(String(255))
+    text: Mapped[str] = mapped_column(Text)
+    source_id: Mapped[str | None] = mapped_column(String(255), unique=True)
+    at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class JudgeCacheRow(Base):
+    __tablename__ = "judge_cache"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    value: Mapped[Any] = mapped_column(json_type())
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class ScheduledRunRow(Base):
+    __tablename__ = "scheduled_runs"
+    __table_args__ = (UniqueConstraint("schedule_id", "slot"),)  # each slot fires once
+
+    id: Mapped[int] = mapped_column(big_id(), primary_key=True, autoincrement=True)
+    schedule_id: Mapped[str] = mapped_column(String(128))
+    slot: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(16))
+    debate_ids: Mapped[list[str]] = mapped_column(json_type())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    detail: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
+
+
+class SlackDedupeRow(Base):
+    __tablename__ = "slack_dedupe"
+
+    source: Mapped[str] = mapped_column(String(64), primary_key=True)
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class ScheduleStateRow(Base):
+    __tablename__ = "schedules_state"
+
+    schedule_id: Mapped[str] = mapped_column(String(128), primary_key=True)
+    paused: Mapped[bool] = mapped_column(Boolean)
+    updated_by: Mapped[str] = mapped_column(String(255))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,0 +1,108 @@
+"""The durable queue: workers claim debates with a lease and renew it while they run them.
+
+A debate is claimable when it is queued, or when it is debating/judging and its lease has run
+out (its worker died): then it is reclaimed, resumes from its checkpoints, and `attempts` counts
+up. PostgreSQL picks with SELECT ... FOR UPDATE SKIP LOCKED, so concurrent workers never take
+the same debate and never wait on each other; on SQLite the IMMEDIATE transaction serialises.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.domain import DebateRecord, DebateStatus
+from storage import audit, debates
+from storage.debates import to_record
+from storage.models import DebateRow
+
+ACTIVE_STATUSES = (DebateStatus.DEBATING.value, DebateStatus.JUDGING.value)
+
+
+def _claimable(now: datetime) -> ColumnElement[bool]:
+    lease_over = or_(DebateRow.lease_expires_at.is_(None), DebateRow.lease_expires_at < now)
+    return or_(DebateRow.status == DebateStatus.QUEUED.value,
+               and_(DebateRow.status.in_(ACTIVE_STATUSES), lease_over))
+
+
+async def claim(
+    session: AsyncSession, *, worker_id: str, lease_seconds: float, now: datetime
+) -> DebateRecord | None:
+    """Take the oldest claimable debate for `worker_id`, or None when there is nothing to do."""
+    row = await session.scalar(
+        select(DebateRow).where(_claimable(now))
+        .order_by(DebateRow.created_at, DebateRow.id).limit(1)
+        .with_for_update(skip_locked=True).execution_options(populate_existing=True)
+    )
+    if row is None:
+        return None
+    lease = {"lease_owner": worker_id, "lease_expires_at": now + timedelta(seconds=lease_seconds),
+             "attempts": row.attempts + 1}
+    if row.status == DebateStatus.QUEUED.value:
+        record = await debates.transition(
+            session, row.id, DebateStatus.DEBATING, actor=worker_id, reason="claimed",
+            started_at=row.started_at or now, **lease,
+        )
+        await audit.append(session, debate_id=row.id, kind="claimed", actor=worker_id,
+                           data={"worker": worker_id, "attempt": record.attempts}, at=now)
+        return record
+    previous = row.lease_owner
+    for name, value in lease.items():
+        setattr(row, name, value)
+    row.updated_at = now
+    await session.flush()
+    await audit.append(
+        session, debate_id=row.id, kind="reclaimed", actor=worker_id,
+        data={"worker": worker_id, "previous_owner": previous, "attempt": row.attempts}, at=now,
+    )
+    return to_record(row)
+
+
+async def renew(
+    session: AsyncSession, *, debate_id: str, worker_id: str, lease_seconds: float, now: datetime
+) -> bool:
+    """Extend the lease; False when the worker no longer holds it (it was reclaimed)."""
+    result = await session.execute(
+        update(DebateRow)
+        .where(DebateRow.id == debate_id, DebateRow.lease_owner == worker_id,
+               DebateRow.status.in_(ACTIVE_STATUSES))
+        .values(lease_expires_at=now + timedelta(seconds=lease_seconds), updated_at=now)
+        .returning(DebateRow.id).execution_options(synchronize_session=False)
+    )
+    return result.scalar_one_or_none() is not None
+
+
+async def release(
+    session: AsyncSession, *, debate_id: str, worker_id: str,
+    reason: str = "worker shut down before finishing",
+) -> bool:
+    """Give the debate back (graceful shutdown): queued again if it was still running.
+    False when `worker_id` does not hold its lease."""
+    row = await session.scalar(
+        select(DebateRow).where(DebateRow.id == debate_id).with_for_update()
+        .execution_options(populate_existing=True)
+    )
+    if row is None or row.lease_owner != worker_id:
+        return False
+    if row.status in ACTIVE_STATUSES:
+        await debates.transition(session, debate_id, DebateStatus.QUEUED, actor=worker_id,
+                                 reason=reason)
+    else:
+        row.lease_owner = None
+        row.lease_expires_at = None
+        await session.flush()
+    return True
+
+
+async def depth(session: AsyncSession) -> dict[str, int]:
+    """How many debates wait or run: {"queued": n, "debating": n, "judging": n}."""
+    rows = await session.execute(
+        select(DebateRow.status, func.count())
+        .where(DebateRow.status.in_((DebateStatus.QUEUED.value, *ACTIVE_STATUSES)))
+        .group_by(DebateRow.status)
+    )
+    counts = {DebateStatus.QUEUED.value: 0, **dict.fromkeys(ACTIVE_STATUSES, 0)}
+    counts.update({status: int(n) for status, n in rows})
+    return counts

@@ -1,0 +1,107 @@
+"""Human reviews of debates the judges could not agree on.
+
+A decision is one conditional UPDATE (`... WHERE id = :id AND status = 'pending'`): of two
+reviewers clicking at once, or two replicas handling the same click, exactly one wins and the
+other learns it lost (None) instead of overwriting the first decision.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from uuid import uuid4
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.domain import Review, ReviewStatus, utcnow
+from storage.errors import NotFound
+from storage.models import DebateRow, ReviewRow
+
+
+def to_review(row: ReviewRow) -> Review:
+    return Review(
+        id=row.id, debate_id=row.debate_id, status=ReviewStatus(row.status), reason=row.reason,
+        channel_id=row.channel_id, message_ts=row.message_ts, decided_by=row.decided_by,
+        decided_at=row.decided_at, decision_note=row.decision_note, created_at=row.created_at,
+    )
+
+
+async def create(
+    session: AsyncSession, *, debate_id: str, reason: str, now: datetime | None = None
+) -> Review:
+    """A pending review of the debate (NotFound if there is no such debate)."""
+    if await session.scalar(select(DebateRow.id).where(DebateRow.id == debate_id)) is None:
+        raise NotFound("debate", debate_id)
+    row = ReviewRow(
+        id=uuid4().hex, debate_id=debate_id, status=ReviewStatus.PENDING.value, reason=reason,
+        decision_note="", created_at=now or utcnow(),
+    )
+    session.add(row)
+    await session.flush()
+    return to_review(row)
+
+
+async def _load(session: AsyncSession, review_id: str) -> ReviewRow:
+    row = await session.scalar(
+        select(ReviewRow).where(ReviewRow.id == review_id)
+        .execution_options(populate_existing=True)
+    )
+    if row is None:
+        raise NotFound("review", review_id)
+    return row
+
+
+async def get(session: AsyncSession, review_id: str) -> Review:
+    return to_review(await _load(session, review_id))
+
+
+async def get_by_debate(session: AsyncSession, debate_id: str) -> Review | None:
+    """The debate's latest review, if it has one."""
+    row = await session.scalar(
+        select(ReviewRow).where(ReviewRow.debate_id == debate_id)
+        .order_by(ReviewRow.created_at.desc(), ReviewRow.id.desc()).limit(1)
+        .execution_options(populate_existing=True)
+    )
+    return to_review(row) if row is not None else None
+
+
+async def list_pending(session: AsyncSession, *, limit: int = 100) -> list[Review]:
+    """Pending reviews, oldest first."""
+    rows = await session.scalars(
+        select(ReviewRow).where(ReviewRow.status == ReviewStatus.PENDING.value)
+        .order_by(ReviewRow.created_at, ReviewRow.id).limit(limit)
+    )
+    return [to_review(row) for row in rows]
+
+
+async def set_message(
+    session: AsyncSession, review_id: str, channel_id: str, message_ts: str
+) -> Review:
+    """Where the review's Slack message is, so a decision can update it."""
+    row = await _load(session, review_id)
+    row.channel_id = channel_id
+    row.message_ts = message_ts
+    await session.flush()
+    return to_review(row)
+
+
+async def decide(
+    session: AsyncSession, *, review_id: str, status: ReviewStatus, by: str, note: str = "",
+    now: datetime | None = None,
+) -> Review | None:
+    """Record the decision if the review is still pending; None if someone already decided.
+    NotFound if there is no such review. Auditing the press is the caller's (it knows what the
+    decision leads to)."""
+    status = ReviewStatus(status)
+    if status is ReviewStatus.PENDING:
+        raise ValueError("a decision cannot be 'pending'")
+    decided_at = now or utcnow()
+    result = await session.execute(
+        update(ReviewRow)
+        .where(ReviewRow.id == review_id, ReviewRow.status == ReviewStatus.PENDING.value)
+        .values(status=status.value, decided_by=by, decided_at=decided_at, decision_note=note)
+        .returning(ReviewRow.debate_id).execution_options(synchronize_session=False)
+    )
+    decided = result.scalar_one_or_none() is not None
+    row = await _load(session, review_id)  # NotFound if it never existed
+    return to_review(row) if decided else None
