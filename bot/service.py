@@ -196,6 +196,8 @@ class DebateService:
 
     # --- running (called by a worker that holds the lease) ---
     async def execute(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
+        if record.attempts > self.settings.max_attempts:
+            return await self.give_up(record, worker_id=worker_id)
         prepared = prepare(self.settings, record.request)
         sinks: list[EventSink] = [audit.DbEventSink(self.db), _StatusSink(self, record.id)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
@@ -212,6 +214,16 @@ class DebateService:
             )
         finally:
             await llm.aclose()
+        return await self.finish(record.id, result, actor=worker_id)
+
+    async def give_up(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
+        """A debate whose runs keep dying (it crashed its worker every time) fails, saying so."""
+        error = (f"gave up after {record.attempts - 1} interrupted attempts (limit "
+                 f"{self.settings.max_attempts}); its finished steps are kept: retry it to resume")
+        result = DebateResult(id=record.id, status=DebateStatus.FAILED.value, mode=record.mode,
+                              topic=record.request.topic, preset=record.preset, error=error,
+                              complete=False, missing=[error],
+                              rehearsal=self.settings.is_rehearsal)
         return await self.finish(record.id, result, actor=worker_id)
 
     async def finish(self, debate_id: str, result: DebateResult, *, actor: str
@@ -288,7 +300,7 @@ class DebateService:
                                  cap_usd=self.settings.daily_budget_usd, amount_usd=remaining,
                                  debate_id=record.id)
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
-                                            actor=actor, reason="retry", error="")
+                                            actor=actor, reason="retry", error="", attempts=0)
 
     async def decide(self, review_id: str, status: ReviewStatus, *, by: str, note: str = ""
                      ) -> tuple[Review | None, DebateRecord]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import functools
 import email.utils
 import json
 import logging
@@ -133,12 +132,14 @@ def describe_validation_error(exc: ValidationError) -> str:
 def strict_schema(schema: type[Any]) -> dict[str, Any]:
     """The strict JSON schema the SDK derives from a pydantic model (no hand-written schemas).
     Built once per model class: generating it costs milliseconds of CPU on every call."""
-    return copy.deepcopy(_strict_schema_cached(schema))
+    cached = _STRICT_SCHEMAS.get(schema)
+    if cached is None:
+        cached = dict(openai.pydantic_function_tool(schema)["function"]["parameters"])
+        _STRICT_SCHEMAS[schema] = cached
+    return copy.deepcopy(cached)
 
 
-@functools.lru_cache(maxsize=256)
-def _strict_schema_cached(schema: type[Any]) -> dict[str, Any]:
-    return dict(openai.pydantic_function_tool(schema)["function"]["parameters"])
+_STRICT_SCHEMAS: dict[type[Any], dict[str, Any]] = {}
 
 
 def schema_name(schema: type[Any]) -> str:

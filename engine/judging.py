@@ -78,7 +78,8 @@ def _map_back(judge: JudgeSpec, order: tuple[str, str], label: dict[str, str],
     if card is None:
         return JudgeRun(judge, order, step, {}, {}, None)
     by_label = {"A": card.position_a, "B": card.position_b}
-    rubric = {side: by_label[label[side]].model_dump() for side in SIDES}
+    rubric: dict[str, dict[str, int]] = {
+        side: {d: int(getattr(by_label[label[side]], d)) for d in DIMENSIONS} for side in SIDES}
     claims = {
         neutral_ids[c.id.strip().upper()]: (c.strength, c.rebutted, c.standing)
         for c in card.claims if c.id.strip().upper() in neutral_ids

@@ -138,6 +138,7 @@ class Settings(BaseSettings):
     judge_cache_ttl_seconds: int = Field(default=86400, ge=0)
     worker_concurrency: int = Field(default=4, ge=1, le=256)
     lease_seconds: float = Field(default=30.0, gt=0)
+    max_attempts: int = Field(default=5, ge=1, le=50)  # claims before a crashing debate fails
     poll_interval: float = Field(default=0.5, gt=0)
 
     log_level: str = "INFO"

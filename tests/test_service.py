@@ -195,3 +195,26 @@ async def test_replay_needs_a_change_and_a_finished_source(db: Database) -> None
         await wait_done(svc, source.record.id)
     with pytest.raises(InvalidRequest, match="say what to change"):
         await svc.replay(source.record.id)
+
+
+async def test_a_debate_that_keeps_dying_fails_after_the_attempt_limit(db: Database) -> None:
+    from datetime import timedelta
+
+    from storage import queue
+
+    svc = service(db, rehearsal_settings(max_attempts=2))
+    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
+    now = svc.clock()
+    for n in range(3):   # three workers claim it and die without a trace
+        async with db.transaction() as session:
+            claimed = await queue.claim(session, worker_id=f"w{n}", lease_seconds=1,
+                                        now=now + timedelta(seconds=10 * n))
+        assert claimed is not None and claimed.attempts == n + 1
+    record = await svc.execute(claimed, worker_id="w2")
+    assert record.status is DebateStatus.FAILED
+    assert "gave up after 2 interrupted attempts" in record.error
+    retried = await svc.retry(record.id, actor="operator")
+    assert retried.status is DebateStatus.QUEUED and retried.attempts == 0
+    async with running_worker(svc):
+        done = await wait_done(svc, record.id)
+    assert done.status is DebateStatus.COMPLETED

@@ -59,8 +59,8 @@ async def run_debate_phases(ctx: DebateContext) -> Transcript:
             note(summary, side, step, lambda v: v.challenges[0].challenge)
     async with ctx.phase("closing") as summary:
         t.closings = await _both(ctx, t, "closing", CLOSING_TASK, Closing)
-        for side, step in t.closings.items():
-            note(summary, side, step, lambda v: v.final_claim)
+        for side, closing in t.closings.items():
+            note(summary, side, closing, lambda v: v.final_claim)
     return t
 
 
