@@ -80,8 +80,8 @@ def _map_back(judge: JudgeSpec, order: tuple[str, str], label: dict[str, str],
     by_label = {"A": card.position_a, "B": card.position_b}
     rubric: dict[str, dict[str, int]] = {
         side: {d: int(getattr(by_label[label[side]], d)) for d in DIMENSIONS} for side in SIDES}
-    claims = {
-        neutral_ids[c.id.strip().upper()]: (c.strength, c.rebutted, c.standing)
+    claims: dict[str, tuple[int, bool, str]] = {
+        neutral_ids[c.id.strip().upper()]: (c.strength, c.rebutted, str(c.standing))
         for c in card.claims if c.id.strip().upper() in neutral_ids
     }
     back = {v: k for k, v in label.items()}
