@@ -7,11 +7,13 @@ only (see bot/server.py). Bad input gets a 4xx with a clear message and changes 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import hmac
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -202,6 +204,47 @@ async def replay_debate(request: web.Request) -> web.Response:
                               "estimate": sub.estimate.model_dump(mode="json")}, status=202)
 
 
+class BriefIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    topic: str = Field(min_length=1, max_length=4000)
+    at: datetime = Field(description="meeting time, ISO 8601 with a UTC offset")
+    channel: str = Field(min_length=1, max_length=100)
+    requested_by: str = Field(default="api", max_length=200)
+
+
+async def post_brief(request: web.Request) -> web.Response:
+    """Plan a pre-meeting brief: a `brief` debate that finishes and posts before `at`."""
+    from bot.scheduler import schedule_brief
+
+    rt = request.app[RUNTIME]
+    try:
+        body = BriefIn.model_validate(await request.json())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise InvalidRequest("the body is not valid JSON") from None
+    except ValidationError as exc:
+        raise InvalidRequest("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                       for e in exc.errors())) from None
+    if body.at.tzinfo is None:
+        raise InvalidRequest("at: give the meeting time with a UTC offset, e.g. "
+                             "2026-11-23T09:30:00+01:00")
+    plan = await schedule_brief(rt, topic=body.topic, at=body.at, channel=body.channel,
+                                requested_by=body.requested_by)
+    return web.json_response(dataclasses.asdict(plan), status=201, dumps=_dumps)
+
+
+async def get_schedules(request: web.Request) -> web.Response:
+    from bot.scheduler import list_schedules
+
+    rt = request.app[RUNTIME]
+    views = await list_schedules(rt)
+    return web.json_response({"schedules": [dataclasses.asdict(v) for v in views]},
+                             dumps=_dumps)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, default=str)
+
+
 async def stream_events(request: web.Request) -> web.StreamResponse:
     """Server-Sent Events from the debate's audit chain: live, resumable with Last-Event-ID."""
     rt = request.app[RUNTIME]
@@ -214,7 +257,7 @@ async def stream_events(request: web.Request) -> web.StreamResponse:
     await resp.write(b"retry: 2000\n\n")
     idle = 0.0
     while True:
-        async with rt.db.transaction() as session:
+        async with rt.db.transaction(readonly=True) as session:
             events = await audit.events(session, debate_id, after_seq=after)
         for ev in events:
             after = ev.seq
@@ -291,6 +334,10 @@ async def openapi(request: web.Request) -> web.Response:
                                                  "responses": ok}},
             "/api/debates/{id}/replay": {"post": {"summary": "Replay: more rounds or another "
                                                   "synthesizer", "responses": ok}},
+            "/api/briefs": {"post": {"summary": "Plan a pre-meeting brief {topic, at, channel}",
+                                     "responses": {"201": {"description": "planned"}}}},
+            "/api/schedules": {"get": {"summary": "Schedules and their next firing",
+                                       "responses": ok}},
             "/api/estimate": {"post": {"summary": "Planned calls and cost", "responses": ok}},
             "/api/metrics": {"get": {"summary": "Service metrics", "responses": ok}},
             "/api/budget": {"get": {"summary": "Today's budget", "responses": ok}},
@@ -309,6 +356,8 @@ def add_routes(app: web.Application) -> None:
     app.router.add_post("/api/debates/{id}/retry", retry_debate)
     app.router.add_post("/api/debates/{id}/replay", replay_debate)
     app.router.add_post("/api/estimate", post_estimate)
+    app.router.add_post("/api/briefs", post_brief)
+    app.router.add_get("/api/schedules", get_schedules)
     app.router.add_get("/api/metrics", metrics)
     app.router.add_get("/api/budget", budget)
     app.router.add_get("/api/presets", presets)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pydantic import ValidationError
 from rich.console import Console
 
+from bot import schedules
 from engine.debate import estimate_for, prepare, run_debate
 from engine.domain import MODES, DebateRequest
 from engine.errors import ConfigurationError, InvalidRequest
@@ -193,6 +194,7 @@ async def _verify(db: object, debate_id: str | None, console: Console) -> int:
 # Further commands register here as (add_parser(sub), handler(settings, args, console) -> int).
 _EXTRA_COMMANDS: list[tuple[Callable[[argparse._SubParsersAction], None],  # type: ignore[type-arg]
                             Callable[[Settings, argparse.Namespace, Console], int]]] = []
+_EXTRA_COMMANDS.append((schedules.add_cli, schedules.handle))  # type: ignore[arg-type]
 
 
 def _dispatch(settings: Settings, args: argparse.Namespace, console: Console) -> int:

@@ -53,6 +53,7 @@ class Runtime:
         return data
 
     async def close(self) -> None:
+        await self.service.aclose()
         await self.db.dispose()
 
 

@@ -27,7 +27,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +42,13 @@ from bot import digest as render
 from bot.api import transcript_url
 from bot.blocks import Message
 from bot.runtime import Runtime
-from bot.schedules import (
+from bot.schedules import (  # add_cli, handle: the CLI's shape, light to import
     CatchUp,
     ScheduleConfig,
     Signal,
+    add_cli,
     brief_start,
+    handle,
     latest_fire,
     load_schedules,
     manual_slot,
@@ -79,6 +81,7 @@ BRIEF_SWEEP_SECONDS = 60
 BRIEF_POST_MARGIN = 60.0      # stop waiting this long before the meeting, to post in time
 WAIT_MARGIN = 60.0
 RUN_SCAN = 500                # scheduled_runs rows read to find the last cron slot
+STALE_RUN = timedelta(hours=6)  # a run still "running" this long lost its process
 POST_ERRORS = (SlackApiError, aiohttp.ClientError, TimeoutError)
 Clock = Callable[[], datetime]
 
@@ -157,6 +160,8 @@ def _problem_line(run: runs.ScheduledRun) -> str:
     if run.status == MISSED:
         older = " (and earlier slots)" if run.detail.get("older_missed") else ""
         return f"missed the {_slot_words(run.slot)} run{older}: {reason}"
+    if run.status == runs.RUNNING:
+        return f"the {_slot_words(run.slot)} run never finished: the process running it stopped"
     return f"the {_slot_words(run.slot)} run {run.status}: {reason}"
 
 
@@ -443,11 +448,17 @@ class Scheduler:
             await asyncio.sleep(min(self.rt.settings.poll_interval, left))
 
     async def _unreported(self, schedule_id: str) -> list[runs.ScheduledRun]:
-        """Missed, failed or interrupted runs no digest has mentioned yet."""
+        """Missed, failed, interrupted or stale runs no digest has mentioned yet, oldest first."""
+        now = self.clock()
         async with self.rt.db.transaction(readonly=True) as session:
             found = await runs.list_runs(session, schedule_id=schedule_id, limit=RUN_SCAN)
-        return [r for r in found
-                if r.status in REPORTED_STATUSES and not r.detail.get("reported_in")][::-1]
+
+        def reportable(run: runs.ScheduledRun) -> bool:
+            stale = run.status == runs.RUNNING and now - run.created_at > STALE_RUN
+            return not run.detail.get("reported_in") and (run.status in REPORTED_STATUSES
+                                                          or stale)
+
+        return [r for r in found if reportable(r)][::-1]
 
     async def _publish(self, config: ScheduleConfig, report: render.DigestReport,
                        message: Message) -> tuple[str | None, str | None]:
@@ -493,7 +504,8 @@ class Scheduler:
                                    debate_ids=ids, detail=detail, now=now)
             for run in earlier if post_error is None else []:  # reported once they are seen
                 await runs.finish_slot(session, schedule_id=config.id, slot=run.slot,
-                                       status=run.status, debate_ids=run.debate_ids,
+                                       status=INTERRUPTED if run.status == runs.RUNNING
+                                       else run.status, debate_ids=run.debate_ids,
                                        detail={**run.detail, "reported_in": report.slot},
                                        now=run.finished_at or now)
 
@@ -705,21 +717,8 @@ async def schedule_brief(rt: Runtime, *, topic: str, at: datetime, channel: str,
 # command line: dialectic schedule list | run ID
 
 
-def add_cli(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Register `dialectic schedule list` and `dialectic schedule run ID`."""
-    parser = sub.add_parser("schedule", help="scheduled digests: list them, or fire one now")
-    actions = parser.add_subparsers(dest="schedule_action", required=True)
-    actions.add_parser("list", help="schedules, their next firing and pause state")
-    run = actions.add_parser("run", help="fire a schedule now and wait for its digest")
-    run.add_argument("schedule_id")
-    run.add_argument("--no-worker", action="store_true",
-                     help="do not run debates here: leave them to `dialectic worker` processes")
-
-
-def handle(settings: Settings, args: argparse.Namespace, console: Console) -> int | None:
-    """Run a `schedule` command; None for any other command."""
-    if args.command != "schedule":
-        return None
+def run_cli(settings: Settings, args: argparse.Namespace, console: Console) -> int:
+    """`dialectic schedule list|run ID` (parsed by `bot.schedules.add_cli`)."""
     return asyncio.run(_cli(settings, args, console))
 
 
@@ -807,6 +806,7 @@ __all__ = [
     "pause",
     "read_source",
     "resume",
+    "run_cli",
     "run_now",
     "schedule_brief",
     "start_scheduler",

@@ -12,13 +12,14 @@ text, and every replica computes the same one from the trigger (never from "now"
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.cron import CronTrigger
@@ -26,6 +27,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from engine.domain import Mode
 from engine.errors import ConfigurationError, InvalidRequest
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from engine.settings import Settings
 
 SLOT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 MANUAL_PREFIX = "manual:"
@@ -143,7 +149,8 @@ def latest_fire(trigger: CronTrigger, now: datetime) -> datetime | None:
 
 def next_fire(trigger: CronTrigger, now: datetime) -> datetime | None:
     """The next fire time strictly after `now`."""
-    return trigger.get_next_fire_time(None, now + _ONE_MICRO)
+    fire: datetime | None = trigger.get_next_fire_time(None, now + _ONE_MICRO)
+    return fire
 
 
 @dataclass(frozen=True, slots=True)
@@ -409,6 +416,31 @@ def brief_start(at: datetime, *, now: datetime, depth: int, call_timeout: float,
     return max(at - lead, now)
 
 
+# --------------------------------------------------------------------------------------------
+# command line: the parser lives here, light to import, because `dialectic` builds it on every
+# run; the work happens in bot.scheduler, imported only for `dialectic schedule ...`.
+
+
+def add_cli(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Register `dialectic schedule list` and `dialectic schedule run ID`."""
+    parser = sub.add_parser("schedule", help="scheduled digests: list them, or fire one now")
+    actions = parser.add_subparsers(dest="schedule_action", required=True)
+    actions.add_parser("list", help="schedules, their next firing and pause state")
+    run = actions.add_parser("run", help="fire a schedule now and wait for its digest")
+    run.add_argument("schedule_id")
+    run.add_argument("--no-worker", action="store_true",
+                     help="do not run debates here: leave them to `dialectic worker` processes")
+
+
+def handle(settings: Settings, args: argparse.Namespace, console: Console) -> int | None:
+    """Run a `schedule` command; None for any other command."""
+    if args.command != "schedule":
+        return None
+    from bot.scheduler import run_cli
+
+    return run_cli(settings, args, console)
+
+
 __all__ = [
     "BRIEF_MIN_LEAD",
     "BRIEF_USAGE",
@@ -417,10 +449,12 @@ __all__ = [
     "CatchUp",
     "ScheduleConfig",
     "Signal",
+    "add_cli",
     "brief_start",
     "cron_trigger",
     "crontab_weekdays",
     "fires_between",
+    "handle",
     "latest_fire",
     "load_schedules",
     "manual_slot",

@@ -67,11 +67,8 @@ def _workers_ctx(rt: Runtime, count: int | None):  # type: ignore[no-untyped-def
 
 def _scheduler_ctx(rt: Runtime):  # type: ignore[no-untyped-def]
     async def ctx(app: web.Application) -> AsyncIterator[None]:
-        try:
-            from bot.scheduler import start_scheduler
-        except ImportError:
-            yield
-            return
+        from bot.scheduler import start_scheduler
+
         scheduler = await start_scheduler(rt)
         yield
         if scheduler is not None:
@@ -114,10 +111,15 @@ async def work(settings: Settings, *, concurrency: int | None = None) -> None:
         from bot.slack import attach_notifier
 
         attach_notifier(rt)
+    from bot.scheduler import start_scheduler
+
+    scheduler = await start_scheduler(rt)  # slot claims keep replicas from firing twice
     task = asyncio.create_task(worker.run(stop))
     try:
         await _until_signalled(task)
     finally:
+        if scheduler is not None:
+            scheduler.shutdown(wait=False)
         stop.set()
         await task
         await rt.close()

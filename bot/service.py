@@ -71,6 +71,19 @@ class DebateService:
     clock: Callable[[], datetime] = utcnow
     sink_factories: list[SinkFactory] = field(default_factory=list)
     finished_hooks: list[FinishedHook] = field(default_factory=list)
+    _llm: LLMClient | None = field(default=None, init=False, repr=False)
+
+    def llm(self) -> LLMClient:
+        """One client for every debate of the process: its connection pool (and TLS context)
+        is built once, not per debate."""
+        if self._llm is None:
+            self._llm = self.llm_factory(self.settings)
+        return self._llm
+
+    async def aclose(self) -> None:
+        if self._llm is not None:
+            await self._llm.aclose()
+            self._llm = None
 
     # --- submitting ---
     async def estimate(self, request: DebateRequest) -> Estimate:
@@ -99,7 +112,7 @@ class DebateService:
             return None
         since = self.clock() - timedelta(seconds=self.settings.cache_ttl_seconds)
         key = debates.topic_key(prepared.request, prepared.preset.name)
-        async with self.db.transaction() as session:
+        async with self.db.transaction(readonly=True) as session:
             return await debates.find_cached(session, topic_key=key, since=since)
 
     async def _reserve_and_queue(self, prepared: Prepared, origin: Origin,
@@ -179,16 +192,16 @@ class DebateService:
 
     # --- reading ---
     async def get(self, debate_id: str) -> DebateRecord:
-        async with self.db.transaction() as session:
+        async with self.db.transaction(readonly=True) as session:
             return await debates.get(session, debate_id)
 
     async def recent(self, *, status: str | None = None, limit: int = 50) -> list[DebateRecord]:
-        async with self.db.transaction() as session:
+        async with self.db.transaction(readonly=True) as session:
             return await debates.list_recent(session, status=status, limit=limit)
 
     async def budget_today(self) -> dict[str, float | str]:
         day = budget_day(self.clock())
-        async with self.db.transaction() as session:
+        async with self.db.transaction(readonly=True) as session:
             state = await budget.state(session, day, cap_usd=self.settings.daily_budget_usd,
                                        alert_fraction=self.settings.budget_alert_fraction)
         return {"day": day.isoformat(), "cap_usd": state.cap_usd, "spent_usd": state.spent_usd,
@@ -205,15 +218,10 @@ class DebateService:
         replay = record.request.options.get("replay")
         if isinstance(replay, dict) and record.parent_id:
             store = ReplayStore(store, source_id=record.parent_id, reuse=replay.get("reuse", []))
-        llm = self.llm_factory(self.settings)
-        try:
-            result = await run_debate(
-                prepared, debate_id=record.id, settings=self.settings, llm=llm,
-                store=store, sink=FanOutSink(*sinks),
-                evidence=evidence.DbEvidenceSource(self.db),
-            )
-        finally:
-            await llm.aclose()
+        result = await run_debate(
+            prepared, debate_id=record.id, settings=self.settings, llm=self.llm(),
+            store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
+        )
         return await self.finish(record.id, result, actor=worker_id)
 
     async def give_up(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:

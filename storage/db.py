@@ -8,6 +8,7 @@ The same repository code runs on both.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
@@ -29,7 +30,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.dml import Insert
 
-from storage.errors import translate
+from storage.errors import StorageError, translate
 from storage.models import Base
 
 log = logging.getLogger("dialectic.storage")
@@ -37,6 +38,7 @@ log = logging.getLogger("dialectic.storage")
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 5000
 _READ_ONLY = "dialectic_read_only"
+SQLITE_LOCK_WAIT_S = 60.0
 _MIGRATION_LOCK = 0x0D1A_0001  # pg_advisory_xact_lock key held while migrating
 
 
@@ -64,6 +66,7 @@ class Database:
         if self.dialect == "sqlite":
             _install_sqlite_hooks(self.engine)
         self._writer = async_sessionmaker(self.engine, expire_on_commit=False)
+        self._sqlite_writer = asyncio.Lock()
         self._reader = async_sessionmaker(
             self.engine.execution_options(**{_READ_ONLY: True}), expire_on_commit=False
         )
@@ -82,13 +85,33 @@ class Database:
         inner would wait for the outer's write lock until the busy timeout.
         """
         maker = self._reader if readonly else self._writer
+        async with self._write_turn(readonly):
+            try:
+                async with maker() as session, session.begin():
+                    if readonly and self.dialect == "postgresql":  # a stray write fails in tests
+                        await session.execute(text("SET TRANSACTION READ ONLY"))
+                    yield session
+            except IntegrityError as exc:  # the border: constraint violations become domain
+                raise translate(exc) from exc
+
+    @asynccontextmanager
+    async def _write_turn(self, readonly: bool) -> AsyncIterator[None]:
+        """SQLite allows one writer: this process's writers queue on a lock instead of spinning
+        in SQLite's busy handler (which, with dozens of debates writing at once, times out with
+        "database is locked"). Other processes still meet the busy timeout."""
+        if readonly or self.dialect != "sqlite":
+            yield
+            return
         try:
-            async with maker() as session, session.begin():
-                if readonly and self.dialect == "postgresql":  # a stray write fails in tests
-                    await session.execute(text("SET TRANSACTION READ ONLY"))
-                yield session
-        except IntegrityError as exc:  # the border: constraint violations become domain errors
-            raise translate(exc) from exc
+            await asyncio.wait_for(self._sqlite_writer.acquire(), SQLITE_LOCK_WAIT_S)
+        except TimeoutError:
+            raise StorageError(
+                f"waited {SQLITE_LOCK_WAIT_S:.0f} s for SQLite's write lock (is a transaction "
+                "opened inside another?); use PostgreSQL for heavy concurrent load") from None
+        try:
+            yield
+        finally:
+            self._sqlite_writer.release()
 
     async def ping(self) -> bool:
         """True when the database answers a trivial query (the health check)."""

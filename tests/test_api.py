@@ -150,3 +150,18 @@ def test_without_a_token_only_loopback_is_served() -> None:
         check_exposure(Settings(rehearsal=True), "0.0.0.0")
     check_exposure(Settings(rehearsal=True), "127.0.0.1")
     check_exposure(Settings(rehearsal=True, api_token="t"), "0.0.0.0")
+
+
+async def test_briefs_and_schedules_over_the_api(api: tuple[str, Runtime]) -> None:
+    base, _ = api
+    async with aiohttp.ClientSession() as s:
+        status, reply = await _json(s, "POST", f"{base}/api/briefs",
+                                    json={"topic": "Postgres or DynamoDB?", "channel": "C0123ABCD",
+                                          "at": "2099-01-05T09:30:00+00:00"})
+        assert status == 201 and reply["status"] == "pending"
+        assert reply["start_at"] < reply["meeting_at"]
+        status, reply = await _json(s, "POST", f"{base}/api/briefs",
+                                    json={"topic": "x", "channel": "C1", "at": "tomorrow"})
+        assert status == 400 and "at" in reply["error"]
+        status, reply = await _json(s, "GET", f"{base}/api/schedules")
+        assert status == 200 and reply == {"schedules": []}
