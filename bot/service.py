@@ -45,6 +45,7 @@ log = logging.getLogger("dialectic.service")
 
 DOWNGRADES = {"consensus": "structured", "structured": "simple"}
 ROUTED = frozenset({"human_review", "escalate"})
+SCALE_TTL_SECONDS = 60.0
 
 FinishedHook = Callable[[DebateRecord, Review | None], Awaitable[None]]
 SinkFactory = Callable[[DebateRecord], EventSink | None]
@@ -72,6 +73,8 @@ class DebateService:
     sink_factories: list[SinkFactory] = field(default_factory=list)
     finished_hooks: list[FinishedHook] = field(default_factory=list)
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
+    _scales: dict[str, tuple[datetime, dict[str, float]]] = field(default_factory=dict,
+                                                                  init=False, repr=False)
 
     def llm(self) -> LLMClient:
         """One client for every debate of the process: its connection pool (and TLS context)
@@ -87,7 +90,35 @@ class DebateService:
 
     # --- submitting ---
     async def estimate(self, request: DebateRequest) -> Estimate:
-        return estimate_for(self.settings, prepare(self.settings, request))
+        prepared = prepare(self.settings, request)
+        return estimate_for(self.settings, prepared, await self.token_scale(prepared.plan.mode))
+
+    async def token_scale(self, mode: str) -> dict[str, float]:
+        """How recent debates of this mode compared with their plans' token guesses: the
+        ratio of reported to planned tokens over the last finished ones (1.0 when unknown),
+        clamped to [0.25, 4] so one odd debate cannot swing an estimate wildly."""
+        cached = self._scales.get(mode)
+        now = self.clock()
+        if cached is not None and (now - cached[0]).total_seconds() < SCALE_TTL_SECONDS:
+            return cached[1]
+        async with self.db.transaction(readonly=True) as session:
+            recent = await debates.list_recent(session, limit=200)
+        planned = actual = 0
+        for record in recent:
+            result = record.result
+            if record.mode != mode or result is None or result.status != "completed":
+                continue
+            if result.cost.reused_calls or result.rehearsal != self.settings.is_rehearsal:
+                continue  # resumed or replayed: its token count is not one whole run
+            plan = prepare(self.settings, record.request).plan
+            planned += sum(c.prompt_tokens + c.completion_tokens for c in plan.calls)
+            actual += result.cost.prompt_tokens + result.cost.completion_tokens
+            if planned > 200_000:
+                break
+        ratio = min(max(actual / planned, 0.25), 4.0) if planned and actual else 1.0
+        scale = {"*": ratio}
+        self._scales[mode] = (now, scale)
+        return scale
 
     async def submit(self, request: DebateRequest, *, origin: Origin,
                      idempotency_key: str | None = None, parent_id: str | None = None
@@ -121,7 +152,8 @@ class DebateService:
         asked = prepared.request.mode
         day = budget_day(self.clock())
         while True:
-            estimate = estimate_for(self.settings, prepared)
+            scale = await self.token_scale(prepared.plan.mode)
+            estimate = estimate_for(self.settings, prepared, scale)
             try:
                 record = await self._queue(prepared, estimate, origin, idempotency_key,
                                            parent_id, downgraded_from=None if

@@ -46,13 +46,13 @@ def estimate(
     token_scale: Mapping[str, float] | None = None,
     rehearsal: bool = False,
 ) -> Estimate:
-    """Expected cost of a plan. `token_scale[role family]` corrects the plan's token guesses with
-    what recent debates actually used (ratio of actual to planned; 1.0 when unknown)."""
+    """Expected cost of a plan. `token_scale[role family]` (or `["*"]` for every role) corrects
+    the plan's token guesses with what recent debates used (actual / planned; 1.0 if unknown)."""
     scale = token_scale or {}
     prompt_total = completion_total = 0
     usd = 0.0
     for call in plan.calls:
-        factor = scale.get(call.role.split("/", 1)[0], 1.0)
+        factor = scale.get(call.role.split("/", 1)[0], scale.get("*", 1.0))
         usage = Usage(
             prompt_tokens=round(call.prompt_tokens * factor),
             completion_tokens=round(call.completion_tokens * factor),

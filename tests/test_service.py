@@ -218,3 +218,25 @@ async def test_a_debate_that_keeps_dying_fails_after_the_attempt_limit(db: Datab
     async with running_worker(svc):
         done = await wait_done(svc, record.id)
     assert done.status is DebateStatus.COMPLETED
+
+
+async def test_estimates_learn_from_the_tokens_recent_debates_used(db: Database) -> None:
+    from bot import service as service_module
+
+    svc = service(db, priced(daily_budget_usd=10_000))
+    request = DebateRequest(topic=TOPIC, mode="simple", no_cache=True)
+    cold = await svc.estimate(request)
+    async with running_worker(svc):
+        for i in range(3):
+            sub = await svc.submit(request.model_copy(update={"topic": f"{TOPIC} {i}"}),
+                                   origin=API)
+            await wait_done(svc, sub.record.id)
+    svc._scales.clear()
+    warm = await svc.estimate(request)
+    done = [r for r in await svc.recent() if r.result is not None]
+    actual = sum(r.result.cost.prompt_tokens + r.result.cost.completion_tokens for r in done)
+    planned = 3 * (cold.prompt_tokens + cold.completion_tokens)
+    ratio = min(max(actual / planned, 0.25), 4.0)
+    assert warm.prompt_tokens == pytest.approx(cold.prompt_tokens * ratio, abs=len(done) * 2)
+    assert warm.usd != cold.usd
+    assert service_module.SCALE_TTL_SECONDS > 0
