@@ -32,11 +32,11 @@ from engine.domain import (
 )
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.llm import LLMClient
-from engine.ports import CheckpointStore, EventSink, FanOutSink
+from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
 from engine.settings import Settings
-from storage import audit, budget, debates, evidence, reviews, steps
+from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, NotFound
 from storage.steps import DbCheckpointStore
@@ -253,6 +253,7 @@ class DebateService:
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.settings, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
+            step_cache=self._judge_cache(),
         )
         return await self.finish(record.id, result, actor=worker_id)
 
@@ -312,6 +313,10 @@ class DebateService:
         request = request.model_copy(update={"requested_by": actor})
         return await self.submit(request, origin=origin or Origin(surface="replay"),
                                  parent_id=source_id)
+
+    def _judge_cache(self) -> StepCache | None:
+        ttl = self.settings.judge_cache_ttl_seconds
+        return caches.DbStepCache(self.db, ttl_seconds=ttl) if ttl > 0 else None
 
     # --- people acting on debates ---
     async def add_evidence(self, debate_id: str, item: Evidence) -> bool:

@@ -22,7 +22,7 @@ from engine.domain import (
 )
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
 from engine.llm import LLMClient
-from engine.ports import CheckpointStore, EventSink, EvidenceSource, NoEvidence
+from engine.ports import CheckpointStore, EventSink, EvidenceSource, NoEvidence, StepCache
 from engine.presets import judges_for, resolve_preset
 from engine.prompts import PROMPT_VERSION
 from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
@@ -85,12 +85,14 @@ async def run_debate(
     evidence: EvidenceSource | None = None,
     judge_history: dict[str, list[float]] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    step_cache: StepCache | None = None,
 ) -> DebateResult:
     """Run (or resume) a debate. Never raises for the debate's own failures: the result says."""
     ctx = DebateContext(
         debate_id=debate_id, request=prepared.request, preset=prepared.preset,
         judges=prepared.judges, settings=settings, llm=llm, store=store, sink=sink,
         evidence=evidence or NoEvidence(), clock=clock, judge_history=judge_history,
+        step_cache=step_cache,
     )
     await ctx.emit(EventKind.DEBATE_STARTED, topic=prepared.request.topic,
                    mode=prepared.protocol.mode, preset=prepared.preset.name,

@@ -18,8 +18,11 @@ from engine.domain import (
     DivergenceSummary,
     EventKind,
     TraceRow,
+    canonical_json,
     sha256,
 )
+from engine.llm import Prompt
+from engine.prompts import PROMPT_VERSION
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, _id_relabel
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas import DIMENSIONS, Scorecard
@@ -63,8 +66,20 @@ async def run_judge(ctx: DebateContext, t: Transcript, judge: JudgeSpec, index: 
     neutral_ids = _neutral_ids(t, label)
     prompt = prompts.judge(judge.expertise, t.topic, transcript, JUDGE_TASK, ctx.policy)
     step = await ctx.step(key, role=f"judge/{judge.name}", prompt=prompt, schema=Scorecard,
-                          model=judge.model or None, temperature=0.2)
+                          model=judge.model or None, temperature=0.2,
+                          cache_key=judge_cache_key(prompt, judge))
     return _map_back(judge, order, label, neutral_ids, step)
+
+
+def judge_cache_key(prompt: Prompt, judge: JudgeSpec) -> str:
+    """(the transcript as this judge saw it, labels and order included; the judge's
+    configuration and the prompt version). The model is appended by the runner."""
+    transcript = sha256(prompt.system + "\n" + prompt.user)
+    config = sha256(canonical_json({"judge": judge.model_dump(mode="json"),
+                                    "prompts": PROMPT_VERSION}))
+    return f"judge:{transcript[:32]}:{config[:16]}"
+
+
 
 
 def _neutral_ids(t: Transcript, label: dict[str, str]) -> dict[str, str]:

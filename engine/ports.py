@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from engine.domain import Event, Evidence, StepRecord
 
@@ -20,6 +20,14 @@ class CheckpointStore(Protocol):
     async def get(self, debate_id: str, key: str) -> StepRecord | None: ...
 
     async def put(self, debate_id: str, record: StepRecord) -> StepRecord: ...
+
+
+class StepCache(Protocol):
+    """Outputs reusable across debates (a judge's scorecard of an identical transcript)."""
+
+    async def get(self, key: str) -> dict[str, Any] | None: ...
+
+    async def put(self, key: str, output: dict[str, Any]) -> None: ...
 
 
 class EventSink(Protocol):
@@ -94,6 +102,17 @@ class MemoryEvidence:
 
     async def evidence(self, debate_id: str) -> Sequence[Evidence]:
         return list(self._items.get(debate_id, ()))
+
+
+class MemoryStepCache:
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, Any]] = {}
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        return self.items.get(key)
+
+    async def put(self, key: str, output: dict[str, Any]) -> None:
+        self.items[key] = output
 
 
 class NoEvidence:

@@ -34,7 +34,7 @@ from engine.domain import (
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
 from engine.llm import CallSpec, LLMClient, Prompt
-from engine.ports import CheckpointStore, EventSink, EvidenceSource
+from engine.ports import CheckpointStore, EventSink, EvidenceSource, StepCache
 from engine.settings import JudgeSpec, PresetSpec, Settings
 
 T = TypeVar("T", bound=BaseModel)
@@ -82,6 +82,7 @@ class DebateContext:
         evidence: EvidenceSource,
         clock: Callable[[], float] = time.monotonic,
         judge_history: dict[str, list[float]] | None = None,
+        step_cache: StepCache | None = None,
     ) -> None:
         self.debate_id = debate_id
         self.request = request
@@ -94,6 +95,7 @@ class DebateContext:
         self.evidence_source = evidence
         self.clock = clock
         self.judge_history = judge_history or {}
+        self.step_cache = step_cache
         self.started = clock()
         self.deadline = self.started + settings.debate_timeout
         self.records: dict[str, StepRecord] = {}
@@ -170,13 +172,20 @@ class DebateContext:
         schema: type[T],
         temperature: float | None = None,
         model: str | None = None,
+        cache_key: str | None = None,
     ) -> StepOutcome[T]:
-        """Run one LLM call as a durable step, or read it back if it already finished."""
+        """Run one LLM call as a durable step, or read it back if it already finished.
+        With `cache_key`, an identical call from another debate is reused (no call, no cost)."""
         phase_name, phase_deadline = _phase.get() or ("", self.deadline)
         stored = await self.store.get(self.debate_id, key)
         if stored is not None and stored.status != "degraded":
             return await self._reuse(stored, schema)
         model = self._model_override(key, role) or model or self.settings.model_for(role)
+        if cache_key is not None:
+            cache_key = f"{cache_key}:{model}"
+            hit = await self._from_cache(cache_key, key, role, phase_name, model, prompt, schema)
+            if hit is not None:
+                return hit
         remaining = min(phase_deadline, self.deadline) - self.clock()
         if remaining <= 0:
             reason = "the phase ran out of time before this call started"
@@ -219,6 +228,8 @@ class DebateContext:
         )
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
+        if cache_key is not None and self.step_cache is not None and record.output is not None:
+            await self.step_cache.put(cache_key, record.output)
         await self.emit(
             EventKind.STEP_FINISHED,
             key=key, role=role, phase=phase_name, model=record.model,
@@ -226,6 +237,26 @@ class DebateContext:
             completion_tokens=record.usage.completion_tokens, attempts=record.attempts,
         )
         return StepOutcome(key, "ok", schema.model_validate(record.output), record)
+
+    async def _from_cache(self, cache_key: str, key: str, role: str, phase: str, model: str,
+                          prompt: Prompt, schema: type[T]) -> StepOutcome[T] | None:
+        if self.step_cache is None:
+            return None
+        output = await self.step_cache.get(cache_key)
+        if output is None:
+            return None
+        try:
+            value = schema.model_validate(output)
+        except ValidationError:
+            return None  # written by an older schema: call the model instead
+        record = StepRecord(key=key, role=role, phase=phase, model=model, status="ok",
+                            output=output, prompt_hash=_prompt_hash(prompt), attempts=0,
+                            rehearsal=self.rehearsal)
+        record = await self.store.put(self.debate_id, record)
+        self.records[key] = record
+        self.reused += 1
+        await self.emit(EventKind.STEP_REUSED, key=key, role=role, phase=phase, cached=True)
+        return StepOutcome(key, "ok", value, record, reused=True)
 
     def _model_override(self, key: str, role: str) -> str | None:
         """A per-request model (a replay's new synthesizer) by step key, role or role family."""

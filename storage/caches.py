@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.db import upsert
+from engine.domain import utcnow
+from storage.db import Database, upsert
 from storage.models import JudgeCacheRow, jsonable
 
 
@@ -28,6 +29,23 @@ async def judge_cache_put(
         {"key": key, "value": jsonable(value), "expires_at": expires_at},
         conflict=("key",), update=("value", "expires_at"),
     ))
+
+
+class DbStepCache:
+    """engine.ports.StepCache on the judge_cache table, entries kept `ttl_seconds`."""
+
+    def __init__(self, db: Database, *, ttl_seconds: float) -> None:
+        self.db = db
+        self.ttl = timedelta(seconds=ttl_seconds)
+
+    async def get(self, key: str) -> dict[str, Any] | None:
+        async with self.db.transaction(readonly=True) as session:
+            value = await judge_cache_get(session, key, utcnow())
+        return value if isinstance(value, dict) else None
+
+    async def put(self, key: str, output: dict[str, Any]) -> None:
+        async with self.db.transaction() as session:
+            await judge_cache_put(session, key, output, utcnow() + self.ttl)
 
 
 async def judge_cache_purge(session: AsyncSession, now: datetime) -> int:

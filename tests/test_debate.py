@@ -256,3 +256,28 @@ async def test_rehearsal_says_so_everywhere(mode: str) -> None:
     assert "[rehearsal]" in result.rationale
     assert result.cost.usd == 0.0
     assert result.versions["rehearsal"] == "true"
+
+
+async def test_a_judge_scoring_an_identical_transcript_is_served_from_the_cache() -> None:
+    from engine.ports import MemoryStepCache
+
+    cache = MemoryStepCache()
+    async with FakeOpenAI() as fake:
+        settings = gateway_settings(fake.base_url)
+        prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="consensus"))
+        llm = OpenAIGateway(settings)
+        runs = []
+        for store in (MemoryCheckpointStore(), MemoryCheckpointStore()):
+            runs.append(await run_debate(prepared, debate_id="same-id", settings=settings,
+                                         llm=llm, store=store, sink=MemoryEventSink(),
+                                         step_cache=cache))
+        await llm.aclose()
+        judge_calls = [r for r in fake.requests if "impartial debate judge" in r.system]
+    assert len(cache.items) == 4
+    # the debaters ran twice (fake replies are deterministic, so the transcript is identical);
+    # the four judges only once
+    assert len(judge_calls) == 4
+    first, second = runs
+    assert second.cost.reused_calls == 4
+    assert second.consensus and first.consensus
+    assert second.consensus.alpha == first.consensus.alpha
