@@ -19,6 +19,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.metrics import serve_metrics
 from bot.runtime import Runtime
 from engine.domain import MODES, TERMINAL_STATUSES, DebateRequest, DebateStatus, Origin
 from engine.errors import BudgetExceeded, InvalidRequest
@@ -363,3 +364,4 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/presets", presets)
     app.router.add_get("/api/openapi.json", openapi)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", serve_metrics)

@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from bot import metrics
 from bot.llm import describe, make_llm
 from bot.service import DebateService
 from engine.settings import Settings
@@ -62,6 +63,9 @@ async def build_runtime(settings: Settings, *, migrate: bool = True) -> Runtime:
     if migrate:
         await db.upgrade()
     service = DebateService(settings=settings, db=db, llm_factory=make_llm)
+    service.sink_factories.append(metrics.sink_for)
+    service.finished_hooks.append(metrics.on_finished)
+    service.submitted_hooks.append(metrics.on_submitted)
     log.info(describe(settings))
     return Runtime(settings=settings, db=db, service=service)
 

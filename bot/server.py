@@ -114,6 +114,12 @@ async def work(settings: Settings, *, concurrency: int | None = None) -> None:
     from bot.scheduler import start_scheduler
 
     scheduler = await start_scheduler(rt)  # slot claims keep replicas from firing twice
+    if settings.metrics_port:
+        from prometheus_client import start_http_server
+
+        from bot.metrics import REGISTRY
+
+        start_http_server(settings.metrics_port, addr="127.0.0.1", registry=REGISTRY)
     task = asyncio.create_task(worker.run(stop))
     try:
         await _until_signalled(task)

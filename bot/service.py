@@ -72,6 +72,7 @@ class DebateService:
     clock: Callable[[], datetime] = utcnow
     sink_factories: list[SinkFactory] = field(default_factory=list)
     finished_hooks: list[FinishedHook] = field(default_factory=list)
+    submitted_hooks: list[Callable[[DebateRecord], None]] = field(default_factory=list)
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
     _scales: dict[str, tuple[datetime, dict[str, float]]] = field(default_factory=dict,
                                                                   init=False, repr=False)
@@ -166,6 +167,8 @@ class DebateService:
                 prepared = prepare(self.settings,
                                    prepared.request.model_copy(update={"mode": lower}))
         await self._maybe_alert(day)
+        for hook in self.submitted_hooks:
+            hook(record)
         downgraded = asked if prepared.request.mode != asked else None
         return Submission(record, estimate, downgraded_from=downgraded)
 

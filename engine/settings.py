@@ -148,6 +148,7 @@ class Settings(BaseSettings):
     port: int = 3000
     api_token: SecretStr | None = None
     public_url: str = "http://127.0.0.1:3000"
+    metrics_port: int | None = None   # Prometheus on 127.0.0.1 for worker-only processes
 
     # --- Slack ---
     slack_bot_token: SecretStr | None = Field(

@@ -165,3 +165,29 @@ async def test_briefs_and_schedules_over_the_api(api: tuple[str, Runtime]) -> No
         assert status == 400 and "at" in reply["error"]
         status, reply = await _json(s, "GET", f"{base}/api/schedules")
         assert status == 200 and reply == {"schedules": []}
+
+
+async def test_prometheus_metrics_count_debates_and_steps(sqlite_db: Database) -> None:
+    from bot.runtime import build_runtime
+
+    url = f"sqlite+aiosqlite:///{sqlite_db.url.database}"
+    rt = await build_runtime(rehearsal_settings(database_url=url), migrate=False)
+    server = TestServer(build_app(rt, scheduler=False), host="127.0.0.1", port=0)
+    await server.start_server()
+    base = str(server.make_url(""))
+    try:
+        async with aiohttp.ClientSession() as s:
+            _, body = await _json(s, "POST", f"{base}/api/debates",
+                                  json={"topic": "Metrics?", "mode": "simple"})
+            async with asyncio.timeout(30):
+                while (await _json(s, "GET", f"{base}/api/debates/{body['id']}"))[1][
+                        "result"] is None:
+                    await asyncio.sleep(0.05)
+            async with s.get(f"{base}/metrics") as resp:
+                text = await resp.text()
+        assert 'dialectic_debates_submitted_total{mode="simple"}' in text
+        assert 'dialectic_llm_steps_total{outcome="ok"}' in text
+        assert "dialectic_debates_finished_total" in text
+    finally:
+        await server.close()
+        await rt.close()

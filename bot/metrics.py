@@ -1,0 +1,70 @@
+"""Prometheus metrics for this process: debates, LLM calls, cost, durations. `/metrics` serves
+them on `dialectic serve`; worker-only processes serve them on `DIALECTIC_METRICS_PORT` if set.
+`/api/metrics` is the database-wide JSON view (every process's debates)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+)
+
+from engine.domain import DebateRecord, Event, EventKind, Review
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+SUBMITTED = Counter("dialectic_debates_submitted_total", "Debates queued", ["mode"],
+                    registry=REGISTRY)
+FINISHED = Counter("dialectic_debates_finished_total", "Debates finished", ["status", "routing"],
+                   registry=REGISTRY)
+STEPS = Counter("dialectic_llm_steps_total", "Debate steps by outcome", ["outcome"],
+                registry=REGISTRY)
+RETRIES = Counter("dialectic_llm_retries_total", "Provider calls retried", registry=REGISTRY)
+COST = Counter("dialectic_llm_cost_usd_total", "USD spent on LLM calls", registry=REGISTRY)
+TOKENS = Counter("dialectic_llm_tokens_total", "Tokens reported by the provider", ["kind"],
+                 registry=REGISTRY)
+DURATION = Histogram("dialectic_debate_duration_seconds", "Wall time of finished debates",
+                     buckets=(1, 5, 15, 30, 60, 120, 300, 600), registry=REGISTRY)
+_OUTCOMES = {EventKind.STEP_FINISHED: "ok", EventKind.STEP_REUSED: "reused",
+             EventKind.STEP_DEGRADED: "degraded", EventKind.STEP_FILTERED: "filtered"}
+
+
+class MetricsSink:
+    """An engine event sink that only counts."""
+
+    async def emit(self, event: Event) -> None:
+        outcome = _OUTCOMES.get(event.kind)
+        if outcome is not None:
+            STEPS.labels(outcome).inc()
+        if event.kind is EventKind.STEP_FINISHED:
+            COST.inc(float(event.data.get("cost_usd", 0.0)))
+            TOKENS.labels("prompt").inc(int(event.data.get("prompt_tokens", 0)))
+            TOKENS.labels("completion").inc(int(event.data.get("completion_tokens", 0)))
+        elif event.kind is EventKind.STEP_RETRY:
+            RETRIES.inc()
+
+
+_SINK = MetricsSink()
+
+
+def sink_for(record: DebateRecord) -> MetricsSink:
+    return _SINK
+
+
+def on_submitted(record: DebateRecord) -> None:
+    SUBMITTED.labels(record.mode).inc()
+
+
+async def on_finished(record: DebateRecord, review: Review | None) -> None:
+    result = record.result
+    FINISHED.labels(record.status.value, result.routing if result else "none").inc()
+    if result is not None:
+        DURATION.observe(result.elapsed_seconds)
+
+
+async def serve_metrics(request: web.Request) -> web.Response:
+    body = generate_latest(REGISTRY)
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})
