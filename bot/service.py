@@ -256,7 +256,7 @@ class DebateService:
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.settings, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
-            step_cache=self._judge_cache(),
+            step_cache=self._judge_cache(), judge_history=await self.judge_history(),
         )
         return await self.finish(record.id, result, actor=worker_id)
 
@@ -316,6 +316,20 @@ class DebateService:
         request = request.model_copy(update={"requested_by": actor})
         return await self.submit(request, origin=origin or Origin(surface="replay"),
                                  parent_id=source_id)
+
+    async def judge_history(self, debates_back: int = 50) -> dict[str, list[float]]:
+        """Each judge's raw scores over recent debates, for calibration (a judge who always
+        scores high is read against its own habit, shrunk toward the panel while it is short)."""
+        async with self.db.transaction(readonly=True) as session:
+            recent = await debates.list_recent(session, limit=debates_back)
+        history: dict[str, list[float]] = {}
+        for record in recent:
+            result = record.result
+            if result is None or result.consensus is None or result.rehearsal:
+                continue
+            for judge, row in result.consensus.ratings.items():
+                history.setdefault(judge, []).extend(v for v in row if v is not None)
+        return history
 
     def _judge_cache(self) -> StepCache | None:
         ttl = self.settings.judge_cache_ttl_seconds

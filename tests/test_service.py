@@ -240,3 +240,21 @@ async def test_estimates_learn_from_the_tokens_recent_debates_used(db: Database)
     assert warm.prompt_tokens == pytest.approx(cold.prompt_tokens * ratio, abs=len(done) * 2)
     assert warm.usd != cold.usd
     assert service_module.SCALE_TTL_SECONDS > 0
+
+
+async def test_judges_are_calibrated_against_their_recent_scores(db: Database) -> None:
+    from tests.fakes.fixtures import gateway_settings
+    from tests.fakes.openai_server import FakeOpenAI
+
+    async with FakeOpenAI() as fake:
+        svc = service(db, gateway_settings(fake.base_url))
+        assert await svc.judge_history() == {}
+        sub = await svc.submit(DebateRequest(topic=TOPIC), origin=API)
+        async with running_worker(svc):
+            record = await wait_done(svc, sub.record.id)
+        history = await svc.judge_history()
+        await svc.aclose()
+    assert set(history) == {"technical", "business", "risk", "general"}
+    assert record.result is not None and record.result.consensus is not None
+    row = record.result.consensus.ratings["risk"]
+    assert history["risk"] == [v for v in row if v is not None]
