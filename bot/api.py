@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -30,6 +30,7 @@ from storage.errors import IllegalTransition, NotFound
 log = logging.getLogger("dialectic.api")
 RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime", Runtime)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+M = TypeVar("M", bound=BaseModel)
 STREAM_POLL = 0.25
 
 
@@ -109,7 +110,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
                      remaining_usd=exc.remaining_usd)
 
 
-async def _body(request: web.Request) -> DebateIn:
+async def _parse(request: web.Request, model: type[M]) -> M:
+    """The JSON body as `model`, or InvalidRequest saying exactly what is wrong."""
     try:
         raw = await request.json()
     except (json.JSONDecodeError, UnicodeDecodeError):
@@ -117,11 +119,15 @@ async def _body(request: web.Request) -> DebateIn:
     if not isinstance(raw, dict):
         raise InvalidRequest("the body must be a JSON object")
     try:
-        return DebateIn.model_validate(raw)
+        return model.model_validate(raw)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'body'}: {e['msg']}"
                              for e in exc.errors())
         raise InvalidRequest(problems) from None
+
+
+async def _body(request: web.Request) -> DebateIn:
+    return await _parse(request, DebateIn)
 
 
 async def post_debate(request: web.Request) -> web.Response:
@@ -190,12 +196,7 @@ class ReplayIn(BaseModel):
 
 async def replay_debate(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
-    try:
-        body = ReplayIn.model_validate(await request.json())
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InvalidRequest("the body is not valid JSON") from None
-    except ValidationError as exc:
-        raise InvalidRequest("; ".join(e["msg"] for e in exc.errors())) from None
+    body = await _parse(request, ReplayIn)
     sub = await rt.service.replay(request.match_info["id"], more_rounds=body.rounds,
                                   synthesizer=body.synthesizer, actor="api",
                                   origin=Origin(surface="api"))
@@ -218,13 +219,7 @@ async def post_brief(request: web.Request) -> web.Response:
     from bot.scheduler import schedule_brief
 
     rt = request.app[RUNTIME]
-    try:
-        body = BriefIn.model_validate(await request.json())
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InvalidRequest("the body is not valid JSON") from None
-    except ValidationError as exc:
-        raise InvalidRequest("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
-                                       for e in exc.errors())) from None
+    body = await _parse(request, BriefIn)
     if body.at.tzinfo is None:
         raise InvalidRequest("at: give the meeting time with a UTC offset, e.g. "
                              "2026-11-23T09:30:00+01:00")
