@@ -3,7 +3,8 @@
 `attach_slack(rt, web_app)` (called by bot.server when Slack is configured) builds the Bolt app,
 mounts it at POST /slack/events (or connects Socket Mode) and attaches the notifier.
 `attach_notifier(rt)` alone (worker-only processes) posts the updates of the debates this
-process runs: the service's sink factory and finished hook.
+process runs (the service's sink factory and finished hook), and is `rt.slack`, the paced
+poster other code (the scheduler) uses.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from aiohttp import web
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.runtime import Runtime
-from bot.slack.app import build_bolt_app, make_client, mount
+from bot.slack.app import Cleanup, build_bolt_app, make_client, mount
 from bot.slack.context import SlackContext
+from bot.slack.housekeeping import housekeeping
 from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import DEFAULT_INTERVAL, ChannelPacer
 from bot.slack.reviewers import ReviewerDirectory
@@ -40,6 +42,7 @@ def attach_notifier(rt: Runtime, client: AsyncWebClient | None = None) -> SlackN
     rt.service.sink_factories.append(notifier.sink_for)
     rt.service.finished_hooks.append(notifier.on_finished)
     rt.extras[NOTIFIER] = notifier
+    rt.slack = notifier  # how non-Slack code (the scheduler) posts: paced, 429s retried
     return notifier
 
 
@@ -55,10 +58,11 @@ def attach_slack(rt: Runtime, web_app: web.Application) -> web.Application:
     rt.extras[BOLT_APP] = bolt
     mount(bolt, web_app, rt.settings)
     web_app.cleanup_ctx.append(_close_notifier(notifier))
+    web_app.cleanup_ctx.append(housekeeping(rt))
     return web_app
 
 
-def _close_notifier(notifier: SlackNotifier):  # type: ignore[no-untyped-def]
+def _close_notifier(notifier: SlackNotifier) -> Cleanup:
     async def ctx(app: web.Application) -> AsyncIterator[None]:
         yield
         try:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -15,6 +17,7 @@ from engine.settings import Settings
 from storage import dedupe
 
 log = logging.getLogger("dialectic.slack")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,10 @@ class SlackContext:
     @property
     def service(self) -> DebateService:
         return self.rt.service
+
+    async def track(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run a listener's work after its ack so that shutdown waits for it (see notifier)."""
+        return await self.notifier.tracked(work)
 
     async def first_time(self, source: str, key: str | None) -> bool:
         """True the first time Slack delivers (source, key); retries and replicas get False.

@@ -1,7 +1,7 @@
 """Debate updates to Slack: the thread's status message, phase replies, summary and reviews.
 
 `SlackNotifier.sink_for` is the service's sink factory: one `ThreadSink` per debate run whose
-origin has a Slack channel. The sink never blocks the engine on Slack and never raises into it
+origin has a Slack thread. The sink never blocks the engine on Slack and never raises into it
 (the engine's FanOutSink would re-raise): it folds events into the status (kept current with
 coalesced `chat.update`s) and queues phase replies on the channel's pacing queue, logging any
 failure. `on_finished` (the service's finished hook) posts the divergence summary and, when the
@@ -15,7 +15,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import ClientError
 from slack_sdk.errors import SlackApiError
@@ -29,10 +29,10 @@ from bot.slack.pacing import ChannelPacer
 from engine.domain import DebateRecord, Event, EventKind, PhaseSummary, Review
 from engine.ports import EventSink
 from storage import debates, reviews
-from storage import slack as slack_store
 
 log = logging.getLogger("dialectic.slack")
 
+T = TypeVar("T")
 SLACK_ERRORS = (SlackApiError, ClientError, TimeoutError)
 SETTLE_TIMEOUT = 30.0
 
@@ -66,7 +66,8 @@ class SlackNotifier:
         self.rt = rt
         self.client = client
         self.pacer = pacer
-        self.update_gap = pacer.interval if update_gap is None else update_gap
+        # chat.update is rate limited per workspace: coalesce status updates more than posts
+        self.update_gap = 3 * pacer.interval if update_gap is None else update_gap
         self.live: dict[str, ThreadSink] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -104,6 +105,15 @@ class SlackNotifier:
         task.add_done_callback(self._reap)
         return task
 
+    async def tracked(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run `coro` (a listener's work after its ack) as a task this notifier holds and drains
+        on shutdown: Bolt's own listener tasks are neither held nor awaited. Errors propagate
+        to the caller (Bolt logs a failed listener)."""
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return await asyncio.shield(task)
+
     def _reap(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
@@ -126,8 +136,11 @@ class SlackNotifier:
     # --- engine hooks ---
 
     def sink_for(self, record: DebateRecord) -> EventSink | None:
-        """The service's sink factory: a ThreadSink for debates that post to a Slack channel."""
-        if not record.id or not record.origin.channel_id:
+        """The service's sink factory: a ThreadSink for debates that have a Slack thread.
+
+        A debate with only a channel (the scheduler's) gets no thread of its own: its
+        submitter posts about it (one digest, one brief), not a thread per debate."""
+        if not record.id or thread_of(record) is None:
             return None
         sink = ThreadSink(self, record)
         self.live[record.id] = sink
@@ -139,7 +152,6 @@ class SlackNotifier:
         thread = thread_of(record)
         if sink is not None:
             await sink.settle(record)
-            thread = sink.thread() or thread
         elif thread is not None and record.origin.status_ts:
             await ThreadSink(self, record).settle(record)
         if thread is not None and record.result is not None:
@@ -196,8 +208,8 @@ class SlackNotifier:
 class ThreadSink:
     """One debate run's Slack updates. `emit` only records and queues: it never waits on Slack.
 
-    The thread (a root message, when the origin named only a channel) and the status message are
-    queued first on the channel's FIFO pacing queue, so phase replies always land below them.
+    The status message is queued first on the channel's FIFO pacing queue, so phase replies
+    always land below it.
     """
 
     def __init__(self, notifier: SlackNotifier, record: DebateRecord) -> None:
@@ -213,9 +225,6 @@ class ThreadSink:
         self._opened = self.status_ts is not None
         self._dirty = False
         self._flusher: asyncio.Task[None] | None = None
-
-    def thread(self) -> Thread | None:
-        return Thread(self.channel, self.thread_ts) if self.thread_ts else None
 
     async def emit(self, event: Event) -> None:
         try:
@@ -233,10 +242,8 @@ class ThreadSink:
             self._touch()
 
     def _open(self) -> None:
-        """Queue the root (if the thread does not exist yet) and the status message, now."""
+        """Queue the status message now, ahead of anything else this debate posts."""
         self._opened = True
-        if self.thread_ts is None:
-            self._queue(self._post_root, "the root message")
         posted = self.n.pacer.submit(self.channel, self._post_status)
         self._flusher = self.n.spawn(self._after_status(posted))
 
@@ -248,26 +255,13 @@ class ThreadSink:
         await self.n.logged(posted, "the status message")
         await self._flush()
 
-    async def _post_root(self) -> None:
-        message = B.debate_started(self.record, None, self.n.url(self.record.id),
-                                   rehearsal=self.rehearsal)
-        reply = await self.n.client.chat_postMessage(
-            channel=self.channel, unfurl_links=False, unfurl_media=False, **message.kwargs())
-        self.thread_ts = str(reply["ts"])
-        async with self.n.rt.db.transaction() as session:
-            await slack_store.link_thread(session, channel_id=self.channel,
-                                          thread_ts=self.thread_ts, debate_id=self.record.id)
-
     async def _post_status(self) -> None:
-        if self.thread_ts is None:
-            return  # the root message failed (logged): there is no thread to post in
         self._dirty = False
         reply = await self.n.client.chat_postMessage(
             channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False,
             unfurl_media=False, **self._render().kwargs())
         self.status_ts = str(reply["ts"])
-        origin = self.record.origin.model_copy(
-            update={"thread_ts": self.thread_ts, "status_ts": self.status_ts})
+        origin = self.record.origin.model_copy(update={"status_ts": self.status_ts})
         async with self.n.rt.db.transaction() as session:
             await debates.update_origin(session, self.record.id, origin)
 
@@ -285,10 +279,9 @@ class ThreadSink:
                                 transcript_url=self.n.url(self.record.id))
 
         async def call() -> None:
-            if self.thread_ts is not None:
-                await self.n.client.chat_postMessage(
-                    channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False,
-                    unfurl_media=False, **message.kwargs())
+            await self.n.client.chat_postMessage(
+                channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False,
+                unfurl_media=False, **message.kwargs())
 
         self._queue(call, f"the {summary.name} phase reply")
 
@@ -315,8 +308,9 @@ class ThreadSink:
         self.rehearsal = self.rehearsal or bool(record.result and record.result.rehearsal)
         running = self._flusher
         if running is not None and not running.done():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(running), SETTLE_TIMEOUT)
+            if self.status_ts is not None:  # only coalesced updates left: the final one wins
+                running.cancel()
+            await asyncio.wait({running}, timeout=SETTLE_TIMEOUT)  # its errors are logged
         self._dirty = True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._flush(), SETTLE_TIMEOUT)

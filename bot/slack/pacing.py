@@ -77,7 +77,11 @@ class ChannelPacer:
                 continue
             wait = self._last.get(channel, float("-inf")) + self.interval - self.clock()
             if wait > 0:
-                await asyncio.sleep(wait)
+                try:
+                    await asyncio.sleep(wait)
+                except asyncio.CancelledError:
+                    job.future.cancel()  # closed while it waited for its slot
+                    raise
             self._last[channel] = self.clock()
             await _run(job)
 

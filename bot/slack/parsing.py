@@ -215,10 +215,16 @@ def strip_mentions(text: str) -> str:
     return " ".join(_MENTION.sub(" ", text).split())
 
 
-def parse_mention(text: str) -> str | None:
-    """For "@Dialectic debate [question]": the question ("" when none); None if not "debate"."""
-    words = strip_mentions(text)
-    match = re.match(r"^debate\b[\s:,.-]*(?P<rest>.*)$", words, re.IGNORECASE | re.DOTALL)
+def parse_mention(text: str, bot_user_id: str | None = None) -> str | None:
+    """For "@Dialectic debate [question]": the question ("" when none); None if not "debate".
+
+    Only what follows the bot's mention counts ("hey @Dialectic debate X" works); other
+    mentions in the question are kept, they are part of it."""
+    mention = re.compile(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>") if bot_user_id else _MENTION
+    found = mention.search(text)
+    after = text[found.end():] if found else text
+    after = " ".join(mention.sub(" ", after).split())
+    match = re.match(r"^debate\b[\s:,.-]*(?P<rest>.*)$", after, re.IGNORECASE | re.DOTALL)
     if match is None:
         return None
     return match["rest"].strip()

@@ -23,12 +23,12 @@ from engine.domain import DebateRecord, DebateRequest, DebateStatus, Estimate, O
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import slack as slack_store
 
-NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found", "is_archived"})
+NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found"})
 PROVISIONAL_ID = "starting"
 
 
 class NotInChannel(Exception):
-    """The bot cannot post in the channel (not a member, unknown or archived)."""
+    """The bot cannot post in the channel (not a member, or a private channel it cannot see)."""
 
     def __init__(self, channel_id: str, error: str) -> None:
         super().__init__(f"cannot post in {channel_id}: {error}")

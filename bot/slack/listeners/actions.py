@@ -33,38 +33,19 @@ MODAL_IDS = {"topic": (B.TOPIC_BLOCK, B.TOPIC_ACTION), "mode": (B.MODE_BLOCK, B.
 def register(app: AsyncApp, ctx: SlackContext) -> None:
     async def on_approve(ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
-        if await _allowed(ctx, body):
-            await decide(ctx, press_of(body), ReviewStatus.APPROVED)
+        await ctx.track(press_button(ctx, body, ReviewStatus.APPROVED))
 
     async def on_rerun(ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
-        if await _allowed(ctx, body):
-            await decide(ctx, press_of(body), ReviewStatus.RERUN)
+        await ctx.track(press_button(ctx, body, ReviewStatus.RERUN))
 
     async def on_escalate(ack: AsyncAck, body: dict[str, Any]) -> None:
         await ack()
-        if not await _allowed(ctx, body):
-            return
-        press = press_of(body)
-        try:
-            await ctx.client.views_open(trigger_id=press["trigger_id"],
-                                        view=B.escalate_modal(press["review_id"]))
-        except SLACK_ERRORS as exc:
-            log.warning("could not open the escalate form: %s", slack_error(exc))
+        await ctx.track(press_button(ctx, body, ReviewStatus.ESCALATED))
 
     async def on_escalate_submit(ack: AsyncAck, body: dict[str, Any],
                                  view: dict[str, Any]) -> None:
-        user = str((body.get("user") or {}).get("id") or "")
-        review_id = str(view.get("private_metadata") or "")
-        if not await ctx.reviewers.is_reviewer(user):
-            await ack(response_action="errors",
-                      errors={B.REASON_BLOCK: "Only reviewers can escalate."})
-            await _audit_refusal(ctx, review_id, user)
-            return
-        await ack()
-        reason = modal_text(view, B.REASON_BLOCK, B.REASON_ACTION)
-        press = {"review_id": review_id, "user": user, "channel": None, "message_ts": None}
-        await decide(ctx, press, ReviewStatus.ESCALATED, note=reason)
+        await submit_escalation(ctx, ack, body, view)
 
     async def on_debate_submit(ack: AsyncAck, body: dict[str, Any],
                                view: dict[str, Any]) -> None:
@@ -75,6 +56,21 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
     app.action(B.ESCALATE_ACTION)(on_escalate)
     app.view(B.ESCALATE_MODAL)(on_escalate_submit)
     app.view(B.DEBATE_MODAL)(on_debate_submit)
+
+
+async def press_button(ctx: SlackContext, body: dict[str, Any], status: ReviewStatus) -> None:
+    """Reviewers decide (Escalate first asks why, in a modal); anyone else is refused."""
+    if not await _allowed(ctx, body):
+        return
+    press = press_of(body)
+    if status is not ReviewStatus.ESCALATED:
+        await decide(ctx, press, status)
+        return
+    try:
+        await ctx.client.views_open(trigger_id=press["trigger_id"],
+                                    view=B.escalate_modal(press["review_id"]))
+    except SLACK_ERRORS as exc:
+        log.warning("could not open the escalate form: %s", slack_error(exc))
 
 
 def press_of(body: dict[str, Any]) -> dict[str, Any]:
@@ -184,6 +180,32 @@ async def _rerun(ctx: SlackContext, record: DebateRecord, review: Review) -> Non
                                what="the re-run notice")
 
 
+async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
+                            view: dict[str, Any]) -> None:
+    """The escalate form: refusals and "already decided" are shown in the form itself."""
+    user = str((body.get("user") or {}).get("id") or "")
+    review_id = str(view.get("private_metadata") or "")
+    if not await ctx.reviewers.is_reviewer(user):
+        await ack(response_action="errors", errors={B.REASON_BLOCK: "Only reviewers can escalate."})
+        await _audit_refusal(ctx, review_id, user)
+        return
+    try:
+        async with ctx.rt.db.transaction(readonly=True) as session:
+            current = await reviews.get(session, review_id)
+    except NotFound:
+        await ack(response_action="errors", errors={B.REASON_BLOCK: "This review is gone."})
+        return
+    if current.status is not ReviewStatus.PENDING:
+        who = f" by {current.decided_by}" if current.decided_by else ""
+        await ack(response_action="errors",
+                  errors={B.REASON_BLOCK: f"Already decided ({current.status.value}{who})."})
+        return
+    await ack()
+    press = {"review_id": review_id, "user": user, "channel": None, "message_ts": None}
+    await ctx.track(decide(ctx, press, ReviewStatus.ESCALATED,
+                           note=modal_text(view, B.REASON_BLOCK, B.REASON_ACTION)))
+
+
 async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
                               view: dict[str, Any]) -> None:
     """The `/debate` form: validate (errors shown in the form), then start in its channel."""
@@ -224,4 +246,5 @@ async def _start_from_modal(ctx: SlackContext, ack: AsyncAck, request: Any, plac
         await ack(response_action="errors", errors={B.TOPIC_BLOCK: text})
         return
     await ack()
-    await submit_opening(ctx, opening, idempotency_key=f"slack:{trigger}" if trigger else None)
+    await ctx.track(submit_opening(ctx, opening,
+                                   idempotency_key=f"slack:{trigger}" if trigger else None))

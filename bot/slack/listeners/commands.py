@@ -7,7 +7,6 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import blocks as B
@@ -17,7 +16,7 @@ from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import USAGE, Command, CommandError, parse_command
 from bot.slack.starter import NotInChannel, Place, start_debate
-from engine.domain import MODES, DebateRecord
+from engine.domain import MODES, DebateRecord, DebateRequest
 from engine.errors import InvalidRequest
 from engine.presets import all_presets
 from storage import audit
@@ -84,14 +83,19 @@ async def _estimate(ctx: SlackContext, command: Command, body: dict[str, Any], a
 async def _budget(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                   respond: AsyncRespond, client: AsyncWebClient) -> None:
     await ack()
-    state = await ctx.service.budget_today()
+    state = await ctx.track(ctx.service.budget_today())
     await respond(**B.budget(dict(state)).kwargs())
 
 
 async def _status(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                   respond: AsyncRespond, client: AsyncWebClient) -> None:
     await ack()
-    channel = str(body.get("channel_id") or "")
+    await ctx.track(_report_status(ctx, command, str(body.get("channel_id") or ""), respond))
+
+
+async def _report_status(ctx: SlackContext, command: Command, channel: str,
+                         respond: AsyncRespond) -> None:
+    """One debate, or the channel's latest, rendered like their status messages."""
     if command.debate_id is not None:
         try:
             records = [await ctx.service.get(command.debate_id)]
@@ -132,6 +136,11 @@ async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
         return
     rehearsal = ctx.settings.is_rehearsal
     await ack(**notices.starting(command.topic, estimate, rehearsal=rehearsal).kwargs())
+    await ctx.track(_start_after_ack(ctx, request, body, respond))
+
+
+async def _start_after_ack(ctx: SlackContext, request: DebateRequest, body: dict[str, Any],
+                           respond: AsyncRespond) -> None:
     trigger = str(body.get("trigger_id") or "")
     if not await ctx.first_time("command", trigger):
         return
@@ -140,7 +149,7 @@ async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
                            idempotency_key=f"slack:{trigger}" if trigger else None)
     except NotInChannel as exc:
         await respond(**notices.not_in_channel(exc.channel_id).kwargs())
-    except SlackApiError as exc:
+    except SLACK_ERRORS as exc:
         log.warning("could not start a debate in %s: %s", body.get("channel_id"),
                     slack_error(exc))
         await respond(**notices.post_failed(slack_error(exc)).kwargs())

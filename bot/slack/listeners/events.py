@@ -32,26 +32,39 @@ EDITED = "message_changed"
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
     async def on_message(event: dict[str, Any], context: AsyncBoltContext) -> None:
-        message = spoken_message(event)
-        if message is None:
-            edited = edited_message(event)
-            if edited is not None:
-                await _remember(ctx, edited)
-            return
-        await _remember(ctx, message)
-        if message.thread_ts and message.thread_ts != message.ts and not mentions(
-                message.text, context.bot_user_id):
-            await _maybe_evidence(ctx, message)
+        await ctx.track(handle_message(ctx, event, context.bot_user_id))
 
-    async def on_mention(event: dict[str, Any], body: dict[str, Any]) -> None:
-        message = spoken_message(event)
-        if message is None:
-            return
-        await _remember(ctx, message)
-        await _debate_thread(ctx, message, team_id=body.get("team_id"))
+    async def on_mention(event: dict[str, Any], body: dict[str, Any],
+                         context: AsyncBoltContext) -> None:
+        await ctx.track(handle_mention(ctx, event, team_id=body.get("team_id"),
+                                       bot_user_id=context.bot_user_id))
 
     app.event("message")(on_message)
     app.event("app_mention")(on_mention)
+
+
+async def handle_message(ctx: SlackContext, event: dict[str, Any], bot_user_id: str | None
+                         ) -> None:
+    """Remember the message; a reply in a running debate's thread is evidence."""
+    message = spoken_message(event)
+    if message is None:
+        edited = edited_message(event)
+        if edited is not None:
+            await _remember(ctx, edited)
+        return
+    await _remember(ctx, message)
+    if message.thread_ts and message.thread_ts != message.ts and not mentions(
+            message.text, bot_user_id):
+        await _maybe_evidence(ctx, message)
+
+
+async def handle_mention(ctx: SlackContext, event: dict[str, Any], *, team_id: str | None,
+                         bot_user_id: str | None) -> None:
+    message = spoken_message(event)
+    if message is None:
+        return
+    await _remember(ctx, message)
+    await _debate_thread(ctx, message, team_id=team_id, bot_user_id=bot_user_id)
 
 
 def spoken_message(event: dict[str, Any]) -> slack_store.SeenMessage | None:
@@ -114,9 +127,9 @@ async def _react(ctx: SlackContext, message: slack_store.SeenMessage) -> None:
 
 
 async def _debate_thread(ctx: SlackContext, message: slack_store.SeenMessage,
-                         team_id: str | None) -> None:
+                         team_id: str | None, bot_user_id: str | None) -> None:
     """"@Dialectic debate [question]": the thread (as the bot saw it) becomes the context."""
-    question = parse_mention(message.text)
+    question = parse_mention(message.text, bot_user_id)
     thread_ts = message.thread_ts or message.ts
     if question is None:
         await _reply(ctx, message, notices.mention_help(), thread_ts)

@@ -22,7 +22,7 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
     async def on_home_opened(event: dict[str, Any]) -> None:
         if event.get("tab", "home") != "home" or not event.get("user"):
             return
-        await publish_home(ctx, str(event["user"]))
+        await ctx.track(publish_home(ctx, str(event["user"])))
 
     app.event("app_home_opened")(on_home_opened)
 

@@ -74,30 +74,34 @@ def appeal_request(appeal: Appeal, policy: str) -> DebateRequest:
 def register(app: AsyncApp, ctx: SlackContext) -> None:
     async def on_appeal(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
         await ack()
-        appeal = appeal_of(body)
-        policy = policy_for(ctx.settings, appeal.team_id)
-        if not policy:
-            await respond(**notices.no_policy().kwargs())
-            return
-        if not await ctx.first_time("shortcut", appeal.trigger_id):
-            return
-        place = Place(channel_id=appeal.channel_id, user_id=appeal.user_id,
-                      team_id=appeal.team_id, thread_ts=appeal.thread_ts or appeal.message_ts,
-                      response_url=appeal.response_url)
-        try:
-            await start_debate(ctx, appeal_request(appeal, policy), place,
-                               idempotency_key=f"slack:{appeal.trigger_id}")
-        except NotInChannel as exc:
-            await respond(**notices.not_in_channel(exc.channel_id).kwargs())
-        except InvalidRequest as exc:
-            await respond(**notices.not_started(str(exc)).kwargs())
-        except SLACK_ERRORS as exc:
-            log.warning("could not start an appeal in %s: %s", appeal.channel_id,
-                        slack_error(exc))
-            await respond(**notices.post_failed(slack_error(exc)).kwargs())
+        await ctx.track(start_appeal(ctx, appeal_of(body), respond))
 
     app.shortcut(APPEAL_CALLBACK)(on_appeal)
 
 
+async def start_appeal(ctx: SlackContext, appeal: Appeal, respond: AsyncRespond) -> None:
+    """Debate the appealed message in its thread, judged against the workspace's policy."""
+    policy = policy_for(ctx.settings, appeal.team_id)
+    if not policy:
+        await respond(**notices.no_policy().kwargs())
+        return
+    if not await ctx.first_time("shortcut", appeal.trigger_id):
+        return
+    place = Place(channel_id=appeal.channel_id, user_id=appeal.user_id,
+                  team_id=appeal.team_id, thread_ts=appeal.thread_ts or appeal.message_ts,
+                  response_url=appeal.response_url)
+    try:
+        await start_debate(ctx, appeal_request(appeal, policy), place,
+                           idempotency_key=f"slack:{appeal.trigger_id}")
+    except NotInChannel as exc:
+        await respond(**notices.not_in_channel(exc.channel_id).kwargs())
+    except InvalidRequest as exc:
+        await respond(**notices.not_started(str(exc)).kwargs())
+    except SLACK_ERRORS as exc:
+        log.warning("could not start an appeal in %s: %s", appeal.channel_id,
+                    slack_error(exc))
+        await respond(**notices.post_failed(slack_error(exc)).kwargs())
+
+
 __all__ = ["APPEAL_CALLBACK", "APPEAL_TOPIC", "Appeal", "appeal_of", "appeal_request",
-           "policy_for", "register"]
+           "policy_for", "register", "start_appeal"]

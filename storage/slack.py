@@ -1,0 +1,144 @@
+"""Slack-side state: the messages the bot has seen, and which debate a Slack thread belongs to.
+
+`slack_messages` keeps every message event the bot receives (channel, ts, thread, author, text),
+so "@Dialectic debate" can use a thread as context without `conversations.replies` (rate limited
+hard for non-Marketplace apps). `slack_threads` maps (channel, thread_ts) to the debates posted
+there, so a thread reply can become evidence for the right debate. Migration 0002 creates both.
+Repositories take `*, session` and never commit, like the rest of `storage`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, String, Text, delete, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Mapped, mapped_column
+
+from engine.domain import DebateRecord, utcnow
+from storage.db import insert_ignoring, upsert
+from storage.debates import to_record
+from storage.models import Base, DebateRow, UTCDateTime
+
+
+class SlackMessageRow(Base):
+    __tablename__ = "slack_messages"
+    __table_args__ = (Index("ix_slack_messages_channel_id_thread_ts", "channel_id", "thread_ts"),)
+
+    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ts: Mapped[str] = mapped_column(String(32), primary_key=True)
+    thread_ts: Mapped[str | None] = mapped_column(String(32))
+    user_id: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class SlackThreadRow(Base):
+    __tablename__ = "slack_threads"
+
+    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    thread_ts: Mapped[str] = mapped_column(String(32), primary_key=True)
+    debate_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+@dataclass(frozen=True, slots=True)
+class SeenMessage:
+    """A message as the bot saw it in an event payload."""
+
+    channel_id: str
+    ts: str
+    thread_ts: str | None
+    user_id: str
+    text: str
+
+
+async def remember_message(
+    session: AsyncSession, message: SeenMessage, *, now: datetime | None = None
+) -> None:
+    """Store a message (an edit replaces the text; a redelivery changes nothing else)."""
+    values = {"channel_id": message.channel_id, "ts": message.ts,
+              "thread_ts": message.thread_ts, "user_id": message.user_id,
+              "text": message.text, "created_at": now or utcnow()}
+    await session.execute(
+        upsert(session, SlackMessageRow, values, conflict=("channel_id", "ts"), update=("text",))
+    )
+
+
+async def thread_messages(
+    session: AsyncSession, *, channel_id: str, thread_ts: str, limit: int = 200
+) -> list[SeenMessage]:
+    """The thread's root and replies the bot has seen, oldest first (the newest `limit`)."""
+    rows = await session.scalars(
+        select(SlackMessageRow)
+        .where(SlackMessageRow.channel_id == channel_id,
+               or_(SlackMessageRow.ts == thread_ts, SlackMessageRow.thread_ts == thread_ts))
+        .order_by(SlackMessageRow.ts.desc()).limit(limit)
+    )
+    found = [SeenMessage(r.channel_id, r.ts, r.thread_ts, r.user_id, r.text) for r in rows]
+    return sorted(found, key=lambda m: _ts_key(m.ts))
+
+
+async def forget_messages(session: AsyncSession, *, before: datetime) -> int:
+    """Drop messages stored before `before`; how many went."""
+    result = await session.execute(
+        delete(SlackMessageRow).where(SlackMessageRow.created_at < before)
+        .returning(SlackMessageRow.ts).execution_options(synchronize_session=False)
+    )
+    return len(result.all())
+
+
+async def link_thread(
+    session: AsyncSession, *, channel_id: str, thread_ts: str, debate_id: str,
+    now: datetime | None = None,
+) -> None:
+    """Record that the debate posts in this thread (idempotent)."""
+    values = {"channel_id": channel_id, "thread_ts": thread_ts, "debate_id": debate_id,
+              "created_at": now or utcnow()}
+    await session.execute(insert_ignoring(
+        session, SlackThreadRow, values, conflict=("channel_id", "thread_ts", "debate_id")))
+
+
+async def debates_in_thread(
+    session: AsyncSession, *, channel_id: str, thread_ts: str
+) -> list[str]:
+    """Ids of the debates posted in the thread, newest first."""
+    rows = await session.scalars(
+        select(SlackThreadRow.debate_id)
+        .where(SlackThreadRow.channel_id == channel_id, SlackThreadRow.thread_ts == thread_ts)
+        .order_by(SlackThreadRow.created_at.desc())
+    )
+    return list(rows)
+
+
+async def recent_in_channel(
+    session: AsyncSession, *, channel_id: str, limit: int = 5
+) -> list[DebateRecord]:
+    """The channel's latest debates, newest first."""
+    rows = await session.scalars(
+        select(DebateRow).join(SlackThreadRow, SlackThreadRow.debate_id == DebateRow.id)
+        .where(SlackThreadRow.channel_id == channel_id)
+        .order_by(SlackThreadRow.created_at.desc(), DebateRow.created_at.desc()).limit(limit)
+    )
+    return [to_record(row) for row in rows]
+
+
+def _ts_key(ts: str) -> tuple[int, int]:
+    seconds, _, micros = ts.partition(".")
+    return (int(seconds) if seconds.isdigit() else 0, int(micros) if micros.isdigit() else 0)
+
+
+__all__ = [
+    "SeenMessage",
+    "SlackMessageRow",
+    "SlackThreadRow",
+    "debates_in_thread",
+    "forget_messages",
+    "link_thread",
+    "recent_in_channel",
+    "remember_message",
+    "thread_messages",
+]

@@ -1,0 +1,67 @@
+"""The status message: progress folded from engine events, rendered through bot.blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from slack_sdk.models.blocks import Block
+
+from bot.slack.status import Progress, planned_phases, progress_from, render
+from engine.domain import DebateRecord, DebateRequest, DebateStatus
+from engine.settings import Settings
+
+EVENTS: list[tuple[str, dict[str, Any]]] = [
+    ("debate_started", {"topic": "x"}),
+    ("phase_started", {"phase": "opening"}),
+    ("step_finished", {"cost_usd": 0.01}),
+    ("step_finished", {"cost_usd": 0.02}),
+    ("phase_finished", {"phase": "opening"}),
+    ("phase_started", {"phase": "cross-examination"}),
+    ("step_reused", {"key": "k"}),
+    ("phase_finished", {"phase": "cross-examination"}),
+    ("phase_started", {"phase": "closing"}),
+    ("phase_finished", {"phase": "closing"}),
+    ("phase_started", {"phase": "judging"}),
+]
+
+
+def record(status: DebateStatus = DebateStatus.DEBATING, **extra: Any) -> DebateRecord:
+    return DebateRecord(id="d1", request=DebateRequest(topic="Should we?"), mode="consensus",
+                        preset="default", status=status, **extra)
+
+
+def test_progress_folds_phases_cost_and_status() -> None:
+    planned = ["opening", "cross", "closing", "judging"]
+    progress = progress_from(EVENTS, planned)
+    assert progress.phase == "judging" and progress.status is DebateStatus.JUDGING
+    assert progress.done == ["opening", "cross-examination", "closing"]
+    assert progress.planned == ["opening", "cross-examination", "closing", "judging"]
+    assert progress.cost_usd == pytest.approx(0.03)
+    assert not Progress().apply("step_reused", {})
+    progress.apply("debate_finished", {"status": "completed", "cost_usd": 0.05})
+    assert progress.status is DebateStatus.COMPLETED and progress.cost_usd == 0.05
+
+
+@pytest.mark.parametrize(("mode", "first", "last"), [
+    ("simple", "opening", "verdict"), ("consensus", "opening", "judging"),
+    ("panel", "answers", "synthesis"), ("critique", "proposal", "final"),
+    ("redteam", "analysis", "synthesis"),
+])
+def test_planned_phases_follow_the_plan(mode: str, first: str, last: str) -> None:
+    phases = planned_phases(Settings(rehearsal=True), DebateRequest(topic="x", mode=mode))
+    assert phases[0] == first and phases[-1] == last and len(set(phases)) == len(phases)
+    assert planned_phases(Settings(), DebateRequest(topic="x", preset="nope")) == []
+
+
+def test_render_shows_live_progress_then_the_stored_record() -> None:
+    progress = progress_from(EVENTS, ["opening", "cross", "closing", "judging"])
+    live = render(record(), progress, rehearsal=True, transcript_url="https://d.test/debates/d1")
+    assert live.text.startswith("[Rehearsal] Debate judging: ▰▰▰▱ 3/4 — judging")
+    progress.apply("phase_finished", {"phase": "judging"})
+    final = render(record(DebateStatus.AWAITING_REVIEW, cost_usd=0.07), progress,
+                   rehearsal=False, transcript_url=None, final=True)
+    assert final.text == "Debate awaiting review: ▰▰▰▰ 4/4 — done"
+    assert "$0.07" in str(final.blocks)
+    for message in (live, final):
+        assert all(b is not None for b in Block.parse_all(message.blocks))
