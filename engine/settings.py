@@ -165,6 +165,7 @@ class Settings(BaseSettings):
         default="https://slack.com/api/",
         validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
     )
+    slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
     review_channel: str | None = None
     appeal_policy: str = ""                                  # policy text for content appeals
     workspace_policies: dict[str, str] = Field(default_factory=dict)  # team id -> policy text

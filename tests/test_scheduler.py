@@ -465,9 +465,6 @@ async def test_the_server_starts_the_scheduler_and_run_now_reaches_slack(tmp_pat
     assert not scheduler.aps.running
 
 
-@pytest.mark.xfail(strict=True, reason="bot/slack SlackNotifier.sink_for opens a thread per "
-                   "debate whose origin has a channel, schedule debates included; it should "
-                   "skip origin.surface == 'schedule' (the digest reports them)")
 async def test_a_digest_is_the_only_channel_message_with_the_real_notifier(
         tmp_path: Path) -> None:
     async with server_stack(tmp_path) as (rt, slack):

@@ -203,7 +203,7 @@ async def test_a_debate_that_keeps_dying_fails_after_the_attempt_limit(db: Datab
     from storage import queue
 
     svc = service(db, rehearsal_settings(max_attempts=2))
-    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
+    await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
     now = svc.clock()
     for n in range(3):   # three workers claim it and die without a trace
         async with db.transaction() as session:

@@ -21,14 +21,14 @@ from bot.slack.app import Cleanup, build_bolt_app, make_client, mount
 from bot.slack.context import SlackContext
 from bot.slack.housekeeping import housekeeping
 from bot.slack.notifier import SlackNotifier
-from bot.slack.pacing import DEFAULT_INTERVAL, ChannelPacer
+from bot.slack.pacing import ChannelPacer
 from bot.slack.reviewers import ReviewerDirectory
 
 log = logging.getLogger("dialectic.slack")
 
 NOTIFIER = "slack_notifier"          # rt.extras key: the process's SlackNotifier
 BOLT_APP = "slack_app"               # rt.extras key: the Bolt AsyncApp
-PACING = "slack_pacing_seconds"      # rt.extras key: seconds between posts to one channel
+PACING = "slack_pacing_seconds"      # rt.extras key overriding settings.slack_post_interval
 CLOSE_GRACE = 10.0
 
 
@@ -37,7 +37,7 @@ def attach_notifier(rt: Runtime, client: AsyncWebClient | None = None) -> SlackN
     existing = rt.extras.get(NOTIFIER)
     if isinstance(existing, SlackNotifier):
         return existing
-    interval = float(rt.extras.get(PACING, DEFAULT_INTERVAL))
+    interval = float(rt.extras.get(PACING, rt.settings.slack_post_interval))
     notifier = SlackNotifier(rt, client or make_client(rt.settings), ChannelPacer(interval))
     rt.service.sink_factories.append(notifier.sink_for)
     rt.service.finished_hooks.append(notifier.on_finished)

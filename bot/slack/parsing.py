@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from engine.domain import MODES, DebateRequest
 
-Action = Literal["start", "modal", "help", "status", "estimate", "budget"]
+Action = Literal["start", "modal", "help", "status", "estimate", "budget", "brief",
+                 "schedules"]
 
 USAGE = """\
 /debate TOPIC [--mode M] [--preset P] [--rounds N] [--judges N]   start a debate
@@ -22,6 +23,8 @@ USAGE = """\
 /debate status [ID]              this channel's latest debates, or one debate
 /debate estimate TOPIC [flags]   what a debate would cost, without starting it
 /debate budget                   today's spend against the daily cap
+/debate brief TOPIC at 09:30 [in #channel]   a decision brief posted before the meeting
+/debate schedules [pause|resume ID]          scheduled digests (pausing: reviewers only)
 Modes: simple, structured, consensus, panel, critique, redteam. Rounds 0-5, judges 1-8.
 Quote a topic that starts with a subcommand or contains --: /debate "status quo or change?"
 In a thread: @Dialectic debate [question] debates the thread."""
@@ -203,7 +206,22 @@ def parse_command(text: str) -> Command:
         if not rest:
             raise CommandError("say what to estimate: /debate estimate Should we adopt X?")
         return parse_debate_args(rest, "estimate")
+    if word == "brief":
+        # the scheduler parses "TOPIC at HH:MM [in #channel]" from the raw text
+        return Command(action="brief", topic=text.strip()[len(first.text):].strip())
+    if word == "schedules":
+        return _schedules_command(rest)
     return parse_debate_args(tokens)
+
+
+def _schedules_command(rest: Sequence[Token]) -> Command:
+    """`/debate schedules` lists; `/debate schedules pause|resume ID` (reviewers only)."""
+    if not rest:
+        return Command(action="schedules")
+    verb = rest[0].text.lower()
+    if verb not in ("pause", "resume") or len(rest) != 2:
+        raise CommandError("use /debate schedules, or /debate schedules pause|resume ID")
+    return Command(action="schedules", topic=rest[1].text.strip(), options={"verb": verb})
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,10 +40,10 @@ RUBRIC_JUDGE = JudgeSpec(name="rubric",
 def debate_calls(depth0: int = 0) -> list[PlannedCall]:
     """The opening, cross and closing calls that `structured` and `consensus` share."""
     calls: list[PlannedCall] = []
-    for depth, (phase, p_tok) in enumerate(
-        (("opening", 350), ("cross", 1100), ("closing", 1700)), start=depth0 + 1
-    ):
-        calls += [PlannedCall(key=f"{FAMILY}/{phase}/{s}", role=s, phase=phase, depth=depth,
+    phases = (("opening", "opening", 350), ("cross", "cross-examination", 1100),
+              ("closing", "closing", 1700))
+    for depth, (key, phase, p_tok) in enumerate(phases, start=depth0 + 1):
+        calls += [PlannedCall(key=f"{FAMILY}/{key}/{s}", role=s, phase=phase, depth=depth,
                               prompt_tokens=p_tok, completion_tokens=350) for s in SIDES]
     return calls
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot import blocks as B
+from bot.mrkdwn import channel as mrkdwn_channel
+from bot.mrkdwn import date_fmt, escape
 from bot.slack import notices
 from bot.slack import status as progress
 from bot.slack.context import SlackContext
@@ -155,7 +158,75 @@ async def _start_after_ack(ctx: SlackContext, request: DebateRequest, body: dict
         await respond(**notices.post_failed(slack_error(exc)).kwargs())
 
 
+async def _brief(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
+                 respond: AsyncRespond, client: AsyncWebClient) -> None:
+    """`/debate brief TOPIC at 09:30 [in #channel]`: plan a brief that lands before then."""
+    from bot.scheduler import schedule_brief
+    from bot.schedules import parse_brief
+
+    try:
+        parsed = parse_brief(command.topic, now=ctx.service.clock(),
+                             tz=ZoneInfo(ctx.settings.timezone))
+    except InvalidRequest as exc:
+        await ack(**notices.usage_error(str(exc), USAGE).kwargs())
+        return
+    await ack()
+    channel = parsed.channel or str(body.get("channel_id") or "")
+    try:
+        plan = await ctx.track(schedule_brief(
+            ctx.rt, topic=parsed.topic, at=parsed.at, channel=channel,
+            requested_by=str(body.get("user_id") or "")))
+    except InvalidRequest as exc:
+        await respond(**notices.usage_error(str(exc), USAGE).kwargs())
+        return
+    await respond(**_brief_planned(plan).kwargs())
+
+
+def _brief_planned(plan: Any) -> B.Message:
+    text = (f"Brief planned: *{escape(plan.topic)}* — it starts {date_fmt(plan.start_at)} and "
+            f"lands in {mrkdwn_channel(plan.channel)} before {date_fmt(plan.meeting_at)}.")
+    return B.Message(text=text, blocks=[B.section(text)])
+
+
+async def _schedules(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
+                     respond: AsyncRespond, client: AsyncWebClient) -> None:
+    """List schedules with their next firing; reviewers may pause or resume one."""
+    from bot import scheduler
+
+    await ack()
+    verb, user = command.options.get("verb"), str(body.get("user_id") or "")
+    if verb is not None:
+        if not await ctx.reviewers.is_reviewer(user):
+            await respond(**notices.usage_error(
+                "only reviewers may pause or resume schedules", USAGE).kwargs())
+            return
+        change = scheduler.pause if verb == "pause" else scheduler.resume
+        try:
+            await ctx.track(change(ctx.rt, command.topic, user))
+        except (InvalidRequest, NotFound) as exc:
+            await respond(**notices.usage_error(str(exc), USAGE).kwargs())
+            return
+    views = await ctx.track(scheduler.list_schedules(ctx.rt))
+    await respond(**_schedule_list(views).kwargs())
+
+
+def _schedule_list(views: list[Any]) -> B.Message:
+    if not views:
+        text = "No schedules are configured (add `[[schedules]]` to dialectic.toml)."
+        return B.Message(text=text, blocks=[B.section(text)])
+    lines = []
+    for v in views:
+        state = "paused" if v.paused else ("disabled" if not v.enabled else "active")
+        nxt = date_fmt(v.next_fire) if v.next_fire and state == "active" else "—"
+        lines.append(f"*{escape(v.id)}* · `{escape(v.cron)}` {escape(v.timezone)} · "
+                     f"{escape(v.preset)} → {mrkdwn_channel(v.channel)} · {state} · next {nxt}")
+    text = "\n".join(lines)
+    return B.Message(text="Schedules", blocks=[B.section(text)])
+
+
 HANDLERS = {
+    "brief": _brief,
+    "schedules": _schedules,
     "help": _help,
     "modal": _modal,
     "estimate": _estimate,
