@@ -19,7 +19,7 @@ from engine.errors import ConfigurationError, InvalidRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.settings import Settings
 
-EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def _debate_args(p: argparse.ArgumentParser) -> None:
@@ -35,7 +35,8 @@ def _debate_args(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dialectic", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run one debate in this terminal (nothing stored)")
+    run = sub.add_parser("run", help="run one debate in this terminal (nothing stored); exit 0 "
+                         "if it completed, 3 if completed with steps missing, 1 if it failed")
     _debate_args(run)
     run.add_argument("--json", action="store_true", help="print one JSON object, no progress")
     est = sub.add_parser("estimate", help="planned calls and estimated cost, without running")
@@ -95,7 +96,15 @@ async def _run(settings: Settings, args: argparse.Namespace, console: Console) -
         print(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
         print_summary(console, result)
-    return EXIT_OK if result.status == "completed" else EXIT_NOT_COMPLETED
+    return exit_code(result.status, complete=result.complete)
+
+
+def exit_code(status: str, *, complete: bool) -> int:
+    """0: completed with nothing missing; 3: completed but degraded or filtered steps are
+    missing; 1: failed or timed out."""
+    if status != "completed":
+        return EXIT_NOT_COMPLETED
+    return EXIT_OK if complete else EXIT_INCOMPLETE
 
 
 def _estimate(settings: Settings, args: argparse.Namespace, console: Console) -> int:
@@ -172,7 +181,7 @@ async def _replay(settings: Settings, args: argparse.Namespace, console: Console
         stop.set()
         await task
         print_summary(console, record.result)
-        return EXIT_OK if record.result.status == "completed" else EXIT_NOT_COMPLETED
+        return exit_code(record.result.status, complete=record.result.complete)
     finally:
         await rt.close()
 

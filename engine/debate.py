@@ -110,11 +110,21 @@ async def run_debate(
     if status is DebateStatus.COMPLETED and ctx.timed_out:
         status = DebateStatus.TIMED_OUT
         error = f"the debate ran past its {settings.debate_timeout:.0f} s limit"
+    elif status is DebateStatus.COMPLETED and _nothing_succeeded(ctx):
+        first = next(iter(ctx.records.values()), None)
+        status = DebateStatus.FAILED
+        error = ("no model call succeeded" + (f": {first.error}" if first and first.error
+                                               else ""))
     result = build_result(ctx, prepared, outcome, status, error)
     await ctx.emit(EventKind.DEBATE_FINISHED, status=result.status, verdict=result.verdict,
                    cost_usd=result.cost.usd, complete=result.complete,
                    elapsed_seconds=result.elapsed_seconds)
     return result
+
+
+def _nothing_succeeded(ctx: DebateContext) -> bool:
+    """Every step degraded: there is no debate to speak of, only a list of failures."""
+    return bool(ctx.records) and all(r.status == "degraded" for r in ctx.records.values())
 
 
 def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,

@@ -281,3 +281,10 @@ async def test_a_judge_scoring_an_identical_transcript_is_served_from_the_cache(
     assert second.cost.reused_calls == 4
     assert second.consensus and first.consensus
     assert second.consensus.alpha == first.consensus.alpha
+
+
+async def test_when_no_call_succeeds_the_debate_fails_instead_of_completing() -> None:
+    settings = gateway_settings("http://127.0.0.1:9/v1", max_retries=1)
+    result = await _debate(settings, "simple", rounds=0)
+    assert result.status == "failed" and not result.complete
+    assert result.error.startswith("no model call succeeded")
