@@ -9,6 +9,7 @@ resumes where it stopped. Finishing settles the real cost and routes the result.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -76,6 +77,9 @@ class DebateService:
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
     _scales: dict[str, tuple[datetime, dict[str, float]]] = field(default_factory=dict,
                                                                   init=False, repr=False)
+    _history: tuple[datetime, dict[str, list[float]]] | None = field(default=None, init=False,
+                                                                      repr=False)
+    _locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
 
     def llm(self) -> LLMClient:
         """One client for every debate of the process: its connection pool (and TLS context)
@@ -98,10 +102,17 @@ class DebateService:
         """How recent debates of this mode compared with their plans' token guesses: the
         ratio of reported to planned tokens over the last finished ones (1.0 when unknown),
         clamped to [0.25, 4] so one odd debate cannot swing an estimate wildly."""
-        cached = self._scales.get(mode)
-        now = self.clock()
-        if cached is not None and (now - cached[0]).total_seconds() < SCALE_TTL_SECONDS:
-            return cached[1]
+        lock = self._locks.setdefault(f"scale:{mode}", asyncio.Lock())
+        async with lock:  # concurrent submissions wait for one computation, not 100 of them
+            cached = self._scales.get(mode)
+            now = self.clock()
+            if cached is not None and (now - cached[0]).total_seconds() < SCALE_TTL_SECONDS:
+                return cached[1]
+            scale = await self._measure_scale(mode)
+            self._scales[mode] = (now, scale)
+            return scale
+
+    async def _measure_scale(self, mode: str) -> dict[str, float]:
         async with self.db.transaction(readonly=True) as session:
             recent = await debates.list_recent(session, limit=200)
         planned = actual = 0
@@ -117,9 +128,7 @@ class DebateService:
             if planned > 200_000:
                 break
         ratio = min(max(actual / planned, 0.25), 4.0) if planned and actual else 1.0
-        scale = {"*": ratio}
-        self._scales[mode] = (now, scale)
-        return scale
+        return {"*": ratio}
 
     async def submit(self, request: DebateRequest, *, origin: Origin,
                      idempotency_key: str | None = None, parent_id: str | None = None
@@ -319,7 +328,18 @@ class DebateService:
 
     async def judge_history(self, debates_back: int = 50) -> dict[str, list[float]]:
         """Each judge's raw scores over recent debates, for calibration (a judge who always
-        scores high is read against its own habit, shrunk toward the panel while it is short)."""
+        scores high is read against its own habit, shrunk toward the panel while it is short).
+        Computed at most once a minute per process."""
+        async with self._locks.setdefault("judge_history", asyncio.Lock()):
+            now = self.clock()
+            if self._history is not None and (
+                    now - self._history[0]).total_seconds() < SCALE_TTL_SECONDS:
+                return self._history[1]
+            history = await self._read_judge_history(debates_back)
+            self._history = (now, history)
+            return history
+
+    async def _read_judge_history(self, debates_back: int) -> dict[str, list[float]]:
         async with self.db.transaction(readonly=True) as session:
             recent = await debates.list_recent(session, limit=debates_back)
         history: dict[str, list[float]] = {}

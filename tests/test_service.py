@@ -252,6 +252,7 @@ async def test_judges_are_calibrated_against_their_recent_scores(db: Database) -
         sub = await svc.submit(DebateRequest(topic=TOPIC), origin=API)
         async with running_worker(svc):
             record = await wait_done(svc, sub.record.id)
+        svc._history = None   # computed at most once a minute; look again now
         history = await svc.judge_history()
         await svc.aclose()
     assert set(history) == {"technical", "business", "risk", "general"}

@@ -9,13 +9,10 @@ import asyncio
 import os
 import resource
 import signal
-import socket
 import sys
 import tempfile
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
@@ -26,38 +23,12 @@ from bot.worker import Worker
 from engine.domain import DebateRequest, DebateStatus, Origin
 from engine.settings import Settings
 from storage.db import Database
+from tests.benchmarks.proxy import fake_server
 
 DEBATES = int(os.environ.get("BENCH_DEBATES", "200"))
 LATENCY = 0.2
 DONE = {DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW, DebateStatus.FAILED,
         DebateStatus.TIMED_OUT}
-
-
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@asynccontextmanager
-async def fake_server() -> AsyncIterator[str]:
-    port = _port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port), "--latency",
-        str(LATENCY), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    for _ in range(100):
-        try:
-            _, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.close()
-            break
-        except OSError:
-            await asyncio.sleep(0.1)
-    try:
-        yield url
-    finally:
-        proc.send_signal(signal.SIGINT)
-        await proc.wait()
 
 
 def _settings(base_url: str, database_url: str, concurrency: int) -> Settings:
@@ -160,7 +131,7 @@ async def run() -> None:
     print(f"\nService: {DEBATES} concurrent consensus debates (10 calls each, depth 4), fake "
           f"server at {LATENCY * 1000:.0f} ms in its own process; ideal wall {4 * LATENCY:.1f} s")
     print(f"{'':<34}{'wall':>10}{'CPU/call':>13}{'peak RSS':>12}   outcome")
-    async with fake_server() as base_url:
+    async with fake_server(LATENCY) as base_url:
         print(_line("one process, SQLite", await one_process_sqlite(base_url)), flush=True)
         pg = os.environ.get("DIALECTIC_TEST_PG_URL")
         if pg:

@@ -276,6 +276,7 @@ class FakeOpenAI:
         for prefix in ("/v1", ""):
             app.router.add_post(f"{prefix}/chat/completions", self._handle)
             app.router.add_get(f"{prefix}/models", self._models)
+        app.router.add_get("/_fake/arrivals", self._arrivals)
         self._closing = asyncio.Event()
         self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
         await self._runner.setup()
@@ -359,7 +360,12 @@ class FakeOpenAI:
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
+    async def _arrivals(self, request: web.Request) -> web.Response:
+        """When each request arrived (monotonic seconds): for benchmarks run out of process."""
+        return web.json_response([r.at for r in self.requests])
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.monotonic()
         try:
             body = await request.json()
         except json.JSONDecodeError:
@@ -367,7 +373,7 @@ class FakeOpenAI:
         headers = request.headers
         record = RecordedRequest(
             body=body,
-            at=time.monotonic(),
+            at=arrived,
             step=headers.get("X-Dialectic-Step") or headers.get("X-Dialectic-Role") or "",
             authorized=bool(headers.get("Authorization")),
             path=request.path,
@@ -376,9 +382,13 @@ class FakeOpenAI:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            if self.latency > 0:
-                await asyncio.sleep(self.latency)
-            return await self._respond(request, record)
+            response = await self._respond(request, record)
+            # `latency` is the provider's time from arrival to answer: our own work to build
+            # the reply is part of it, not added on top
+            remaining = self.latency - (time.monotonic() - arrived)
+            if remaining > 0:
+                await asyncio.sleep(remaining)
+            return response
         finally:
             self.in_flight -= 1
 
