@@ -288,3 +288,20 @@ async def test_when_no_call_succeeds_the_debate_fails_instead_of_completing() ->
     result = await _debate(settings, "simple", rounds=0)
     assert result.status == "failed" and not result.complete
     assert result.error.startswith("no model call succeeded")
+
+
+@pytest.mark.parametrize("mode", ["simple", "structured", "consensus", "panel", "critique",
+                                  "redteam"])
+async def test_every_mode_runs_against_the_fake_server(mode: str) -> None:
+    from engine.protocols import PROTOCOLS
+
+    assert mode in PROTOCOLS
+    sink = MemoryEventSink()
+    async with FakeOpenAI() as fake:
+        result = await _debate(gateway_settings(fake.base_url), mode, sink=sink)
+        calls = len(fake.requests)
+    assert result.status == "completed", result.error
+    assert result.complete and not result.rehearsal
+    assert result.cost.calls == calls > 0
+    assert result.verdict
+    assert sink.events[-1].kind is EventKind.DEBATE_FINISHED
