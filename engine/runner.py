@@ -58,7 +58,7 @@ class StepOutcome(Generic[T]):
     def ok(self) -> bool:
         return self.value is not None
 
-    def placeholder(self) -> str:
+    def missing_note(self) -> str:
         """What later prompts and transcripts show instead of a missing output."""
         if self.status == "filtered":
             return "[filtered: the provider's content filter withheld this output]"

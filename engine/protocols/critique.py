@@ -246,7 +246,7 @@ async def _final(ctx: DebateContext, x: Exchange) -> StepOutcome[FinalAnswer]:
 def _render_proposal(r: int, step: StepOutcome[Proposal]) -> str:
     title = "## Proposal" if r == 0 else f"## Revision {r}"
     if step.value is None:
-        return f"{title}\n{step.placeholder()}"
+        return f"{title}\n{step.missing_note()}"
     v = step.value
     lines = [title, v.answer, *(f"- {p}" for p in v.key_points)]
     lines += [f"- changed: {c}" for c in v.changes]
@@ -255,7 +255,7 @@ def _render_proposal(r: int, step: StepOutcome[Proposal]) -> str:
 
 def _render_critique(r: int, step: StepOutcome[CritiqueReview]) -> str:
     if step.value is None:
-        return f"## Critique {r}\n{step.placeholder()}"
+        return f"## Critique {r}\n{step.missing_note()}"
     v = step.value
     mood = "satisfied" if v.satisfied else "not satisfied"
     lines = [f"## Critique {r} (overall severity {v.severity}; {mood})", v.summary]
@@ -290,7 +290,7 @@ def _outcome(x: Exchange, final: StepOutcome[FinalAnswer], stopped: str, limit: 
     })
     out.rationale = f"Stopped after {len(x.critiques)} critique round(s): {_WHY[stopped]}."
     if final.value is None:
-        out.verdict = "No final answer: " + final.placeholder()
+        out.verdict = "No final answer: " + final.missing_note()
         out.missing.append(f"final answer ({final.status})")
         return out
     out.verdict = final.value.summary

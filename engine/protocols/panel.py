@@ -324,7 +324,7 @@ async def _report_round(ctx: DebateContext, members: list[Panelist],
     positions = [
         {"panelist": m.name, "summary": s.value.summary, "stance": s.value.stance,
          "confidence": s.value.confidence, "approve": s.value.approve}
-        if s.value is not None else {"panelist": m.name, "summary": s.placeholder(),
+        if s.value is not None else {"panelist": m.name, "summary": s.missing_note(),
                                      "stance": None, "confidence": None, "approve": None}
         for m, s in zip(members, steps, strict=True)
     ]
@@ -346,7 +346,7 @@ async def _synthesise(ctx: DebateContext, state: PanelState,
 
 async def _grade(ctx: DebateContext, synthesis: StepOutcome[PanelSynthesis],
                  truth: str) -> StepOutcome[PanelGrade]:
-    answer = synthesis.value.answer if synthesis.value is not None else synthesis.placeholder()
+    answer = synthesis.value.answer if synthesis.value is not None else synthesis.missing_note()
     context = f"Reference answer:\n{truth}\n\nAnswer to grade:\n{answer}"
     prompt = prompts.role("an exacting grader comparing an answer with a reference answer",
                           ctx.request.topic, GRADE_TASK, context)
@@ -358,7 +358,7 @@ def _render(m: Panelist, step: StepOutcome[Any] | None) -> str:
     if step is None:
         return f"## {m.name}\n[no answer yet]"
     if step.value is None:
-        return f"## {m.name}\n{step.placeholder()}"
+        return f"## {m.name}\n{step.missing_note()}"
     v = step.value
     verdict = "approves" if v.approve else "does not approve"
     lines = [f"## {m.name} (stance {v.stance}/10, confidence {v.confidence:.2f}, {verdict})",
@@ -388,7 +388,7 @@ def _outcome(state: PanelState, agreement: list[dict[str, Any]], stopped: str,
         if grade.value is None:
             out.missing.append(f"grade against the ground truth ({grade.status})")
     if synthesis.value is None:
-        out.verdict = "No synthesis: " + synthesis.placeholder()
+        out.verdict = "No synthesis: " + synthesis.missing_note()
         out.missing.append(f"synthesis ({synthesis.status})")
         return out
     out.verdict = synthesis.value.conclusion

@@ -26,7 +26,7 @@ def other(side: str) -> str:
 
 @dataclass(slots=True)
 class Transcript:
-    """Everything said so far, by side. Missing (degraded/filtered) steps render as placeholders."""
+    """Everything said so far, by side. Missing (degraded or filtered) steps render as marked notes."""
 
     topic: str
     openings: dict[str, StepOutcome[Position]] = field(default_factory=dict)
@@ -73,7 +73,7 @@ class Transcript:
         if step is None:
             return ""
         if step.value is None:
-            return f"## {name} — opening\n{step.placeholder()}"
+            return f"## {name} — opening\n{step.missing_note()}"
         lines = [f"## {name} — opening", step.value.summary]
         for cid, claim in self.claims(side)[: len(step.value.claims)]:
             lines.append(f"{ids.get(cid, cid)}. {claim.claim} (evidence: {claim.evidence})")
@@ -99,7 +99,7 @@ def _render_rebuttal(step: StepOutcome[Rebuttal] | None, n: int, name: str,
     if step is None:
         return ""
     if step.value is None:
-        return f"## {name} — rebuttal {n}\n{step.placeholder()}"
+        return f"## {name} — rebuttal {n}\n{step.missing_note()}"
     lines = [f"## {name} — rebuttal {n}", step.value.summary]
     lines += [f"- re {_sub(r.target, ids)}: {r.response}" for r in step.value.responses]
     lines += [f"- new claim: {c.claim} (evidence: {c.evidence})" for c in step.value.new_claims]
@@ -108,7 +108,7 @@ def _render_rebuttal(step: StepOutcome[Rebuttal] | None, n: int, name: str,
 
 def _render_cross(step: StepOutcome[CrossExamination], name: str, ids: dict[str, str]) -> str:
     if step.value is None:
-        return f"## {name} — cross-examination\n{step.placeholder()}"
+        return f"## {name} — cross-examination\n{step.missing_note()}"
     lines = [f"## {name} — cross-examination", step.value.summary]
     for c in step.value.challenges:
         lines.append(f"- to {_sub(c.target, ids)}: {c.question} — {c.challenge}")
@@ -117,7 +117,7 @@ def _render_cross(step: StepOutcome[CrossExamination], name: str, ids: dict[str,
 
 def _render_closing(step: StepOutcome[Closing], name: str, ids: dict[str, str]) -> str:
     if step.value is None:
-        return f"## {name} — closing\n{step.placeholder()}"
+        return f"## {name} — closing\n{step.missing_note()}"
     lines = [f"## {name} — closing", step.value.summary]
     for a in step.value.answers:
         mark = " (conceded)" if a.conceded else ""

@@ -140,10 +140,10 @@ def _highlight(value: BaseModel) -> str:
 
 
 def _render(done: list[tuple[str, StepOutcome[Any]]]) -> str:
-    """The work so far, each stage under its own heading; missing stages as placeholders."""
+    """The work so far, each stage under its own heading; missing stages as marked notes."""
     parts = []
     for key, step in done:
-        body = step.placeholder() if step.value is None else _lines(step.value)
+        body = step.missing_note() if step.value is None else _lines(step.value)
         parts.append(f"## {key.capitalize()}\n{body}")
     return "\n\n".join(parts)
 
@@ -175,7 +175,7 @@ def _outcome(steps: dict[str, StepOutcome[Any]]) -> Outcome:
     synthesis = steps["synthesis"]
     decision = synthesis.value
     if decision is None:
-        out.verdict = "No decision: " + synthesis.placeholder()
+        out.verdict = "No decision: " + synthesis.missing_note()
         out.missing.append(f"decision ({synthesis.status})")
         out.outcome["consensus_reached"] = None
         out.needs_review = True

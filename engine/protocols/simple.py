@@ -84,7 +84,7 @@ async def _verdict(ctx: DebateContext, t: Transcript, summary) -> Outcome:  # ty
     note(summary, "judge", step, lambda v: v.rationale)
     out = Outcome(trace_table=trace_rows(t))
     if step.value is None:
-        out.verdict = "No verdict: " + step.placeholder()
+        out.verdict = "No verdict: " + step.missing_note()
         out.missing.append(f"verdict ({step.status})")
         return out
     back = {v: k for k, v in label.items()}

@@ -92,7 +92,7 @@ class StructuredProtocol:
             note(summary, "judge", run.step, lambda v: v.rationale)
         out = Outcome(trace_table=trace_rows(t))
         if not run.ok or run.step.value is None:
-            out.verdict = "No verdict: " + run.step.placeholder()
+            out.verdict = "No verdict: " + run.step.missing_note()
             out.missing.append(f"rubric judge ({run.step.status})")
             return out
         from engine.judging import judged_trace
