@@ -26,7 +26,7 @@ def other(side: str) -> str:
 
 @dataclass(slots=True)
 class Transcript:
-    """Everything said so far, by side. Missing (degraded or filtered) steps render as marked notes."""
+    """Everything said so far, by side; degraded or filtered steps render as marked notes."""
 
     topic: str
     openings: dict[str, StepOutcome[Position]] = field(default_factory=dict)
