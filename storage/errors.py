@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from sqlalchemy import PrimaryKeyConstraint, UniqueConstraint
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from engine.errors import DialecticError
 from storage.models import Base
@@ -118,3 +118,8 @@ def translate(exc: IntegrityError) -> StorageError:
     if kind == "foreign_key":
         return NotFound("referenced row", name or "(foreign key)")
     return Conflict(f"constraint violated: {exc.orig}", constraint=name)
+
+
+# What a caller outside storage catches when the database itself fails (down, locked, timed
+# out): bot/ handles these without importing SQLAlchemy.
+DATABASE_ERRORS: tuple[type[BaseException], ...] = (StorageError, SQLAlchemyError, OSError)

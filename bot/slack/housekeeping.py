@@ -10,11 +10,11 @@ from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 
 from aiohttp import web
-from sqlalchemy.exc import SQLAlchemyError
 
 from bot.runtime import Runtime
 from storage import dedupe
 from storage import slack as slack_store
+from storage.errors import DATABASE_ERRORS
 
 log = logging.getLogger("dialectic.slack")
 
@@ -39,7 +39,7 @@ async def _loop(rt: Runtime, every: float) -> None:
             if messages or keys:
                 log.info("Slack housekeeping: forgot %d messages and %d dedupe keys",
                          messages, keys)
-        except SQLAlchemyError as exc:
+        except DATABASE_ERRORS as exc:
             log.warning("Slack housekeeping failed (will retry): %s", type(exc).__name__)
         await asyncio.sleep(every)
 
