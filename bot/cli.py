@@ -15,9 +15,10 @@ from rich.console import Console
 from bot import schedules
 from engine.debate import estimate_for, prepare, run_debate
 from engine.domain import MODES, DebateRequest
-from engine.errors import ConfigurationError, InvalidRequest
+from engine.errors import ConfigurationError, DialecticError, InvalidRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.settings import Settings
+from storage.errors import NotFound
 
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
@@ -228,9 +229,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = Settings()
         return _dispatch(settings, args, console)
-    except (InvalidRequest, ConfigurationError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+    except (InvalidRequest, ConfigurationError, NotFound) as exc:
+        console.print(f"error: {exc}", markup=False, style="red")
         return EXIT_USAGE
+    except DialecticError as exc:  # budget, storage, provider: said plainly, no traceback
+        console.print(f"error: {exc}", markup=False, style="red")
+        return EXIT_NOT_COMPLETED
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         console.print(f"[red]error:[/red] invalid input or settings — {problems}")

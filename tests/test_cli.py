@@ -90,3 +90,10 @@ def test_estimate_and_presets() -> None:
 ])
 def test_exit_codes(status: str, complete: bool, code: int) -> None:
     assert exit_code(status, complete=complete) == code
+
+
+def test_replay_of_an_unknown_debate_says_so_without_a_traceback(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    env = {"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/cli.db"}
+    done = _run("replay", "nope", "--rounds", "1", env=env)
+    assert done.returncode == 2
+    assert "not found" in done.stdout + done.stderr and "Traceback" not in done.stderr
