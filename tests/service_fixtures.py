@@ -7,9 +7,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from bot.llm import make_llm
-from bot.service import DebateService
-from bot.worker import Worker
+from bot.service.providers import make_llm
+from bot.service.debates import DebateService
+from bot.service.worker import Worker
 from engine.domain import TERMINAL_STATUSES, DebateRecord, DebateStatus
 from engine.settings import ModelPrice, Settings
 from storage.db import Database

@@ -28,8 +28,8 @@ from aiohttp.test_utils import TestServer
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 
-from bot.runtime import Runtime, build_runtime
-from bot.server import build_app
+from bot.service.runtime import Runtime, build_runtime
+from bot.http.server import build_app
 from bot.slack import PACING
 from engine.domain import TERMINAL_STATUSES, DebateRecord, DebateStatus
 from engine.settings import Settings

@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.runtime import Runtime
-from bot.server import build_app, check_exposure
+from bot.service.runtime import Runtime
+from bot.http.server import build_app, check_exposure
 from engine.errors import ConfigurationError
 from engine.settings import Settings
 from storage.db import Database
@@ -168,7 +168,7 @@ async def test_briefs_and_schedules_over_the_api(api: tuple[str, Runtime]) -> No
 
 
 async def test_prometheus_metrics_count_debates_and_steps(sqlite_db: Database) -> None:
-    from bot.runtime import build_runtime
+    from bot.service.runtime import build_runtime
 
     url = f"sqlite+aiosqlite:///{sqlite_db.url.database}"
     rt = await build_runtime(rehearsal_settings(database_url=url), migrate=False)

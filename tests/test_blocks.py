@@ -17,8 +17,8 @@ import pytest
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
-from bot import blocks as B
-from bot.mrkdwn import channel, chunk, date_fmt, escape, link, safe_cut, truncate, user
+from bot.slack.views import common as B
+from bot.slack.mrkdwn import channel, chunk, date_fmt, escape, link, safe_cut, truncate, user
 from engine.domain import (
     ConsensusSummary,
     CostBreakdown,

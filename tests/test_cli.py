@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from bot.cli import exit_code
+from bot.cli.main import exit_code
 from tests.fakes.openai_server import FakeOpenAI
 
 TOPIC = "Should a startup adopt microservices from day one?"

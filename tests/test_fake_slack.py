@@ -19,7 +19,7 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot import blocks as B
+from bot.slack.views import common as B
 from engine.domain import ReviewStatus
 from tests.fakes.slack_server import FakeSlack
 from tests.test_blocks import RESULTS, TRANSCRIPT, WHEN, record_for, review_for

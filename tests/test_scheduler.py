@@ -22,9 +22,9 @@ from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import text
 
-from bot.blocks import Message
-from bot.runtime import Runtime
-from bot.scheduler import (
+from bot.slack.views.common import Message
+from bot.service.runtime import Runtime
+from bot.scheduling.scheduler import (
     ALREADY_CLAIMED,
     DONE,
     PAUSED,
@@ -401,7 +401,7 @@ async def test_run_now_fires_a_manual_slot_and_the_digest_reaches_slack(
 
 def test_cli_lists_and_runs_a_schedule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from bot.cli import main
+    from bot.cli.main import main
 
     config = tmp_path / "dialectic.toml"
     config.write_text('timezone = "Europe/Paris"\n\n[[schedules]]\nid = "morning"\n'
@@ -432,8 +432,8 @@ async def server_stack(tmp_path: Path) -> AsyncIterator[tuple[Runtime, FakeSlack
     """build_app with Slack, workers and the scheduler (its cleanup_ctx), on the fake Slack."""
     from aiohttp.test_utils import TestServer as Server
 
-    from bot.runtime import build_runtime
-    from bot.server import build_app
+    from bot.service.runtime import build_runtime
+    from bot.http.server import build_app
     from bot.slack import NOTIFIER, PACING
     from tests.slack_fixtures import harness_settings
 

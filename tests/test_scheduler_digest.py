@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from bot.blocks import BAND_WORDS, MAX_BLOCKS, MAX_BLOCKS_CHARS, Message
-from bot.digest import (
+from bot.slack.views.common import BAND_WORDS, MAX_BLOCKS, MAX_BLOCKS_CHARS, Message
+from bot.slack.views.digest import (
     DigestReport,
     SignalOutcome,
     arguments_map,
@@ -19,7 +19,7 @@ from bot.digest import (
     digest_message,
     key_disagreement,
 )
-from bot.llm import make_llm
+from bot.service.providers import make_llm
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, DebateStatus
 from engine.ports import MemoryCheckpointStore, MemoryEventSink

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.schedules import (
+from bot.scheduling.calendar import (
     BRIEF_MIN_LEAD,
     ScheduleConfig,
     Signal,

@@ -221,7 +221,7 @@ async def test_a_debate_that_keeps_dying_fails_after_the_attempt_limit(db: Datab
 
 
 async def test_estimates_learn_from_the_tokens_recent_debates_used(db: Database) -> None:
-    from bot import service as service_module
+    from bot.service import debates as service_module
 
     svc = service(db, priced(daily_budget_usd=10_000))
     request = DebateRequest(topic=TOPIC, mode="simple", no_cache=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from bot import blocks as B
+from bot.slack.views import common as B
 from engine.domain import DebateStatus, ReviewStatus
 from engine.settings import PresetSpec, ThresholdSpec
 from storage import audit, evidence, reviews

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from bot.runtime import build_runtime
+from bot.service.runtime import build_runtime
 from bot.slack import BOLT_APP, NOTIFIER, attach_notifier, attach_slack
 from bot.slack.housekeeping import MESSAGE_TTL, purge_once
 from bot.slack.notifier import SlackNotifier, Thread

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from bot import blocks as B
+from bot.slack.views import common as B
 from bot.slack.listeners.actions import MODAL_IDS
 from bot.slack.listeners.events import edited_message, mentions, spoken_message
 from bot.slack.listeners.shortcuts import appeal_of, appeal_request, policy_for

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.runtime import Runtime
+from bot.service.runtime import Runtime
 from bot.slack.app import Cleanup, build_bolt_app, make_client, mount
 from bot.slack.context import SlackContext
 from bot.slack.housekeeping import housekeeping

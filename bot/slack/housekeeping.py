@@ -11,7 +11,7 @@ from datetime import timedelta
 
 from aiohttp import web
 
-from bot.runtime import Runtime
+from bot.service.runtime import Runtime
 from storage import dedupe
 from storage import slack as slack_store
 from storage.errors import DATABASE_ERRORS

@@ -21,10 +21,11 @@ from aiohttp import ClientError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import blocks as B
-from bot.api import transcript_url
-from bot.runtime import Runtime
-from bot.slack import notices, status
+from bot.slack.views import common as B
+from bot.http.api import transcript_url
+from bot.service.runtime import Runtime
+from bot.slack import status
+from bot.slack.views import notices
 from bot.slack.pacing import ChannelPacer
 from engine.domain import DebateRecord, Event, EventKind, PhaseSummary, Review
 from engine.ports import EventSink

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from slack_sdk.errors import SlackApiError
 
-from bot import blocks as B
-from bot.service import Submission
-from bot.slack import notices
+from bot.slack.views import common as B
+from bot.service.debates import Submission
+from bot.slack.views import notices
 from bot.slack.context import SlackContext
 from bot.slack.notifier import Thread
 from engine.domain import DebateRecord, DebateRequest, DebateStatus, Estimate, Origin

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot import blocks as B
+from bot.slack.views import common as B
 from engine.debate import prepare
 from engine.domain import DebateRecord, DebateRequest, DebateStatus
 from engine.errors import DialecticError

@@ -17,9 +17,9 @@ import uuid
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bot.llm import make_llm
-from bot.service import DebateService
-from bot.worker import Worker
+from bot.service.providers import make_llm
+from bot.service.debates import DebateService
+from bot.service.worker import Worker
 from engine.domain import DebateRequest, DebateStatus, Origin
 from engine.settings import Settings
 from storage.db import Database

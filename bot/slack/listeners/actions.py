@@ -12,8 +12,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
-from bot import blocks as B
-from bot.slack import notices
+from bot.slack.views import common as B
+from bot.slack.views import notices
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error, thread_of
 from bot.slack.parsing import ModalError, parse_modal

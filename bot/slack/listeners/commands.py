@@ -10,10 +10,10 @@ from zoneinfo import ZoneInfo
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot import blocks as B
-from bot.mrkdwn import channel as mrkdwn_channel
-from bot.mrkdwn import date_fmt, escape
-from bot.slack import notices
+from bot.slack.views import common as B
+from bot.slack.mrkdwn import channel as mrkdwn_channel
+from bot.slack.mrkdwn import date_fmt, escape
+from bot.slack.views import notices
 from bot.slack import status as progress
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
@@ -161,8 +161,8 @@ async def _start_after_ack(ctx: SlackContext, request: DebateRequest, body: dict
 async def _brief(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                  respond: AsyncRespond, client: AsyncWebClient) -> None:
     """`/debate brief TOPIC at 09:30 [in #channel]`: plan a brief that lands before then."""
-    from bot.scheduler import schedule_brief
-    from bot.schedules import parse_brief
+    from bot.scheduling.scheduler import schedule_brief
+    from bot.scheduling.calendar import parse_brief
 
     try:
         parsed = parse_brief(command.topic, now=ctx.service.clock(),
@@ -191,7 +191,7 @@ def _brief_planned(plan: Any) -> B.Message:
 async def _schedules(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                      respond: AsyncRespond, client: AsyncWebClient) -> None:
     """List schedules with their next firing; reviewers may pause or resume one."""
-    from bot import scheduler
+    from bot.scheduling import scheduler
 
     await ack()
     verb, user = command.options.get("verb"), str(body.get("user_id") or "")

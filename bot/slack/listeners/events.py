@@ -12,7 +12,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
-from bot.slack import notices
+from bot.slack.views import notices
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import Command, ThreadLine, parse_mention, strip_mentions, thread_context

@@ -7,7 +7,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from bot import blocks as B
+from bot.slack.views import common as B
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from storage import reviews

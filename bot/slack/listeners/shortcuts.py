@@ -13,7 +13,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
-from bot.slack import notices
+from bot.slack.views import notices
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.starter import NotInChannel, Place, start_debate

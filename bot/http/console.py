@@ -12,8 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.api import RUNTIME, transcript_signature
-from bot.runtime import Runtime
+from bot.http.api import RUNTIME, transcript_signature
+from bot.service.runtime import Runtime
 from engine.domain import TERMINAL_STATUSES, DebateRecord, DebateResult, DebateStatus
 from engine.presets import all_presets
 

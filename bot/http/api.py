@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.metrics import serve_metrics
-from bot.runtime import Runtime
+from bot.service.telemetry import serve_metrics
+from bot.service.runtime import Runtime
 from engine.domain import MODES, TERMINAL_STATUSES, DebateRequest, DebateStatus, Origin
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.presets import all_presets
@@ -216,7 +216,7 @@ class BriefIn(BaseModel):
 
 async def post_brief(request: web.Request) -> web.Response:
     """Plan a pre-meeting brief: a `brief` debate that finishes and posts before `at`."""
-    from bot.scheduler import schedule_brief
+    from bot.scheduling.scheduler import schedule_brief
 
     rt = request.app[RUNTIME]
     body = await _parse(request, BriefIn)
@@ -229,7 +229,7 @@ async def post_brief(request: web.Request) -> web.Response:
 
 
 async def get_schedules(request: web.Request) -> web.Response:
-    from bot.scheduler import list_schedules
+    from bot.scheduling.scheduler import list_schedules
 
     rt = request.app[RUNTIME]
     views = await list_schedules(rt)

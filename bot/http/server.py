@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from bot import api, console
-from bot.runtime import Runtime, build_runtime
-from bot.worker import Worker
+from bot.http import api, console
+from bot.service.runtime import Runtime, build_runtime
+from bot.service.worker import Worker
 from engine.errors import ConfigurationError
 from engine.settings import Settings
 
@@ -67,7 +67,7 @@ def _workers_ctx(rt: Runtime, count: int | None):  # type: ignore[no-untyped-def
 
 def _scheduler_ctx(rt: Runtime):  # type: ignore[no-untyped-def]
     async def ctx(app: web.Application) -> AsyncIterator[None]:
-        from bot.scheduler import start_scheduler
+        from bot.scheduling.scheduler import start_scheduler
 
         scheduler = await start_scheduler(rt)
         yield
@@ -111,13 +111,13 @@ async def work(settings: Settings, *, concurrency: int | None = None) -> None:
         from bot.slack import attach_notifier
 
         attach_notifier(rt)
-    from bot.scheduler import start_scheduler
+    from bot.scheduling.scheduler import start_scheduler
 
     scheduler = await start_scheduler(rt)  # slot claims keep replicas from firing twice
     if settings.metrics_port:
         from prometheus_client import start_http_server
 
-        from bot.metrics import REGISTRY
+        from bot.service.telemetry import REGISTRY
 
         start_http_server(settings.metrics_port, addr="127.0.0.1", registry=REGISTRY)
     task = asyncio.create_task(worker.run(stop))

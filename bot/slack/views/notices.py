@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot import blocks as B
-from bot.mrkdwn import channel, escape, truncate
+from bot.slack.views import common as B
+from bot.slack.mrkdwn import channel, escape, truncate
 from engine.domain import DebateResult, Estimate, Review
 
 INVITE = "/invite @Dialectic"

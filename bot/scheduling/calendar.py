@@ -436,7 +436,7 @@ def handle(settings: Settings, args: argparse.Namespace, console: Console) -> in
     """Run a `schedule` command; None for any other command."""
     if args.command != "schedule":
         return None
-    from bot.scheduler import run_cli
+    from bot.scheduling.scheduler import run_cli
 
     return run_cli(settings, args, console)
 

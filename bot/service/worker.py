@@ -15,7 +15,7 @@ import socket
 import uuid
 from datetime import timedelta
 
-from bot.service import DebateService
+from bot.service.debates import DebateService
 from engine.domain import DebateRecord
 from storage import queue
 

@@ -7,9 +7,9 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from bot import metrics
-from bot.llm import describe, make_llm
-from bot.service import DebateService
+from bot.service import telemetry as metrics
+from bot.service.providers import describe, make_llm
+from bot.service.debates import DebateService
 from engine.settings import Settings
 from storage import metrics as metrics_repo
 from storage.db import Database

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.blocks import (
+from bot.slack.views.common import (
     BAND_WORDS,
     ROUTING_WORDS,
     SECTION_TEXT_MAX,
@@ -30,7 +30,7 @@ from bot.blocks import (
     side_name,
     usd,
 )
-from bot.mrkdwn import chunk, date_fmt, escape, link, truncate
+from bot.slack.mrkdwn import chunk, date_fmt, escape, link, truncate
 from engine.domain import DebateRecord, DebateResult, DebateStatus, TraceRow
 
 ROUTED = frozenset({"human_review", "escalate"})

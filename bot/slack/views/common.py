@@ -31,7 +31,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from bot.mrkdwn import channel, chunk, date_fmt, escape, is_web_url, link, truncate, user
+from bot.slack.mrkdwn import channel, chunk, date_fmt, escape, is_web_url, link, truncate, user
 from engine.domain import (
     DebateRecord,
     DebateResult,

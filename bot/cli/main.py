@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pydantic import ValidationError
 from rich.console import Console
 
-from bot import schedules
+from bot.scheduling import calendar as schedules
 from engine.debate import estimate_for, prepare, run_debate
 from engine.domain import MODES, DebateRequest
 from engine.errors import ConfigurationError, DialecticError, InvalidRequest
@@ -74,8 +74,8 @@ def _request(args: argparse.Namespace) -> DebateRequest:
 
 
 async def _run(settings: Settings, args: argparse.Namespace, console: Console) -> int:
-    from bot.llm import describe, make_llm
-    from bot.terminal import print_summary, run_with_progress
+    from bot.service.providers import describe, make_llm
+    from bot.cli.progress import print_summary, run_with_progress
 
     prepared = prepare(settings, _request(args))
     llm = make_llm(settings)
@@ -109,7 +109,7 @@ def exit_code(status: str, *, complete: bool) -> int:
 
 
 def _estimate(settings: Settings, args: argparse.Namespace, console: Console) -> int:
-    from bot.terminal import print_estimate
+    from bot.cli.progress import print_estimate
 
     estimate = estimate_for(settings, prepare(settings, _request(args)))
     if args.json:
@@ -135,8 +135,8 @@ def _presets(settings: Settings, console: Console) -> int:
 
 async def _service_command(settings: Settings, args: argparse.Namespace,
                            console: Console) -> int:
-    from bot import server
-    from bot.logs import setup_logging
+    from bot.http import server
+    from bot.service.logs import setup_logging
 
     setup_logging(settings.log_level, settings.secrets())
     if args.command == "serve":
@@ -161,9 +161,9 @@ async def _service_command(settings: Settings, args: argparse.Namespace,
 
 
 async def _replay(settings: Settings, args: argparse.Namespace, console: Console) -> int:
-    from bot.runtime import build_runtime
-    from bot.terminal import print_summary
-    from bot.worker import Worker
+    from bot.service.runtime import build_runtime
+    from bot.cli.progress import print_summary
+    from bot.service.worker import Worker
 
     rt = await build_runtime(settings)
     try:

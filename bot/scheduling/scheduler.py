@@ -38,11 +38,11 @@ from pydantic import ValidationError
 from rich.console import Console
 from slack_sdk.errors import SlackApiError
 
-from bot import digest as render
-from bot.api import transcript_url
-from bot.blocks import Message
-from bot.runtime import Runtime
-from bot.schedules import (  # add_cli, handle: the CLI's shape, light to import
+from bot.slack.views import digest as render
+from bot.http.api import transcript_url
+from bot.slack.views.common import Message
+from bot.service.runtime import Runtime
+from bot.scheduling.calendar import (  # add_cli, handle: the CLI's shape, light to import
     CatchUp,
     ScheduleConfig,
     Signal,
@@ -723,8 +723,8 @@ def run_cli(settings: Settings, args: argparse.Namespace, console: Console) -> i
 
 
 async def _cli(settings: Settings, args: argparse.Namespace, console: Console) -> int:
-    from bot.logs import setup_logging
-    from bot.runtime import build_runtime
+    from bot.service.logs import setup_logging
+    from bot.service.runtime import build_runtime
 
     setup_logging(settings.log_level, settings.secrets())
     configured_schedules(settings)  # fail on a bad configuration before touching anything
@@ -749,7 +749,7 @@ def _print_views(console: Console, views: list[ScheduleView]) -> None:
 
 
 async def _cli_run(rt: Runtime, schedule_id: str, console: Console, *, worker: bool) -> int:
-    from bot.worker import Worker
+    from bot.service.worker import Worker
 
     _attach_slack(rt)
     stop = asyncio.Event()
