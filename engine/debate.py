@@ -12,14 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from engine.cost import breakdown, estimate
-from engine.domain import (
-    DebateRequest,
-    DebateResult,
-    DebateStatus,
-    Estimate,
-    EventKind,
-    Plan,
-)
+from engine.domain import DebateRequest, DebateResult, Estimate, EventKind, Plan
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
 from engine.llm import LLMClient
 from engine.ports import CheckpointStore, EventSink, EvidenceSource, NoEvidence, StepCache
@@ -28,6 +21,7 @@ from engine.prompts import PROMPT_VERSION
 from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
 from engine.runner import DebateContext
 from engine.settings import JudgeSpec, PresetSpec, Settings
+from engine.vocabulary import Mode, ResultStatus
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
 _HARD_STOP_MARGIN = 10.0
@@ -52,7 +46,7 @@ def prepare(settings: Settings, request: DebateRequest) -> Prepared:
             f"the topic is {len(topic)} characters; the limit is {settings.max_topic_chars}"
         )
     preset = resolve_preset(settings, request.preset)
-    mode = request.mode if "mode" in request.model_fields_set else preset.mode
+    mode = request.mode if "mode" in request.model_fields_set else Mode(preset.mode)
     protocol = get_protocol(mode)
     judges = judges_for(settings, preset, request.judges)
     rounds = request.rounds if request.rounds is not None else preset.rounds
@@ -97,22 +91,22 @@ async def run_debate(
     await ctx.emit(EventKind.DEBATE_STARTED, topic=prepared.request.topic,
                    mode=prepared.protocol.mode, preset=prepared.preset.name,
                    judges=[j.name for j in prepared.judges], depth=prepared.plan.depth)
-    status, error, outcome = DebateStatus.COMPLETED, "", Outcome()
+    status, error, outcome = ResultStatus.COMPLETED, "", Outcome()
     try:
         async with asyncio.timeout(settings.debate_timeout + _HARD_STOP_MARGIN):
             outcome = await prepared.protocol.run(ctx)
     except LLMAuthError as exc:
-        status, error = DebateStatus.FAILED, str(exc)
+        status, error = ResultStatus.FAILED, str(exc)
     except DebateError as exc:
-        status, error = DebateStatus.FAILED, str(exc)
+        status, error = ResultStatus.FAILED, str(exc)
     except TimeoutError:
-        status, error = DebateStatus.TIMED_OUT, "the debate was stopped at its hard deadline"
-    if status is DebateStatus.COMPLETED and ctx.timed_out:
-        status = DebateStatus.TIMED_OUT
+        status, error = ResultStatus.TIMED_OUT, "the debate was stopped at its hard deadline"
+    if status is ResultStatus.COMPLETED and ctx.timed_out:
+        status = ResultStatus.TIMED_OUT
         error = f"the debate ran past its {settings.debate_timeout:.0f} s limit"
-    elif status is DebateStatus.COMPLETED and _nothing_succeeded(ctx):
+    elif status is ResultStatus.COMPLETED and _nothing_succeeded(ctx):
         first = next(iter(ctx.records.values()), None)
-        status = DebateStatus.FAILED
+        status = ResultStatus.FAILED
         error = ("no model call succeeded" + (f": {first.error}" if first and first.error
                                                else ""))
     result = build_result(ctx, prepared, outcome, status, error)
@@ -128,7 +122,7 @@ def _nothing_succeeded(ctx: DebateContext) -> bool:
 
 
 def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
-                 status: DebateStatus, error: str) -> DebateResult:
+                 status: ResultStatus, error: str) -> DebateResult:
     records = list(ctx.records.values())
     degraded = [{"key": r.key, "role": r.role, "phase": r.phase, "reason": r.error}
                 for r in records if r.status == "degraded"]
@@ -136,7 +130,7 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
     missing = list(outcome.missing)
     missing += [f"{d['key']}: degraded ({d['reason']})" for d in degraded]
     missing += [f"{k}: withheld by the content filter" for k in filtered]
-    if status is not DebateStatus.COMPLETED:
+    if status is not ResultStatus.COMPLETED:
         missing.append(f"debate {status.value}: {error}")
     return DebateResult(
         id=ctx.debate_id, status=status.value, mode=prepared.protocol.mode,

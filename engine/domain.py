@@ -9,13 +9,13 @@ import hashlib
 import json
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Mode = Literal["simple", "structured", "consensus", "panel", "critique", "redteam"]
-MODES: tuple[str, ...] = ("simple", "structured", "consensus", "panel", "critique", "redteam")
-StepStatus = Literal["ok", "filtered", "degraded"]
+from engine.vocabulary import Band, Mode, ResultStatus, Routing, Side, StepStatus, choices
+
+MODES: tuple[str, ...] = choices(Mode)
 
 
 def utcnow() -> datetime:
@@ -31,31 +31,12 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-class DebateStatus(StrEnum):
-    CREATED = "created"
-    QUEUED = "queued"
-    DEBATING = "debating"
-    JUDGING = "judging"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    TIMED_OUT = "timed_out"
-    AWAITING_REVIEW = "awaiting_review"
-    APPROVED = "approved"
-    ESCALATED = "escalated"
-
-
-TERMINAL_STATUSES = frozenset(
-    {DebateStatus.COMPLETED, DebateStatus.FAILED, DebateStatus.TIMED_OUT,
-     DebateStatus.APPROVED, DebateStatus.ESCALATED}
-)
-
-
 class DebateRequest(BaseModel):
     """What someone asked for. Validated at the border; the engine trusts it."""
 
     model_config = ConfigDict(frozen=True)
     topic: str = Field(min_length=1)
-    mode: Mode = "consensus"
+    mode: Mode = Mode.CONSENSUS
     preset: str | None = None
     rounds: int | None = Field(default=None, ge=0, le=5)
     judges: int | None = Field(default=None, ge=1, le=8)
@@ -85,7 +66,7 @@ class StepRecord(BaseModel):
     role: str
     phase: str
     model: str
-    status: StepStatus = "ok"
+    status: StepStatus = StepStatus.OK
     output: dict[str, Any] | None = None
     prompt_hash: str = ""
     usage: Usage = Usage()
@@ -147,7 +128,7 @@ class Plan(BaseModel):
     """The calls a protocol will make and its critical path: what estimates are made from."""
 
     model_config = ConfigDict(frozen=True)
-    mode: str
+    mode: Mode
     calls: tuple[PlannedCall, ...]
 
     @property
@@ -173,7 +154,7 @@ class CostBreakdown(BaseModel):
 
 class Estimate(BaseModel):
     model_config = ConfigDict(frozen=True)
-    mode: str
+    mode: Mode
     calls: int
     depth: int
     prompt_tokens: int
@@ -187,8 +168,8 @@ class ConsensusSummary(BaseModel):
     alpha: float | None = None
     alpha_interval: tuple[float, float] | None = None
     kappa: float | None = None
-    band: str = "review"
-    routing: str = "human_review"
+    band: Band = Band.REVIEW
+    routing: Routing = Routing.HUMAN_REVIEW
     irreconcilable: bool = False
     judges: list[str] = Field(default_factory=list)
     items: list[str] = Field(default_factory=list)
@@ -237,12 +218,12 @@ class DebateResult(BaseModel):
     """Everything a debate ended with. `complete` is False whenever anything is missing."""
 
     id: str
-    status: str
-    mode: str
+    status: ResultStatus
+    mode: Mode
     topic: str
     preset: str | None = None
     verdict: str = ""
-    winner: str | None = None          # "pro" | "con" | "tie" | None (modes without sides)
+    winner: Side | None = None          # None: modes without sides
     rationale: str = ""
     consensus: ConsensusSummary | None = None
     divergence: DivergenceSummary = DivergenceSummary()
@@ -255,106 +236,8 @@ class DebateResult(BaseModel):
     elapsed_seconds: float = 0.0
     rehearsal: bool = False
     complete: bool = True
-    routing: str = "none"             # auto_approve | tentative | human_review | escalate | none
+    routing: Routing = Routing.NONE
     missing: list[str] = Field(default_factory=list)       # what is missing and why
     error: str = ""
     evidence: list[Evidence] = Field(default_factory=list)
     versions: dict[str, str] = Field(default_factory=dict)
-
-
-# --- the service's records (storage persists them; bot renders them) ---
-
-ALLOWED_TRANSITIONS: dict[DebateStatus, frozenset[DebateStatus]] = {
-    DebateStatus.CREATED: frozenset({DebateStatus.QUEUED, DebateStatus.FAILED}),
-    DebateStatus.QUEUED: frozenset({DebateStatus.DEBATING, DebateStatus.FAILED}),
-    DebateStatus.DEBATING: frozenset({
-        DebateStatus.JUDGING, DebateStatus.COMPLETED, DebateStatus.FAILED,
-        DebateStatus.TIMED_OUT, DebateStatus.QUEUED, DebateStatus.AWAITING_REVIEW}),
-    DebateStatus.JUDGING: frozenset({
-        DebateStatus.COMPLETED, DebateStatus.FAILED, DebateStatus.TIMED_OUT,
-        DebateStatus.QUEUED, DebateStatus.AWAITING_REVIEW}),
-    DebateStatus.COMPLETED: frozenset({DebateStatus.AWAITING_REVIEW}),
-    DebateStatus.FAILED: frozenset({DebateStatus.QUEUED}),
-    DebateStatus.TIMED_OUT: frozenset({DebateStatus.QUEUED, DebateStatus.AWAITING_REVIEW}),
-    DebateStatus.AWAITING_REVIEW: frozenset({DebateStatus.APPROVED, DebateStatus.ESCALATED}),
-    DebateStatus.APPROVED: frozenset(),
-    DebateStatus.ESCALATED: frozenset(),
-}
-
-
-def can_transition(current: DebateStatus, target: DebateStatus) -> bool:
-    return target in ALLOWED_TRANSITIONS[current]
-
-
-class Origin(BaseModel):
-    """Where a debate came from and where its updates go (Slack, API, CLI, a schedule)."""
-
-    model_config = ConfigDict(frozen=True)
-    surface: Literal["slack", "api", "cli", "schedule", "replay"] = "api"
-    team_id: str | None = None
-    channel_id: str | None = None
-    thread_ts: str | None = None
-    status_ts: str | None = None      # the status message kept current with chat.update
-    user_id: str | None = None
-    schedule_id: str | None = None
-    response_url: str | None = None
-
-
-class DebateRecord(BaseModel):
-    """A debate as the service knows it: request, lifecycle, money, result."""
-
-    id: str
-    request: DebateRequest
-    mode: str
-    preset: str
-    status: DebateStatus
-    origin: Origin = Origin()
-    requested_by: str = ""
-    estimate_usd: float = 0.0
-    reserved_usd: float = 0.0
-    cost_usd: float = 0.0
-    result: DebateResult | None = None
-    error: str = ""
-    attempts: int = 0
-    parent_id: str | None = None            # replay: the debate this one was built from
-    cached_from: str | None = None          # a cache hit: the debate whose result this reuses
-    downgraded_from: str | None = None      # budget: the mode first asked for
-    lease_owner: str | None = None
-    lease_expires_at: datetime | None = None
-    created_at: datetime = Field(default_factory=utcnow)
-    updated_at: datetime = Field(default_factory=utcnow)
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
-
-
-class ReviewStatus(StrEnum):
-    PENDING = "pending"
-    APPROVED = "approved"
-    ESCALATED = "escalated"
-    RERUN = "rerun"
-
-
-class Review(BaseModel):
-    id: str
-    debate_id: str
-    status: ReviewStatus = ReviewStatus.PENDING
-    reason: str = ""                  # why it was routed (band, irreconcilable, consensus flag)
-    channel_id: str | None = None
-    message_ts: str | None = None
-    decided_by: str | None = None
-    decided_at: datetime | None = None
-    decision_note: str = ""
-    created_at: datetime = Field(default_factory=utcnow)
-
-
-class AuditEvent(BaseModel):
-    """One link of a tamper-evident chain: a debate's, or the global one (debate_id None)."""
-
-    seq: int
-    debate_id: str | None
-    kind: str
-    actor: str
-    data: dict[str, Any] = Field(default_factory=dict)
-    at: datetime
-    prev_hash: str
-    hash: str

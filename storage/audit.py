@@ -20,10 +20,11 @@ from weakref import WeakKeyDictionary
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.domain import AuditEvent, Event, canonical_json, sha256, utcnow
+from engine.domain import Event, canonical_json, sha256, utcnow
 from storage.db import Database, dialect_of, insert_ignoring
 from storage.errors import DATABASE_ERRORS, Conflict
 from storage.models import AuditEventRow, jsonable
+from storage.records import AuditEvent
 
 GENESIS_HASH = "0" * 64
 GLOBAL_CHAIN = "global"

@@ -16,21 +16,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.domain import (
-    TERMINAL_STATUSES,
-    DebateRecord,
-    DebateRequest,
-    DebateResult,
-    DebateStatus,
-    Origin,
-    can_transition,
-    canonical_json,
-    sha256,
-    utcnow,
-)
+from engine.domain import DebateRequest, DebateResult, canonical_json, sha256, utcnow
 from storage import audit
 from storage.errors import AlreadyExists, IllegalTransition, NotFound, translate
 from storage.models import DebateRow, jsonable
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin, can_transition
 
 # What transition(**fields) may set besides the status.
 MUTABLE_FIELDS = frozenset({

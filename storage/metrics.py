@@ -17,9 +17,9 @@ from typing import Any
 from sqlalchemy import Row, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.domain import DebateStatus
 from engine.settings import ThresholdSpec
 from storage.models import DebateRow
+from storage.records import DebateStatus
 
 SUCCESS_STATUSES = frozenset({
     DebateStatus.COMPLETED.value, DebateStatus.AWAITING_REVIEW.value,

@@ -13,10 +13,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.domain import DebateRecord, DebateStatus
 from storage import audit, debates
 from storage.debates import to_record
 from storage.models import DebateRow
+from storage.records import DebateRecord, DebateStatus
 
 ACTIVE_STATUSES = (DebateStatus.DEBATING.value, DebateStatus.JUDGING.value)
 

@@ -13,9 +13,10 @@ from uuid import uuid4
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.domain import Review, ReviewStatus, utcnow
+from engine.domain import utcnow
 from storage.errors import NotFound
 from storage.models import DebateRow, ReviewRow
+from storage.records import Review, ReviewStatus
 
 
 def to_review(row: ReviewRow) -> Review:

@@ -16,10 +16,11 @@ from sqlalchemy import ForeignKey, Index, String, Text, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Mapped, mapped_column
 
-from engine.domain import DebateRecord, utcnow
+from engine.domain import utcnow
 from storage.db import insert_ignoring, upsert
 from storage.debates import to_record
 from storage.models import Base, DebateRow, UTCDateTime
+from storage.records import DebateRecord
 
 
 class SlackMessageRow(Base):

@@ -7,12 +7,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from bot.service.providers import make_llm
 from bot.service.debates import DebateService
+from bot.service.providers import make_llm
 from bot.service.worker import Worker
-from engine.domain import TERMINAL_STATUSES, DebateRecord, DebateStatus
 from engine.settings import ModelPrice, Settings
 from storage.db import Database
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
 
 DONE = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
 

@@ -28,11 +28,11 @@ from aiohttp.test_utils import TestServer
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 
-from bot.service.runtime import Runtime, build_runtime
 from bot.http.server import build_app
+from bot.service.runtime import Runtime, build_runtime
 from bot.slack import PACING
-from engine.domain import TERMINAL_STATUSES, DebateRecord, DebateStatus
 from engine.settings import Settings
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import Call, FakeSlack
 

@@ -22,9 +22,10 @@ import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from engine.domain import DebateRecord, DebateRequest, DebateStatus, Origin, utcnow
+from engine.domain import DebateRequest, utcnow
 from storage import debates
 from storage.db import Database
+from storage.records import DebateRecord, DebateStatus, Origin
 
 __all__ = [
     "BACKENDS", "PG_URL_ENV", "add_debate", "db", "make_record", "migrated_database", "pg_db",

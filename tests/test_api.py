@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.service.runtime import Runtime
 from bot.http.server import build_app, check_exposure
+from bot.service.runtime import Runtime
 from engine.errors import ConfigurationError
 from engine.settings import Settings
 from storage.db import Database

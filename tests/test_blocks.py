@@ -17,25 +17,21 @@ import pytest
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
-from bot.slack.views import common as B
 from bot.slack.mrkdwn import channel, chunk, date_fmt, escape, link, safe_cut, truncate, user
+from bot.slack.views import common as B
 from engine.domain import (
     ConsensusSummary,
     CostBreakdown,
-    DebateRecord,
     DebateRequest,
     DebateResult,
-    DebateStatus,
     DivergencePoint,
     DivergenceSummary,
     Estimate,
     Evidence,
-    Origin,
     PhaseSummary,
-    Review,
-    ReviewStatus,
     TraceRow,
 )
+from storage.records import DebateRecord, DebateStatus, Origin, Review, ReviewStatus
 
 HOSTILE = "<!channel> <@U123> & <https://evil|click>"
 RAW_MARKUP = ("<!channel>", "<@U123>", "<https://evil", "<!here>")

@@ -20,7 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.slack.views import common as B
-from engine.domain import ReviewStatus
+from storage.records import ReviewStatus
 from tests.fakes.slack_server import FakeSlack
 from tests.test_blocks import RESULTS, TRANSCRIPT, WHEN, record_for, review_for
 

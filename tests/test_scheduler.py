@@ -22,8 +22,6 @@ from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import text
 
-from bot.slack.views.common import Message
-from bot.service.runtime import Runtime
 from bot.scheduling.scheduler import (
     ALREADY_CLAIMED,
     DONE,
@@ -36,12 +34,14 @@ from bot.scheduling.scheduler import (
     run_now,
     start_scheduler,
 )
-from engine.domain import DebateStatus
+from bot.service.runtime import Runtime
+from bot.slack.views.common import Message
 from engine.errors import ConfigurationError
 from engine.settings import Settings
 from storage import audit
 from storage import schedules as runs
 from storage.db import Database
+from storage.records import DebateStatus
 from tests.fakes.slack_server import FakeSlack
 from tests.service_fixtures import priced, rehearsal_settings, running_worker, service
 from tests.storage_fixtures import BACKENDS, migrated_database
@@ -432,8 +432,8 @@ async def server_stack(tmp_path: Path) -> AsyncIterator[tuple[Runtime, FakeSlack
     """build_app with Slack, workers and the scheduler (its cleanup_ctx), on the fake Slack."""
     from aiohttp.test_utils import TestServer as Server
 
-    from bot.service.runtime import build_runtime
     from bot.http.server import build_app
+    from bot.service.runtime import build_runtime
     from bot.slack import NOTIFIER, PACING
     from tests.slack_fixtures import harness_settings
 

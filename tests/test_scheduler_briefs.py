@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.scheduling.scheduler import get_scheduler, schedule_brief, start_scheduler
 from bot.scheduling.calendar import parse_brief
+from bot.scheduling.scheduler import get_scheduler, schedule_brief, start_scheduler
 from engine.errors import InvalidRequest
 from storage import briefs
 from storage import schedules as runs

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from bot.service.providers import make_llm
 from bot.slack.views.common import BAND_WORDS, MAX_BLOCKS, MAX_BLOCKS_CHARS, Message
 from bot.slack.views.digest import (
     DigestReport,
@@ -19,11 +20,11 @@ from bot.slack.views.digest import (
     digest_message,
     key_disagreement,
 )
-from bot.service.providers import make_llm
 from engine.debate import prepare, run_debate
-from engine.domain import DebateRequest, DebateResult, DebateStatus
+from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.settings import Settings
+from storage.records import DebateStatus
 from tests.fakes.slack_server import blocks_problem
 
 WHEN = datetime(2024, 5, 6, 6, 0, tzinfo=UTC)

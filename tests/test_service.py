@@ -6,10 +6,11 @@ import asyncio
 
 import pytest
 
-from engine.domain import DebateRequest, DebateStatus, Origin, ReviewStatus
+from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import audit, budget, reviews
 from storage.db import Database
+from storage.records import DebateStatus, Origin, ReviewStatus
 from tests.service_fixtures import (
     priced,
     rehearsal_settings,

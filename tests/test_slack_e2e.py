@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from bot.slack.views import common as B
-from engine.domain import DebateStatus, ReviewStatus
 from engine.settings import PresetSpec, ThresholdSpec
 from storage import audit, evidence, reviews
+from storage.records import DebateStatus, ReviewStatus
 from tests.fakes.openai_server import FakeOpenAI, last_text
 from tests.slack_fixtures import (
     CHANNEL,

@@ -13,19 +13,11 @@ from bot.service.runtime import build_runtime
 from bot.slack import BOLT_APP, NOTIFIER, attach_notifier, attach_slack
 from bot.slack.housekeeping import MESSAGE_TTL, purge_once
 from bot.slack.notifier import SlackNotifier, Thread
-from engine.domain import (
-    DebateRecord,
-    DebateRequest,
-    DebateResult,
-    DebateStatus,
-    Event,
-    EventKind,
-    Origin,
-    utcnow,
-)
+from engine.domain import DebateRequest, DebateResult, Event, EventKind, utcnow
 from engine.settings import PresetSpec, Settings, ThresholdSpec
 from storage import dedupe, queue
 from storage import slack as slack_store
+from storage.records import DebateRecord, DebateStatus, Origin
 from tests.slack_fixtures import CHANNEL, REVIEW_CHANNEL, slack_harness
 
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from bot.slack.views import common as B
 from bot.slack.listeners.actions import MODAL_IDS
 from bot.slack.listeners.events import edited_message, mentions, spoken_message
 from bot.slack.listeners.shortcuts import appeal_of, appeal_request, policy_for
@@ -22,6 +21,7 @@ from bot.slack.parsing import (
     thread_context,
     tokenize,
 )
+from bot.slack.views import common as B
 from engine.settings import Settings
 
 

@@ -8,8 +8,9 @@ import pytest
 from slack_sdk.models.blocks import Block
 
 from bot.slack.status import Progress, planned_phases, progress_from, render
-from engine.domain import DebateRecord, DebateRequest, DebateStatus
+from engine.domain import DebateRequest
 from engine.settings import Settings
+from storage.records import DebateRecord, DebateStatus
 
 EVENTS: list[tuple[str, dict[str, Any]]] = [
     ("debate_started", {"topic": "x"}),

@@ -8,11 +8,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select
 
-from engine.domain import DebateResult, DebateStatus, Origin, utcnow
+from engine.domain import DebateResult, utcnow
 from storage import audit, debates
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, NotFound
 from storage.models import AuditEventRow
+from storage.records import DebateStatus, Origin
 from tests import storage_fixtures as fx
 from tests.storage_fixtures import add_debate, make_record
 

@@ -7,13 +7,15 @@ from typing import Any
 
 import pytest
 
-from engine.domain import ConsensusSummary, DebateResult, DebateStatus
+from engine.domain import ConsensusSummary, DebateResult
 from storage import debates, metrics
 from storage.db import Database
+from storage.records import DebateStatus
 from tests import storage_fixtures as fx
 from tests.storage_fixtures import make_record
 
 db = fx.db  # fixture (until conftest.py imports it)
+RUN_ENDS = {DebateStatus.COMPLETED, DebateStatus.FAILED, DebateStatus.TIMED_OUT}
 DAY = datetime(2024, 11, 22, 9, 0, tzinfo=UTC)
 
 
@@ -22,7 +24,8 @@ async def _finished(
     consensus: ConsensusSummary | None = None, created: datetime = DAY,
 ) -> None:
     record = make_record(requested_by=who, created_at=created, status=DebateStatus.QUEUED)
-    result = DebateResult(id=record.id, status=status.value, mode="consensus", topic="t",
+    ran = status if status in RUN_ENDS else DebateStatus.COMPLETED  # routed after completing
+    result = DebateResult(id=record.id, status=ran.value, mode="consensus", topic="t",
                           consensus=consensus)
     async with db.transaction() as session:
         await debates.create(session, record=record, topic_key="k")

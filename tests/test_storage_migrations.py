@@ -14,10 +14,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, inspect, select, text
 from sqlalchemy.exc import DBAPIError, StatementError
 
-from engine.domain import DebateStatus
 from storage import debates
 from storage.db import Database, alembic_config
 from storage.models import DebateRow, full_metadata
+from storage.records import DebateStatus
 from tests import storage_fixtures as fx
 from tests.storage_fixtures import BACKENDS, add_debate, migrated_database
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from engine.domain import DebateRecord, DebateStatus, utcnow
+from engine.domain import utcnow
 from storage import audit, debates, queue
 from storage.db import Database
+from storage.records import DebateRecord, DebateStatus
 from tests import storage_fixtures as fx
 from tests.storage_fixtures import add_debate
 

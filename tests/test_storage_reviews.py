@@ -6,10 +6,10 @@ import asyncio
 
 import pytest
 
-from engine.domain import Review, ReviewStatus
 from storage import reviews
 from storage.db import Database
 from storage.errors import NotFound
+from storage.records import Review, ReviewStatus
 from tests import storage_fixtures as fx
 from tests.storage_fixtures import add_debate
 

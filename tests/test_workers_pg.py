@@ -15,9 +15,10 @@ import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from engine.domain import DebateRequest, DebateStatus, Origin
+from engine.domain import DebateRequest
 from storage import audit, steps
 from storage.db import Database
+from storage.records import DebateStatus, Origin
 from tests.fakes.openai_server import FakeOpenAI
 from tests.service_fixtures import service
 from tests.storage_fixtures import PG_URL_ENV

@@ -74,8 +74,8 @@ def _request(args: argparse.Namespace) -> DebateRequest:
 
 
 async def _run(settings: Settings, args: argparse.Namespace, console: Console) -> int:
-    from bot.service.providers import describe, make_llm
     from bot.cli.progress import print_summary, run_with_progress
+    from bot.service.providers import describe, make_llm
 
     prepared = prepare(settings, _request(args))
     llm = make_llm(settings)
@@ -161,8 +161,8 @@ async def _service_command(settings: Settings, args: argparse.Namespace,
 
 
 async def _replay(settings: Settings, args: argparse.Namespace, console: Console) -> int:
-    from bot.service.runtime import build_runtime
     from bot.cli.progress import print_summary
+    from bot.service.runtime import build_runtime
     from bot.service.worker import Worker
 
     rt = await build_runtime(settings)

@@ -19,13 +19,14 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.service.telemetry import serve_metrics
 from bot.service.runtime import Runtime
-from engine.domain import MODES, TERMINAL_STATUSES, DebateRequest, DebateStatus, Origin
+from bot.service.telemetry import serve_metrics
+from engine.domain import MODES, DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.presets import all_presets
 from storage import audit
 from storage.errors import IllegalTransition, NotFound
+from storage.records import TERMINAL_STATUSES, DebateStatus, Origin
 
 log = logging.getLogger("dialectic.api")
 RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime", Runtime)

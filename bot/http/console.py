@@ -14,8 +14,9 @@ from aiohttp import web
 
 from bot.http.api import RUNTIME, transcript_signature
 from bot.service.runtime import Runtime
-from engine.domain import TERMINAL_STATUSES, DebateRecord, DebateResult, DebateStatus
+from engine.domain import DebateResult
 from engine.presets import all_presets
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
 
 COOKIE = "dialectic_token"
 STYLE = """body{font:15px/1.45 system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}

@@ -38,10 +38,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from slack_sdk.errors import SlackApiError
 
-from bot.slack.views import digest as render
 from bot.http.api import transcript_url
-from bot.slack.views.common import Message
-from bot.service.runtime import Runtime
 from bot.scheduling.calendar import (  # add_cli, handle: the CLI's shape, light to import
     CatchUp,
     ScheduleConfig,
@@ -59,7 +56,10 @@ from bot.scheduling.calendar import (  # add_cli, handle: the CLI's shape, light
     plan_catch_up,
     slot_key,
 )
-from engine.domain import TERMINAL_STATUSES, DebateRecord, DebateRequest, DebateStatus, Origin
+from bot.service.runtime import Runtime
+from bot.slack.views import digest as render
+from bot.slack.views.common import Message
+from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, DialecticError, InvalidRequest
 from engine.presets import all_presets
 from engine.settings import Settings
@@ -67,6 +67,7 @@ from storage import audit, debates
 from storage import briefs as brief_store
 from storage import schedules as runs
 from storage.briefs import Brief
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin
 
 log = logging.getLogger("dialectic.scheduler")
 

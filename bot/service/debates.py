@@ -17,34 +17,23 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from engine.debate import Prepared, estimate_for, prepare, run_debate
-from engine.domain import (
-    DebateRecord,
-    DebateRequest,
-    DebateResult,
-    DebateStatus,
-    Estimate,
-    Event,
-    EventKind,
-    Evidence,
-    Origin,
-    Review,
-    ReviewStatus,
-    utcnow,
-)
+from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.llm import LLMClient
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
 from engine.settings import Settings
+from engine.vocabulary import Mode
 from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, NotFound
+from storage.records import DebateRecord, DebateStatus, Origin, Review, ReviewStatus
 from storage.steps import DbCheckpointStore
 
 log = logging.getLogger("dialectic.service")
 
-DOWNGRADES = {"consensus": "structured", "structured": "simple"}
+DOWNGRADES = {Mode.CONSENSUS: Mode.STRUCTURED, Mode.STRUCTURED: Mode.SIMPLE}
 ROUTED = frozenset({"human_review", "escalate"})
 SCALE_TTL_SECONDS = 60.0
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bot.service import telemetry as metrics
-from bot.service.providers import describe, make_llm
 from bot.service.debates import DebateService
+from bot.service.providers import describe, make_llm
 from engine.settings import Settings
 from storage import metrics as metrics_repo
 from storage.db import Database

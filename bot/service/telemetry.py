@@ -13,7 +13,8 @@ from prometheus_client import (
     generate_latest,
 )
 
-from engine.domain import DebateRecord, Event, EventKind, Review
+from engine.domain import Event, EventKind
+from storage.records import DebateRecord, Review
 
 REGISTRY = CollectorRegistry(auto_describe=True)
 SUBMITTED = Counter("dialectic_debates_submitted_total", "Debates queued", ["mode"],

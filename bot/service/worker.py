@@ -16,8 +16,8 @@ import uuid
 from datetime import timedelta
 
 from bot.service.debates import DebateService
-from engine.domain import DebateRecord
 from storage import queue
+from storage.records import DebateRecord
 
 log = logging.getLogger("dialectic.worker")
 

@@ -9,8 +9,8 @@ from typing import Any, TypeVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.service.runtime import Runtime
 from bot.service.debates import DebateService
+from bot.service.runtime import Runtime
 from bot.slack.notifier import SlackNotifier
 from bot.slack.reviewers import ReviewerDirectory
 from engine.settings import Settings

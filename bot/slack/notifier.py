@@ -21,15 +21,16 @@ from aiohttp import ClientError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.views import common as B
 from bot.http.api import transcript_url
 from bot.service.runtime import Runtime
 from bot.slack import status
-from bot.slack.views import notices
 from bot.slack.pacing import ChannelPacer
-from engine.domain import DebateRecord, Event, EventKind, PhaseSummary, Review
+from bot.slack.views import common as B
+from bot.slack.views import notices
+from engine.domain import Event, EventKind, PhaseSummary
 from engine.ports import EventSink
 from storage import debates, reviews
+from storage.records import DebateRecord, Review
 
 log = logging.getLogger("dialectic.slack")
 

@@ -14,14 +14,15 @@ from dataclasses import dataclass
 
 from slack_sdk.errors import SlackApiError
 
-from bot.slack.views import common as B
 from bot.service.debates import Submission
-from bot.slack.views import notices
 from bot.slack.context import SlackContext
 from bot.slack.notifier import Thread
-from engine.domain import DebateRecord, DebateRequest, DebateStatus, Estimate, Origin
+from bot.slack.views import common as B
+from bot.slack.views import notices
+from engine.domain import DebateRequest, Estimate
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import slack as slack_store
+from storage.records import DebateRecord, DebateStatus, Origin
 
 NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found"})
 PROVISIONAL_ID = "starting"

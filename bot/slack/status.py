@@ -12,9 +12,10 @@ from typing import Any
 
 from bot.slack.views import common as B
 from engine.debate import prepare
-from engine.domain import DebateRecord, DebateRequest, DebateStatus
+from engine.domain import DebateRequest
 from engine.errors import DialecticError
 from engine.settings import Settings
+from storage.records import DebateRecord, DebateStatus
 
 JUDGING_PHASES = frozenset({"judging", "synthesis", "verdict"})
 

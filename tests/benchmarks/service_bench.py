@@ -17,12 +17,13 @@ import uuid
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from bot.service.providers import make_llm
 from bot.service.debates import DebateService
+from bot.service.providers import make_llm
 from bot.service.worker import Worker
-from engine.domain import DebateRequest, DebateStatus, Origin
+from engine.domain import DebateRequest
 from engine.settings import Settings
 from storage.db import Database
+from storage.records import DebateStatus, Origin
 from tests.benchmarks.proxy import fake_server
 
 DEBATES = int(os.environ.get("BENCH_DEBATES", "200"))

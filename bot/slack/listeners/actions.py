@@ -12,16 +12,16 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
-from bot.slack.views import common as B
-from bot.slack.views import notices
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error, thread_of
 from bot.slack.parsing import ModalError, parse_modal
 from bot.slack.starter import NotInChannel, Place, open_debate, start_debate, submit_opening
-from engine.domain import DebateRecord, Review, ReviewStatus
+from bot.slack.views import common as B
+from bot.slack.views import notices
 from engine.errors import InvalidRequest
 from storage import reviews
 from storage.errors import NotFound
+from storage.records import DebateRecord, Review, ReviewStatus
 
 log = logging.getLogger("dialectic.slack.actions")
 

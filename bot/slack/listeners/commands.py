@@ -10,21 +10,22 @@ from zoneinfo import ZoneInfo
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.views import common as B
-from bot.slack.mrkdwn import channel as mrkdwn_channel
-from bot.slack.mrkdwn import date_fmt, escape
-from bot.slack.views import notices
 from bot.slack import status as progress
 from bot.slack.context import SlackContext
+from bot.slack.mrkdwn import channel as mrkdwn_channel
+from bot.slack.mrkdwn import date_fmt, escape
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import USAGE, Command, CommandError, parse_command
 from bot.slack.starter import NotInChannel, Place, start_debate
-from engine.domain import MODES, DebateRecord, DebateRequest
+from bot.slack.views import common as B
+from bot.slack.views import notices
+from engine.domain import MODES, DebateRequest
 from engine.errors import InvalidRequest
 from engine.presets import all_presets
 from storage import audit
 from storage import slack as slack_store
 from storage.errors import NotFound
+from storage.records import DebateRecord
 
 log = logging.getLogger("dialectic.slack.commands")
 COMMAND = "/debate"
@@ -161,8 +162,8 @@ async def _start_after_ack(ctx: SlackContext, request: DebateRequest, body: dict
 async def _brief(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                  respond: AsyncRespond, client: AsyncWebClient) -> None:
     """`/debate brief TOPIC at 09:30 [in #channel]`: plan a brief that lands before then."""
-    from bot.scheduling.scheduler import schedule_brief
     from bot.scheduling.calendar import parse_brief
+    from bot.scheduling.scheduler import schedule_brief
 
     try:
         parsed = parse_brief(command.topic, now=ctx.service.clock(),

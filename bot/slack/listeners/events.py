@@ -12,11 +12,11 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
-from bot.slack.views import notices
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import Command, ThreadLine, parse_mention, strip_mentions, thread_context
 from bot.slack.starter import NotInChannel, Place, start_debate
+from bot.slack.views import notices
 from engine.domain import Evidence
 from engine.errors import InvalidRequest
 from storage import slack as slack_store

@@ -7,9 +7,9 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.slack.views import common as B
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
+from bot.slack.views import common as B
 from storage import reviews
 
 log = logging.getLogger("dialectic.slack.home")

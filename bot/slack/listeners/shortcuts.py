@@ -13,10 +13,10 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
-from bot.slack.views import notices
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.starter import NotInChannel, Place, start_debate
+from bot.slack.views import notices
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.settings import Settings

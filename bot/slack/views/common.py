@@ -32,15 +32,8 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from bot.slack.mrkdwn import channel, chunk, date_fmt, escape, is_web_url, link, truncate, user
-from engine.domain import (
-    DebateRecord,
-    DebateResult,
-    DebateStatus,
-    Estimate,
-    PhaseSummary,
-    Review,
-    ReviewStatus,
-)
+from engine.domain import DebateResult, Estimate, PhaseSummary
+from storage.records import DebateRecord, DebateStatus, Review, ReviewStatus
 
 Block = dict[str, Any]
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.slack.mrkdwn import chunk, date_fmt, escape, link, truncate
 from bot.slack.views.common import (
     BAND_WORDS,
     ROUTING_WORDS,
@@ -30,8 +31,8 @@ from bot.slack.views.common import (
     side_name,
     usd,
 )
-from bot.slack.mrkdwn import chunk, date_fmt, escape, link, truncate
-from engine.domain import DebateRecord, DebateResult, DebateStatus, TraceRow
+from engine.domain import DebateResult, TraceRow
+from storage.records import DebateRecord, DebateStatus
 
 ROUTED = frozenset({"human_review", "escalate"})
 UNSETTLED_STATUSES = frozenset({"failed", "timed_out", "awaiting_review", "escalated"})

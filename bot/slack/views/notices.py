@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.slack.views import common as B
 from bot.slack.mrkdwn import channel, escape, truncate
-from engine.domain import DebateResult, Estimate, Review
+from bot.slack.views import common as B
+from engine.domain import DebateResult, Estimate
+from storage.records import Review
 
 INVITE = "/invite @Dialectic"
 

@@ -1,0 +1,132 @@
+"""The service's records around a debate: its lifecycle, where it came from, its reviews and
+its audit events. Storage persists them and returns them; the service and the surfaces read them.
+The debate's own types (request, result, events, steps) are the engine's (engine/domain.py).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.domain import DebateRequest, DebateResult, utcnow
+from engine.vocabulary import ResultStatus
+
+
+class DebateStatus(StrEnum):
+    """A debate's lifecycle. The three statuses a run ends with are the engine's ResultStatus."""
+
+    CREATED = "created"
+    QUEUED = "queued"
+    DEBATING = "debating"
+    JUDGING = "judging"
+    COMPLETED = ResultStatus.COMPLETED.value
+    FAILED = ResultStatus.FAILED.value
+    TIMED_OUT = ResultStatus.TIMED_OUT.value
+    AWAITING_REVIEW = "awaiting_review"
+    APPROVED = "approved"
+    ESCALATED = "escalated"
+
+
+TERMINAL_STATUSES = frozenset(
+    {DebateStatus.COMPLETED, DebateStatus.FAILED, DebateStatus.TIMED_OUT,
+     DebateStatus.APPROVED, DebateStatus.ESCALATED}
+)
+
+
+ALLOWED_TRANSITIONS: dict[DebateStatus, frozenset[DebateStatus]] = {
+    DebateStatus.CREATED: frozenset({DebateStatus.QUEUED, DebateStatus.FAILED}),
+    DebateStatus.QUEUED: frozenset({DebateStatus.DEBATING, DebateStatus.FAILED}),
+    DebateStatus.DEBATING: frozenset({
+        DebateStatus.JUDGING, DebateStatus.COMPLETED, DebateStatus.FAILED,
+        DebateStatus.TIMED_OUT, DebateStatus.QUEUED, DebateStatus.AWAITING_REVIEW}),
+    DebateStatus.JUDGING: frozenset({
+        DebateStatus.COMPLETED, DebateStatus.FAILED, DebateStatus.TIMED_OUT,
+        DebateStatus.QUEUED, DebateStatus.AWAITING_REVIEW}),
+    DebateStatus.COMPLETED: frozenset({DebateStatus.AWAITING_REVIEW}),
+    DebateStatus.FAILED: frozenset({DebateStatus.QUEUED}),
+    DebateStatus.TIMED_OUT: frozenset({DebateStatus.QUEUED, DebateStatus.AWAITING_REVIEW}),
+    DebateStatus.AWAITING_REVIEW: frozenset({DebateStatus.APPROVED, DebateStatus.ESCALATED}),
+    DebateStatus.APPROVED: frozenset(),
+    DebateStatus.ESCALATED: frozenset(),
+}
+
+
+def can_transition(current: DebateStatus, target: DebateStatus) -> bool:
+    return target in ALLOWED_TRANSITIONS[current]
+
+
+class Origin(BaseModel):
+    """Where a debate came from and where its updates go (Slack, API, CLI, a schedule)."""
+
+    model_config = ConfigDict(frozen=True)
+    surface: Literal["slack", "api", "cli", "schedule", "replay"] = "api"
+    team_id: str | None = None
+    channel_id: str | None = None
+    thread_ts: str | None = None
+    status_ts: str | None = None      # the status message kept current with chat.update
+    user_id: str | None = None
+    schedule_id: str | None = None
+    response_url: str | None = None
+
+
+class DebateRecord(BaseModel):
+    """A debate as the service knows it: request, lifecycle, money, result."""
+
+    id: str
+    request: DebateRequest
+    mode: str
+    preset: str
+    status: DebateStatus
+    origin: Origin = Origin()
+    requested_by: str = ""
+    estimate_usd: float = 0.0
+    reserved_usd: float = 0.0
+    cost_usd: float = 0.0
+    result: DebateResult | None = None
+    error: str = ""
+    attempts: int = 0
+    parent_id: str | None = None            # replay: the debate this one was built from
+    cached_from: str | None = None          # a cache hit: the debate whose result this reuses
+    downgraded_from: str | None = None      # budget: the mode first asked for
+    lease_owner: str | None = None
+    lease_expires_at: datetime | None = None
+    created_at: datetime = Field(default_factory=utcnow)
+    updated_at: datetime = Field(default_factory=utcnow)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class ReviewStatus(StrEnum):
+    PENDING = "pending"
+    APPROVED = "approved"
+    ESCALATED = "escalated"
+    RERUN = "rerun"
+
+
+class Review(BaseModel):
+    id: str
+    debate_id: str
+    status: ReviewStatus = ReviewStatus.PENDING
+    reason: str = ""                  # why it was routed (band, irreconcilable, consensus flag)
+    channel_id: str | None = None
+    message_ts: str | None = None
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    decision_note: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+
+
+class AuditEvent(BaseModel):
+    """One link of a tamper-evident chain: a debate's, or the global one (debate_id None)."""
+
+    seq: int
+    debate_id: str | None
+    kind: str
+    actor: str
+    data: dict[str, Any] = Field(default_factory=dict)
+    at: datetime
+    prev_hash: str
+    hash: str
