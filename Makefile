@@ -28,6 +28,7 @@ bench: install
 
 lint: install
 	$(VENV)/bin/ruff check engine storage bot tests
+	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy engine storage
 
 clean:

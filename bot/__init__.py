@@ -1,1 +1,10 @@
-"""Dialectic's surfaces: Slack, the REST API, the web console, the scheduler, the CLI, workers."""
+"""Everything above the debate, in layers (see each sub-package's docstring):
+
+    main.py, settings.py   the composition root: the `dialectic` command, settings loading
+    slack/ http/ cli/      the surfaces (they do not import each other)
+    scheduling/            digests and briefs on a schedule
+    service/               the application layer every surface calls
+
+Dependencies point down: surfaces -> scheduling -> service -> storage -> engine; import-linter
+contracts in pyproject.toml keep it so.
+"""

@@ -1,5 +1,5 @@
 """`python -m bot` is the `dialectic` command."""
 
-from bot.cli.main import main
+from bot.main import main
 
 raise SystemExit(main())

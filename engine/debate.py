@@ -20,7 +20,7 @@ from engine.presets import judges_for, resolve_preset
 from engine.prompts import PROMPT_VERSION
 from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
 from engine.runner import DebateContext
-from engine.settings import JudgeSpec, PresetSpec, Settings
+from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 from engine.vocabulary import Mode, ResultStatus
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
@@ -36,7 +36,7 @@ class Prepared:
     plan: Plan
 
 
-def prepare(settings: Settings, request: DebateRequest) -> Prepared:
+def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
     """Resolve preset, mode and judges; raise `InvalidRequest` with a message fit for the user."""
     topic = request.topic.strip()
     if not topic:
@@ -57,7 +57,7 @@ def prepare(settings: Settings, request: DebateRequest) -> Prepared:
     return Prepared(request, preset, protocol, judges, plan)
 
 
-def estimate_for(settings: Settings, prepared: Prepared,
+def estimate_for(settings: EngineSettings, prepared: Prepared,
                  token_scale: dict[str, float] | None = None) -> Estimate:
     judge_models = {f"judge/{j.name}": j.model for j in prepared.judges if j.model}
 
@@ -72,7 +72,7 @@ async def run_debate(
     prepared: Prepared,
     *,
     debate_id: str,
-    settings: Settings,
+    settings: EngineSettings,
     llm: LLMClient,
     store: CheckpointStore,
     sink: EventSink,
@@ -158,7 +158,7 @@ def routing_for(outcome: Outcome, *, complete: bool) -> str:
     return routing
 
 
-def check_request(settings: Settings, request: DebateRequest) -> None:
+def check_request(settings: EngineSettings, request: DebateRequest) -> None:
     """Validate without building anything (raises InvalidRequest)."""
     prepare(settings, request)
 

@@ -18,6 +18,20 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
+
+def validation_message(exc: ValidationError, *, prefix: str = "") -> str:
+    """A pydantic error as one line a person can act on: `where: what` for each problem, with
+    pydantic's own framing ("Value error, ...") removed. The one place this translation lives."""
+    parts = []
+    for error in exc.errors(include_url=False):
+        where = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        where = f"{prefix}{where}" if where or prefix else ""
+        parts.append(f"{where.rstrip('.')}: {message}" if where else message)
+    return "; ".join(parts)
+
 
 class DialecticError(Exception):
     """Base of every error Dialectic raises on purpose."""

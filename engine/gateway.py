@@ -47,7 +47,7 @@ from engine.errors import (
     LLMTransientError,
 )
 from engine.llm import CallSpec, Reply, T
-from engine.settings import Settings
+from engine.settings import EngineSettings
 
 if TYPE_CHECKING:
     import httpx2
@@ -232,7 +232,7 @@ class OpenAIGateway:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: EngineSettings,
         *,
         sleep: Sleep = asyncio.sleep,
         http_client: httpx2.AsyncClient | None = None,

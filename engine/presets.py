@@ -6,7 +6,7 @@ A preset in `dialectic.toml` (`[presets.NAME]`) overrides a built-in of the same
 from __future__ import annotations
 
 from engine.errors import InvalidRequest
-from engine.settings import DEFAULT_JUDGES, JudgeSpec, PresetSpec, Settings, ThresholdSpec
+from engine.settings import DEFAULT_JUDGES, EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
 
 _J = {j.name: j for j in DEFAULT_JUDGES}
 
@@ -60,14 +60,14 @@ BUILTIN_PRESETS: dict[str, PresetSpec] = {
 }
 
 
-def all_presets(settings: Settings) -> dict[str, PresetSpec]:
+def all_presets(settings: EngineSettings) -> dict[str, PresetSpec]:
     merged = dict(BUILTIN_PRESETS)
     for name, preset in settings.presets.items():
         merged[name] = preset.model_copy(update={"name": name})
     return merged
 
 
-def resolve_preset(settings: Settings, name: str | None) -> PresetSpec:
+def resolve_preset(settings: EngineSettings, name: str | None) -> PresetSpec:
     presets = all_presets(settings)
     key = name or "default"
     if key not in presets:
@@ -75,7 +75,8 @@ def resolve_preset(settings: Settings, name: str | None) -> PresetSpec:
     return presets[key]
 
 
-def judges_for(settings: Settings, preset: PresetSpec, count: int | None) -> tuple[JudgeSpec, ...]:
+def judges_for(settings: EngineSettings, preset: PresetSpec,
+               count: int | None) -> tuple[JudgeSpec, ...]:
     """The preset's judges (or the configured panel), cut or extended to `count`."""
     base = preset.judges or settings.judges
     if count is None:

@@ -35,7 +35,7 @@ from engine.domain import (
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
 from engine.llm import CallSpec, LLMClient, Prompt
 from engine.ports import CheckpointStore, EventSink, EvidenceSource, StepCache
-from engine.settings import JudgeSpec, PresetSpec, Settings
+from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -75,7 +75,7 @@ class DebateContext:
         request: DebateRequest,
         preset: PresetSpec,
         judges: Sequence[JudgeSpec],
-        settings: Settings,
+        settings: EngineSettings,
         llm: LLMClient,
         store: CheckpointStore,
         sink: EventSink,

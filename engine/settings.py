@@ -1,23 +1,27 @@
-"""One settings object for the whole service, read once from the environment and `dialectic.toml`.
+"""The engine's settings: the LLM provider, models and prices, time limits and retries, judges and
+presets. A frozen pydantic model handed down to everything that runs a debate.
 
-Environment variables win over the file. Provider and Slack variables keep their usual names
-(`OPENAI_API_KEY`, `SLACK_BOT_TOKEN`, `DATABASE_URL`, ...); Dialectic's own start `DIALECTIC_`.
-The file is `./dialectic.toml`, or the path in `DIALECTIC_CONFIG`. Nothing else reads `os.environ`.
+The engine reads no environment: the top of the process (bot/settings.py) loads every layer's
+settings from the environment and `dialectic.toml` and hands the engine this part. Each field's
+environment variable is `DIALECTIC_<FIELD>` unless it names its own (the provider's usual
+`OPENAI_API_KEY`, `OPENAI_BASE_URL`).
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
 )
+
+from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
 
 OutputMode = Literal["json_schema", "json_object", "prompt"]
 
@@ -25,7 +29,7 @@ OutputMode = Literal["json_schema", "json_object", "prompt"]
 class ModelPrice(BaseModel):
     """USD per million tokens."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
     input: float = Field(ge=0)
     output: float = Field(ge=0)
 
@@ -33,7 +37,7 @@ class ModelPrice(BaseModel):
 class JudgeSpec(BaseModel):
     """One judge of a panel: its expertise (the lens it scores through), model and vote weight."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid")
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")
     expertise: str
     model: str | None = None
@@ -43,21 +47,28 @@ class JudgeSpec(BaseModel):
 class ThresholdSpec(BaseModel):
     """Alpha bands that route a result: auto-approve, tentative, human review, escalate."""
 
-    model_config = ConfigDict(frozen=True)
-    high: float = 0.80
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    high: float = 0.80        # above 1: nothing is published without a reviewer
     tentative: float = 0.67
     escalate: float = 0.50
-    irreconcilable_spread: float = 3.0
+    irreconcilable_spread: float = Field(default=3.0, gt=0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ThresholdSpec:
+        if not self.escalate <= self.tentative <= self.high:
+            raise ValueError(f"thresholds must satisfy escalate <= tentative <= high, got "
+                             f"{self.escalate} / {self.tentative} / {self.high}")
+        return self
 
 
 class PresetSpec(BaseModel):
     """A named combination of mode, personas, judges, rounds and routing thresholds."""
 
-    model_config = ConfigDict(frozen=True)
-    name: str
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    name: str = ""                 # a `[presets.NAME]` table takes its name from NAME
     description: str = ""
-    mode: str = "consensus"
-    rounds: int = Field(default=1, ge=0, le=5)
+    mode: Mode = Mode.CONSENSUS
+    rounds: int = Field(default=1, ge=0, le=MAX_ROUNDS)
     pro_persona: str = "an advocate arguing FOR the proposition"
     con_persona: str = "an advocate arguing AGAINST the proposition"
     judges: tuple[JudgeSpec, ...] = ()
@@ -65,7 +76,19 @@ class PresetSpec(BaseModel):
     allow_downgrade: bool = True
     policy: str = ""
     perspectives: tuple[str, ...] = ()
-    temperature: float | None = None
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+    @model_validator(mode="after")
+    def _panel_size(self) -> PresetSpec:
+        if self.judges and len(self.judges) > MAX_JUDGES:
+            raise ValueError(f"a preset has at most {MAX_JUDGES} judges")
+        if self.mode is Mode.CONSENSUS and len(self.judges) == 1:
+            raise ValueError("a consensus preset needs at least two judges (agreement needs a "
+                             "panel); list two or more, or none for the default panel")
+        names = [j.name for j in self.judges]
+        if len(set(names)) != len(names):
+            raise ValueError("judge names must be unique within a preset")
+        return self
 
 
 DEFAULT_JUDGES: tuple[JudgeSpec, ...] = (
@@ -86,31 +109,24 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 }
 
 
-def _config_path() -> Path:
-    return Path(os.environ.get("DIALECTIC_CONFIG", "dialectic.toml"))
 
+class EngineSettings(BaseModel):
+    """Every knob of a debate run. Frozen: build it once, pass it down."""
 
-class Settings(BaseSettings):
-    """Every knob of the service. Build it once (`Settings()`), pass it down."""
-
-    model_config = SettingsConfigDict(
-        env_prefix="DIALECTIC_", extra="ignore", frozen=True, populate_by_name=True
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     # --- LLM provider (the openai SDK's own variable names) ---
     openai_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key")
-    )
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key"))
     openai_base_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url")
-    )
+        default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))
     rehearsal: bool = False  # DIALECTIC_REHEARSAL=1 forces the offline model even with a key
     output_mode: OutputMode = "json_schema"
-    default_model: str = "gpt-4o-mini"
+    default_model: str = Field(default="gpt-4o-mini", min_length=1)
     models: dict[str, str] = Field(default_factory=dict)  # role -> model (pro, con, judge, ...)
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     default_price: ModelPrice = ModelPrice(input=2.50, output=10.00)
-    temperature: float | None = 0.7
+    temperature: float | None = Field(default=0.7, ge=0, le=2)
 
     # --- time and retries ---
     call_timeout: float = Field(default=60.0, gt=0)
@@ -122,101 +138,28 @@ class Settings(BaseSettings):
     invalid_output_retries: int = Field(default=2, ge=0, le=5)
 
     # --- debates ---
-    judges: tuple[JudgeSpec, ...] = DEFAULT_JUDGES
+    judges: tuple[JudgeSpec, ...] = Field(default=DEFAULT_JUDGES, min_length=2,
+                                          max_length=MAX_JUDGES)
     presets: dict[str, PresetSpec] = Field(default_factory=dict)
-    default_rounds: int = Field(default=1, ge=0, le=5)
-    max_topic_chars: int = Field(default=4000, ge=10)
+    default_rounds: int = Field(default=1, ge=0, le=MAX_ROUNDS)
+    max_topic_chars: int = Field(default=MAX_TOPIC_CHARS, ge=10, le=100_000)
 
-    # --- storage, budget, workers ---
-    database_url: str = Field(
-        default="sqlite+aiosqlite:///./dialectic.db",
-        validation_alias=AliasChoices("DATABASE_URL", "database_url"),
-    )
-    daily_budget_usd: float = Field(default=10.0, ge=0)
-    budget_alert_fraction: float = Field(default=0.8, gt=0, le=1)
-    cache_ttl_seconds: int = Field(default=3600, ge=0)
-    judge_cache_ttl_seconds: int = Field(default=86400, ge=0)
-    worker_concurrency: int = Field(default=4, ge=1, le=256)
-    lease_seconds: float = Field(default=30.0, gt=0)
-    max_attempts: int = Field(default=5, ge=1, le=50)  # claims before a crashing debate fails
-    poll_interval: float = Field(default=0.5, gt=0)
-
-    log_level: str = "INFO"
-
-    # --- HTTP surfaces ---
-    host: str = "127.0.0.1"
-    port: int = 3000
-    api_token: SecretStr | None = None
-    public_url: str = "http://127.0.0.1:3000"
-    metrics_port: int | None = None   # Prometheus on 127.0.0.1 for worker-only processes
-
-    # --- Slack ---
-    slack_bot_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "slack_bot_token")
-    )
-    slack_signing_secret: SecretStr | None = Field(
-        default=None,
-        validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "slack_signing_secret"),
-    )
-    slack_app_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "slack_app_token")
-    )
-    slack_api_url: str = Field(
-        default="https://slack.com/api/",
-        validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"),
-    )
-    slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
-    review_channel: str | None = None
-    appeal_policy: str = ""                                  # policy text for content appeals
-    workspace_policies: dict[str, str] = Field(default_factory=dict)  # team id -> policy text
-    reviewers: tuple[str, ...] = ()
-
-    # --- schedules (see bot/scheduler.py) ---
-    schedules: tuple[dict[str, Any], ...] = ()
-    timezone: str = "UTC"
-
-    @field_validator("slack_api_url")
+    @field_validator("presets")
     @classmethod
-    def _slack_url_ends_in_slash(cls, value: str) -> str:
-        # slack_sdk joins method names with urljoin, which drops the last segment without a "/".
-        return value if value.endswith("/") else value + "/"
+    def _named_presets(cls, presets: dict[str, PresetSpec]) -> dict[str, PresetSpec]:
+        """`[presets.arch-review]` names its preset by the table key; a `name` inside agrees."""
+        for key, preset in presets.items():
+            if preset.name and preset.name != key:
+                raise ValueError(f"presets.{key}: name {preset.name!r} differs from its key")
+        return {key: preset.model_copy(update={"name": key}) for key, preset in presets.items()}
 
-    @field_validator("reviewers", mode="before")
-    @classmethod
-    def _split_reviewers(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return tuple(v.strip() for v in value.replace(";", ",").split(",") if v.strip())
-        return value
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml = TomlConfigSettingsSource(settings_cls, toml_file=_config_path())
-        return (init_settings, env_settings, toml)
-
-    # --- derived ---
     @property
     def is_rehearsal(self) -> bool:
         """True when debates run on the offline rehearsal model (no key, no endpoint, or forced)."""
         return self.rehearsal or (self.openai_api_key is None and self.openai_base_url is None)
 
-    @property
-    def slack_enabled(self) -> bool:
-        return self.slack_bot_token is not None and (
-            self.slack_signing_secret is not None or self.slack_app_token is not None
-        )
-
     def secrets(self) -> tuple[str, ...]:
-        """Every configured secret, for log redaction."""
-        values = (self.openai_api_key, self.slack_bot_token, self.slack_signing_secret,
-                  self.slack_app_token, self.api_token)
-        return tuple(v.get_secret_value() for v in values if v is not None)
+        return (self.openai_api_key.get_secret_value(),) if self.openai_api_key else ()
 
     def model_for(self, role: str) -> str:
         """The model a role uses: `models[role]`, then `models[<role family>]`, then the default."""

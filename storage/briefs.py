@@ -11,34 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Index, String, Text, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Mapped, mapped_column
 
 from engine.domain import utcnow
 from storage.errors import NotFound
-from storage.models import Base, UTCDateTime, json_type, jsonable
-
-PENDING, RUNNING, POSTED, READY = "pending", "running", "posted", "ready"  # ready: not posted
-FAILED, MISSED = "failed", "missed"
-
-
-class BriefRow(Base):
-    __tablename__ = "briefs"
-    __table_args__ = (Index("ix_briefs_status_start_at", "status", "start_at"),)
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    topic: Mapped[str] = mapped_column(Text)
-    channel: Mapped[str] = mapped_column(String(128))
-    requested_by: Mapped[str] = mapped_column(String(255))
-    meeting_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    start_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    status: Mapped[str] = mapped_column(String(16))
-    debate_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    message_ts: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    detail: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+from storage.models import BriefRow, jsonable
+from storage.records import BriefStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +28,7 @@ class Brief:
     requested_by: str
     meeting_at: datetime
     start_at: datetime
-    status: str = PENDING
+    status: BriefStatus = BriefStatus.PENDING
     debate_id: str | None = None
     message_ts: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
@@ -58,7 +37,7 @@ class Brief:
 
 def _to_brief(row: BriefRow) -> Brief:
     return Brief(id=row.id, topic=row.topic, channel=row.channel, requested_by=row.requested_by,
-                 meeting_at=row.meeting_at, start_at=row.start_at, status=row.status,
+                 meeting_at=row.meeting_at, start_at=row.start_at, status=BriefStatus(row.status),
                  debate_id=row.debate_id, message_ts=row.message_ts,
                  detail=dict(row.detail or {}), created_at=row.created_at)
 
@@ -68,7 +47,8 @@ async def create(session: AsyncSession, *, brief: Brief, now: datetime | None = 
     stamp = now or utcnow()
     row = BriefRow(id=brief.id, topic=brief.topic, channel=brief.channel,
                    requested_by=brief.requested_by, meeting_at=brief.meeting_at,
-                   start_at=brief.start_at, status=PENDING, debate_id=None, message_ts=None,
+                   start_at=brief.start_at, status=BriefStatus.PENDING, debate_id=None,
+                   message_ts=None,
                    detail=jsonable(brief.detail) if brief.detail else None,
                    created_at=stamp, updated_at=stamp)
     session.add(row)
@@ -86,7 +66,7 @@ async def get(session: AsyncSession, brief_id: str) -> Brief:
 async def list_pending(session: AsyncSession, *, due_by: datetime | None = None,
                        limit: int = 200) -> list[Brief]:
     """Pending briefs, soonest start first; only those starting by `due_by` when given."""
-    stmt = select(BriefRow).where(BriefRow.status == PENDING)
+    stmt = select(BriefRow).where(BriefRow.status == BriefStatus.PENDING)
     if due_by is not None:
         stmt = stmt.where(BriefRow.start_at <= due_by)
     rows = await session.scalars(stmt.order_by(BriefRow.start_at, BriefRow.id).limit(limit))
@@ -96,14 +76,14 @@ async def list_pending(session: AsyncSession, *, due_by: datetime | None = None,
 async def start(session: AsyncSession, brief_id: str, *, now: datetime | None = None) -> bool:
     """pending -> running; False when someone else already moved it."""
     result = await session.execute(
-        update(BriefRow).where(BriefRow.id == brief_id, BriefRow.status == PENDING)
-        .values(status=RUNNING, updated_at=now or utcnow())
+        update(BriefRow).where(BriefRow.id == brief_id, BriefRow.status == BriefStatus.PENDING)
+        .values(status=BriefStatus.RUNNING, updated_at=now or utcnow())
         .execution_options(synchronize_session=False)
     )
     return bool(result.rowcount)  # type: ignore[attr-defined]
 
 
-async def finish(session: AsyncSession, brief_id: str, *, status: str,
+async def finish(session: AsyncSession, brief_id: str, *, status: BriefStatus,
                  debate_id: str | None = None, message_ts: str | None = None,
                  detail: dict[str, Any] | None = None, now: datetime | None = None) -> Brief:
     """Record how a brief ended (posted, failed or missed)."""

@@ -1,4 +1,5 @@
-"""The schema as typed SQLAlchemy 2 models. Repositories turn these rows into engine types.
+"""The whole schema as typed SQLAlchemy 2 models (`Base.metadata` is every table). Repositories
+turn these rows into engine types and the service's records.
 
 Migrations (storage/migrations/versions) are written by hand from these models; a test compares
 the migrated database with this metadata on SQLite and PostgreSQL so the two cannot drift.
@@ -6,9 +7,7 @@ the migrated database with this metadata on SQLite and PostgreSQL so the two can
 
 from __future__ import annotations
 
-import importlib
 import json
-import pkgutil
 import re
 from datetime import UTC, date, datetime
 from typing import Any
@@ -88,17 +87,6 @@ def big_id() -> TypeEngine[int]:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
-
-
-def full_metadata() -> MetaData:
-    """Base.metadata with every table registered: some models live beside their repository
-    (storage/slack.py, storage/briefs.py), so import every storage module first."""
-    import storage
-
-    for module in pkgutil.iter_modules(storage.__path__):
-        if not module.ispkg:
-            importlib.import_module(f"storage.{module.name}")
-    return Base.metadata
 
 
 class DebateRow(Base):
@@ -269,4 +257,45 @@ class ScheduleStateRow(Base):
     schedule_id: Mapped[str] = mapped_column(String(128), primary_key=True)
     paused: Mapped[bool] = mapped_column(Boolean)
     updated_by: Mapped[str] = mapped_column(String(255))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class SlackMessageRow(Base):
+    __tablename__ = "slack_messages"
+    __table_args__ = (Index("ix_slack_messages_channel_id_thread_ts", "channel_id", "thread_ts"),)
+
+    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    ts: Mapped[str] = mapped_column(String(32), primary_key=True)
+    thread_ts: Mapped[str | None] = mapped_column(String(32))
+    user_id: Mapped[str] = mapped_column(String(64))
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class SlackThreadRow(Base):
+    __tablename__ = "slack_threads"
+
+    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    thread_ts: Mapped[str] = mapped_column(String(32), primary_key=True)
+    debate_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class BriefRow(Base):
+    __tablename__ = "briefs"
+    __table_args__ = (Index("ix_briefs_status_start_at", "status", "start_at"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    topic: Mapped[str] = mapped_column(Text)
+    channel: Mapped[str] = mapped_column(String(128))
+    requested_by: Mapped[str] = mapped_column(String(255))
+    meeting_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    start_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    status: Mapped[str] = mapped_column(String(16))
+    debate_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    message_ts: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    detail: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

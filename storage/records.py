@@ -30,6 +30,28 @@ class DebateStatus(StrEnum):
     ESCALATED = "escalated"
 
 
+class RunStatus(StrEnum):
+    """How a scheduled slot's run ended (scheduled_runs.status)."""
+
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    MISSED = "missed"            # due while nothing ran; reported in the next digest, never run
+    PAUSED = "paused"            # the schedule was paused at its time
+    INTERRUPTED = "interrupted"  # the process stopped while it ran
+
+
+class BriefStatus(StrEnum):
+    """A pre-meeting brief's life (briefs.status)."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    POSTED = "posted"
+    READY = "ready"              # prepared, but could not be posted (Slack off or refused)
+    FAILED = "failed"
+    MISSED = "missed"            # could not be prepared before the meeting
+
+
 TERMINAL_STATUSES = frozenset(
     {DebateStatus.COMPLETED, DebateStatus.FAILED, DebateStatus.TIMED_OUT,
      DebateStatus.APPROVED, DebateStatus.ESCALATED}

@@ -18,15 +18,14 @@ from engine.domain import utcnow
 from storage.db import insert_ignoring, upsert
 from storage.errors import NotFound
 from storage.models import ScheduledRunRow, ScheduleStateRow, jsonable
-
-RUNNING, DONE, FAILED = "running", "done", "failed"
+from storage.records import RunStatus
 
 
 @dataclass(frozen=True, slots=True)
 class ScheduledRun:
     schedule_id: str
     slot: str
-    status: str
+    status: RunStatus
     debate_ids: tuple[str, ...]
     created_at: datetime
     finished_at: datetime | None = None
@@ -35,7 +34,7 @@ class ScheduledRun:
 
 def _to_run(row: ScheduledRunRow) -> ScheduledRun:
     return ScheduledRun(
-        schedule_id=row.schedule_id, slot=row.slot, status=row.status,
+        schedule_id=row.schedule_id, slot=row.slot, status=RunStatus(row.status),
         debate_ids=tuple(row.debate_ids or ()), created_at=row.created_at,
         finished_at=row.finished_at, detail=dict(row.detail or {}),
     )
@@ -45,8 +44,8 @@ async def claim_slot(
     session: AsyncSession, *, schedule_id: str, slot: str, now: datetime | None = None
 ) -> bool:
     """True for the one caller that gets to run this slot; False for everyone after it."""
-    values = {"schedule_id": schedule_id, "slot": slot, "status": RUNNING, "debate_ids": [],
-              "created_at": now or utcnow(), "finished_at": None, "detail": None}
+    values = {"schedule_id": schedule_id, "slot": slot, "status": RunStatus.RUNNING,
+              "debate_ids": [], "created_at": now or utcnow(), "finished_at": None, "detail": None}
     result = await session.execute(
         insert_ignoring(session, ScheduledRunRow, values, conflict=("schedule_id", "slot"))
         .returning(ScheduledRunRow.id)
@@ -55,7 +54,7 @@ async def claim_slot(
 
 
 async def finish_slot(
-    session: AsyncSession, *, schedule_id: str, slot: str, status: str = DONE,
+    session: AsyncSession, *, schedule_id: str, slot: str, status: RunStatus = RunStatus.DONE,
     debate_ids: Iterable[str] = (), detail: Mapping[str, Any] | None = None,
     now: datetime | None = None,
 ) -> ScheduledRun:

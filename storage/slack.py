@@ -12,38 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, String, Text, delete, or_, select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Mapped, mapped_column
 
 from engine.domain import utcnow
 from storage.db import insert_ignoring, upsert
 from storage.debates import to_record
-from storage.models import Base, DebateRow, UTCDateTime
+from storage.models import DebateRow, SlackMessageRow, SlackThreadRow
 from storage.records import DebateRecord
-
-
-class SlackMessageRow(Base):
-    __tablename__ = "slack_messages"
-    __table_args__ = (Index("ix_slack_messages_channel_id_thread_ts", "channel_id", "thread_ts"),)
-
-    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    ts: Mapped[str] = mapped_column(String(32), primary_key=True)
-    thread_ts: Mapped[str | None] = mapped_column(String(32))
-    user_id: Mapped[str] = mapped_column(String(64))
-    text: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
-
-
-class SlackThreadRow(Base):
-    __tablename__ = "slack_threads"
-
-    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    thread_ts: Mapped[str] = mapped_column(String(32), primary_key=True)
-    debate_id: Mapped[str] = mapped_column(
-        String(64), ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True, index=True
-    )
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 @dataclass(frozen=True, slots=True)

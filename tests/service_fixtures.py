@@ -10,7 +10,8 @@ from typing import Any
 from bot.service.debates import DebateService
 from bot.service.providers import make_llm
 from bot.service.worker import Worker
-from engine.settings import ModelPrice, Settings
+from bot.settings import Settings
+from engine.settings import ModelPrice
 from storage.db import Database
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
 
@@ -31,7 +32,8 @@ def priced(usd_per_million: float = 1000.0, **overrides: Any) -> Settings:
 
 
 def service(db: Database, settings: Settings) -> DebateService:
-    return DebateService(settings=settings, db=db, llm_factory=make_llm)
+    return DebateService(engine=settings.engine, settings=settings.service, db=db,
+                         llm_factory=make_llm)
 
 
 @asynccontextmanager

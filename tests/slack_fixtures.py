@@ -1,4 +1,4 @@
-"""The whole Slack stack on loopback: the real Bolt app inside `bot.server.build_app`, the real
+"""The whole Slack stack on loopback: the real Bolt app inside `bot.main.web_app`, the real
 `slack_sdk` client talking to FakeSlack, signed requests, SQLite in tmp_path.
 
     async with slack_harness(tmp_path) as h:          # rehearsal model, one worker
@@ -28,10 +28,10 @@ from aiohttp.test_utils import TestServer
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 
-from bot.http.server import build_app
-from bot.service.runtime import Runtime, build_runtime
-from bot.slack import PACING
-from engine.settings import Settings
+from bot.main import Assembly, assembled, web_app
+from bot.service.runtime import Runtime
+from bot.settings import Settings
+from bot.slack.notifier import SlackNotifier
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import Call, FakeSlack
@@ -76,10 +76,19 @@ class Harness:
     """The running stack and helpers to talk to it like Slack does."""
 
     fake: FakeSlack
-    rt: Runtime
+    parts: Assembly
     server: TestServer
     http: aiohttp.ClientSession
     ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    @property
+    def rt(self) -> Runtime:
+        return self.parts.rt
+
+    @property
+    def notifier(self) -> SlackNotifier:
+        assert self.parts.notifier is not None
+        return self.parts.notifier
 
     @property
     def url(self) -> str:
@@ -216,7 +225,7 @@ def harness_settings(tmp_path: Path, fake: FakeSlack, openai: FakeOpenAI | None,
         "slack_bot_token": "xoxb-test", "slack_signing_secret": SECRET,
         "slack_api_url": fake.base_url, "review_channel": REVIEW_CHANNEL,
         "reviewers": (REVIEWER,), "poll_interval": 0.05, "public_url": PUBLIC_URL,
-        "cache_ttl_seconds": 0, "worker_concurrency": 2,
+        "cache_ttl_seconds": 0, "worker_concurrency": 2, "slack_post_interval": TEST_PACING,
     }
     if openai is not None:
         values.update(openai_api_key="test-key", openai_base_url=openai.base_url,
@@ -230,17 +239,16 @@ async def slack_harness(tmp_path: Path, *, openai: FakeOpenAI | None = None,
                         workers: int | None = None, **overrides: Any) -> AsyncIterator[Harness]:
     """Start FakeSlack, the runtime (migrated SQLite) and the server; stop them afterwards."""
     async with FakeSlack() as fake:
-        rt = await build_runtime(harness_settings(tmp_path, fake, openai, overrides))
-        rt.extras[PACING] = TEST_PACING
-        server = TestServer(build_app(rt, workers=workers, scheduler=False), host="127.0.0.1",
-                            port=0)
-        await server.start_server()
-        try:
-            async with aiohttp.ClientSession() as http:
-                yield Harness(fake=fake, rt=rt, server=server, http=http)
-        finally:
-            await server.close()
-            await rt.close()
+        settings = harness_settings(tmp_path, fake, openai, overrides)
+        async with assembled(settings) as parts:
+            app = web_app(parts, settings, workers=workers, scheduler=False)
+            server = TestServer(app, host="127.0.0.1", port=0)
+            await server.start_server()
+            try:
+                async with aiohttp.ClientSession() as http:
+                    yield Harness(fake=fake, parts=parts, server=server, http=http)
+            finally:
+                await server.close()
 
 
 @pytest.fixture

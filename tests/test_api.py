@@ -9,21 +9,30 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.http.server import build_app, check_exposure
-from bot.service.runtime import Runtime
+from bot.http.server import check_exposure
+from bot.main import Assembly, web_app
+from bot.scheduling.scheduler import Scheduler
+from bot.service.runtime import Runtime, build_runtime
+from bot.settings import Settings
 from engine.errors import ConfigurationError
-from engine.settings import Settings
 from storage.db import Database
 from tests.service_fixtures import rehearsal_settings, service
 
 TOPIC = "Should we move billing to PostgreSQL?"
 
 
+def _app(rt: Runtime, settings: Settings) -> web.Application:
+    parts = Assembly(rt, Scheduler(rt, settings.scheduling), None)
+    return web_app(parts, settings, scheduler=False)
+
+
 async def _server(db: Database, settings: Settings) -> tuple[TestServer, Runtime]:
-    rt = Runtime(settings=settings, db=db, service=service(db, settings))
-    server = TestServer(build_app(rt, scheduler=False), host="127.0.0.1", port=0)
+    rt = Runtime(engine=settings.engine, settings=settings.service, db=db,
+                 service=service(db, settings))
+    server = TestServer(_app(rt, settings), host="127.0.0.1", port=0)
     await server.start_server()
     return server, rt
 
@@ -147,9 +156,9 @@ async def test_a_token_protects_the_api_and_signed_links_open_one_transcript(
 
 def test_without_a_token_only_loopback_is_served() -> None:
     with pytest.raises(ConfigurationError, match="DIALECTIC_API_TOKEN"):
-        check_exposure(Settings(rehearsal=True), "0.0.0.0")
-    check_exposure(Settings(rehearsal=True), "127.0.0.1")
-    check_exposure(Settings(rehearsal=True, api_token="t"), "0.0.0.0")
+        check_exposure(Settings(rehearsal=True).service, "0.0.0.0")
+    check_exposure(Settings(rehearsal=True).service, "127.0.0.1")
+    check_exposure(Settings(rehearsal=True, api_token="t").service, "0.0.0.0")
 
 
 async def test_briefs_and_schedules_over_the_api(api: tuple[str, Runtime]) -> None:
@@ -168,11 +177,10 @@ async def test_briefs_and_schedules_over_the_api(api: tuple[str, Runtime]) -> No
 
 
 async def test_prometheus_metrics_count_debates_and_steps(sqlite_db: Database) -> None:
-    from bot.service.runtime import build_runtime
-
     url = f"sqlite+aiosqlite:///{sqlite_db.url.database}"
-    rt = await build_runtime(rehearsal_settings(database_url=url), migrate=False)
-    server = TestServer(build_app(rt, scheduler=False), host="127.0.0.1", port=0)
+    settings = rehearsal_settings(database_url=url)
+    rt = await build_runtime(settings.engine, settings.service, settings.storage, migrate=False)
+    server = TestServer(_app(rt, settings), host="127.0.0.1", port=0)
     await server.start_server()
     base = str(server.make_url(""))
     try:

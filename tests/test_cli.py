@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from bot.cli.main import exit_code
+from bot.cli.debate import exit_code
 from tests.fakes.openai_server import FakeOpenAI
 
 TOPIC = "Should a startup adopt microservices from day one?"
@@ -19,7 +19,7 @@ KEYS = {"id", "status", "mode", "topic", "verdict", "consensus", "divergence", "
 
 def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DIALECTIC_"))}
-    base["DIALECTIC_CONFIG"] = "/nonexistent/dialectic.toml"
+    base["DIALECTIC_CONFIG"] = os.devnull  # no settings file
     return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
                           env={**base, **(env or {})}, timeout=120, check=False)
 

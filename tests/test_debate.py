@@ -15,7 +15,7 @@ from engine.errors import InvalidRequest
 from engine.gateway import OpenAIGateway
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
 from engine.rehearsal import RehearsalModel
-from engine.settings import Settings
+from engine.settings import EngineSettings
 from tests.fakes.fixtures import TEST_API_KEY, gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -24,7 +24,7 @@ PRO = "arguing FOR the proposition"
 CON = "arguing AGAINST the proposition"
 
 
-async def _debate(settings: Settings, mode: str = "consensus", *, store=None, sink=None,
+async def _debate(settings: EngineSettings, mode: str = "consensus", *, store=None, sink=None,
                   evidence=None, debate_id: str = "d1", **req):  # type: ignore[no-untyped-def]
     prepared = prepare(settings, DebateRequest(topic=TOPIC, mode=mode, **req))
     llm = OpenAIGateway(settings)
@@ -241,12 +241,12 @@ async def test_models_per_role_and_per_judge_are_used() -> None:
 ])
 def test_bad_requests_are_refused_with_a_clear_message(fields: dict, message: str) -> None:  # type: ignore[type-arg]
     with pytest.raises(InvalidRequest, match=message):
-        prepare(Settings(rehearsal=True), DebateRequest(**fields))
+        prepare(EngineSettings(rehearsal=True), DebateRequest(**fields))
 
 
 @pytest.mark.parametrize("mode", ["simple", "structured", "consensus"])
 async def test_rehearsal_says_so_everywhere(mode: str) -> None:
-    settings = Settings(rehearsal=True)
+    settings = EngineSettings(rehearsal=True)
     sink = MemoryEventSink()
     prepared = prepare(settings, DebateRequest(topic=TOPIC, mode=mode))
     result = await run_debate(prepared, debate_id="r1", settings=settings, llm=RehearsalModel(),

@@ -35,7 +35,7 @@ from engine.gateway import (
     parse_retry_after,
 )
 from engine.llm import CallSpec, Prompt
-from engine.settings import Settings
+from engine.settings import EngineSettings
 from tests.fakes import fixtures
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
@@ -489,7 +489,7 @@ async def test_parameter_named_safety_is_not_a_content_filter(
 
 def test_no_key_and_no_endpoint_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="OPENAI_API_KEY"):
-        OpenAIGateway(Settings(openai_api_key=None, openai_base_url=None))
+        OpenAIGateway(EngineSettings(openai_api_key=None, openai_base_url=None))
 
 
 async def test_local_server_without_a_key_gets_a_placeholder(fake_openai: FakeOpenAI) -> None:

@@ -50,15 +50,16 @@ from engine.protocols.redteam import (
     StrategyProposal,
 )
 from engine.rehearsal import RehearsalModel
-from engine.settings import PresetSpec, Settings
+from engine.settings import EngineSettings, PresetSpec
 
 TOPIC = "Should we move billing to PostgreSQL?"
-OFFLINE = Settings(rehearsal=True)
+OFFLINE = EngineSettings(rehearsal=True)
 
 
-def live(**extra: Any) -> Settings:
+def live(**extra: Any) -> EngineSettings:
     """Real model names (`model_for`), no network: the scripted client is in-process."""
-    return Settings(openai_api_key=SecretStr("x"), openai_base_url="http://127.0.0.1:9", **extra)
+    return EngineSettings(openai_api_key=SecretStr("x"), openai_base_url="http://127.0.0.1:9",
+                          **extra)
 
 
 LIVE = live()
@@ -130,7 +131,7 @@ class Run:
         return [e.data for e in self.sink.events if e.kind == kind]
 
 
-async def debate(mode: str | None, llm: Any, *, settings: Settings = LIVE,
+async def debate(mode: str | None, llm: Any, *, settings: EngineSettings = LIVE,
                  store: MemoryCheckpointStore | None = None, **request: Any) -> Run:
     if mode is not None:
         request["mode"] = mode

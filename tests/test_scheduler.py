@@ -22,28 +22,23 @@ from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import text
 
-from bot.scheduling.scheduler import (
-    ALREADY_CLAIMED,
-    DONE,
-    PAUSED,
-    Scheduler,
-    configured_schedules,
-    list_schedules,
-    pause,
-    resume,
-    run_now,
-    start_scheduler,
-)
+from bot.main import Assembly, assembled, web_app
+from bot.scheduling.reports import ALREADY_CLAIMED
+from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
-from bot.slack.views.common import Message
+from bot.settings import Settings, load_settings
+from bot.slack.notifier import SlackNotifier
+from bot.slack.pacing import ChannelPacer
+from bot.slack.publisher import SlackPublisher
+from bot.slack.settings import SlackSettings
 from engine.errors import ConfigurationError
-from engine.settings import Settings
 from storage import audit
 from storage import schedules as runs
 from storage.db import Database
-from storage.records import DebateStatus
+from storage.records import DebateStatus, RunStatus
 from tests.fakes.slack_server import FakeSlack
 from tests.service_fixtures import priced, rehearsal_settings, running_worker, service
+from tests.slack_fixtures import harness_settings
 from tests.storage_fixtures import BACKENDS, migrated_database
 
 CHANNEL = "C0MARKETS"
@@ -70,22 +65,6 @@ class Clock:
         self.now = utc(now)
 
 
-class Poster:
-    """A SlackPoster over the real slack_sdk client pointed at the fake Slack."""
-
-    def __init__(self, fake: FakeSlack) -> None:
-        self.client = AsyncWebClient(token="xoxb-test", base_url=fake.base_url)
-
-    async def post(self, channel: str, message: Message, *, thread_ts: str | None = None
-                   ) -> str | None:
-        reply = await self.client.chat_postMessage(channel=channel, thread_ts=thread_ts,
-                                                   unfurl_links=False, **message.kwargs())
-        return str(reply["ts"])
-
-    async def update(self, channel: str, ts: str, message: Message) -> None:
-        await self.client.chat_update(channel=channel, ts=ts, **message.kwargs())
-
-
 @dataclass
 class Replica:
     rt: Runtime
@@ -101,17 +80,23 @@ async def fake() -> AsyncIterator[FakeSlack]:
 
 @asynccontextmanager
 async def replica(db: Database, fake: FakeSlack | None, *, now: str = "2024-05-06T06:00:04",
-                  settings: Settings | None = None, schedules: tuple[dict[str, Any], ...] = (
-                      MORNING,), worker: bool = True) -> AsyncIterator[Replica]:
-    """One process's runtime over `db`: service, a background worker, a scheduler."""
-    settings = settings or rehearsal_settings()
-    settings = settings.model_copy(update={"schedules": schedules, "timezone": "Europe/Paris",
-                                           "public_url": "http://dialectic.test"})
-    rt = Runtime(settings=settings, db=db, service=service(db, settings))
-    rt.slack = Poster(fake) if fake is not None else None
+                  settings: Callable[..., Settings] = rehearsal_settings,
+                  schedules: tuple[dict[str, Any], ...] = (MORNING,),
+                  worker: bool = True) -> AsyncIterator[Replica]:
+    """One process's runtime over `db`: service, a background worker, a scheduler posting to
+    the fake Slack through the real notifier and publisher."""
+    built = settings(schedules=schedules, timezone="Europe/Paris",
+                     public_url="http://dialectic.test")
+    rt = Runtime(engine=built.engine, settings=built.service, db=db, service=service(db, built))
+    notifier = None
+    if fake is not None:
+        slack = SlackSettings(slack_bot_token="xoxb-test", slack_api_url=fake.base_url)
+        notifier = SlackNotifier(rt, slack, AsyncWebClient(token="xoxb-test",
+                                                           base_url=fake.base_url),
+                                 ChannelPacer(0.0))
     clock = Clock(now)
-    scheduler = Scheduler(rt, clock=clock, wait_timeout=30.0)
-    rt.extras["scheduler"] = scheduler
+    scheduler = Scheduler(rt, built.scheduling, clock=clock, wait_timeout=30.0,
+                          publisher=SlackPublisher(notifier) if notifier else None)
     try:
         if worker:
             async with running_worker(rt.service) as running:
@@ -120,9 +105,10 @@ async def replica(db: Database, fake: FakeSlack | None, *, now: str = "2024-05-0
         else:
             yield Replica(rt, scheduler, clock)
     finally:
-        if scheduler.aps is not None and scheduler.aps.running:
-            scheduler.aps.shutdown(wait=False)
-            await asyncio.sleep(0)
+        scheduler.shutdown()
+        await asyncio.sleep(0)
+        if notifier is not None:
+            await notifier.close()
 
 
 @pytest.fixture
@@ -161,7 +147,7 @@ async def run_rows(db: Database, schedule_id: str = "morning") -> dict[str, runs
         return {r.slot: r for r in await runs.list_runs(session, schedule_id=schedule_id)}
 
 
-async def seed_run(db: Database, slot: str, status: str = DONE) -> None:
+async def seed_run(db: Database, slot: str, status: str = RunStatus.DONE) -> None:
     async with db.transaction() as session:
         assert await runs.claim_slot(session, schedule_id="morning", slot=slot)
         await runs.finish_slot(session, schedule_id="morning", slot=slot, status=status)
@@ -173,7 +159,7 @@ async def test_a_cron_fires_at_its_slot_and_posts_one_digest(sqlite: Database,
                                                               fake: FakeSlack) -> None:
     async with replica(sqlite, fake, now="2024-05-06T06:00:04") as r:
         report = await r.scheduler.fire("morning")
-    assert report is not None and report.status == DONE and report.slot == MONDAY_SLOT
+    assert report is not None and report.status == RunStatus.DONE and report.slot == MONDAY_SLOT
     assert len(report.debate_ids) == 2
     (digest,) = roots(fake)
     assert digest["ts"] == report.message_ts
@@ -181,7 +167,7 @@ async def test_a_cron_fires_at_its_slot_and_posts_one_digest(sqlite: Database,
     assert "transcript" in blocks_text(digest) and "Total cost" in blocks_text(digest)
     assert len(fake.replies(CHANNEL, digest["ts"])) == 2          # details in the thread
     row = (await run_rows(sqlite))[MONDAY_SLOT]
-    assert row.status == DONE and set(row.debate_ids) == set(report.debate_ids)
+    assert row.status == RunStatus.DONE and set(row.debate_ids) == set(report.debate_ids)
     assert row.detail["message_ts"] == digest["ts"] and row.detail["posted"] is True
     for debate_id in report.debate_ids:
         record = await r.rt.service.get(debate_id)
@@ -193,18 +179,18 @@ async def test_a_cron_fires_at_its_slot_and_posts_one_digest(sqlite: Database,
 async def test_apscheduler_fires_the_configured_job_at_the_trigger_slot(
         sqlite: Database, fake: FakeSlack) -> None:
     async with replica(sqlite, fake, now="2024-05-05T12:00:00") as r:   # a Sunday: nothing due
-        aps = await start_scheduler(r.rt, clock=r.clock)
-        assert aps is not None and r.rt.extras["scheduler"].aps is aps
+        aps = await r.scheduler.start()
+        assert r.scheduler.aps is aps
         job = aps.get_job("morning")
         assert job is not None and job.coalesce is True and job.max_instances == 1
         assert job.misfire_grace_time == 3600
         assert str(job.trigger.timezone) == "Europe/Paris"
         assert job.next_run_time.astimezone(job.trigger.timezone).hour == 8
         assert aps.get_job("catch-up:morning") is None
-        scheduler = r.rt.extras["scheduler"]
-        scheduler.clock.set("2024-05-06T06:00:02")       # the trigger's time has come
+        scheduler = r.scheduler
+        r.clock.set("2024-05-06T06:00:02")       # the trigger's time has come
         aps.modify_job("morning", next_run_time=datetime.now(UTC))
-        await until(lambda: any(x.status == DONE for x in scheduler.recent))
+        await until(lambda: any(x.status == RunStatus.DONE for x in scheduler.recent))
         aps.shutdown(wait=False)
     assert [x.slot for x in scheduler.recent] == [MONDAY_SLOT]
     assert len(roots(fake)) == 1
@@ -223,7 +209,7 @@ async def test_two_replicas_firing_the_same_slot_produce_one_digest(
         finally:
             await other.dispose()
         rows = await run_rows(first)
-    assert sorted(r.status for r in reports if r) == [ALREADY_CLAIMED, DONE]
+    assert sorted(r.status for r in reports if r) == [ALREADY_CLAIMED, RunStatus.DONE]
     assert len(roots(fake)) == 1
     assert list(rows) == [MONDAY_SLOT] and len(debates) == 2
 
@@ -234,9 +220,9 @@ async def test_a_missed_slot_within_grace_catches_up_once_on_start(
         sqlite: Database, fake: FakeSlack) -> None:
     await seed_run(sqlite, "2024-05-03T06:00:00Z")                   # Friday's ran
     async with replica(sqlite, fake, now="2024-05-06T06:40:00") as r:  # Monday, 40 min late
-        aps = await start_scheduler(r.rt, clock=r.clock)
-        scheduler = r.rt.extras["scheduler"]
-        await until(lambda: any(x.status == DONE for x in scheduler.recent))
+        aps = await r.scheduler.start()
+        scheduler = r.scheduler
+        await until(lambda: any(x.status == RunStatus.DONE for x in scheduler.recent))
         assert aps is not None
         aps.shutdown(wait=False)
         assert [x.slot for x in scheduler.recent] == [MONDAY_SLOT]
@@ -244,7 +230,7 @@ async def test_a_missed_slot_within_grace_catches_up_once_on_start(
         assert await again.scheduler.catch_up() == []
     assert len(roots(fake)) == 1
     assert {s: r.status for s, r in (await run_rows(sqlite)).items()} == {
-        "2024-05-03T06:00:00Z": DONE, MONDAY_SLOT: DONE}
+        "2024-05-03T06:00:00Z": RunStatus.DONE, MONDAY_SLOT: RunStatus.DONE}
 
 
 async def test_older_missed_slots_are_reported_in_the_next_digest_not_run(
@@ -260,12 +246,12 @@ async def test_older_missed_slots_are_reported_in_the_next_digest_not_run(
         tuesday = await r.scheduler.fire("morning")
         r.clock.set("2024-05-08T06:00:01")
         wednesday = await r.scheduler.fire("morning")
-    assert tuesday is not None and tuesday.status == DONE
+    assert tuesday is not None and tuesday.status == RunStatus.DONE
     first, second = roots(fake)
     assert "missed the 2024-05-03 06:00 UTC run" in blocks_text(first)
     assert "missed the 2024-05-06 06:00 UTC run" in blocks_text(first)
     assert "missed the" not in blocks_text(second)                      # reported once
-    assert wednesday is not None and wednesday.status == DONE
+    assert wednesday is not None and wednesday.status == RunStatus.DONE
     rows = await run_rows(sqlite)
     assert rows["2024-05-03T06:00:00Z"].detail["reported_in"] == tuesday.slot
 
@@ -333,7 +319,7 @@ async def test_signal_sources_are_read_at_firing_and_failures_reported(
                 "source": source.format(tmp=tmp_path, feed=feed)}
     async with replica(sqlite, fake, schedules=(schedule,)) as r:
         report = await r.scheduler.fire("morning")
-    assert report is not None and report.status == DONE
+    assert report is not None and report.status == RunStatus.DONE
     assert len(report.debate_ids) == debated
     (digest,) = roots(fake)
     body = blocks_text(digest)
@@ -347,9 +333,10 @@ async def test_signal_sources_are_read_at_firing_and_failures_reported(
 
 async def test_the_budget_skips_signals_with_the_reason(sqlite: Database,
                                                          fake: FakeSlack) -> None:
-    async with replica(sqlite, fake, settings=priced(daily_budget_usd=0.000001)) as r:
+    async with replica(sqlite, fake, settings=lambda **kw: priced(daily_budget_usd=0.000001,
+                                                                       **kw)) as r:
         report = await r.scheduler.fire("morning")
-    assert report is not None and report.status == DONE and report.debate_ids == ()
+    assert report is not None and report.status == RunStatus.DONE and report.debate_ids == ()
     assert report.digest is not None
     assert {o.status for o in report.digest.outcomes} == {"skipped"}
     body = blocks_text(roots(fake)[0])
@@ -359,19 +346,19 @@ async def test_the_budget_skips_signals_with_the_reason(sqlite: Database,
 async def test_pause_skips_slots_on_every_replica_and_resume_restores(
         sqlite: Database, fake: FakeSlack) -> None:
     async with replica(sqlite, fake) as r:
-        view = await pause(r.rt, "morning", "UREVIEWER")
+        view = await r.scheduler.pause("morning", "UREVIEWER")
         assert view.paused is True
         skipped = await r.scheduler.fire("morning")
-        assert skipped is not None and skipped.status == PAUSED
-        assert (await list_schedules(r.rt))[0].paused is True
-        await resume(r.rt, "morning", "UREVIEWER")
+        assert skipped is not None and skipped.status == RunStatus.PAUSED
+        assert (await r.scheduler.views())[0].paused is True
+        await r.scheduler.resume("morning", "UREVIEWER")
         r.clock.set("2024-05-07T06:00:01")
         ran = await r.scheduler.fire("morning")
         async with sqlite.transaction() as session:
             kinds = [e.kind for e in await audit.events(session, None)]
-    assert ran is not None and ran.status == DONE
+    assert ran is not None and ran.status == RunStatus.DONE
     assert len(roots(fake)) == 1
-    assert (await run_rows(sqlite))[MONDAY_SLOT].status == PAUSED
+    assert (await run_rows(sqlite))[MONDAY_SLOT].status == RunStatus.PAUSED
     assert "schedule_paused" in kinds and "schedule_resumed" in kinds
 
 
@@ -379,7 +366,7 @@ async def test_list_schedules_shows_the_next_firing_and_state(sqlite: Database) 
     quiet = {**MORNING, "id": "weekly", "cron": "30 9 * * 0", "enabled": False}
     async with replica(sqlite, None, schedules=(MORNING, quiet), worker=False,
                        now="2024-05-06T06:00:04") as r:
-        views = {v.id: v for v in await list_schedules(r.rt)}
+        views = {v.id: v for v in await r.scheduler.views()}
     assert views["morning"].next_fire == utc("2024-05-07T06:00:00")
     assert views["morning"].timezone == "Europe/Paris" and views["morning"].paused is False
     assert views["weekly"].enabled is False and views["weekly"].next_fire is None
@@ -390,10 +377,10 @@ async def test_list_schedules_shows_the_next_firing_and_state(sqlite: Database) 
 async def test_run_now_fires_a_manual_slot_and_the_digest_reaches_slack(
         sqlite: Database, fake: FakeSlack) -> None:
     async with replica(sqlite, fake) as r:
-        await pause(r.rt, "morning", "UOPS")              # operators fire paused ones too
-        report = await run_now(r.rt, "morning")
+        await r.scheduler.pause("morning", "UOPS")        # operators fire paused ones too
+        report = await r.scheduler.run_now("morning")
         assert await r.scheduler.last_cron_slot("morning") is None
-    assert report.status == DONE and report.slot.startswith("manual:2024-05-06T06:00:04")
+    assert report.status == RunStatus.DONE and report.slot.startswith("manual:2024-05-06T06:00:04")
     (digest,) = roots(fake)
     assert digest["ts"] == report.message_ts and "Digest: morning" in blocks_text(digest)
     assert len(fake.replies(CHANNEL, digest["ts"])) == len(report.debate_ids) == 2
@@ -401,7 +388,7 @@ async def test_run_now_fires_a_manual_slot_and_the_digest_reaches_slack(
 
 def test_cli_lists_and_runs_a_schedule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
-    from bot.cli.main import main
+    from bot.main import main
 
     config = tmp_path / "dialectic.toml"
     config.write_text('timezone = "Europe/Paris"\n\n[[schedules]]\nid = "morning"\n'
@@ -420,45 +407,36 @@ def test_cli_lists_and_runs_a_schedule(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_a_bad_schedule_configuration_is_refused_clearly() -> None:
-    settings = rehearsal_settings(schedules=({**MORNING, "cron": "0 8 * *"},))
-    with pytest.raises(ConfigurationError, match=r"schedules\[0\] \('morning'\): cron: a cron"):
-        configured_schedules(settings)
+    with pytest.raises(ConfigurationError, match=r"^schedules\.0\.cron: a cron"):
+        load_settings({}, schedules=[{**MORNING, "cron": "0 8 * *"}])
 
 
 # --- the whole server stack -------------------------------------------------------------------
 
 @asynccontextmanager
-async def server_stack(tmp_path: Path) -> AsyncIterator[tuple[Runtime, FakeSlack]]:
-    """build_app with Slack, workers and the scheduler (its cleanup_ctx), on the fake Slack."""
-    from aiohttp.test_utils import TestServer as Server
-
-    from bot.http.server import build_app
-    from bot.service.runtime import build_runtime
-    from bot.slack import NOTIFIER, PACING
-    from tests.slack_fixtures import harness_settings
-
+async def server_stack(tmp_path: Path) -> AsyncIterator[tuple[Assembly, FakeSlack]]:
+    """The served app with Slack, workers and the scheduler (its cleanup_ctx), on the fake
+    Slack."""
     async with FakeSlack() as slack:
         settings = harness_settings(tmp_path, slack, None, {
-            "schedules": (MORNING,), "timezone": "Europe/Paris"})
-        rt = await build_runtime(settings)
-        rt.extras[PACING] = 0.01
-        server = Server(build_app(rt, workers=2, scheduler=True), host="127.0.0.1", port=0)
-        await server.start_server()
-        try:
-            rt.slack = rt.slack or rt.extras[NOTIFIER]   # until bot.slack sets rt.slack itself
-            yield rt, slack
-        finally:
-            await server.close()
-            await rt.close()
+            "schedules": (MORNING,), "timezone": "Europe/Paris", "slack_post_interval": 0.01})
+        async with assembled(settings) as parts:
+            server = TestServer(web_app(parts, settings, workers=2, scheduler=True),
+                                host="127.0.0.1", port=0)
+            await server.start_server()
+            try:
+                yield parts, slack
+            finally:
+                await server.close()
 
 
 async def test_the_server_starts_the_scheduler_and_run_now_reaches_slack(tmp_path: Path) -> None:
-    async with server_stack(tmp_path) as (rt, slack):
-        scheduler = rt.extras["scheduler"]
+    async with server_stack(tmp_path) as (parts, slack):
+        scheduler = parts.scheduler
         assert scheduler.aps is not None and scheduler.aps.running
         assert scheduler.aps.get_job("morning") is not None
-        report = await run_now(rt, "morning")
-        assert report.status == DONE
+        report = await scheduler.run_now("morning")
+        assert report.status == RunStatus.DONE
         digest = slack.message(CHANNEL, report.message_ts or "")
         assert digest is not None and "Digest: morning" in blocks_text(digest)
         assert len(slack.replies(CHANNEL, digest["ts"])) == 2
@@ -467,7 +445,7 @@ async def test_the_server_starts_the_scheduler_and_run_now_reaches_slack(tmp_pat
 
 async def test_a_digest_is_the_only_channel_message_with_the_real_notifier(
         tmp_path: Path) -> None:
-    async with server_stack(tmp_path) as (rt, slack):
-        report = await run_now(rt, "morning")
+    async with server_stack(tmp_path) as (parts, slack):
+        report = await parts.scheduler.run_now("morning")
         await asyncio.sleep(0.3)                         # let queued notifier posts land
         assert [m["ts"] for m in roots(slack)] == [report.message_ts]

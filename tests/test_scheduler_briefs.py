@@ -9,12 +9,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.scheduling.calendar import parse_brief
-from bot.scheduling.scheduler import get_scheduler, schedule_brief, start_scheduler
+from bot.scheduling.briefs import parse_brief
 from engine.errors import InvalidRequest
 from storage import briefs
 from storage import schedules as runs
 from storage.db import Database
+from storage.records import BriefStatus
 from tests.fakes.slack_server import FakeSlack
 from tests.storage_fixtures import BACKENDS, migrated_database
 from tests.test_scheduler import (
@@ -42,23 +42,23 @@ async def stored(db: Database, brief_id: str) -> briefs.Brief:
 async def test_a_brief_is_posted_before_its_time(sqlite: Database, fake: FakeSlack) -> None:
     async with replica(sqlite, fake, now=NINE_PARIS) as r:
         command = parse_brief(f"brief Adopt Kafka for billing at 09:30 in <#{MEETING_CHANNEL}|x>",
-                              now=r.clock(), tz=ZoneInfo(r.rt.settings.timezone))
-        plan = await schedule_brief(r.rt, topic=command.topic, at=command.at,
+                              now=r.clock(), tz=ZoneInfo(r.scheduler.settings.timezone))
+        plan = await r.scheduler.plan_brief(topic=command.topic, at=command.at,
                                     channel=command.channel or "", requested_by="UALICE")
         assert plan.meeting_at == utc("2024-05-06T07:30:00")
         assert plan.start_at == plan.meeting_at - timedelta(minutes=15)
-        assert await r.scheduler.run_due_briefs() == []           # 09:00: not yet
+        assert await r.scheduler.briefs.run_due() == []           # 09:00: not yet
         r.clock.now = plan.start_at
-        assert await r.scheduler.run_due_briefs() == [plan.id]
-        assert await r.scheduler.run_due_briefs() == []           # once only
-        assert await r.scheduler.run_brief(plan.id) is False
+        assert await r.scheduler.briefs.run_due() == [plan.id]
+        assert await r.scheduler.briefs.run_due() == []           # once only
+        assert await r.scheduler.briefs.run(plan.id) is False
     (message,) = roots(fake, MEETING_CHANNEL)
     body = blocks_text(message)
     for part in ("Decision brief", "Adopt Kafka for billing", "Arguments map", "Agreements",
                  "Points to discuss", "Full transcript"):
         assert part in body
     brief = await stored(sqlite, plan.id)
-    assert brief.status == briefs.POSTED and brief.message_ts == message["ts"]
+    assert brief.status == BriefStatus.POSTED and brief.message_ts == message["ts"]
     assert brief.debate_id is not None
     assert utc(brief.detail["posted_at"][:19]) < plan.meeting_at       # before its time
     async with sqlite.transaction() as session:
@@ -68,18 +68,18 @@ async def test_a_brief_is_posted_before_its_time(sqlite: Database, fake: FakeSla
 
 async def test_a_planned_brief_survives_a_restart(sqlite: Database, fake: FakeSlack) -> None:
     async with replica(sqlite, fake, now=NINE_PARIS, worker=False) as first:
-        plan = await schedule_brief(first.rt, topic="Move billing to PostgreSQL",
+        plan = await first.scheduler.plan_brief(topic="Move billing to PostgreSQL",
                                     at=utc("2024-05-06T08:00:00"), channel=MEETING_CHANNEL,
                                     requested_by="UALICE")
     assert roots(fake, MEETING_CHANNEL) == []
     # a new process: its scheduler loads the pending brief and gives it a date job
     async with replica(sqlite, fake, now="2024-05-06T07:45:00") as second:
-        aps = await start_scheduler(second.rt, clock=second.clock)
+        aps = await second.scheduler.start()
         assert aps is not None and aps.get_job(f"brief:{plan.id}") is not None
-        assert get_scheduler(second.rt).aps is aps
+        assert second.scheduler.aps is aps
         await until(lambda: len(roots(fake, MEETING_CHANNEL)) == 1)
         async with asyncio.timeout(10):
-            while (await stored(sqlite, plan.id)).status != briefs.POSTED:
+            while (await stored(sqlite, plan.id)).status != BriefStatus.POSTED:
                 await asyncio.sleep(0.02)
         aps.shutdown(wait=False)
     assert "Move billing to PostgreSQL" in blocks_text(roots(fake, MEETING_CHANNEL)[0])
@@ -88,13 +88,13 @@ async def test_a_planned_brief_survives_a_restart(sqlite: Database, fake: FakeSl
 async def test_a_brief_found_after_its_meeting_is_reported_not_run(
         sqlite: Database, fake: FakeSlack) -> None:
     async with replica(sqlite, fake, now=NINE_PARIS) as r:
-        plan = await schedule_brief(r.rt, topic="Adopt Kafka", at=utc("2024-05-06T07:30:00"),
+        plan = await r.scheduler.plan_brief(topic="Adopt Kafka", at=utc("2024-05-06T07:30:00"),
                                     channel=MEETING_CHANNEL, requested_by="UALICE")
         r.clock.set("2024-05-06T07:31:00")          # the service was down until after it
-        assert await r.scheduler.run_due_briefs() == [plan.id]
+        assert await r.scheduler.briefs.run_due() == [plan.id]
         assert await r.rt.service.recent() == []
     brief = await stored(sqlite, plan.id)
-    assert brief.status == briefs.MISSED and "meeting had started" in brief.detail["reason"]
+    assert brief.status == BriefStatus.MISSED and "meeting had started" in brief.detail["reason"]
     assert "could not be prepared" in blocks_text(roots(fake, MEETING_CHANNEL)[0])
 
 
@@ -107,7 +107,7 @@ async def test_planning_a_brief_refuses_bad_input(at: str, channel: str, topic: 
                                                   message: str, sqlite: Database) -> None:
     async with replica(sqlite, None, now=NINE_PARIS, worker=False) as r:
         with pytest.raises(InvalidRequest, match=message):
-            await schedule_brief(r.rt, topic=topic, at=utc(at), channel=channel,
+            await r.scheduler.plan_brief(topic=topic, at=utc(at), channel=channel,
                                  requested_by="UALICE")
         async with sqlite.transaction() as session:
             assert await briefs.list_pending(session) == []
@@ -121,12 +121,12 @@ async def test_two_replicas_post_a_brief_once(backend: str, tmp_path: Path,
         try:
             async with replica(first, fake, now=NINE_PARIS) as a, \
                     replica(other, fake, now=NINE_PARIS) as b:
-                plan = await schedule_brief(a.rt, topic="Adopt Kafka",
+                plan = await a.scheduler.plan_brief(topic="Adopt Kafka",
                                             at=utc("2024-05-06T07:10:00"),
                                             channel=MEETING_CHANNEL, requested_by="UALICE")
                 assert plan.start_at == utc(NINE_PARIS)      # late: starts now
-                ran = await asyncio.gather(a.scheduler.run_due_briefs(),
-                                           b.scheduler.run_due_briefs())
+                ran = await asyncio.gather(a.scheduler.briefs.run_due(),
+                                           b.scheduler.briefs.run_due())
         finally:
             await other.dispose()
     assert sorted(len(x) for x in ran) == [0, 1]

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
+from bot.scheduling.reports import DigestReport, SignalOutcome
 from bot.service.providers import make_llm
 from bot.slack.views.common import BAND_WORDS, MAX_BLOCKS, MAX_BLOCKS_CHARS, Message
 from bot.slack.views.digest import (
-    DigestReport,
-    SignalOutcome,
     arguments_map,
     brief_message,
     digest_details,
@@ -23,7 +22,7 @@ from bot.slack.views.digest import (
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
-from engine.settings import Settings
+from engine.settings import EngineSettings
 from storage.records import DebateStatus
 from tests.fakes.slack_server import blocks_problem
 
@@ -32,7 +31,7 @@ EVIL = "<!channel> buy & <https://evil.example|click> now"
 
 
 async def _debate(topic: str, preset: str) -> DebateResult:
-    settings = Settings(rehearsal=True)
+    settings = EngineSettings(rehearsal=True)
     llm = make_llm(settings)
     try:
         return await run_debate(prepare(settings, DebateRequest(topic=topic, preset=preset)),

@@ -9,25 +9,21 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.scheduling.briefs import BRIEF_MIN_LEAD, brief_start, parse_brief
 from bot.scheduling.calendar import (
-    BRIEF_MIN_LEAD,
-    ScheduleConfig,
-    Signal,
-    brief_start,
     cron_trigger,
     crontab_weekdays,
     fires_between,
     latest_fire,
-    load_schedules,
     manual_slot,
     next_fire,
-    parse_brief,
-    parse_channel,
-    parse_signals,
     parse_slot,
     plan_catch_up,
     slot_key,
 )
+from bot.scheduling.config import ScheduleConfig, parse_channel
+from bot.scheduling.signals import Signal, parse_signals
+from bot.settings import load_settings
 from engine.errors import ConfigurationError, InvalidRequest
 
 PARIS = ZoneInfo("Europe/Paris")
@@ -153,8 +149,13 @@ MORNING: dict[str, Any] = {"id": "morning", "cron": WEEKDAYS_8AM_PARIS, "channel
                            "topics": ["Brent crude breaks $90"]}
 
 
+def schedules(*entries: dict[str, Any], **settings: Any) -> tuple[ScheduleConfig, ...]:
+    """The schedules as the settings load them (no environment, no file)."""
+    return load_settings({}, schedules=list(entries), **settings).scheduling.schedules
+
+
 def test_a_minimal_schedule_gets_the_defaults() -> None:
-    (config,) = load_schedules([MORNING], default_timezone="Europe/Paris")
+    (config,) = schedules(MORNING, timezone="Europe/Paris")
     assert (config.preset, config.mode, config.enabled) == ("market", None, True)
     assert config.timezone == "Europe/Paris" and config.misfire_grace_seconds == 3600
     assert config.grace == timedelta(hours=1) and config.max_signals == 20
@@ -170,22 +171,29 @@ def test_a_minimal_schedule_gets_the_defaults() -> None:
     ({"topics": []}, "either `topics`"),
     ({"topics": ["ok", "  "]}, "empty strings"),
     ({"channel": "not a channel!"}, "not a channel"),
-    ({"preset": "nope"}, "unknown preset 'nope'"),
-    ({"mode": "shouting"}, "mode"),
-    ({"misfire_grace_seconds": -1}, "misfire_grace_seconds"),
-    ({"max_signal": 5}, "max_signal: Extra inputs are not permitted"),
+    ({"preset": "nope"}, "schedule 'morning': unknown preset 'nope'"),
+    ({"mode": "shouting"}, "schedules.0.mode"),
+    ({"misfire_grace_seconds": -1}, "schedules.0.misfire_grace_seconds"),
+    ({"max_signal": 5}, "schedules.0.max_signal: unknown key 'max_signal' \\(did you mean "
+                        "'max_signals'\\?\\)"),
 ])
 def test_schedule_errors_are_clear(changes: dict[str, Any], message: str) -> None:
-    with pytest.raises(ConfigurationError, match=rf"schedules\[0\] \('.*'\): .*{message}"):
-        load_schedules([{**MORNING, **changes}], presets=["market", "brief"])
+    with pytest.raises(ConfigurationError, match=message):
+        schedules({**MORNING, **changes})
 
 
-def test_every_problem_is_named_at_once_including_duplicate_ids() -> None:
+def test_every_problem_is_named_at_once() -> None:
     with pytest.raises(ConfigurationError) as caught:
-        load_schedules([MORNING, MORNING, {"cron": "0 8 * * *"}])
+        schedules(MORNING, {"cron": "0 8 * * *"}, {**MORNING, "channel": "not a channel!"})
     text = str(caught.value)
-    assert "schedules[1] ('morning'): the id 'morning' is used twice" in text
-    assert "schedules[2]: " in text and "id: Field required" in text
+    assert "schedules.1.id: Field required" in text and "schedules.1.channel" in text
+    assert "schedules.2.channel: 'not a channel!' is not a channel" in text
+    assert "\n" not in text
+
+
+def test_a_schedule_id_used_twice_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="the schedule id 'morning' is used twice"):
+        schedules(MORNING, MORNING)
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from bot.settings import Settings
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import audit, budget, reviews
@@ -68,7 +69,7 @@ async def test_over_budget_the_mode_is_downgraded_when_the_preset_allows(db: Dat
     svc = service(db, priced())
     consensus = await svc.estimate(DebateRequest(topic=TOPIC, mode="consensus"))
     structured = await svc.estimate(DebateRequest(topic=TOPIC, mode="structured"))
-    svc.settings = priced(daily_budget_usd=(consensus.usd + structured.usd) / 2)
+    svc.settings = priced(daily_budget_usd=(consensus.usd + structured.usd) / 2).service
     sub = await svc.submit(DebateRequest(topic=TOPIC, mode="consensus"), origin=API)
     assert sub.downgraded_from == "consensus" and sub.record.mode == "structured"
     assert sub.record.downgraded_from == "consensus"
@@ -94,7 +95,7 @@ async def test_bad_requests_change_nothing(db: Database) -> None:
 async def test_concurrent_submissions_never_spend_more_than_the_cap(pg_db: Database) -> None:
     svc = service(pg_db, priced())
     one = await svc.estimate(DebateRequest(topic=TOPIC, preset="compliance"))
-    svc.settings = priced(daily_budget_usd=one.usd * 10)
+    svc.settings = priced(daily_budget_usd=one.usd * 10).service
 
     async def submit(i: int) -> str:
         try:
@@ -248,7 +249,7 @@ async def test_judges_are_calibrated_against_their_recent_scores(db: Database) -
     from tests.fakes.openai_server import FakeOpenAI
 
     async with FakeOpenAI() as fake:
-        svc = service(db, gateway_settings(fake.base_url))
+        svc = service(db, Settings(**gateway_settings(fake.base_url).model_dump()))
         assert await svc.judge_history() == {}
         sub = await svc.submit(DebateRequest(topic=TOPIC), origin=API)
         async with running_worker(svc):

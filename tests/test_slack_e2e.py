@@ -60,7 +60,7 @@ async def test_slash_command_runs_a_debate_in_a_thread(slack: Harness) -> None:
     root = slack.fake.messages(CHANNEL)[0]
     assert root.get("thread_ts", root["ts"]) == root["ts"] and "Debate started" in root["text"]
     summary = await slack.wait_reply(CHANNEL, root["ts"], "[Rehearsal] Debate result")
-    await slack.rt.extras["slack_notifier"].drain()
+    await slack.notifier.drain()
 
     replies = slack.fake.replies(CHANNEL, root["ts"])
     texts = [m["text"] for m in replies]
@@ -114,7 +114,7 @@ async def test_model_text_is_escaped_and_a_split_panel_reaches_the_review_channe
                 "chat.postMessage", lambda c: c.args.get("channel") == REVIEW_CHANNEL)
             root = h.fake.messages(CHANNEL)[0]
             await h.wait_reply(CHANNEL, root["ts"], "👀")
-            await h.rt.extras["slack_notifier"].drain()
+            await h.notifier.drain()
             content = h.posted_content()
             assert any("&lt;!channel&gt;" in c for c in content)
             assert not [c for c in content if any(p in c for p in RAW_PINGS)]

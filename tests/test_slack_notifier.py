@@ -9,12 +9,13 @@ from pathlib import Path
 
 from aiohttp import web
 
-from bot.service.runtime import build_runtime
-from bot.slack import BOLT_APP, NOTIFIER, attach_notifier, attach_slack
+from bot.main import assembled
+from bot.settings import Settings
 from bot.slack.housekeeping import MESSAGE_TTL, purge_once
 from bot.slack.notifier import SlackNotifier, Thread
+from bot.slack.wiring import attach_slack
 from engine.domain import DebateRequest, DebateResult, Event, EventKind, utcnow
-from engine.settings import PresetSpec, Settings, ThresholdSpec
+from engine.settings import PresetSpec, ThresholdSpec
 from storage import dedupe, queue
 from storage import slack as slack_store
 from storage.records import DebateRecord, DebateStatus, Origin
@@ -34,7 +35,7 @@ async def test_a_debate_finishes_when_every_slack_call_fails(tmp_path: Path) -> 
         assert record is not None and record.id == debate.id
         done = await h.rt.service.execute(record, worker_id="test")
         assert done.status is DebateStatus.COMPLETED
-        notifier: SlackNotifier = h.rt.extras[NOTIFIER]
+        notifier: SlackNotifier = h.notifier
         await notifier.drain()
         sink = notifier.sink_for(done)
         assert sink is not None
@@ -57,7 +58,7 @@ async def test_a_scheduled_debate_posts_no_thread_but_its_review_request(
         assert done.status is DebateStatus.AWAITING_REVIEW
         await h.fake.wait_for("chat.postMessage",
                               lambda c: c.args.get("channel") == REVIEW_CHANNEL)
-        await h.rt.extras[NOTIFIER].drain()
+        await h.notifier.drain()
         assert h.fake.messages(CHANNEL) == []
         h.assert_all_blocks_valid()
 
@@ -68,7 +69,7 @@ async def test_debates_from_elsewhere_post_nothing(tmp_path: Path) -> None:
                                         origin=Origin(surface="api"))
         h.rt.notify_workers()
         await h.wait_finished(sub.record.id)
-        assert h.rt.extras[NOTIFIER].sink_for(sub.record) is None
+        assert h.notifier.sink_for(sub.record) is None
         assert not h.fake.calls_to("chat.postMessage")
 
 
@@ -81,7 +82,7 @@ async def test_a_clear_appeal_says_it_was_resolved_automatically(tmp_path: Path)
         record = DebateRecord(id="d1", request=DebateRequest(topic=result.topic, preset="appeal"),
                               mode="consensus", preset="appeal", status=DebateStatus.COMPLETED,
                               result=result)
-        notifier: SlackNotifier = h.rt.extras[NOTIFIER]
+        notifier: SlackNotifier = h.notifier
         await notifier.post_summary(record, Thread(CHANNEL, "1700000000.000001"))
         await notifier.post_summary(record.model_copy(update={"preset": "default"}),
                                     Thread(CHANNEL, "1700000000.000001"))
@@ -108,16 +109,14 @@ async def test_socket_mode_is_used_when_an_app_token_is_set(tmp_path: Path) -> N
     settings = Settings(rehearsal=True, database_url=f"sqlite+aiosqlite:///{tmp_path}/s.db",
                         slack_bot_token="xoxb-test", slack_app_token="xapp-test",
                         slack_signing_secret=None)
-    rt = await build_runtime(settings)
-    try:
-        app = attach_slack(rt, web.Application())
+    async with assembled(settings) as parts:
+        app = web.Application()
+        assert parts.notifier is not None
+        bolt = attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
+        assert bolt is not None
         assert not [r for r in app.router.routes() if r.resource and r.resource.canonical
                     == "/slack/events"]
-        assert len(app.cleanup_ctx) == 3  # socket mode, notifier, housekeeping
-        assert rt.slack is rt.extras[NOTIFIER] and rt.extras[BOLT_APP] is not None
-        assert attach_notifier(rt) is rt.extras[NOTIFIER]  # once per runtime
-        notifier = rt.extras[NOTIFIER]
-        assert rt.service.finished_hooks.count(notifier.on_finished) == 1
-        assert rt.service.sink_factories.count(notifier.sink_for) == 1
-    finally:
-        await rt.close()
+        assert len(app.cleanup_ctx) == 2  # socket mode, housekeeping
+        notifier = parts.notifier
+        assert parts.rt.service.finished_hooks.count(notifier.on_finished) == 1
+        assert parts.rt.service.sink_factories.count(notifier.sink_for) == 1

@@ -21,8 +21,8 @@ from bot.slack.parsing import (
     thread_context,
     tokenize,
 )
+from bot.slack.settings import SlackSettings
 from bot.slack.views import common as B
-from engine.settings import Settings
 
 
 @pytest.mark.parametrize(("text", "tokens"), [
@@ -181,9 +181,9 @@ def test_appeals_read_the_shortcut_and_pick_the_workspace_policy() -> None:
             "message": {"ts": "1.1", "thread_ts": "1.0", "user": "U2", "text": "<!channel> buy"}}
     appeal = appeal_of(body)
     assert (appeal.channel_id, appeal.thread_ts, appeal.author) == ("C1", "1.0", "U2")
-    settings = Settings(appeal_policy="global", workspace_policies={"T1": "team one"})
+    settings = SlackSettings(appeal_policy="global", workspace_policies={"T1": "team one"})
     assert policy_for(settings, "T1") == "team one" and policy_for(settings, "T9") == "global"
-    assert policy_for(Settings(), "T1") == ""
+    assert policy_for(SlackSettings(), "T1") == ""
     request = appeal_request(appeal, "team one")
     assert request.preset == "appeal" and request.options == {"policy": "team one"}
     assert request.no_cache and "<!channel> buy" in request.context  # escaped only for Slack

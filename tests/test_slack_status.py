@@ -9,7 +9,7 @@ from slack_sdk.models.blocks import Block
 
 from bot.slack.status import Progress, planned_phases, progress_from, render
 from engine.domain import DebateRequest
-from engine.settings import Settings
+from engine.settings import EngineSettings
 from storage.records import DebateRecord, DebateStatus
 
 EVENTS: list[tuple[str, dict[str, Any]]] = [
@@ -50,9 +50,9 @@ def test_progress_folds_phases_cost_and_status() -> None:
     ("redteam", "analysis", "synthesis"),
 ])
 def test_planned_phases_follow_the_plan(mode: str, first: str, last: str) -> None:
-    phases = planned_phases(Settings(rehearsal=True), DebateRequest(topic="x", mode=mode))
+    phases = planned_phases(EngineSettings(rehearsal=True), DebateRequest(topic="x", mode=mode))
     assert phases[0] == first and phases[-1] == last and len(set(phases)) == len(phases)
-    assert planned_phases(Settings(), DebateRequest(topic="x", preset="nope")) == []
+    assert planned_phases(EngineSettings(), DebateRequest(topic="x", preset="nope")) == []
 
 
 def test_render_shows_live_progress_then_the_stored_record() -> None:

@@ -16,7 +16,7 @@ from sqlalchemy.exc import DBAPIError, StatementError
 
 from storage import debates
 from storage.db import Database, alembic_config
-from storage.models import DebateRow, full_metadata
+from storage.models import Base, DebateRow
 from storage.records import DebateStatus
 from tests import storage_fixtures as fx
 from tests.storage_fixtures import BACKENDS, add_debate, migrated_database
@@ -31,7 +31,7 @@ TABLES = {
 
 def _schema_diff(connection: Connection) -> list[object]:
     context = MigrationContext.configure(connection, opts={"compare_type": True})
-    return list(compare_metadata(context, full_metadata()))
+    return list(compare_metadata(context, Base.metadata))
 
 
 def _tables(connection: Connection) -> set[str]:

@@ -13,7 +13,7 @@ from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, Evidence, StepRecord, Usage
 from engine.llm import CallSpec, Reply, T
 from engine.rehearsal import RehearsalModel
-from engine.settings import Settings
+from engine.settings import EngineSettings
 from storage import audit, evidence, steps
 from storage.audit import DbEventSink
 from storage.db import Database
@@ -114,7 +114,7 @@ class _CountingModel(RehearsalModel):
 
 
 async def test_engine_resumes_a_debate_from_database_checkpoints(db: Database) -> None:
-    settings = Settings(rehearsal=True)
+    settings = EngineSettings(rehearsal=True)
     prepared = prepare(settings, DebateRequest(topic="Tabs or spaces?", mode="simple"))
     debate = await add_debate(db)
     async with db.transaction() as session:

@@ -15,6 +15,7 @@ import pytest
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
+from bot.settings import Settings
 from engine.domain import DebateRequest
 from storage import audit, steps
 from storage.db import Database
@@ -50,7 +51,7 @@ def _env(url: str, base_url: str) -> dict[str, str]:
                                                                     "SLACK_"))}
     env.update({"DATABASE_URL": url, "OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": base_url,
                 "DIALECTIC_LEASE_SECONDS": "1.5", "DIALECTIC_POLL_INTERVAL": "0.1",
-                "DIALECTIC_CONFIG": "/nonexistent/dialectic.toml", "DIALECTIC_LOG_LEVEL": "INFO"})
+                "DIALECTIC_CONFIG": os.devnull, "DIALECTIC_LOG_LEVEL": "INFO"})
     return env
 
 
@@ -64,7 +65,8 @@ async def test_a_killed_worker_loses_nothing_and_repeats_nothing(pg_database_url
     async with FakeOpenAI(latency=0.25) as fake:
         from tests.fakes.fixtures import gateway_settings
 
-        settings = gateway_settings(fake.base_url, database_url=pg_database_url)
+        settings = Settings(**gateway_settings(fake.base_url).model_dump(),
+                            database_url=pg_database_url)
         db = Database(pg_database_url)
         await db.upgrade()
         svc = service(db, settings)

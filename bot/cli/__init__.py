@@ -1,1 +1,10 @@
-"""TODO docstring."""
+"""The `dialectic` command line (a surface): argparse commands, terminal progress.
+
+    parser.py    the grammar; each command's handler named with set_defaults(func=...)
+    app.py       running a command: settings, dispatch, one-line errors and exit statuses
+    host.py      what the commands need from the process (the composition root provides it)
+    debate.py    run / estimate / presets, in this terminal
+    service.py   serve / worker / db / audit / replay
+    schedule.py  schedule list / run
+    progress.py  the live progress panel and the summaries
+"""

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import hmac
 import json
 import logging
@@ -19,8 +18,9 @@ from typing import Any, TypeVar
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from bot.http.metrics import serve_metrics
+from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
-from bot.service.telemetry import serve_metrics
 from engine.domain import MODES, DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.presets import all_presets
@@ -30,6 +30,8 @@ from storage.records import TERMINAL_STATUSES, DebateStatus, Origin
 
 log = logging.getLogger("dialectic.api")
 RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime", Runtime)
+SCHEDULER: web.AppKey[Scheduler] = web.AppKey("scheduler", Scheduler)
+SLACK_ON: web.AppKey[bool] = web.AppKey("slack_on", bool)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 M = TypeVar("M", bound=BaseModel)
 STREAM_POLL = 0.25
@@ -62,19 +64,6 @@ class DebateIn(BaseModel):
 
 def error(status: int, message: str, **extra: Any) -> web.Response:
     return web.json_response({"error": message, **extra}, status=status)
-
-
-def transcript_signature(secret: str, debate_id: str) -> str:
-    return hmac.new(secret.encode(), debate_id.encode(), hashlib.sha256).hexdigest()[:24]
-
-
-def transcript_url(rt: Runtime, debate_id: str) -> str:
-    """A link to the transcript page; signed when the API is token-protected."""
-    base = rt.settings.public_url.rstrip("/") + f"/debates/{debate_id}"
-    token = rt.settings.api_token
-    if token is None:
-        return base
-    return f"{base}?sig={transcript_signature(token.get_secret_value(), debate_id)}"
 
 
 @web.middleware
@@ -142,10 +131,10 @@ async def post_debate(request: web.Request) -> web.Response:
         "id": sub.record.id, "status": sub.record.status.value, "mode": sub.record.mode,
         "estimate": sub.estimate.model_dump(mode="json"), "cached": sub.cached,
         "duplicate": sub.duplicate, "downgraded_from": sub.downgraded_from,
-        "rehearsal": rt.settings.is_rehearsal,
+        "rehearsal": rt.is_rehearsal,
         "links": {"self": f"/api/debates/{sub.record.id}",
                   "events": f"/api/debates/{sub.record.id}/events",
-                  "transcript": transcript_url(rt, sub.record.id)},
+                  "transcript": rt.url(sub.record.id)},
     }, status=status)
 
 
@@ -217,23 +206,18 @@ class BriefIn(BaseModel):
 
 async def post_brief(request: web.Request) -> web.Response:
     """Plan a pre-meeting brief: a `brief` debate that finishes and posts before `at`."""
-    from bot.scheduling.scheduler import schedule_brief
-
-    rt = request.app[RUNTIME]
+    scheduler = request.app[SCHEDULER]
     body = await _parse(request, BriefIn)
     if body.at.tzinfo is None:
         raise InvalidRequest("at: give the meeting time with a UTC offset, e.g. "
                              "2026-11-23T09:30:00+01:00")
-    plan = await schedule_brief(rt, topic=body.topic, at=body.at, channel=body.channel,
-                                requested_by=body.requested_by)
+    plan = await scheduler.plan_brief(topic=body.topic, at=body.at, channel=body.channel,
+                                      requested_by=body.requested_by)
     return web.json_response(dataclasses.asdict(plan), status=201, dumps=_dumps)
 
 
 async def get_schedules(request: web.Request) -> web.Response:
-    from bot.scheduling.scheduler import list_schedules
-
-    rt = request.app[RUNTIME]
-    views = await list_schedules(rt)
+    views = await request.app[SCHEDULER].views()
     return web.json_response({"schedules": [dataclasses.asdict(v) for v in views]},
                              dumps=_dumps)
 
@@ -290,14 +274,14 @@ async def budget(request: web.Request) -> web.Response:
 async def presets(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
     return web.json_response({n: p.model_dump(mode="json")
-                              for n, p in all_presets(rt.settings).items()})
+                              for n, p in all_presets(rt.engine).items()})
 
 
 async def healthz(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
     ok = await rt.db.ping()
-    return web.json_response({"ok": ok, "rehearsal": rt.settings.is_rehearsal,
-                              "slack": rt.settings.slack_enabled,
+    return web.json_response({"ok": ok, "rehearsal": rt.is_rehearsal,
+                              "slack": request.app[SLACK_ON],
                               "workers": rt.worker_slots()}, status=200 if ok else 503)
 
 

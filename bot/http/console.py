@@ -7,14 +7,16 @@ set once from `/?token=…`) or, for one transcript, the signature Slack's link 
 from __future__ import annotations
 
 import hmac
+import json
 from html import escape
 from typing import Any
 
 from aiohttp import web
 
-from bot.http.api import RUNTIME, transcript_signature
+from bot.http.api import RUNTIME
+from bot.service.links import transcript_signature
 from bot.service.runtime import Runtime
-from engine.domain import DebateResult
+from engine.domain import MODES, DebateResult
 from engine.presets import all_presets
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
 
@@ -46,7 +48,7 @@ def _allowed(request: web.Request, rt: Runtime, debate_id: str | None = None) ->
 
 
 def _rehearsal_banner(rt: Runtime) -> str:
-    if not rt.settings.is_rehearsal:
+    if not rt.is_rehearsal:
         return ""
     return ("<div class='banner'><b>Rehearsal mode</b>: no OPENAI_API_KEY or OPENAI_BASE_URL is "
             "set, so debates run on the offline placeholder model. Nothing here is a real "
@@ -67,7 +69,7 @@ async def index(request: web.Request) -> web.Response:
     records = await rt.service.recent(limit=50)
     budget = await rt.service.budget_today()
     rows = "".join(_row(r) for r in records) or "<tr><td colspan=6>No debates yet.</td></tr>"
-    presets = "".join(f"<option>{escape(p)}</option>" for p in sorted(all_presets(rt.settings)))
+    presets = "".join(f"<option>{escape(p)}</option>" for p in sorted(all_presets(rt.engine)))
     body = f"""<h1>Dialectic</h1>{_rehearsal_banner(rt)}
 <p>Today: ${float(budget['spent_usd']):.4f} spent, ${float(budget['reserved_usd']):.4f} reserved,
  cap ${float(budget['cap_usd']):.2f}.</p>
@@ -86,8 +88,6 @@ if(r.ok)location='/debates/'+j.id;else document.getElementById('msg').textConten
 
 
 def _modes() -> str:
-    from engine.domain import MODES
-
     return "".join(f"<option>{m}</option>" for m in MODES)
 
 
@@ -165,8 +165,6 @@ def _points(title: str, points: list[Any]) -> str:
 def _outcome(outcome: dict[str, Any]) -> str:
     if not outcome:
         return ""
-    import json
-
     return ("<h2>Outcome</h2><pre style='white-space:pre-wrap'>"
             f"{escape(json.dumps(outcome, indent=2, ensure_ascii=False))}</pre>")
 

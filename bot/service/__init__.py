@@ -1,1 +1,15 @@
-"""TODO docstring."""
+"""The application layer: what every surface (Slack, HTTP, CLI, scheduler) calls.
+
+    debates.py     DebateService: submit (estimate, reserve, queue), read, run, settle, route,
+                   replay, reviews (decide, refuse, retry), evidence, calibration history
+    runtime.py     Runtime: the settings, database, service and workers a process shares
+    worker.py      Worker: claims queued debates under a lease and runs them
+    links.py       signed links to a debate's transcript page
+    results.py     reading a result the same way on every surface
+    providers.py   the LLM client the settings ask for (gateway or rehearsal)
+    telemetry.py   this process's Prometheus metrics
+    logs.py        one-line, secret-free logging
+    settings.py    ServiceSettings: budget, caches, workers, reviewers, links
+
+Imports engine and storage; never a surface or scheduling.
+"""

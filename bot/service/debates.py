@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
+from bot.service import links
+from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
@@ -23,7 +25,7 @@ from engine.llm import LLMClient
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
-from engine.settings import Settings
+from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
@@ -56,9 +58,10 @@ def budget_day(now: datetime) -> date:
 
 @dataclass
 class DebateService:
-    settings: Settings
+    engine: EngineSettings
+    settings: ServiceSettings
     db: Database
-    llm_factory: Callable[[Settings], LLMClient]
+    llm_factory: Callable[[EngineSettings], LLMClient]
     clock: Callable[[], datetime] = utcnow
     sink_factories: list[SinkFactory] = field(default_factory=list)
     finished_hooks: list[FinishedHook] = field(default_factory=list)
@@ -74,8 +77,12 @@ class DebateService:
         """One client for every debate of the process: its connection pool (and TLS context)
         is built once, not per debate."""
         if self._llm is None:
-            self._llm = self.llm_factory(self.settings)
+            self._llm = self.llm_factory(self.engine)
         return self._llm
+
+    def url(self, debate_id: str) -> str:
+        """The debate's transcript page (signed when the service is token-protected)."""
+        return links.transcript_url(self.settings, debate_id)
 
     async def aclose(self) -> None:
         if self._llm is not None:
@@ -84,8 +91,8 @@ class DebateService:
 
     # --- submitting ---
     async def estimate(self, request: DebateRequest) -> Estimate:
-        prepared = prepare(self.settings, request)
-        return estimate_for(self.settings, prepared, await self.token_scale(prepared.plan.mode))
+        prepared = prepare(self.engine, request)
+        return estimate_for(self.engine, prepared, await self.token_scale(prepared.plan.mode))
 
     async def token_scale(self, mode: str) -> dict[str, float]:
         """How recent debates of this mode compared with their plans' token guesses: the
@@ -109,9 +116,9 @@ class DebateService:
             result = record.result
             if record.mode != mode or result is None or result.status != "completed":
                 continue
-            if result.cost.reused_calls or result.rehearsal != self.settings.is_rehearsal:
+            if result.cost.reused_calls or result.rehearsal != self.engine.is_rehearsal:
                 continue  # resumed or replayed: its token count is not one whole run
-            plan = prepare(self.settings, record.request).plan
+            plan = prepare(self.engine, record.request).plan
             planned += sum(c.prompt_tokens + c.completion_tokens for c in plan.calls)
             actual += result.cost.prompt_tokens + result.cost.completion_tokens
             if planned > 200_000:
@@ -125,17 +132,17 @@ class DebateService:
         """Validate, estimate, reserve and queue; or return the cached or duplicate debate.
 
         Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures)."""
-        prepared = prepare(self.settings, request)
+        prepared = prepare(self.engine, request)
         if not request.no_cache and parent_id is None:
             hit = await self._cached(prepared)
             if hit is not None:
-                return Submission(hit, estimate_for(self.settings, prepared), cached=True)
+                return Submission(hit, estimate_for(self.engine, prepared), cached=True)
         try:
             return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id)
         except AlreadyExists as exc:
             async with self.db.transaction() as session:
                 existing = await debates.get(session, exc.existing_id)
-            return Submission(existing, estimate_for(self.settings, prepared), duplicate=True)
+            return Submission(existing, estimate_for(self.engine, prepared), duplicate=True)
 
     async def _cached(self, prepared: Prepared) -> DebateRecord | None:
         if self.settings.cache_ttl_seconds <= 0:
@@ -152,7 +159,7 @@ class DebateService:
         day = budget_day(self.clock())
         while True:
             scale = await self.token_scale(prepared.plan.mode)
-            estimate = estimate_for(self.settings, prepared, scale)
+            estimate = estimate_for(self.engine, prepared, scale)
             try:
                 record = await self._queue(prepared, estimate, origin, idempotency_key,
                                            parent_id, downgraded_from=None if
@@ -162,7 +169,7 @@ class DebateService:
                 lower = DOWNGRADES.get(prepared.request.mode)
                 if lower is None or not prepared.preset.allow_downgrade:
                     raise
-                prepared = prepare(self.settings,
+                prepared = prepare(self.engine,
                                    prepared.request.model_copy(update={"mode": lower}))
         await self._maybe_alert(day)
         for hook in self.submitted_hooks:
@@ -198,8 +205,8 @@ class DebateService:
         return record
 
     def versions(self) -> dict[str, str]:
-        return {"prompts": PROMPT_VERSION, "default_model": self.settings.model_for("pro"),
-                "rehearsal": str(self.settings.is_rehearsal).lower()}
+        return {"prompts": PROMPT_VERSION, "default_model": self.engine.model_for("pro"),
+                "rehearsal": str(self.engine.is_rehearsal).lower()}
 
     async def _maybe_alert(self, day: date) -> None:
         async with self.db.transaction() as session:
@@ -244,7 +251,7 @@ class DebateService:
     async def execute(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
         if record.attempts > self.settings.max_attempts:
             return await self.give_up(record, worker_id=worker_id)
-        prepared = prepare(self.settings, record.request)
+        prepared = prepare(self.engine, record.request)
         sinks: list[EventSink] = [audit.DbEventSink(self.db), _StatusSink(self, record.id)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
         store: CheckpointStore = DbCheckpointStore(self.db)
@@ -252,7 +259,7 @@ class DebateService:
         if isinstance(replay, dict) and record.parent_id:
             store = ReplayStore(store, source_id=record.parent_id, reuse=replay.get("reuse", []))
         result = await run_debate(
-            prepared, debate_id=record.id, settings=self.settings, llm=self.llm(),
+            prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
             step_cache=self._judge_cache(), judge_history=await self.judge_history(),
         )
@@ -265,7 +272,7 @@ class DebateService:
         result = DebateResult(id=record.id, status=DebateStatus.FAILED.value, mode=record.mode,
                               topic=record.request.topic, preset=record.preset, error=error,
                               complete=False, missing=[error],
-                              rehearsal=self.settings.is_rehearsal)
+                              rehearsal=self.engine.is_rehearsal)
         return await self.finish(record.id, result, actor=worker_id)
 
     async def finish(self, debate_id: str, result: DebateResult, *, actor: str
@@ -307,7 +314,7 @@ class DebateService:
             keys = [s.key for s in await steps.list_steps(session, source_id)]
         if source.result is None:
             raise InvalidRequest(f"debate {source_id} has no result yet; replay a finished one")
-        preset = prepare(self.settings, source.request).preset
+        preset = prepare(self.engine, source.request).preset
         request = replay_request(source.request, source_id=source_id, source_keys=keys,
                                  default_rounds=preset.rounds, more_rounds=more_rounds,
                                  synthesizer=synthesizer)

@@ -5,16 +5,16 @@ from __future__ import annotations
 from engine.gateway import OpenAIGateway
 from engine.llm import LLMClient
 from engine.rehearsal import RehearsalModel
-from engine.settings import Settings
+from engine.settings import EngineSettings
 
 
-def make_llm(settings: Settings) -> LLMClient:
+def make_llm(settings: EngineSettings) -> LLMClient:
     if settings.is_rehearsal:
         return RehearsalModel()
     return OpenAIGateway(settings)
 
 
-def describe(settings: Settings) -> str:
+def describe(settings: EngineSettings) -> str:
     """One line for logs and banners; never includes a key."""
     if settings.is_rehearsal:
         return ("LLM: offline REHEARSAL model (no OPENAI_API_KEY / OPENAI_BASE_URL set): debates "

@@ -1,42 +1,40 @@
-"""Everything a running process shares, built once from the settings: database, service, workers."""
+"""What a running process shares, built once from its settings: the database, the service and
+the workers it runs. The composition root (bot/main.py) adds the surfaces around it."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from bot.service import telemetry as metrics
+from bot.service import telemetry
 from bot.service.debates import DebateService
 from bot.service.providers import describe, make_llm
-from engine.settings import Settings
+from bot.service.settings import ServiceSettings
+from bot.service.worker import Worker
+from engine.settings import EngineSettings
 from storage import metrics as metrics_repo
 from storage.db import Database
+from storage.settings import StorageSettings
 
 log = logging.getLogger("dialectic")
 
 
-class SlackPoster(Protocol):
-    """How non-Slack code (the scheduler) posts to Slack: paced, retried, blocks validated.
-    `bot.slack` provides it when Slack is configured; `Runtime.slack` is None otherwise."""
-
-    async def post(self, channel: str, message: Any, *, thread_ts: str | None = None
-                   ) -> str | None:
-        """Post a `bot.blocks.Message`; returns the message ts (None if it could not be posted)."""
-        ...
-
-    async def update(self, channel: str, ts: str, message: Any) -> None: ...
-
-
 @dataclass
 class Runtime:
-    settings: Settings
+    engine: EngineSettings
+    settings: ServiceSettings
     db: Database
     service: DebateService
-    workers: list[Any] = field(default_factory=list)   # bot.worker.Worker
-    slack: SlackPoster | None = None
-    extras: dict[str, Any] = field(default_factory=dict)
+    workers: list[Worker] = field(default_factory=list)
+
+    @property
+    def is_rehearsal(self) -> bool:
+        return self.engine.is_rehearsal
+
+    def url(self, debate_id: str) -> str:
+        """The debate's transcript page (signed when the service is token-protected)."""
+        return self.service.url(debate_id)
 
     def notify_workers(self) -> None:
         for worker in self.workers:
@@ -50,7 +48,7 @@ class Runtime:
         async with self.db.transaction() as session:
             data = await metrics_repo.service_metrics(session, day=day)
         data["budget"] = await self.service.budget_today()
-        data["rehearsal"] = self.settings.is_rehearsal
+        data["rehearsal"] = self.is_rehearsal
         return data
 
     async def close(self) -> None:
@@ -58,17 +56,14 @@ class Runtime:
         await self.db.dispose()
 
 
-async def build_runtime(settings: Settings, *, migrate: bool = True) -> Runtime:
-    db = Database(settings.database_url)
+async def build_runtime(engine: EngineSettings, settings: ServiceSettings,
+                        storage: StorageSettings, *, migrate: bool = True) -> Runtime:
+    db = Database(storage.database_url)
     if migrate:
         await db.upgrade()
-    service = DebateService(settings=settings, db=db, llm_factory=make_llm)
-    service.sink_factories.append(metrics.sink_for)
-    service.finished_hooks.append(metrics.on_finished)
-    service.submitted_hooks.append(metrics.on_submitted)
-    log.info(describe(settings))
-    return Runtime(settings=settings, db=db, service=service)
-
-
-async def wait_forever(stop: asyncio.Event) -> None:
-    await stop.wait()
+    service = DebateService(engine=engine, settings=settings, db=db, llm_factory=make_llm)
+    service.sink_factories.append(telemetry.sink_for)
+    service.finished_hooks.append(telemetry.on_finished)
+    service.submitted_hooks.append(telemetry.on_submitted)
+    log.info(describe(engine))
+    return Runtime(engine=engine, settings=settings, db=db, service=service)

@@ -1,17 +1,10 @@
-"""Prometheus metrics for this process: debates, LLM calls, cost, durations. `/metrics` serves
-them on `dialectic serve`; worker-only processes serve them on `DIALECTIC_METRICS_PORT` if set.
+"""Prometheus metrics for this process: debates, LLM calls, cost, durations. The HTTP surface
+serves them at `/metrics`; worker-only processes on `DIALECTIC_METRICS_PORT` if set.
 `/api/metrics` is the database-wide JSON view (every process's debates)."""
 
 from __future__ import annotations
 
-from aiohttp import web
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    CollectorRegistry,
-    Counter,
-    Histogram,
-    generate_latest,
-)
+from prometheus_client import CollectorRegistry, Counter, Histogram
 
 from engine.domain import Event, EventKind
 from storage.records import DebateRecord, Review
@@ -64,8 +57,3 @@ async def on_finished(record: DebateRecord, review: Review | None) -> None:
     FINISHED.labels(record.status.value, result.routing if result else "none").inc()
     if result is not None:
         DURATION.observe(result.elapsed_seconds)
-
-
-async def serve_metrics(request: web.Request) -> web.Response:
-    body = generate_latest(REGISTRY)
-    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

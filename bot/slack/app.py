@@ -20,8 +20,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.context import SlackContext
 from bot.slack.listeners import actions, commands, events, home, shortcuts
+from bot.slack.settings import SlackSettings
 from engine.errors import ConfigurationError
-from engine.settings import Settings
 
 log = logging.getLogger("dialectic.slack")
 
@@ -30,7 +30,7 @@ RATE_LIMIT_RETRIES = 3
 Cleanup = Callable[[web.Application], AsyncIterator[None]]
 
 
-def make_client(settings: Settings) -> AsyncWebClient:
+def make_client(settings: SlackSettings) -> AsyncWebClient:
     """The Web API client: configurable base URL (tests use a fake), 429s retried."""
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set")
@@ -70,7 +70,7 @@ def events_handler(bolt: AsyncApp) -> Callable[[web.Request], Awaitable[web.Resp
     return handle
 
 
-def mount(bolt: AsyncApp, web_app: web.Application, settings: Settings) -> None:
+def mount(bolt: AsyncApp, web_app: web.Application, settings: SlackSettings) -> None:
     """Serve Bolt over HTTP (with a signing secret) and/or Socket Mode (with an app token)."""
     if settings.slack_signing_secret is not None:
         web_app.router.add_post(EVENTS_PATH, events_handler(bolt))

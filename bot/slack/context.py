@@ -1,4 +1,5 @@
-"""What every Slack listener shares: the runtime, the Web API client, the notifier, reviewers."""
+"""What every Slack listener shares: the runtime, Slack's settings, the Web API client, the
+notifier, the reviewer directory and the scheduler."""
 
 from __future__ import annotations
 
@@ -9,11 +10,13 @@ from typing import Any, TypeVar
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.scheduling.scheduler import Scheduler
 from bot.service.debates import DebateService
 from bot.service.runtime import Runtime
 from bot.slack.notifier import SlackNotifier
 from bot.slack.reviewers import ReviewerDirectory
-from engine.settings import Settings
+from bot.slack.settings import SlackSettings
+from engine.settings import EngineSettings
 from storage import dedupe
 
 log = logging.getLogger("dialectic.slack")
@@ -23,13 +26,19 @@ T = TypeVar("T")
 @dataclass(frozen=True, slots=True)
 class SlackContext:
     rt: Runtime
+    settings: SlackSettings
     client: AsyncWebClient
     notifier: SlackNotifier
     reviewers: ReviewerDirectory
+    scheduler: Scheduler
 
     @property
-    def settings(self) -> Settings:
-        return self.rt.settings
+    def engine(self) -> EngineSettings:
+        return self.rt.engine
+
+    @property
+    def rehearsal(self) -> bool:
+        return self.rt.is_rehearsal
 
     @property
     def service(self) -> DebateService:

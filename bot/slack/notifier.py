@@ -21,10 +21,10 @@ from aiohttp import ClientError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.http.api import transcript_url
 from bot.service.runtime import Runtime
 from bot.slack import status
 from bot.slack.pacing import ChannelPacer
+from bot.slack.settings import SlackSettings
 from bot.slack.views import common as B
 from bot.slack.views import notices
 from engine.domain import Event, EventKind, PhaseSummary
@@ -63,9 +63,10 @@ def thread_of(record: DebateRecord) -> Thread | None:
 class SlackNotifier:
     """Posts through one Web API client and one per-channel pacing queue; owns its tasks."""
 
-    def __init__(self, rt: Runtime, client: AsyncWebClient, pacer: ChannelPacer, *,
-                 update_gap: float | None = None) -> None:
+    def __init__(self, rt: Runtime, settings: SlackSettings, client: AsyncWebClient,
+                 pacer: ChannelPacer, *, update_gap: float | None = None) -> None:
         self.rt = rt
+        self.settings = settings
         self.client = client
         self.pacer = pacer
         # chat.update is rate limited per workspace: coalesce status updates more than posts
@@ -133,7 +134,7 @@ class SlackNotifier:
         await self.pacer.close()
 
     def url(self, debate_id: str) -> str:
-        return transcript_url(self.rt, debate_id)
+        return self.rt.url(debate_id)
 
     # --- engine hooks ---
 
@@ -174,7 +175,7 @@ class SlackNotifier:
     async def request_review(self, record: DebateRecord, review: Review,
                              thread: Thread | None) -> None:
         """The review request in the review channel, its location stored, the thread told."""
-        channel = self.rt.settings.review_channel
+        channel = self.settings.review_channel
         if not channel:
             log.warning("debate %s awaits review but DIALECTIC_REVIEW_CHANNEL is not set",
                         record.id)
@@ -220,9 +221,9 @@ class ThreadSink:
         self.channel = record.origin.channel_id or ""
         self.thread_ts = record.origin.thread_ts
         self.status_ts = record.origin.status_ts
-        settings = notifier.rt.settings
-        self.progress = status.Progress(planned=status.planned_phases(settings, record.request))
-        self.rehearsal = settings.is_rehearsal
+        engine = notifier.rt.engine
+        self.progress = status.Progress(planned=status.planned_phases(engine, record.request))
+        self.rehearsal = engine.is_rehearsal
         self.final = False
         self._opened = self.status_ts is not None
         self._dirty = False

@@ -79,7 +79,7 @@ async def open_debate(ctx: SlackContext, request: DebateRequest, place: Place) -
     provisional = DebateRecord(id=PROVISIONAL_ID, request=request, mode=estimate.mode,
                                preset=request.preset or "default", status=DebateStatus.QUEUED,
                                requested_by=request.requested_by)
-    first = B.debate_started(provisional, estimate, "", rehearsal=ctx.settings.is_rehearsal)
+    first = B.debate_started(provisional, estimate, "", rehearsal=ctx.rehearsal)
     try:
         ts = await ctx.notifier.post(place.channel_id, first, thread_ts=place.thread_ts)
     except SlackApiError as exc:
@@ -106,7 +106,7 @@ async def submit_opening(ctx: SlackContext, opening: Opening, *, idempotency_key
         await slack_store.link_thread(session, channel_id=thread.channel_id, thread_ts=thread.ts,
                                       debate_id=sub.record.id)
     url = ctx.notifier.url(sub.record.id)
-    started = B.debate_started(sub.record, sub.estimate, url, rehearsal=ctx.settings.is_rehearsal)
+    started = B.debate_started(sub.record, sub.estimate, url, rehearsal=ctx.rehearsal)
     await ctx.notifier.update(place.channel_id, ts, started)
     if sub.cached:
         await ctx.notifier.post(thread.channel_id, notices.cached(sub.record.id),

@@ -14,7 +14,7 @@ from bot.slack.views import common as B
 from engine.debate import prepare
 from engine.domain import DebateRequest
 from engine.errors import DialecticError
-from engine.settings import Settings
+from engine.settings import EngineSettings
 from storage.records import DebateRecord, DebateStatus
 
 JUDGING_PHASES = frozenset({"judging", "synthesis", "verdict"})
@@ -86,7 +86,7 @@ def progress_from(events: Iterable[tuple[str, Mapping[str, Any]]], planned: list
     return progress
 
 
-def planned_phases(settings: Settings, request: DebateRequest) -> list[str]:
+def planned_phases(settings: EngineSettings, request: DebateRequest) -> list[str]:
     """The phases the debate's plan goes through, in order; [] if the plan cannot be built."""
     try:
         plan = prepare(settings, request).plan

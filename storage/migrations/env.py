@@ -9,10 +9,10 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from storage.models import full_metadata
+from storage.models import Base
 
 config = context.config
-target_metadata = full_metadata()
+target_metadata = Base.metadata
 
 
 def _configure(connection: Connection) -> None:

@@ -20,8 +20,8 @@ from sqlalchemy.pool import NullPool
 from bot.service.debates import DebateService
 from bot.service.providers import make_llm
 from bot.service.worker import Worker
+from bot.settings import Settings
 from engine.domain import DebateRequest
-from engine.settings import Settings
 from storage.db import Database
 from storage.records import DebateStatus, Origin
 from tests.benchmarks.proxy import fake_server
@@ -62,9 +62,10 @@ async def _wait(svc: DebateService, ids: list[str]) -> dict[str, int]:
 async def one_process_sqlite(base_url: str) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = _settings(base_url, f"sqlite+aiosqlite:///{tmp}/bench.db", DEBATES)
-        db = Database(settings.database_url)
+        db = Database(settings.storage.database_url)
         await db.upgrade()
-        svc = DebateService(settings=settings, db=db, llm_factory=make_llm)
+        svc = DebateService(engine=settings.engine, settings=settings.service, db=db,
+                            llm_factory=make_llm)
         cpu0, t0 = time.process_time(), time.perf_counter()
         ids = await _submit_all(svc)
         stop = asyncio.Event()
@@ -98,12 +99,13 @@ async def _run_two_workers(base_url: str, url: str) -> dict[str, object]:
     settings = _settings(base_url, url, DEBATES // 2)
     db = Database(url)
     await db.upgrade()
-    svc = DebateService(settings=settings, db=db, llm_factory=make_llm)
+    svc = DebateService(engine=settings.engine, settings=settings.service, db=db,
+                            llm_factory=make_llm)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DIALECTIC_"))}
     env.update({"DATABASE_URL": url, "OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": base_url,
                 "DIALECTIC_POLL_INTERVAL": "0.2", "DIALECTIC_LEASE_SECONDS": "60",
                 "DIALECTIC_DAILY_BUDGET_USD": "1000000", "DIALECTIC_LOG_LEVEL": "WARNING",
-                "DIALECTIC_CONFIG": "/nonexistent.toml"})
+                "DIALECTIC_CONFIG": os.devnull})
     t0 = time.perf_counter()
     ids = await _submit_all(svc)
     procs = [await asyncio.create_subprocess_exec(

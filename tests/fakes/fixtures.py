@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from engine.settings import Settings
+from engine.settings import EngineSettings
 from tests.fakes.openai_server import FakeOpenAI
 
 TEST_API_KEY = "test-key"
 
 
-def gateway_settings(base_url: str, **overrides: Any) -> Settings:
+def gateway_settings(base_url: str, **overrides: Any) -> EngineSettings:
     """Settings pointing the gateway at a fake server, with backoff short enough for tests."""
     values: dict[str, Any] = {
         "openai_api_key": TEST_API_KEY,
@@ -26,7 +26,7 @@ def gateway_settings(base_url: str, **overrides: Any) -> Settings:
         "call_timeout": 5.0,
     }
     values.update(overrides)
-    return Settings(**values)
+    return EngineSettings(**values)
 
 
 @pytest.fixture

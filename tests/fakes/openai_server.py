@@ -5,7 +5,7 @@ It is a real HTTP server (aiohttp, port 0 by default), so the real `openai` clie
     async with FakeOpenAI(latency=0.2) as fake:
         fake.script("Should we", {"stance": "pro", ...})      # scripted reply for a prompt
         fake.fail("judge", 429, headers={"Retry-After": "2"})  # one rate limit, then normal
-        settings = Settings(openai_api_key="k", openai_base_url=fake.base_url)
+        settings = EngineSettings(openai_api_key="k", openai_base_url=fake.base_url)
 
 Replies are generated from the request's JSON schema (or a schema quoted in the system prompt)
 unless scripted; faults (HTTP errors, connection resets, hangs, content filter, bad JSON) take

@@ -10,6 +10,8 @@ from zoneinfo import ZoneInfo
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.scheduling.briefs import parse_brief
+from bot.scheduling.reports import BriefPlan, ScheduleView
 from bot.slack import status as progress
 from bot.slack.context import SlackContext
 from bot.slack.mrkdwn import channel as mrkdwn_channel
@@ -62,7 +64,7 @@ async def _modal(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
                  respond: AsyncRespond, client: AsyncWebClient) -> None:
     """Open the form at once: the trigger_id expires 3 s after the command."""
     await ack()
-    presets = sorted(all_presets(ctx.settings))
+    presets = sorted(all_presets(ctx.engine))
     view = B.debate_modal(presets, list(MODES), str(body.get("channel_id") or ""))
     try:
         await client.views_open(trigger_id=body.get("trigger_id"), view=view)
@@ -121,10 +123,10 @@ async def status_message(ctx: SlackContext, record: DebateRecord) -> B.Message:
     """A debate's status from its audit chain: works for debates run by any worker."""
     async with ctx.rt.db.transaction(readonly=True) as session:
         events = await audit.events(session, record.id, limit=2000)
-    planned = progress.planned_phases(ctx.settings, record.request)
+    planned = progress.planned_phases(ctx.engine, record.request)
     folded = progress.progress_from(((e.kind, e.data) for e in events), planned)
     finished = record.finished_at is not None
-    return progress.render(record, folded, rehearsal=ctx.settings.is_rehearsal,
+    return progress.render(record, folded, rehearsal=ctx.rehearsal,
                            transcript_url=ctx.notifier.url(record.id), final=finished)
 
 
@@ -138,7 +140,7 @@ async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
     except (InvalidRequest, ValueError) as exc:
         await ack(**notices.usage_error(str(exc), USAGE).kwargs())
         return
-    rehearsal = ctx.settings.is_rehearsal
+    rehearsal = ctx.rehearsal
     await ack(**notices.starting(command.topic, estimate, rehearsal=rehearsal).kwargs())
     await ctx.track(_start_after_ack(ctx, request, body, respond))
 
@@ -162,20 +164,17 @@ async def _start_after_ack(ctx: SlackContext, request: DebateRequest, body: dict
 async def _brief(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                  respond: AsyncRespond, client: AsyncWebClient) -> None:
     """`/debate brief TOPIC at 09:30 [in #channel]`: plan a brief that lands before then."""
-    from bot.scheduling.calendar import parse_brief
-    from bot.scheduling.scheduler import schedule_brief
-
     try:
         parsed = parse_brief(command.topic, now=ctx.service.clock(),
-                             tz=ZoneInfo(ctx.settings.timezone))
+                             tz=ZoneInfo(ctx.scheduler.settings.timezone))
     except InvalidRequest as exc:
         await ack(**notices.usage_error(str(exc), USAGE).kwargs())
         return
     await ack()
     channel = parsed.channel or str(body.get("channel_id") or "")
     try:
-        plan = await ctx.track(schedule_brief(
-            ctx.rt, topic=parsed.topic, at=parsed.at, channel=channel,
+        plan = await ctx.track(ctx.scheduler.plan_brief(
+            topic=parsed.topic, at=parsed.at, channel=channel,
             requested_by=str(body.get("user_id") or "")))
     except InvalidRequest as exc:
         await respond(**notices.usage_error(str(exc), USAGE).kwargs())
@@ -183,7 +182,7 @@ async def _brief(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
     await respond(**_brief_planned(plan).kwargs())
 
 
-def _brief_planned(plan: Any) -> B.Message:
+def _brief_planned(plan: BriefPlan) -> B.Message:
     text = (f"Brief planned: *{escape(plan.topic)}* — it starts {date_fmt(plan.start_at)} and "
             f"lands in {mrkdwn_channel(plan.channel)} before {date_fmt(plan.meeting_at)}.")
     return B.Message(text=text, blocks=[B.section(text)])
@@ -192,8 +191,6 @@ def _brief_planned(plan: Any) -> B.Message:
 async def _schedules(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                      respond: AsyncRespond, client: AsyncWebClient) -> None:
     """List schedules with their next firing; reviewers may pause or resume one."""
-    from bot.scheduling import scheduler
-
     await ack()
     verb, user = command.options.get("verb"), str(body.get("user_id") or "")
     if verb is not None:
@@ -201,17 +198,17 @@ async def _schedules(ctx: SlackContext, command: Command, body: dict[str, Any], 
             await respond(**notices.usage_error(
                 "only reviewers may pause or resume schedules", USAGE).kwargs())
             return
-        change = scheduler.pause if verb == "pause" else scheduler.resume
+        change = ctx.scheduler.pause if verb == "pause" else ctx.scheduler.resume
         try:
-            await ctx.track(change(ctx.rt, command.topic, user))
+            await ctx.track(change(command.topic, user))
         except (InvalidRequest, NotFound) as exc:
             await respond(**notices.usage_error(str(exc), USAGE).kwargs())
             return
-    views = await ctx.track(scheduler.list_schedules(ctx.rt))
+    views = await ctx.track(ctx.scheduler.views())
     await respond(**_schedule_list(views).kwargs())
 
 
-def _schedule_list(views: list[Any]) -> B.Message:
+def _schedule_list(views: list[ScheduleView]) -> B.Message:
     if not views:
         text = "No schedules are configured (add `[[schedules]]` to dialectic.toml)."
         return B.Message(text=text, blocks=[B.section(text)])

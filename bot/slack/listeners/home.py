@@ -35,7 +35,7 @@ async def publish_home(ctx: SlackContext, user_id: str) -> None:
     async with ctx.rt.db.transaction(readonly=True) as session:
         pending = await reviews.list_pending(session, limit=PENDING)
     view = B.app_home(recent, dict(budget), pending, is_reviewer=is_reviewer,
-                      public_url=ctx.settings.public_url)
+                      public_url=ctx.rt.settings.public_url)
     try:
         await ctx.client.views_publish(user_id=user_id, view=view)
     except SLACK_ERRORS as exc:

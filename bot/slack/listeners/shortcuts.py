@@ -15,11 +15,11 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
+from bot.slack.settings import SlackSettings
 from bot.slack.starter import NotInChannel, Place, start_debate
 from bot.slack.views import notices
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
-from engine.settings import Settings
 
 log = logging.getLogger("dialectic.slack.shortcuts")
 
@@ -55,7 +55,7 @@ def appeal_of(body: dict[str, Any]) -> Appeal:
         trigger_id=str(body.get("trigger_id") or ""))
 
 
-def policy_for(settings: Settings, team_id: str | None) -> str:
+def policy_for(settings: SlackSettings, team_id: str | None) -> str:
     """The workspace's policy text, else the global one; "" when none is configured."""
     if team_id and settings.workspace_policies.get(team_id, "").strip():
         return settings.workspace_policies[team_id]

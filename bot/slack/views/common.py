@@ -31,6 +31,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.service.results import is_incomplete
 from bot.slack.mrkdwn import channel, chunk, date_fmt, escape, is_web_url, link, truncate, user
 from engine.domain import DebateResult, Estimate, PhaseSummary
 from storage.records import DebateRecord, DebateStatus, Review, ReviewStatus
@@ -388,12 +389,6 @@ def phase_reply(summary: PhaseSummary, *, rehearsal: bool,
 
 # --------------------------------------------------------------------------------------------
 # results
-
-
-def is_incomplete(result: DebateResult) -> bool:
-    """True when anything is missing: a partial result must never look complete."""
-    return (not result.complete or bool(result.missing)
-            or result.status in (DebateStatus.FAILED.value, DebateStatus.TIMED_OUT.value))
 
 
 def incomplete_banner(result: DebateResult) -> Block:

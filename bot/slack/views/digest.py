@@ -10,9 +10,9 @@ signal, model or source text is escaped.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
+from bot.scheduling.reports import UNSETTLED_STATUSES, DigestReport, SignalOutcome
 from bot.slack.mrkdwn import chunk, date_fmt, escape, link, truncate
 from bot.slack.views.common import (
     BAND_WORDS,
@@ -32,85 +32,11 @@ from bot.slack.views.common import (
     usd,
 )
 from engine.domain import DebateResult, TraceRow
-from storage.records import DebateRecord, DebateStatus
+from engine.vocabulary import ROUTED_TO_HUMANS
+from storage.records import DebateStatus
 
-ROUTED = frozenset({"human_review", "escalate"})
-UNSETTLED_STATUSES = frozenset({"failed", "timed_out", "awaiting_review", "escalated"})
-SKIPPED, REJECTED = "skipped", "rejected"
 TAIL_MAX = 2000
 TITLE_MAX = 160
-
-
-@dataclass(frozen=True, slots=True)
-class SignalOutcome:
-    """What became of one signal: its debate (when one ran) or why it was skipped."""
-
-    title: str
-    status: str = SKIPPED                 # a debate status, or skipped / rejected
-    debate_id: str | None = None
-    url: str | None = None
-    result: DebateResult | None = None
-    reason: str = ""                      # why skipped, rejected, failed or unfinished
-    cost_usd: float = 0.0
-    downgraded_from: str | None = None
-    cached: bool = False
-
-    @property
-    def debated(self) -> bool:
-        return self.debate_id is not None
-
-    @property
-    def focus(self) -> bool:
-        """True when a person should look: routed, irreconcilable, failed, or unfinished."""
-        if not self.debated:
-            return False
-        result = self.result
-        if result is None or self.status in UNSETTLED_STATUSES:
-            return True
-        irreconcilable = result.consensus is not None and result.consensus.irreconcilable
-        return result.routing in ROUTED or irreconcilable or is_incomplete(result)
-
-
-def outcome_for(title: str, record: DebateRecord, *, url: str, cached: bool = False,
-                downgraded_from: str | None = None) -> SignalOutcome:
-    """The outcome of a submitted signal from its debate record, finished or not."""
-    finished = record.result is not None
-    reason = record.error
-    if not finished:
-        reason = f"still {record.status.value} when the digest was posted"
-    return SignalOutcome(
-        title=title, status=record.status.value, debate_id=record.id, url=url,
-        result=record.result, reason=reason, cost_usd=0.0 if cached else record.cost_usd,
-        downgraded_from=downgraded_from or record.downgraded_from, cached=cached)
-
-
-@dataclass(frozen=True, slots=True)
-class DigestReport:
-    """Everything one digest run found, submitted and learned; rendered once, stored as detail."""
-
-    schedule_id: str
-    slot: str
-    when: datetime
-    outcomes: tuple[SignalOutcome, ...]
-    source_problems: tuple[str, ...] = ()
-    earlier_problems: tuple[str, ...] = ()
-    rehearsal: bool = False
-
-    @property
-    def total_cost(self) -> float:
-        return sum(o.cost_usd for o in self.outcomes)
-
-    @property
-    def focus(self) -> list[SignalOutcome]:
-        return [o for o in self.outcomes if o.focus]
-
-    @property
-    def settled(self) -> list[SignalOutcome]:
-        return [o for o in self.outcomes if o.debated and not o.focus]
-
-    @property
-    def not_debated(self) -> list[SignalOutcome]:
-        return [o for o in self.outcomes if not o.debated]
 
 
 # --------------------------------------------------------------------------------------------
@@ -147,7 +73,7 @@ def _signal_line(outcome: SignalOutcome) -> str:
     else:
         parts.append(truncate(_verdict_words(result), 240))
         parts.append(_band(result))
-        if outcome.status in UNSETTLED_STATUSES or result.routing in ROUTED:
+        if outcome.status in UNSETTLED_STATUSES or result.routing in ROUTED_TO_HUMANS:
             words = ROUTING_WORDS.get(result.routing, escape(result.routing))
             parts.append(escape(outcome.status.replace("_", " ")) + f" ({words})")
         if disagreement := key_disagreement(result):
@@ -268,7 +194,7 @@ def _discussion_points(result: DebateResult) -> list[str]:
               f"(spread {p.spread:.1f})" for p in result.divergence.disagreements[:3]]
     if result.consensus is not None and result.consensus.irreconcilable:
         points.append("• The judges' calls split on the winner: a person should decide.")
-    if result.routing in ROUTED:
+    if result.routing in ROUTED_TO_HUMANS:
         points.append(f"• Routing: {ROUTING_WORDS.get(result.routing, escape(result.routing))}")
     return points or ["• No strong disagreement among the judges."]
 
@@ -316,13 +242,10 @@ def brief_missed(topic: str, *, meeting_at: datetime, reason: str) -> Message:
 
 
 __all__ = [
-    "DigestReport",
-    "SignalOutcome",
     "arguments_map",
     "brief_message",
     "brief_missed",
     "digest_details",
     "digest_message",
     "key_disagreement",
-    "outcome_for",
 ]

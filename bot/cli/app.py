@@ -1,0 +1,49 @@
+"""Running a `dialectic` command: parse, load the settings, call the command's handler, and turn
+every error a person can cause into one line and an exit status (never a traceback)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from typing import cast
+
+from pydantic import ValidationError
+from rich.console import Console
+
+from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_USAGE
+from bot.cli.host import CliContext, Host
+from bot.cli.parser import build_parser
+from engine.errors import ConfigurationError, DialecticError, InvalidRequest, validation_message
+from storage.errors import NotFound
+
+Handler = Callable[[CliContext, argparse.Namespace], int | Awaitable[int]]
+
+
+def main(argv: Sequence[str] | None, host: Host) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(stderr=bool(getattr(args, "json", False)))
+    try:
+        ctx = CliContext(host=host, settings=host.load_settings(), console=console)
+        handler = cast(Handler, args.func)
+        outcome = handler(ctx, args)
+        if inspect.isawaitable(outcome):
+            return asyncio.run(_awaited(outcome))
+        return outcome
+    except (InvalidRequest, ConfigurationError, NotFound) as exc:
+        console.print(f"error: {exc}", markup=False, style="red")
+        return EXIT_USAGE
+    except DialecticError as exc:  # budget, storage, provider: said plainly, no traceback
+        console.print(f"error: {exc}", markup=False, style="red")
+        return EXIT_NOT_COMPLETED
+    except ValidationError as exc:
+        console.print(f"error: {validation_message(exc)}", markup=False, style="red")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        console.print("interrupted")
+        return 130
+
+
+async def _awaited(outcome: Awaitable[int]) -> int:
+    return await outcome

@@ -1,0 +1,78 @@
+"""What the command line needs from the process that runs it, as interfaces.
+
+The CLI is a surface: it does not wire Slack or the HTTP server itself (the surfaces do not
+import each other). The composition root (bot/main.py) implements `Host` and hands it in."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from rich.console import Console
+
+from bot.scheduling.scheduler import Scheduler
+from bot.scheduling.settings import SchedulingSettings
+from bot.service.runtime import Runtime
+from bot.service.settings import ServiceSettings
+from engine.settings import EngineSettings
+from storage.settings import StorageSettings
+
+
+class CliSettings(Protocol):
+    """The parts of the process's settings the commands read."""
+
+    @property
+    def engine(self) -> EngineSettings: ...
+
+    @property
+    def storage(self) -> StorageSettings: ...
+
+    @property
+    def service(self) -> ServiceSettings: ...
+
+    @property
+    def scheduling(self) -> SchedulingSettings: ...
+
+    def secrets(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Hosted:
+    """A runtime with its scheduler (and Slack, when configured) for a command's lifetime."""
+
+    rt: Runtime
+    scheduler: Scheduler
+
+
+class Host(Protocol):
+    def load_settings(self) -> CliSettings:
+        """The process's settings (ConfigurationError: one line saying what is wrong)."""
+        ...
+
+    def setup_logging(self, settings: CliSettings) -> None: ...
+
+    async def serve(self, settings: CliSettings, *, host: str | None, port: int | None) -> None:
+        """The HTTP server (API, console, Slack) with workers and the scheduler, until SIGTERM."""
+        ...
+
+    async def work(self, settings: CliSettings, *, concurrency: int | None) -> None:
+        """Workers only (and the scheduler), until SIGTERM."""
+        ...
+
+    def hosted(self, settings: CliSettings, *, workers: int) -> AbstractAsyncContextManager[
+            Hosted]:
+        """The runtime, its scheduler and Slack posting, with `workers` slots running debates
+        here (0: leave them to other processes)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CliContext:
+    host: Host
+    settings: CliSettings
+    console: Console
+
+
+Command = Callable[..., object]

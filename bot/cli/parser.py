@@ -1,0 +1,120 @@
+"""The `dialectic` command line's grammar. Each command names its handler with
+`set_defaults(func=...)`; handlers are imported only when their command runs, so `--help` and
+the light commands start fast."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from engine.vocabulary import MAX_JUDGES, MAX_REPLAY_ROUNDS, MAX_ROUNDS, Mode, choices
+
+if TYPE_CHECKING:
+    from bot.cli.host import CliContext
+
+DESCRIPTION = """Adversarial multi-agent LLM debates, judged by a panel, from the terminal.
+
+Without OPENAI_API_KEY or OPENAI_BASE_URL every debate runs on the offline REHEARSAL model,
+whose arguments are placeholders (said wherever a result is shown).
+"""
+EPILOG = """environment:
+  OPENAI_API_KEY, OPENAI_BASE_URL   the LLM provider (any OpenAI-compatible endpoint)
+  DATABASE_URL                      sqlite+aiosqlite:///./dialectic.db (default) or
+                                    postgresql+asyncpg://user@host/db
+  SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_APP_TOKEN   Slack (serve, worker)
+  DIALECTIC_API_TOKEN               protects the API and console (needed off loopback)
+  DIALECTIC_CONFIG                  the settings file (default ./dialectic.toml)
+  DIALECTIC_<SETTING>               any other setting, e.g. DIALECTIC_DAILY_BUDGET_USD=5
+
+exit status: 0 done; 1 the debate failed or timed out (or a command failed);
+  2 bad input or settings; 3 the debate completed with steps missing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lazy:
+    """A handler `module:function`, imported when its command runs."""
+
+    module: str
+    function: str
+
+    def __call__(self, ctx: CliContext, args: argparse.Namespace) -> int | Awaitable[int]:
+        handler = getattr(importlib.import_module(self.module), self.function)
+        result: int | Awaitable[int] = handler(ctx, args)
+        return result
+
+
+def _debate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("topic", help="the proposition or question to debate")
+    p.add_argument("--mode", choices=choices(Mode), default=None,
+                   help="debate pattern (default: the preset's, usually consensus)")
+    p.add_argument("--preset", default=None, help="named preset (see `dialectic presets`)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help=f"rebuttal/reflection rounds (0-{MAX_ROUNDS})")
+    p.add_argument("--judges", type=int, default=None, help=f"panel size (1-{MAX_JUDGES})")
+    p.add_argument("--context", default="", help="background text the debaters should see")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object on stdout (progress and messages go to stderr)")
+
+
+def _debates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    run = sub.add_parser("run", help="run one debate in this terminal (nothing stored); exit 0 "
+                         "if it completed, 3 if completed with steps missing, 1 if it failed")
+    _debate_args(run)
+    run.set_defaults(func=Lazy("bot.cli.debate", "run"))
+    est = sub.add_parser("estimate", help="planned calls and estimated cost, without running")
+    _debate_args(est)
+    est.set_defaults(func=Lazy("bot.cli.debate", "estimate"))
+    presets = sub.add_parser("presets", help="list presets and their settings")
+    presets.set_defaults(func=Lazy("bot.cli.debate", "presets"))
+
+
+def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    srv = sub.add_parser("serve", help="HTTP server (API, console, Slack) plus workers and "
+                         "the scheduler")
+    srv.add_argument("--host", default=None, help="address to listen on (DIALECTIC_HOST)")
+    srv.add_argument("--port", type=int, default=None, help="port (DIALECTIC_PORT)")
+    srv.set_defaults(func=Lazy("bot.cli.service", "serve"))
+    wrk = sub.add_parser("worker", help="workers only: claim and run queued debates")
+    wrk.add_argument("--concurrency", type=int, default=None,
+                     help="debates run at once (DIALECTIC_WORKER_CONCURRENCY)")
+    wrk.set_defaults(func=Lazy("bot.cli.service", "work"))
+    db = sub.add_parser("db", help="database maintenance")
+    db.add_argument("action", choices=["upgrade"], help="upgrade: apply migrations")
+    db.set_defaults(func=Lazy("bot.cli.service", "db"))
+    rep = sub.add_parser("replay", help="a new debate from a stored one (source unchanged)")
+    rep.add_argument("debate_id", help="the stored debate to replay")
+    rep.add_argument("--rounds", type=int, default=None,
+                     help=f"continue with N more rounds (1-{MAX_REPLAY_ROUNDS})")
+    rep.add_argument("--synthesizer", default=None, help="re-synthesise with this model")
+    rep.add_argument("--wait", action="store_true", help="run it here and print the summary")
+    rep.set_defaults(func=Lazy("bot.cli.service", "replay"))
+    aud = sub.add_parser("audit", help="the tamper-evident audit log")
+    aud.add_argument("action", choices=["verify"], help="verify: check the hash chains")
+    aud.add_argument("debate_id", nargs="?", default=None,
+                     help="one debate's chain (default: every chain)")
+    aud.set_defaults(func=Lazy("bot.cli.service", "audit_command"))
+
+
+def _schedules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("schedule", help="scheduled digests: list them, or fire one now")
+    actions = parser.add_subparsers(dest="schedule_action", required=True)
+    listing = actions.add_parser("list", help="schedules, their next firing and pause state")
+    listing.set_defaults(func=Lazy("bot.cli.schedule", "list_schedules"))
+    run = actions.add_parser("run", help="fire a schedule now and wait for its digest")
+    run.add_argument("schedule_id", help="the schedule's id in dialectic.toml")
+    run.add_argument("--no-worker", action="store_true",
+                     help="do not run debates here: leave them to `dialectic worker` processes")
+    run.set_defaults(func=Lazy("bot.cli.schedule", "run_schedule"))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dialectic", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _debates(sub)
+    _service(sub)
+    _schedules(sub)
+    return parser

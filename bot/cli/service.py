@@ -1,0 +1,74 @@
+"""`dialectic serve`, `worker`, `db upgrade`, `audit verify` and `replay`: the service's commands.
+Serving and working are the composition root's (the `Host`); the rest talk to the database."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_OK, exit_code
+from bot.cli.host import CliContext
+from bot.cli.progress import print_summary
+from storage import audit
+from storage.db import Database
+
+REPLAY_POLL = 0.2
+
+
+async def serve(ctx: CliContext, args: argparse.Namespace) -> int:
+    ctx.host.setup_logging(ctx.settings)
+    await ctx.host.serve(ctx.settings, host=args.host, port=args.port)
+    return EXIT_OK
+
+
+async def work(ctx: CliContext, args: argparse.Namespace) -> int:
+    ctx.host.setup_logging(ctx.settings)
+    await ctx.host.work(ctx.settings, concurrency=args.concurrency)
+    return EXIT_OK
+
+
+async def db(ctx: CliContext, args: argparse.Namespace) -> int:
+    ctx.host.setup_logging(ctx.settings)
+    database = Database(ctx.settings.storage.database_url)
+    try:
+        await database.upgrade()
+    finally:
+        await database.dispose()
+    ctx.console.print("database is at the latest migration")
+    return EXIT_OK
+
+
+async def audit_command(ctx: CliContext, args: argparse.Namespace) -> int:
+    database = Database(ctx.settings.storage.database_url)
+    try:
+        async with database.transaction() as session:
+            report = await audit.verify(session, args.debate_id)
+    finally:
+        await database.dispose()
+    if report.ok:
+        ctx.console.print(f"audit chain intact: {report.chains_checked} chains, "
+                          f"{report.events_checked} events")
+        return EXIT_OK
+    assert report.first_broken is not None
+    chain, seq, reason = report.first_broken
+    ctx.console.print(f"audit chain BROKEN: chain {chain}, event {seq}: {reason}", markup=False)
+    return EXIT_NOT_COMPLETED
+
+
+async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
+    ctx.host.setup_logging(ctx.settings)
+    async with ctx.host.hosted(ctx.settings, workers=1 if args.wait else 0) as hosted:
+        service = hosted.rt.service
+        sub = await service.replay(args.debate_id, more_rounds=args.rounds,
+                                   synthesizer=args.synthesizer, actor="cli")
+        ctx.console.print(f"replay {sub.record.id} of {args.debate_id} queued "
+                          f"(estimate ${sub.estimate.usd:.4f})", markup=False)
+        if not args.wait:
+            ctx.console.print("a running `dialectic serve` or `dialectic worker` will run it")
+            return EXIT_OK
+        hosted.rt.notify_workers()
+        while (record := await service.get(sub.record.id)).result is None:
+            await asyncio.sleep(REPLAY_POLL)
+    assert record.result is not None
+    print_summary(ctx.console, record.result)
+    return exit_code(record.result.status, complete=record.result.complete)

@@ -1,0 +1,14 @@
+"""The HTTP surface's settings: where the server listens, and the Prometheus port of
+worker-only processes."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class HttpSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=3000, ge=0, le=65535)
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)  # worker-only processes

@@ -1,0 +1,44 @@
+"""The scheduling settings: the `[[schedules]]` digests, validated as typed models when the
+settings load, and the time zone a schedule uses when it names none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from bot.scheduling.config import ScheduleConfig, zone
+
+
+class SchedulingSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    timezone: str = "UTC"
+    schedules: tuple[ScheduleConfig, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_zone(cls, data: Any) -> Any:
+        """A schedule without `timezone` takes the settings' own."""
+        if isinstance(data, dict) and isinstance(data.get("schedules"), list | tuple):
+            zone = data.get("timezone", "UTC")
+            data = {**data, "schedules": [
+                {"timezone": zone, **entry} if isinstance(entry, dict) else entry
+                for entry in data["schedules"]]}
+        return data
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        zone(value)
+        return value
+
+    @field_validator("schedules")
+    @classmethod
+    def _unique_ids(cls, value: tuple[ScheduleConfig, ...]) -> tuple[ScheduleConfig, ...]:
+        seen: set[str] = set()
+        for config in value:
+            if config.id in seen:
+                raise ValueError(f"the schedule id {config.id!r} is used twice")
+            seen.add(config.id)
+        return value

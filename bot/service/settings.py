@@ -1,0 +1,54 @@
+"""The service's settings: the daily budget, caches, workers and leases, who may review, and how
+the service is reached (its public URL, and the token that protects it and signs its links)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+LogLevel = str
+
+
+class ServiceSettings(BaseModel):
+    """Budget, caches, workers, reviewers, links. Frozen: built once at the top, passed down."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # --- money ---
+    daily_budget_usd: float = Field(default=10.0, ge=0)
+    budget_alert_fraction: float = Field(default=0.8, gt=0, le=1)
+
+    # --- caches ---
+    cache_ttl_seconds: int = Field(default=3600, ge=0)
+    judge_cache_ttl_seconds: int = Field(default=86400, ge=0)
+
+    # --- workers ---
+    worker_concurrency: int = Field(default=4, ge=1, le=256)
+    lease_seconds: float = Field(default=30.0, gt=0)
+    max_attempts: int = Field(default=5, ge=1, le=50)  # claims before a crashing debate fails
+    poll_interval: float = Field(default=0.5, gt=0)
+
+    # --- people and links ---
+    reviewers: tuple[str, ...] = ()   # Slack user ids (U…, W…) and user-group ids (S…)
+    public_url: str = "http://127.0.0.1:3000"
+    api_token: SecretStr | None = None
+    log_level: str = "INFO"
+
+    @field_validator("reviewers", mode="before")
+    @classmethod
+    def _split_reviewers(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(v.strip() for v in value.replace(";", ",").split(",") if v.strip())
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        level = value.strip().upper()
+        if level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+            raise ValueError("use DEBUG, INFO, WARNING, ERROR or CRITICAL")
+        return level
+
+    def secrets(self) -> tuple[str, ...]:
+        return (self.api_token.get_secret_value(),) if self.api_token else ()

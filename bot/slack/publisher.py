@@ -1,0 +1,56 @@
+"""Scheduled runs into Slack: the scheduling layer's `Publisher`, rendered with the digest and
+brief views and posted through the notifier's paced, retried client."""
+
+from __future__ import annotations
+
+import logging
+
+from bot.scheduling.publishing import BriefNote, Posted
+from bot.scheduling.reports import DigestReport
+from bot.slack.notifier import SLACK_ERRORS, SlackNotifier, slack_error
+from bot.slack.views import digest as views
+from bot.slack.views.common import Message
+
+log = logging.getLogger("dialectic.slack")
+
+
+class SlackPublisher:
+    def __init__(self, notifier: SlackNotifier) -> None:
+        self.notifier = notifier
+
+    async def digest(self, channel: str, report: DigestReport) -> Posted:
+        message = views.digest_message(report)
+        ts = await self._post(channel, message, what=f"digest {report.schedule_id}")
+        if ts is None:
+            return Posted(ts=None, error=f"the digest could not be posted to {channel}",
+                          message=_record(message))
+        for reply in views.digest_details(report):
+            await self._post(channel, reply, thread_ts=ts, what="digest detail")
+        return Posted(ts=ts, message=_record(message))
+
+    async def brief(self, channel: str, note: BriefNote) -> Posted:
+        if note.missed:
+            message = views.brief_missed(note.topic, meeting_at=note.meeting_at,
+                                         reason=note.missed)
+        else:
+            record = note.record
+            message = views.brief_message(
+                note.topic, meeting_at=note.meeting_at,
+                result=record.result if record else None,
+                status=record.status if record else "not started", url=note.url,
+                rehearsal=note.rehearsal)
+        ts = await self._post(channel, message, what="brief")
+        return Posted(ts=ts, error=None if ts else f"could not post to {channel}",
+                      message=_record(message))
+
+    async def _post(self, channel: str, message: Message, *, thread_ts: str | None = None,
+                    what: str) -> str | None:
+        try:
+            return await self.notifier.post(channel, message, thread_ts=thread_ts)
+        except SLACK_ERRORS as exc:
+            log.warning("could not post %s to %s: %s", what, channel, slack_error(exc))
+            return None
+
+
+def _record(message: Message) -> dict[str, object]:
+    return {"text": message.text, "blocks": message.blocks}

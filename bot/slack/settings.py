@@ -1,0 +1,40 @@
+"""The Slack surface's settings: tokens (Slack's usual variable names), the Web API base URL,
+pacing, the review channel and the policy text appeals are judged against."""
+
+from __future__ import annotations
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+
+class SlackSettings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    slack_bot_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_BOT_TOKEN", "slack_bot_token"))
+    slack_signing_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_SIGNING_SECRET", "slack_signing_secret"))
+    slack_app_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_APP_TOKEN", "slack_app_token"))
+    slack_api_url: str = Field(
+        default="https://slack.com/api/",
+        validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"))
+    slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
+    review_channel: str | None = None
+    appeal_policy: str = ""                                  # policy text for content appeals
+    workspace_policies: dict[str, str] = Field(default_factory=dict)  # team id -> policy text
+
+    @field_validator("slack_api_url")
+    @classmethod
+    def _ends_in_slash(cls, value: str) -> str:
+        # slack_sdk joins method names with urljoin, which drops the last segment without a "/".
+        return value if value.endswith("/") else value + "/"
+
+    @property
+    def enabled(self) -> bool:
+        return self.slack_bot_token is not None and (
+            self.slack_signing_secret is not None or self.slack_app_token is not None)
+
+    def secrets(self) -> tuple[str, ...]:
+        values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token)
+        return tuple(v.get_secret_value() for v in values if v is not None)

@@ -1,0 +1,65 @@
+"""Putting Slack into a process (called by the composition root, bot/main.py).
+
+`attach_notifier(rt, settings)` registers the notifier as the service's sink factory and
+finished hook, so this process's debates post their updates; every process that runs debates
+does it (a worker-only process too). `attach_slack(...)` builds the Bolt app around it, mounts it
+at POST /slack/events on the process's aiohttp application (or connects Socket Mode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from aiohttp import web
+from slack_bolt.async_app import AsyncApp
+
+from bot.scheduling.scheduler import Scheduler
+from bot.service.runtime import Runtime
+from bot.slack.app import build_bolt_app, make_client, mount
+from bot.slack.context import SlackContext
+from bot.slack.housekeeping import housekeeping
+from bot.slack.notifier import SlackNotifier
+from bot.slack.pacing import ChannelPacer
+from bot.slack.reviewers import ReviewerDirectory
+from bot.slack.settings import SlackSettings
+
+log = logging.getLogger("dialectic.slack")
+
+CLOSE_GRACE = 10.0
+
+
+def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
+    """A notifier posting this process's debate updates: the service's sink factory and
+    finished hook. Call once per runtime; `close_notifier` drains and closes it."""
+    notifier = SlackNotifier(rt, settings, make_client(settings),
+                             ChannelPacer(settings.slack_post_interval))
+    rt.service.sink_factories.append(notifier.sink_for)
+    rt.service.finished_hooks.append(notifier.on_finished)
+    return notifier
+
+
+def attach_slack(rt: Runtime, settings: SlackSettings, notifier: SlackNotifier,
+                 scheduler: Scheduler, web_app: web.Application) -> AsyncApp:
+    """The Bolt app on `web_app` (HTTP and/or Socket Mode), using `notifier`'s client."""
+    ctx = SlackContext(rt=rt, settings=settings, client=notifier.client, notifier=notifier,
+                       reviewers=ReviewerDirectory(notifier.client, rt.settings.reviewers),
+                       scheduler=scheduler)
+    if not ctx.reviewers.configured:
+        log.warning("no reviewers configured (DIALECTIC_REVIEWERS): review buttons refuse everyone")
+    bolt = build_bolt_app(ctx)
+    mount(bolt, web_app, settings)
+    web_app.cleanup_ctx.append(housekeeping(rt))
+    return bolt
+
+
+async def close_notifier(notifier: SlackNotifier) -> None:
+    """Let queued posts go out (for up to CLOSE_GRACE seconds), then close the notifier."""
+    try:
+        await asyncio.wait_for(notifier.drain(), CLOSE_GRACE)
+    except TimeoutError:
+        log.warning("Slack: gave up waiting for queued posts after %.0f s", CLOSE_GRACE)
+    await notifier.close()
+
+
+__all__ = ["attach_notifier", "attach_slack", "close_notifier"]
