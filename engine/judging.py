@@ -25,7 +25,7 @@ from engine.llm import Prompt
 from engine.prompts import PROMPT_VERSION
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, _id_relabel
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import DIMENSIONS, Scorecard
+from engine.schemas.procon import DIMENSIONS, Scorecard
 from engine.settings import JudgeSpec, ThresholdSpec
 
 JUDGE_TASK = (

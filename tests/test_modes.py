@@ -26,30 +26,18 @@ from engine.gateway import strict_schema
 from engine.llm import CallSpec, Reply, T
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import get_protocol
-from engine.protocols.critique import (
-    Convergence,
-    CritiqueReview,
-    FinalAnswer,
-    Proposal,
-    round_limit,
-)
-from engine.protocols.panel import (
-    PanelAnswer,
-    PanelGrade,
-    PanelReflection,
-    PanelSynthesis,
-    panelists_for,
-    reflection_rounds,
-    stance_agreement,
-)
-from engine.protocols.redteam import (
+from engine.protocols.critique import round_limit
+from engine.protocols.panel import panelists_for, reflection_rounds, stance_agreement
+from engine.rehearsal import RehearsalModel
+from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
+from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
+from engine.schemas.redteam import (
     Analysis,
     Decision,
     RedTeamChallenge,
     Revision,
     StrategyProposal,
 )
-from engine.rehearsal import RehearsalModel
 from engine.settings import PresetSpec, Settings
 
 TOPIC = "Should we move billing to PostgreSQL?"

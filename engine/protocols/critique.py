@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from engine import prompts
 from engine.domain import EventKind, Plan, PlannedCall
@@ -24,13 +22,12 @@ from engine.errors import InvalidRequest
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import _Strict
+from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.settings import PresetSpec
 
 FAMILY = "critique"
 MAX_ROUNDS = 5
 DEFAULT_ROUNDS = 3
-Severity = Literal["low", "medium", "high"]
 
 PROPOSE_TASK = (
     "Answer the question: a one-line summary, the full answer and its key points. Leave "
@@ -55,40 +52,6 @@ FINAL_TASK = (
     "Write the final, refined answer, settling what the critic raised last: a one-line "
     "conclusion, the full answer, its key points, and the issues still open (if any)."
 )
-
-
-class Proposal(_Strict):
-    summary: str = Field(min_length=1, max_length=300)
-    answer: str = Field(min_length=1, max_length=4000)
-    key_points: list[str] = Field(min_length=1, max_length=6)
-    changes: list[str] = Field(max_length=8)
-
-
-class Objection(_Strict):
-    point: str = Field(min_length=1, max_length=600)
-    severity: Severity
-
-
-class CritiqueReview(_Strict):
-    """The critic's review of the latest proposal; `satisfied` is the structured stop signal."""
-
-    summary: str = Field(min_length=1, max_length=400)
-    objections: list[Objection] = Field(max_length=8)
-    missing_cases: list[str] = Field(max_length=8)
-    severity: Severity
-    satisfied: bool
-
-
-class Convergence(_Strict):
-    converged: bool
-    rationale: str = Field(min_length=1, max_length=800)
-
-
-class FinalAnswer(_Strict):
-    summary: str = Field(min_length=1, max_length=400)
-    answer: str = Field(min_length=1, max_length=4000)
-    key_points: list[str] = Field(min_length=1, max_length=8)
-    open_issues: list[str] = Field(max_length=8)
 
 
 def round_limit(requested: int | None, preset: PresetSpec) -> int:

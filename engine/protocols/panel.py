@@ -26,15 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field
-
 from engine import prompts
 from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
 from engine.errors import InvalidRequest
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import _Strict
+from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.settings import PresetSpec
 
 FAMILY = "panel"
@@ -66,41 +64,6 @@ GRADE_TASK = (
     "Compare the answer with the reference answer. Score its accuracy and its completeness from "
     "1 to 10, list the reference's points the answer misses, and give a short rationale."
 )
-
-
-class PanelAnswer(_Strict):
-    """A panelist's answer, with the stance and approval the agreement and stop rules read."""
-
-    summary: str = Field(min_length=1, max_length=300,
-                         description="your position in one line")
-    answer: str = Field(min_length=1, max_length=3000)
-    key_points: list[str] = Field(min_length=1, max_length=5)
-    stance: int = Field(ge=1, le=10, description="how strongly you endorse the proposition")
-    confidence: float = Field(ge=0, le=1)
-    approve: bool = Field(description="you approve the proposal as it stands")
-
-
-class PanelReflection(PanelAnswer):
-    """A reflection round's answer: the critique of the others, then the refined answer."""
-
-    critique: str = Field(min_length=1, max_length=1500)
-    changed: str = Field(max_length=600, description="what changed in your answer and why")
-
-
-class PanelSynthesis(_Strict):
-    conclusion: str = Field(min_length=1, max_length=400)
-    answer: str = Field(min_length=1, max_length=4000)
-    agreements: list[str] = Field(max_length=6)
-    disagreements: list[str] = Field(max_length=6)
-    rationale: str = Field(min_length=1, max_length=1500)
-    confidence: float = Field(ge=0, le=1)
-
-
-class PanelGrade(_Strict):
-    accuracy: int = Field(ge=1, le=10)
-    completeness: int = Field(ge=1, le=10)
-    missing_points: list[str] = Field(max_length=10)
-    rationale: str = Field(min_length=1, max_length=1500)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from engine import prompts
 from engine.domain import PhaseSummary, TraceRow
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import Claim, Closing, CrossExamination, Position, Rebuttal
+from engine.schemas.procon import Claim, Closing, CrossExamination, Position, Rebuttal
 
 SIDES: tuple[str, str] = ("pro", "con")
 PREFIX = {"pro": "P", "con": "C"}

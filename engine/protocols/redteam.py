@@ -10,81 +10,27 @@ human the way a low alpha does.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import Plan, PlannedCall
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import _Strict
+from engine.schemas.redteam import (
+    Analysis,
+    Decision,
+    RedTeamChallenge,
+    Revision,
+    StrategyProposal,
+)
 
 FAMILY = "redteam"
-Level = Literal["low", "medium", "high"]
 TEMPERATURES: dict[str, float] = {
     "analyst": 0.2, "strategist": 0.7, "redteam": 0.9, "synthesizer": 0.3,
 }
-
-
-class Metric(_Strict):
-    name: str = Field(min_length=1, max_length=120)
-    value: str = Field(min_length=1, max_length=200)
-
-
-class Factor(_Strict):
-    factor: str = Field(min_length=1, max_length=400)
-    effect: Literal["supports", "opposes", "uncertain"]
-    weight: int = Field(ge=1, le=10)
-
-
-class Analysis(_Strict):
-    summary: str = Field(min_length=1, max_length=1200)
-    metrics: list[Metric] = Field(min_length=1, max_length=8)
-    factors: list[Factor] = Field(min_length=1, max_length=8)
-    confidence: float = Field(ge=0, le=1)
-
-
-class StrategyProposal(_Strict):
-    action: str = Field(min_length=1, max_length=600)
-    rationale: str = Field(min_length=1, max_length=1500)
-    expected_outcome: str = Field(min_length=1, max_length=800)
-    confidence: float = Field(ge=0, le=1)
-
-
-class Risk(_Strict):
-    risk: str = Field(min_length=1, max_length=500)
-    likelihood: Level
-    impact: Level
-
-
-class RedTeamChallenge(_Strict):
-    summary: str = Field(min_length=1, max_length=800)
-    risks: list[Risk] = Field(min_length=1, max_length=8)
-    counter_arguments: list[str] = Field(min_length=1, max_length=6)
-    severity: Literal["low", "medium", "high", "critical"]
-
-
-class Revision(StrategyProposal):
-    """The strategist's revised proposal: what it changed, and which risks it accepts."""
-
-    changes: list[str] = Field(max_length=8)
-    accepted_risks: list[str] = Field(max_length=8)
-
-
-class Parameter(_Strict):
-    name: str = Field(min_length=1, max_length=120)
-    value: str = Field(min_length=1, max_length=200)
-
-
-class Decision(_Strict):
-    decision: str = Field(min_length=1, max_length=600)
-    rationale: str = Field(min_length=1, max_length=1500)
-    mitigation_steps: list[str] = Field(max_length=8)
-    execution_parameters: list[Parameter] = Field(max_length=10)
-    consensus_reached: bool = Field(description="strategist and red team can live with it")
-    confidence: float = Field(ge=0, le=1)
 
 
 # (key suffix, role, phase, persona, task, schema) in order; each step reads all before it.

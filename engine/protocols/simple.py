@@ -20,7 +20,7 @@ from engine.protocols.procon import (
     trace_rows,
 )
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import Rebuttal, Verdict
+from engine.schemas.procon import Rebuttal, Verdict
 
 VERDICT_TASK = (
     "Decide which position argued better (A, B or tie), with a short rationale and your "

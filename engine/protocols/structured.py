@@ -21,7 +21,7 @@ from engine.protocols.procon import (
     trace_rows,
 )
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import DIMENSIONS, Closing, CrossExamination
+from engine.schemas.procon import DIMENSIONS, Closing, CrossExamination
 from engine.settings import JudgeSpec
 
 FAMILY = "structured"
