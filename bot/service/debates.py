@@ -20,6 +20,7 @@ from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.llm import LLMClient
+from engine.outcomes import RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
@@ -409,7 +410,7 @@ def _review_reason(result: DebateResult) -> str:
         parts.append(f"alpha {alpha} ({c.band})")
         if c.irreconcilable:
             parts.append("the panel splits on the winner (irreconcilable)")
-    if result.outcome.get("consensus_reached") is False:
+    if isinstance(result.outcome, RedTeamOutcome) and result.outcome.consensus_reached is False:
         parts.append("the synthesizer reports no consensus")
     if not result.complete:
         parts.append("incomplete: " + "; ".join(result.missing[:3]))

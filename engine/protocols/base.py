@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine.domain import ConsensusSummary, DivergenceSummary, Plan, TraceRow
+from engine.outcomes import ModeOutcome
 from engine.runner import DebateContext
 from engine.settings import JudgeSpec, PresetSpec
 
@@ -20,7 +21,7 @@ class Outcome:
     consensus: ConsensusSummary | None = None
     divergence: DivergenceSummary = field(default_factory=DivergenceSummary)
     trace_table: list[TraceRow] = field(default_factory=list)
-    outcome: dict[str, Any] = field(default_factory=dict)
+    outcome: ModeOutcome | None = None
     needs_review: bool = False          # e.g. redteam's consensus_reached == False
     missing: list[str] = field(default_factory=list)
 

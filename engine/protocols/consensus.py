@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from engine.domain import EventKind, Plan, PlannedCall
 from engine.judging import panel_consensus, run_panel
+from engine.outcomes import ConsensusOutcome
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import note, trace_rows
 from engine.protocols.structured import debate_calls, run_debate_phases
@@ -42,5 +43,5 @@ class ConsensusProtocol:
         return Outcome(
             verdict=result.verdict, winner=result.winner, rationale=result.rationale,
             consensus=result.consensus, divergence=result.divergence, trace_table=result.trace,
-            missing=missing,
+            outcome=ConsensusOutcome(), missing=missing,
         )

@@ -19,6 +19,7 @@ from typing import Any
 from engine import prompts
 from engine.domain import EventKind, Plan, PlannedCall
 from engine.errors import InvalidRequest
+from engine.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
@@ -119,7 +120,7 @@ class CritiqueProtocol:
         async with ctx.phase("proposal") as summary:
             x.proposals.append(await _propose(ctx, x, 0))
             note(summary, "proposer", x.proposals[0], lambda v: v.summary)
-        stopped = "round_limit"
+        stopped = CritiqueStop.ROUND_LIMIT
         for r in range(1, limit + 1):
             reason = await _critique_round(ctx, x, r, judge and r >= 2)
             if reason is not None:
@@ -134,7 +135,8 @@ class CritiqueProtocol:
         return _outcome(x, final, stopped, limit)
 
 
-async def _critique_round(ctx: DebateContext, x: Exchange, r: int, judge: bool) -> str | None:
+async def _critique_round(ctx: DebateContext, x: Exchange, r: int,
+                          judge: bool) -> CritiqueStop | None:
     """The critic (and the convergence judge beside it); the reason to stop, if any."""
     async with ctx.phase(f"critique {r}") as summary:
         if judge:
@@ -157,12 +159,12 @@ async def _critique_round(ctx: DebateContext, x: Exchange, r: int, judge: bool) 
 
 
 def _stop_reason(critique: StepOutcome[CritiqueReview],
-                 judged: StepOutcome[Convergence] | None) -> str | None:
+                 judged: StepOutcome[Convergence] | None) -> CritiqueStop | None:
     """A missing (degraded) critique or verdict never stops the exchange: it proves nothing."""
     if critique.value is not None and critique.value.satisfied:
-        return "critic_satisfied"
+        return CritiqueStop.CRITIC_SATISFIED
     if _converged_flag(judged):
-        return "converged"
+        return CritiqueStop.CONVERGED
     return None
 
 
@@ -228,29 +230,25 @@ def _render_critique(r: int, step: StepOutcome[CritiqueReview]) -> str:
 
 
 _WHY = {
-    "critic_satisfied": "the critic was satisfied",
-    "converged": "the convergence judge found the exchange had converged",
-    "round_limit": "the round limit was reached",
+    CritiqueStop.CRITIC_SATISFIED: "the critic was satisfied",
+    CritiqueStop.CONVERGED: "the convergence judge found the exchange had converged",
+    CritiqueStop.ROUND_LIMIT: "the round limit was reached",
 }
 
 
-def _outcome(x: Exchange, final: StepOutcome[FinalAnswer], stopped: str, limit: int) -> Outcome:
+def _outcome(x: Exchange, final: StepOutcome[FinalAnswer], stopped: CritiqueStop,
+             limit: int) -> Outcome:
     rounds = [
-        {"round": r, "satisfied": c.value.satisfied if c.value else None,
-         "severity": c.value.severity if c.value else None,
-         "objections": len(c.value.objections) if c.value else None,
-         "converged": _converged_flag(x.judged.get(r))}
+        CritiqueRound(round=r, satisfied=c.value.satisfied if c.value else None,
+                      severity=c.value.severity if c.value else None,
+                      objections=len(c.value.objections) if c.value else None,
+                      converged=_converged_flag(x.judged.get(r)))
         for r, c in enumerate(x.critiques, start=1)
     ]
-    latest = x.latest()
-    out = Outcome(outcome={
-        "stopped_because": stopped,
-        "rounds_run": len(x.critiques),
-        "round_limit": limit,
-        "rounds": rounds,
-        "final": final.value.model_dump(mode="json") if final.value else None,
-        "latest_proposal": latest.value.model_dump(mode="json") if latest.value else None,
-    })
+    out = Outcome(outcome=CritiqueOutcome(
+        stopped_because=stopped, rounds_run=len(x.critiques), round_limit=limit, rounds=rounds,
+        final=final.value, latest_proposal=x.latest().value,
+    ))
     out.rationale = f"Stopped after {len(x.critiques)} critique round(s): {_WHY[stopped]}."
     if final.value is None:
         out.verdict = "No final answer: " + final.missing_note()

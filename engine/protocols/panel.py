@@ -29,6 +29,7 @@ from typing import Any
 from engine import prompts
 from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
 from engine.errors import InvalidRequest
+from engine.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
@@ -222,14 +223,14 @@ class PanelProtocol:
         state = PanelState(members, {m.name: [] for m in members})
         rounds = reflection_rounds(ctx.request.rounds, ctx.preset)
         early_stop = stops_on_approval(ctx.preset, options)
-        agreement: list[dict[str, Any]] = []
-        stopped = "round_limit"
+        agreement: list[RoundAgreement] = []
+        stopped = PanelStop.ROUND_LIMIT
         for r in range(rounds + 1):
             async with ctx.phase("answers" if r == 0 else f"reflection {r}") as summary:
                 steps = await _answer_round(ctx, state, r, rounds, summary)
             agreement.append(await _report_round(ctx, state.members, steps, r))
-            if early_stop and agreement[-1]["all_approve"]:
-                stopped = "all_approved"
+            if early_stop and agreement[-1].all_approve:
+                stopped = PanelStop.ALL_APPROVED
                 break
         async with ctx.phase("synthesis") as summary:
             synthesis = await _synthesise(ctx, state, agreement)
@@ -271,19 +272,19 @@ async def _answer_round(ctx: DebateContext, state: PanelState, r: int, rounds: i
 
 
 async def _report_round(ctx: DebateContext, members: list[Panelist],
-                        steps: list[StepOutcome[Any]], r: int) -> dict[str, Any]:
+                        steps: list[StepOutcome[Any]], r: int) -> RoundAgreement:
     """The round's agreement entry, also emitted as a ROUND_FINISHED event for the thread."""
     answered = [s.value for s in steps if s.value is not None]
     stances = [v.stance for v in answered]
-    entry: dict[str, Any] = {
-        "round": r,
-        "agreement": stance_agreement(stances),
-        "mean_stance": round(sum(stances) / len(stances), 3) if stances else None,
-        "stance_spread": max(stances) - min(stances) if stances else None,
-        "approvals": sum(1 for v in answered if v.approve),
-        "answered": len(answered),
-        "all_approve": len(answered) == len(steps) and all(v.approve for v in answered),
-    }
+    entry = RoundAgreement(
+        round=r,
+        agreement=stance_agreement(stances),
+        mean_stance=round(sum(stances) / len(stances), 3) if stances else None,
+        stance_spread=max(stances) - min(stances) if stances else None,
+        approvals=sum(1 for v in answered if v.approve),
+        answered=len(answered),
+        all_approve=len(answered) == len(steps) and all(v.approve for v in answered),
+    )
     positions = [
         {"panelist": m.name, "summary": s.value.summary, "stance": s.value.stance,
          "confidence": s.value.confidence, "approve": s.value.approve}
@@ -292,13 +293,13 @@ async def _report_round(ctx: DebateContext, members: list[Panelist],
         for m, s in zip(members, steps, strict=True)
     ]
     await ctx.emit(EventKind.ROUND_FINISHED, mode=FAMILY, round=r, positions=positions,
-                   agreement=entry["agreement"], all_approve=entry["all_approve"])
+                   agreement=entry.agreement, all_approve=entry.all_approve)
     return entry
 
 
 async def _synthesise(ctx: DebateContext, state: PanelState,
-                      agreement: list[dict[str, Any]]) -> StepOutcome[PanelSynthesis]:
-    trend = ", ".join(f"round {a['round']}: {a['agreement']}" for a in agreement)
+                      agreement: list[RoundAgreement]) -> StepOutcome[PanelSynthesis]:
+    trend = ", ".join(f"round {a.round}: {a.agreement}" for a in agreement)
     parts = [context_text(ctx), "The panelists' final answers:\n" + state.render(),
              f"Stance agreement by round (1 = identical stances): {trend}"]
     prompt = prompts.role("the synthesizer of an expert panel, fair to every panelist",
@@ -330,26 +331,21 @@ def _render(m: Panelist, step: StepOutcome[Any] | None) -> str:
     return "\n".join(lines)
 
 
-def _outcome(state: PanelState, agreement: list[dict[str, Any]], stopped: str,
+def _outcome(state: PanelState, agreement: list[RoundAgreement], stopped: PanelStop,
              synthesis: StepOutcome[PanelSynthesis],
              grade: StepOutcome[PanelGrade] | None) -> Outcome:
     out = Outcome()
     final = {m.name: state.latest(m.name) for m in state.members}
-    out.outcome = {
-        "panelists": [{"name": m.name, "persona": m.persona,
-                       "final": _dump(final[m.name])} for m in state.members],
-        "agreement_by_round": agreement,
-        "agreement_measure": "stance: 1 - population sd / 4.5",
-        "rounds_run": len(agreement) - 1,
-        "stopped_because": stopped,
-        "synthesis": _dump(synthesis),
-    }
+    out.outcome = PanelOutcome(
+        panelists=[PanelistFinal(name=m.name, persona=m.persona, final=_value(final[m.name]))
+                   for m in state.members],
+        agreement_by_round=agreement, rounds_run=len(agreement) - 1, stopped_because=stopped,
+        synthesis=synthesis.value, grade=grade.value if grade is not None else None,
+    )
     out.missing += [f"panelist {name}: no usable answer in any round"
                     for name, s in final.items() if s is None or s.value is None]
-    if grade is not None:
-        out.outcome["grade"] = _dump(grade)
-        if grade.value is None:
-            out.missing.append(f"grade against the ground truth ({grade.status})")
+    if grade is not None and grade.value is None:
+        out.missing.append(f"grade against the ground truth ({grade.status})")
     if synthesis.value is None:
         out.verdict = "No synthesis: " + synthesis.missing_note()
         out.missing.append(f"synthesis ({synthesis.status})")
@@ -359,5 +355,5 @@ def _outcome(state: PanelState, agreement: list[dict[str, Any]], stopped: str,
     return out
 
 
-def _dump(step: StepOutcome[Any] | None) -> dict[str, Any] | None:
-    return step.value.model_dump(mode="json") if step is not None and step.value else None
+def _value(step: StepOutcome[Any] | None) -> PanelAnswer | None:
+    return step.value if step is not None else None

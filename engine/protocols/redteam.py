@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import Plan, PlannedCall
+from engine.outcomes import RedTeamOutcome
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
@@ -112,21 +113,20 @@ def _flat(item: Any) -> str:
 
 
 def _outcome(steps: dict[str, StepOutcome[Any]]) -> Outcome:
-    out = Outcome(outcome={
-        key: step.value.model_dump(mode="json") if step.value is not None else None
-        for key, step in steps.items()
-    })
     challenge = steps["challenge"].value
-    out.outcome["severity"] = challenge.severity if challenge is not None else None
     synthesis = steps["synthesis"]
     decision = synthesis.value
+    out = Outcome(outcome=RedTeamOutcome(
+        analysis=steps["analysis"].value, proposal=steps["proposal"].value,
+        challenge=challenge, revision=steps["revision"].value, synthesis=decision,
+        severity=challenge.severity if challenge is not None else None,
+        consensus_reached=decision.consensus_reached if decision is not None else None,
+    ))
     if decision is None:
         out.verdict = "No decision: " + synthesis.missing_note()
         out.missing.append(f"decision ({synthesis.status})")
-        out.outcome["consensus_reached"] = None
         out.needs_review = True
         return out
-    out.outcome["consensus_reached"] = decision.consensus_reached
     out.needs_review = not decision.consensus_reached
     out.rationale = decision.rationale
     flag = "consensus reached" if decision.consensus_reached else "no consensus: needs review"

@@ -8,6 +8,7 @@ import asyncio
 from engine import prompts
 from engine.domain import Plan, PlannedCall
 from engine.judging import judge_order
+from engine.outcomes import SimpleOutcome
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import (
     SIDE_NAME,
@@ -94,5 +95,5 @@ async def _verdict(ctx: DebateContext, t: Transcript, summary) -> Outcome:  # ty
     out.verdict = ("Too close to call." if winner == "tie" else
                    f"{SIDE_NAME[winner].capitalize()} the proposition wins "
                    f"(judge confidence {step.value.confidence:.2f}).")
-    out.outcome = {"confidence": step.value.confidence}
+    out.outcome = SimpleOutcome(confidence=step.value.confidence)
     return out

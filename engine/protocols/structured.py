@@ -9,6 +9,7 @@ import asyncio
 from engine import prompts
 from engine.domain import Plan, PlannedCall
 from engine.judging import run_judge
+from engine.outcomes import StructuredOutcome
 from engine.protocols.base import Outcome, PlanInput
 from engine.protocols.procon import (
     SIDE_NAME,
@@ -21,7 +22,7 @@ from engine.protocols.procon import (
     trace_rows,
 )
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas.procon import DIMENSIONS, Closing, CrossExamination
+from engine.schemas.procon import DIMENSIONS, Closing, CrossExamination, RubricScores
 from engine.settings import JudgeSpec
 
 FAMILY = "structured"
@@ -105,5 +106,6 @@ class StructuredProtocol:
         out.verdict = ("Too close to call: " + score + "." if run.winner == "tie" else
                        f"{SIDE_NAME[run.winner or 'pro'].capitalize()} the proposition wins: "
                        f"{score}.")
-        out.outcome = {"rubric": run.rubric}
+        out.outcome = StructuredOutcome(rubric={
+            side: RubricScores.model_validate(run.rubric[side]) for side in SIDES})
         return out

@@ -9,6 +9,7 @@ from pydantic import Field
 from engine.schemas.base import StrictReply
 
 Level = Literal["low", "medium", "high"]
+ChallengeSeverity = Literal["low", "medium", "high", "critical"]
 
 
 class Metric(StrictReply):
@@ -46,7 +47,7 @@ class RedTeamChallenge(StrictReply):
     summary: str = Field(min_length=1, max_length=800)
     risks: list[Risk] = Field(min_length=1, max_length=8)
     counter_arguments: list[str] = Field(min_length=1, max_length=6)
-    severity: Literal["low", "medium", "high", "critical"]
+    severity: ChallengeSeverity
 
 
 class Revision(StrategyProposal):
