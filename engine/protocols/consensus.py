@@ -5,9 +5,9 @@ Critical path: 4 dependent calls (opening, cross, closing, the panel)."""
 from __future__ import annotations
 
 from engine.domain import EventKind, Plan, PlannedCall
-from engine.judging import panel_consensus, run_panel
 from engine.outcomes import ConsensusOutcome
 from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.judging import panel_consensus, run_panel
 from engine.protocols.procon import note, trace_rows
 from engine.protocols.structured import debate_calls, run_debate_phases
 from engine.runner import DebateContext

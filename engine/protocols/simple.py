@@ -7,9 +7,9 @@ import asyncio
 
 from engine import prompts
 from engine.domain import Plan, PlannedCall
-from engine.judging import judge_order
 from engine.outcomes import SimpleOutcome
 from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.judging import judge_order
 from engine.protocols.procon import (
     SIDE_NAME,
     SIDES,

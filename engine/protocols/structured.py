@@ -8,9 +8,9 @@ import asyncio
 
 from engine import prompts
 from engine.domain import Plan, PlannedCall
-from engine.judging import run_judge
 from engine.outcomes import StructuredOutcome
 from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.judging import judged_trace, run_judge
 from engine.protocols.procon import (
     SIDE_NAME,
     SIDES,
@@ -96,8 +96,6 @@ class StructuredProtocol:
             out.verdict = "No verdict: " + run.step.missing_note()
             out.missing.append(f"rubric judge ({run.step.status})")
             return out
-        from engine.judging import judged_trace
-
         out.trace_table = judged_trace(out.trace_table, [run])
         totals = {s: sum(run.rubric[s][d] for d in DIMENSIONS) / len(DIMENSIONS) for s in SIDES}
         out.winner = run.winner

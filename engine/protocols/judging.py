@@ -10,8 +10,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass
 
-from engine import consensus as stats
-from engine import prompts
+from engine import prompts, verdicts
 from engine.domain import (
     ConsensusSummary,
     DivergencePoint,
@@ -163,10 +162,10 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     winners = {r.judge.name: r.winner for r in ok}
     calls = {r.judge.name: _dimension_calls(r) for r in ok}
     weights = {r.judge.name: r.judge.weight for r in ok}
-    summary, div, weighted = stats.summarise(
+    summary, div, weighted = verdicts.summarise(
         items, scores, winners, [calls[j] for j in sorted(calls)],
         weights=weights, history=ctx.judge_history or None,
-        thresholds=stats.Thresholds(**thresholds.model_dump()),
+        thresholds=verdicts.Thresholds(**thresholds.model_dump()),
         seed=int(sha256(ctx.debate_id)[:8], 16),
     )
     if len(weighted) != len(items):  # no judge finished: nothing to weigh
@@ -222,7 +221,7 @@ def _labels(t: Transcript) -> dict[str, str]:
     return labels
 
 
-def _point(p: stats.ItemSpread, labels: dict[str, str]) -> DivergencePoint:
+def _point(p: verdicts.ItemSpread, labels: dict[str, str]) -> DivergencePoint:
     return DivergencePoint(item=p.item, label=labels.get(p.item, p.item), mean=round(p.mean, 3),
                            spread=round(p.spread, 3), ratings=dict(p.ratings))
 
