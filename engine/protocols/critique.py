@@ -20,15 +20,40 @@ from engine import prompts
 from engine.domain import EventKind, Plan, PlannedCall
 from engine.errors import InvalidRequest
 from engine.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
-from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.settings import PresetSpec
+from engine.vocabulary import MAX_ROUNDS, Mode
 
 FAMILY = "critique"
-MAX_ROUNDS = 5
 DEFAULT_ROUNDS = 3
+PROPOSAL, FINAL = "proposal", "final"
+FINAL_KEY = f"{FAMILY}/final"
+CONVERGED_FAMILY = f"{FAMILY}/converged/"
+
+
+def critique_phase(r: int) -> str:
+    return f"critique {r}"
+
+
+def revision_phase(r: int) -> str:
+    return f"revision {r}"
+
+
+def proposal_key(r: int) -> str:
+    """Round 0 is the first proposal; round r the revision after critique r."""
+    return f"{FAMILY}/proposal/{r}"
+
+
+def critique_key(r: int) -> str:
+    return f"{FAMILY}/critique/{r}"
+
+
+def converged_key(r: int) -> str:
+    return f"{CONVERGED_FAMILY}{r}"
+
 
 PROPOSE_TASK = (
     "Answer the question: a one-line summary, the full answer and its key points. Leave "
@@ -89,26 +114,28 @@ class Exchange:
 
 
 class CritiqueProtocol:
-    mode = "critique"
+    mode = Mode.CRITIQUE
+    judging_phases: frozenset[str] = frozenset()   # the critic reviews; nobody judges the answer
+    final_steps = FinalSteps(keys=frozenset({FINAL_KEY}), families=(CONVERGED_FAMILY,))
 
     def plan(self, spec: PlanInput) -> Plan:
         """Every call of the longest run: `limit` rounds, none stopped early."""
         limit, judge = round_limit(spec.rounds, spec.preset), wants_judge(spec.options)
-        calls = [PlannedCall(key=f"{FAMILY}/proposal/0", role="proposer", phase="proposal",
+        calls = [PlannedCall(key=proposal_key(0), role="proposer", phase=PROPOSAL,
                              depth=1, prompt_tokens=300, completion_tokens=600)]
         for r in range(1, limit + 1):
             history = 700 + 1200 * r
-            calls.append(PlannedCall(key=f"{FAMILY}/critique/{r}", role="critic",
-                                     phase=f"critique {r}", depth=2 * r, prompt_tokens=history,
+            calls.append(PlannedCall(key=critique_key(r), role="critic",
+                                     phase=critique_phase(r), depth=2 * r, prompt_tokens=history,
                                      completion_tokens=450))
             if judge and r >= 2:
-                calls.append(PlannedCall(key=f"{FAMILY}/converged/{r}", role="judge",
-                                         phase=f"critique {r}", depth=2 * r,
+                calls.append(PlannedCall(key=converged_key(r), role="judge",
+                                         phase=critique_phase(r), depth=2 * r,
                                          prompt_tokens=history, completion_tokens=150))
-            calls.append(PlannedCall(key=f"{FAMILY}/proposal/{r}", role="proposer",
-                                     phase=f"revision {r}", depth=2 * r + 1,
+            calls.append(PlannedCall(key=proposal_key(r), role="proposer",
+                                     phase=revision_phase(r), depth=2 * r + 1,
                                      prompt_tokens=history + 500, completion_tokens=650))
-        calls.append(PlannedCall(key=f"{FAMILY}/final", role="proposer", phase="final",
+        calls.append(PlannedCall(key=FINAL_KEY, role="proposer", phase=FINAL,
                                  depth=2 * limit + 2, prompt_tokens=1000 + 1200 * limit,
                                  completion_tokens=650))
         return Plan(mode=self.mode, calls=tuple(calls))
@@ -117,7 +144,7 @@ class CritiqueProtocol:
         limit = round_limit(ctx.request.rounds, ctx.preset)
         judge = wants_judge(ctx.request.options)
         x = Exchange()
-        async with ctx.phase("proposal") as summary:
+        async with ctx.phase(PROPOSAL) as summary:
             x.proposals.append(await _propose(ctx, x, 0))
             note(summary, "proposer", x.proposals[0], lambda v: v.summary)
         stopped = CritiqueStop.ROUND_LIMIT
@@ -126,10 +153,10 @@ class CritiqueProtocol:
             if reason is not None:
                 stopped = reason
                 break
-            async with ctx.phase(f"revision {r}") as summary:
+            async with ctx.phase(revision_phase(r)) as summary:
                 x.proposals.append(await _propose(ctx, x, r))
                 note(summary, "proposer", x.proposals[r], lambda v: v.summary)
-        async with ctx.phase("final") as summary:
+        async with ctx.phase(FINAL) as summary:
             final = await _final(ctx, x)
             note(summary, "proposer", final, lambda v: v.summary)
         return _outcome(x, final, stopped, limit)
@@ -138,7 +165,7 @@ class CritiqueProtocol:
 async def _critique_round(ctx: DebateContext, x: Exchange, r: int,
                           judge: bool) -> CritiqueStop | None:
     """The critic (and the convergence judge beside it); the reason to stop, if any."""
-    async with ctx.phase(f"critique {r}") as summary:
+    async with ctx.phase(critique_phase(r)) as summary:
         if judge:
             critique, judged = await asyncio.gather(_critique(ctx, x, r), _converged(ctx, x, r))
             x.judged[r] = judged
@@ -184,28 +211,28 @@ def _context(ctx: DebateContext, x: Exchange) -> str:
 async def _propose(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Proposal]:
     prompt = prompts.role("the proposer, who answers carefully and takes criticism seriously",
                           ctx.request.topic, REVISE_TASK if r else PROPOSE_TASK, _context(ctx, x))
-    return await ctx.step(f"{FAMILY}/proposal/{r}", role="proposer", prompt=prompt,
+    return await ctx.step(proposal_key(r), role="proposer", prompt=prompt,
                           schema=Proposal)
 
 
 async def _critique(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[CritiqueReview]:
     prompt = prompts.role("a rigorous critic: specific, fair, hard to satisfy with vague answers",
                           ctx.request.topic, CRITIC_TASK, _context(ctx, x))
-    return await ctx.step(f"{FAMILY}/critique/{r}", role="critic", prompt=prompt,
+    return await ctx.step(critique_key(r), role="critic", prompt=prompt,
                           schema=CritiqueReview, temperature=0.3)
 
 
 async def _converged(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Convergence]:
     prompt = prompts.role("an impartial judge of whether a critique exchange has converged",
                           ctx.request.topic, CONVERGED_TASK, _context(ctx, x))
-    return await ctx.step(f"{FAMILY}/converged/{r}", role="judge", prompt=prompt,
+    return await ctx.step(converged_key(r), role="judge", prompt=prompt,
                           schema=Convergence, temperature=0.2)
 
 
 async def _final(ctx: DebateContext, x: Exchange) -> StepOutcome[FinalAnswer]:
     prompt = prompts.role("the proposer, writing the final answer after the critique",
                           ctx.request.topic, FINAL_TASK, _context(ctx, x))
-    return await ctx.step(f"{FAMILY}/final", role="proposer", prompt=prompt, schema=FinalAnswer)
+    return await ctx.step(FINAL_KEY, role="proposer", prompt=prompt, schema=FinalAnswer)
 
 
 def _render_proposal(r: int, step: StepOutcome[Proposal]) -> str:

@@ -30,15 +30,18 @@ from engine import prompts
 from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
 from engine.errors import InvalidRequest
 from engine.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
-from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.settings import PresetSpec
+from engine.vocabulary import MAX_JUDGES, Mode
 
 FAMILY = "panel"
-MAX_PANELISTS = 8
-MAX_ROUNDS = 3
+ANSWERS, SYNTHESIS, GRADING = "answers", "synthesis", "grading"
+SYNTHESIS_KEY, GRADE_KEY = f"{FAMILY}/synthesis", f"{FAMILY}/grade"
+MAX_PANELISTS = MAX_JUDGES        # the panelists are the panel's judges
+MAX_REFLECTION_ROUNDS = 3
 MAX_SPREAD = 4.5  # population sd of stances split evenly between 1 and 10
 DEFAULT_PERSONAS: tuple[str, ...] = (
     "a pragmatic engineer", "a sceptical economist", "a risk officer", "a customer advocate",
@@ -95,7 +98,7 @@ def stance_agreement(stances: Sequence[int]) -> float | None:
 
 def reflection_rounds(requested: int | None, preset: PresetSpec) -> int:
     """R = request.rounds or preset.rounds, clamped to 1..3."""
-    return max(1, min(MAX_ROUNDS, requested or preset.rounds))
+    return max(1, min(MAX_REFLECTION_ROUNDS, requested or preset.rounds))
 
 
 def panelists_for(preset: PresetSpec, options: dict[str, Any],
@@ -170,6 +173,15 @@ def _persona(perspective: str) -> str:
     return f"a panelist reviewing from the {perspective} perspective"
 
 
+def round_phase(r: int) -> str:
+    """Round 0 is the independent answers; rounds 1..R reflect."""
+    return ANSWERS if r == 0 else f"reflection {r}"
+
+
+def answer_key(r: int, member: Panelist) -> str:
+    return f"{FAMILY}/answer/{r}/{member.name}"
+
+
 def _plan_judges(spec: PlanInput) -> int | None:
     """The panel size the request asked for (None: take it from options or perspectives)."""
     return spec.judges_requested
@@ -197,22 +209,23 @@ class PanelState:
 
 
 class PanelProtocol:
-    mode = "panel"
+    mode = Mode.PANEL
+    judging_phases = frozenset({SYNTHESIS, GRADING})
+    final_steps = FinalSteps(keys=frozenset({SYNTHESIS_KEY, GRADE_KEY}))
 
     def plan(self, spec: PlanInput) -> Plan:
         members = panelists_for(spec.preset, spec.options, _plan_judges(spec))
         stops_on_approval(spec.preset, spec.options)  # refuse a bad flag before anything runs
         rounds, n = reflection_rounds(spec.rounds, spec.preset), len(members)
-        calls = [PlannedCall(key=f"{FAMILY}/answer/{r}/{m.name}", role=m.role,
-                             phase="answers" if r == 0 else f"reflection {r}", depth=1 + r,
+        calls = [PlannedCall(key=answer_key(r, m), role=m.role, phase=round_phase(r), depth=1 + r,
                              prompt_tokens=400 + (550 * n if r else 0),
                              completion_tokens=550 if r else 450)
                  for r in range(rounds + 1) for m in members]
-        calls.append(PlannedCall(key=f"{FAMILY}/synthesis", role="synthesizer",
-                                 phase="synthesis", depth=rounds + 2,
+        calls.append(PlannedCall(key=SYNTHESIS_KEY, role="synthesizer",
+                                 phase=SYNTHESIS, depth=rounds + 2,
                                  prompt_tokens=500 + 500 * n, completion_tokens=650))
         if spec.options.get("ground_truth"):
-            calls.append(PlannedCall(key=f"{FAMILY}/grade", role="judge", phase="grading",
+            calls.append(PlannedCall(key=GRADE_KEY, role="judge", phase=GRADING,
                                      depth=rounds + 3, prompt_tokens=1400,
                                      completion_tokens=300))
         return Plan(mode=self.mode, calls=tuple(calls))
@@ -226,18 +239,18 @@ class PanelProtocol:
         agreement: list[RoundAgreement] = []
         stopped = PanelStop.ROUND_LIMIT
         for r in range(rounds + 1):
-            async with ctx.phase("answers" if r == 0 else f"reflection {r}") as summary:
+            async with ctx.phase(round_phase(r)) as summary:
                 steps = await _answer_round(ctx, state, r, rounds, summary)
             agreement.append(await _report_round(ctx, state.members, steps, r))
             if early_stop and agreement[-1].all_approve:
                 stopped = PanelStop.ALL_APPROVED
                 break
-        async with ctx.phase("synthesis") as summary:
+        async with ctx.phase(SYNTHESIS) as summary:
             synthesis = await _synthesise(ctx, state, agreement)
             note(summary, "synthesizer", synthesis, lambda v: v.conclusion)
         grade = None
         if options.get("ground_truth"):
-            async with ctx.phase("grading") as summary:
+            async with ctx.phase(GRADING) as summary:
                 grade = await _grade(ctx, synthesis, str(options["ground_truth"]))
                 note(summary, "judge", grade, lambda v: f"accuracy {v.accuracy}/10")
         return _outcome(state, agreement, stopped, synthesis, grade)
@@ -261,7 +274,7 @@ async def _answer_round(ctx: DebateContext, state: PanelState, r: int, rounds: i
             task, schema = REFLECT_TASK.format(r=r, n=rounds), PanelReflection
         prompt = prompts.role(m.persona + ", sitting on a panel of experts", ctx.request.topic,
                               task, "\n\n".join(parts))
-        return await ctx.step(f"{FAMILY}/answer/{r}/{m.name}", role=m.role, prompt=prompt,
+        return await ctx.step(answer_key(r, m), role=m.role, prompt=prompt,
                               schema=schema, model=m.model)
 
     steps = list(await asyncio.gather(*(one(m) for m in state.members)))
@@ -304,7 +317,7 @@ async def _synthesise(ctx: DebateContext, state: PanelState,
              f"Stance agreement by round (1 = identical stances): {trend}"]
     prompt = prompts.role("the synthesizer of an expert panel, fair to every panelist",
                           ctx.request.topic, SYNTHESIS_TASK, "\n\n".join(p for p in parts if p))
-    return await ctx.step(f"{FAMILY}/synthesis", role="synthesizer", prompt=prompt,
+    return await ctx.step(SYNTHESIS_KEY, role="synthesizer", prompt=prompt,
                           schema=PanelSynthesis, temperature=0.3)
 
 
@@ -314,7 +327,7 @@ async def _grade(ctx: DebateContext, synthesis: StepOutcome[PanelSynthesis],
     context = f"Reference answer:\n{truth}\n\nAnswer to grade:\n{answer}"
     prompt = prompts.role("an exacting grader comparing an answer with a reference answer",
                           ctx.request.topic, GRADE_TASK, context)
-    return await ctx.step(f"{FAMILY}/grade", role="judge", prompt=prompt, schema=PanelGrade,
+    return await ctx.step(GRADE_KEY, role="judge", prompt=prompt, schema=PanelGrade,
                           temperature=0.2)
 
 

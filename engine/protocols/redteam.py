@@ -10,6 +10,7 @@ human the way a low alpha does.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,7 +18,7 @@ from pydantic import BaseModel
 from engine import prompts
 from engine.domain import Plan, PlannedCall
 from engine.outcomes import RedTeamOutcome
-from engine.protocols.base import Outcome, PlanInput
+from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.redteam import (
@@ -27,6 +28,7 @@ from engine.schemas.redteam import (
     Revision,
     StrategyProposal,
 )
+from engine.vocabulary import Mode
 
 FAMILY = "redteam"
 TEMPERATURES: dict[str, float] = {
@@ -34,48 +36,68 @@ TEMPERATURES: dict[str, float] = {
 }
 
 
-# (key suffix, role, phase, persona, task, schema) in order; each step reads all before it.
-STAGES: tuple[tuple[str, str, str, str, str, type[BaseModel]], ...] = (
-    ("analysis", "analyst", "analysis", "a quantitative analyst, precise and sober",
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One step of the chain: `name` is its phase and the tail of its step key."""
+
+    name: str
+    role: str
+    persona: str
+    task: str
+    schema: type[BaseModel]
+
+    @property
+    def key(self) -> str:
+        return f"{FAMILY}/{self.name}"
+
+
+SYNTHESIS = "synthesis"
+# In order; each step reads all before it.
+STAGES: tuple[Stage, ...] = tuple(Stage(*fields) for fields in (
+    ("analysis", "analyst", "a quantitative analyst, precise and sober",
      "Extract the key metrics (name and value) and the factors that bear on the question (does "
      "each support or oppose acting, and its weight 1-10), with a summary and your confidence "
      "from 0 to 1.", Analysis),
-    ("proposal", "strategist", "proposal", "a strategist who turns analysis into action",
+    ("proposal", "strategist", "a strategist who turns analysis into action",
      "Propose one concrete action, with its rationale, the outcome you expect and your "
      "confidence from 0 to 1.", StrategyProposal),
-    ("challenge", "redteam", "challenge", "the red team, paid to find what breaks the plan",
+    ("challenge", "redteam", "the red team, paid to find what breaks the plan",
      "Attack the proposal: list its risks (likelihood and impact low/medium/high), the strongest "
      "counter-arguments, the overall severity, and a one-line summary.", RedTeamChallenge),
-    ("revision", "strategist", "revision", "a strategist who turns analysis into action",
+    ("revision", "strategist", "a strategist who turns analysis into action",
      "Revise your proposal in the light of the red team's challenge: the revised action, "
      "rationale, expected outcome and confidence, what you changed, and which risks you accept "
      "and why.", Revision),
-    ("synthesis", "synthesizer", "synthesis", "the synthesizer who makes the final call",
+    (SYNTHESIS, "synthesizer", "the synthesizer who makes the final call",
      "Decide: the final decision and its rationale, the mitigation steps, the execution "
      "parameters (name and value), your confidence from 0 to 1, and whether consensus was "
      "reached (true only if the revised plan answers the red team's serious risks).", Decision),
-)
+))
 
 
 class RedTeamProtocol:
-    mode = "redteam"
+    mode = Mode.REDTEAM
+    judging_phases = frozenset({SYNTHESIS})
+    final_steps = FinalSteps(keys=frozenset({f"{FAMILY}/{SYNTHESIS}"}))
 
     def plan(self, spec: PlanInput) -> Plan:
-        calls = [PlannedCall(key=f"{FAMILY}/{key}", role=role, phase=phase, depth=depth,
+        calls = [PlannedCall(key=stage.key, role=stage.role, phase=stage.name, depth=depth,
                              prompt_tokens=400 + 500 * (depth - 1), completion_tokens=500)
-                 for depth, (key, role, phase, *_) in enumerate(STAGES, start=1)]
+                 for depth, stage in enumerate(STAGES, start=1)]
         return Plan(mode=self.mode, calls=tuple(calls))
 
     async def run(self, ctx: DebateContext) -> Outcome:
         done: list[tuple[str, StepOutcome[Any]]] = []
-        for key, role, phase, persona, task, schema in STAGES:
-            async with ctx.phase(phase) as summary:
+        for stage in STAGES:
+            async with ctx.phase(stage.name) as summary:
                 context = "\n\n".join(p for p in (context_text(ctx), _render(done)) if p)
-                prompt = prompts.role(persona, ctx.request.topic, task, context)
-                step = await ctx.step(f"{FAMILY}/{key}", role=role, prompt=prompt,
-                                      schema=schema, temperature=TEMPERATURES[role])
-                note(summary, role, step, _highlight)
-            done.append((key, step))
+                prompt = prompts.role(stage.persona, ctx.request.topic, stage.task, context)
+                step = await ctx.step(stage.key, role=stage.role, prompt=prompt,
+                                      schema=stage.schema, temperature=TEMPERATURES[stage.role])
+                note(summary, stage.role, step, _highlight)
+            done.append((stage.name, step))
         return _outcome(dict(done))
 
 
@@ -114,7 +136,7 @@ def _flat(item: Any) -> str:
 
 def _outcome(steps: dict[str, StepOutcome[Any]]) -> Outcome:
     challenge = steps["challenge"].value
-    synthesis = steps["synthesis"]
+    synthesis = steps[SYNTHESIS]
     decision = synthesis.value
     out = Outcome(outcome=RedTeamOutcome(
         analysis=steps["analysis"].value, proposal=steps["proposal"].value,
