@@ -14,7 +14,17 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engine.outcomes import ModeOutcome, legacy_outcome
-from engine.vocabulary import Band, Mode, ResultStatus, Routing, Side, StepStatus, choices
+from engine.vocabulary import (
+    MAX_JUDGES,
+    MAX_ROUNDS,
+    Band,
+    Mode,
+    ResultStatus,
+    Routing,
+    Side,
+    StepStatus,
+    choices,
+)
 
 MODES: tuple[str, ...] = choices(Mode)
 
@@ -39,8 +49,8 @@ class DebateRequest(BaseModel):
     topic: str = Field(min_length=1)
     mode: Mode = Mode.CONSENSUS
     preset: str | None = None
-    rounds: int | None = Field(default=None, ge=0, le=5)
-    judges: int | None = Field(default=None, ge=1, le=8)
+    rounds: int | None = Field(default=None, ge=0, le=MAX_ROUNDS)
+    judges: int | None = Field(default=None, ge=1, le=MAX_JUDGES)
     context: str = ""                      # e.g. the Slack thread being debated
     options: dict[str, Any] = Field(default_factory=dict)
     requested_by: str = "cli"
@@ -175,7 +185,7 @@ class ConsensusSummary(BaseModel):
     judges: list[str] = Field(default_factory=list)
     items: list[str] = Field(default_factory=list)
     ratings: dict[str, list[float | None]] = Field(default_factory=dict)  # judge -> row
-    calls: dict[str, list[str | None]] = Field(default_factory=dict)      # judge -> winner per dim
+    calls: dict[str, list[Side | None]] = Field(default_factory=dict)     # judge -> winner per dim
     weighted_scores: dict[str, float | None] = Field(default_factory=dict)
     weights: dict[str, float] = Field(default_factory=dict)
 
@@ -195,10 +205,10 @@ class DivergenceSummary(BaseModel):
 
 class TraceRow(BaseModel):
     id: str
-    side: str
+    side: Side
     claim: str
     evidence: str = ""
-    challenged_by: str | None = None
+    challenged_by: Side | None = None
     challenge: str = ""
     rebutted: bool | None = None
     response: str = ""

@@ -27,7 +27,7 @@ from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Pr
 from engine.settings import PresetSpec
 from engine.vocabulary import MAX_ROUNDS, Mode
 
-FAMILY = "critique"
+FAMILY = Mode.CRITIQUE.value      # the prefix of its step keys
 DEFAULT_ROUNDS = 3
 PROPOSAL, FINAL = "proposal", "final"
 FINAL_KEY = f"{FAMILY}/final"

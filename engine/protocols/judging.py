@@ -150,10 +150,10 @@ def _row(run: JudgeRun, items: list[str]) -> list[float | None]:
     return row
 
 
-def _dimension_calls(run: JudgeRun) -> list[str | None]:
+def _dimension_calls(run: JudgeRun) -> list[Side | None]:
     if not run.rubric:
         return [None] * len(DIMENSIONS)
-    calls: list[str | None] = []
+    calls: list[Side | None] = []
     for dim in DIMENSIONS:
         a, b = run.rubric[Side.PRO][dim], run.rubric[Side.CON][dim]
         calls.append(Side.PRO if a > b else Side.CON if b > a else Side.TIE)

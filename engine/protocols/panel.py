@@ -37,7 +37,7 @@ from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, Panel
 from engine.settings import PresetSpec
 from engine.vocabulary import MAX_JUDGES, Mode
 
-FAMILY = "panel"
+FAMILY = Mode.PANEL.value      # the prefix of its step keys
 ANSWERS, SYNTHESIS, GRADING = "answers", "synthesis", "grading"
 SYNTHESIS_KEY, GRADE_KEY = f"{FAMILY}/synthesis", f"{FAMILY}/grade"
 MAX_PANELISTS = MAX_JUDGES        # the panelists are the panel's judges

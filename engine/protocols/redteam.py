@@ -30,7 +30,7 @@ from engine.schemas.redteam import (
 )
 from engine.vocabulary import Mode
 
-FAMILY = "redteam"
+FAMILY = Mode.REDTEAM.value      # the prefix of its step keys
 TEMPERATURES: dict[str, float] = {
     "analyst": 0.2, "strategist": 0.7, "redteam": 0.9, "synthesizer": 0.3,
 }

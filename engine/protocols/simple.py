@@ -25,7 +25,7 @@ from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import Rebuttal, Verdict
 from engine.vocabulary import Mode, Side
 
-FAMILY = "simple"
+FAMILY = Mode.SIMPLE.value      # the prefix of its step keys
 VERDICT = "verdict"
 VERDICT_KEY = f"{FAMILY}/verdict"
 VERDICT_TASK = (

@@ -31,7 +31,7 @@ from engine.schemas.procon import DIMENSIONS, Closing, CrossExamination, RubricS
 from engine.settings import JudgeSpec
 from engine.vocabulary import Mode, Side
 
-FAMILY = "structured"
+FAMILY = Mode.STRUCTURED.value      # the prefix of its step keys
 JUDGE_KEY = f"{FAMILY}/judge"
 #: The debate `structured` and `consensus` share: (phase, step key segment, prompt tokens).
 DEBATE_PHASES: tuple[tuple[str, str, int], ...] = (
