@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
 from engine.settings import ModelPrice
+from engine.vocabulary import StepStatus
 
 PriceLookup = Callable[[str], ModelPrice]
 
@@ -20,7 +21,7 @@ def breakdown(records: list[StepRecord], reused: int = 0) -> CostBreakdown:
     by_model: dict[str, dict[str, float]] = {}
     total = CostBreakdown(reused_calls=reused)
     for rec in records:
-        if rec.status == "degraded" and rec.usage.prompt_tokens == 0:
+        if rec.status is StepStatus.DEGRADED and rec.usage.prompt_tokens == 0:
             continue  # no call was billed
         total.usd += rec.cost_usd
         total.prompt_tokens += rec.usage.prompt_tokens

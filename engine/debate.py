@@ -21,7 +21,7 @@ from engine.prompts import PROMPT_VERSION
 from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
 from engine.runner import DebateContext
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
-from engine.vocabulary import Mode, ResultStatus
+from engine.vocabulary import Mode, ResultStatus, Routing, StepStatus
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
 _HARD_STOP_MARGIN = 10.0
@@ -118,22 +118,23 @@ async def run_debate(
 
 def _nothing_succeeded(ctx: DebateContext) -> bool:
     """Every step degraded: there is no debate to speak of, only a list of failures."""
-    return bool(ctx.records) and all(r.status == "degraded" for r in ctx.records.values())
+    return bool(ctx.records) and all(r.status is StepStatus.DEGRADED
+                                     for r in ctx.records.values())
 
 
 def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
                  status: ResultStatus, error: str) -> DebateResult:
     records = list(ctx.records.values())
     degraded = [{"key": r.key, "role": r.role, "phase": r.phase, "reason": r.error}
-                for r in records if r.status == "degraded"]
-    filtered = [r.key for r in records if r.status == "filtered"]
+                for r in records if r.status is StepStatus.DEGRADED]
+    filtered = [r.key for r in records if r.status is StepStatus.FILTERED]
     missing = list(outcome.missing)
     missing += [f"{d['key']}: degraded ({d['reason']})" for d in degraded]
     missing += [f"{k}: withheld by the content filter" for k in filtered]
     if status is not ResultStatus.COMPLETED:
         missing.append(f"debate {status.value}: {error}")
     return DebateResult(
-        id=ctx.debate_id, status=status.value, mode=prepared.protocol.mode,
+        id=ctx.debate_id, status=status, mode=prepared.protocol.mode,
         topic=prepared.request.topic, preset=prepared.preset.name,
         verdict=outcome.verdict, winner=outcome.winner, rationale=outcome.rationale,
         consensus=outcome.consensus, divergence=outcome.divergence,
@@ -148,13 +149,16 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
     )
 
 
-def routing_for(outcome: Outcome, *, complete: bool) -> str:
+_PUBLISHED = frozenset({Routing.AUTO_APPROVE, Routing.TENTATIVE})
+
+
+def routing_for(outcome: Outcome, *, complete: bool) -> Routing:
     """Where the result goes: the panel's routing, made stricter by gaps and explicit flags."""
-    routing = outcome.consensus.routing if outcome.consensus else "none"
-    if outcome.needs_review and routing in ("none", "auto_approve", "tentative"):
-        routing = "human_review"
-    if not complete and routing in ("auto_approve", "tentative"):
-        routing = "human_review"
+    routing = outcome.consensus.routing if outcome.consensus else Routing.NONE
+    if outcome.needs_review and (routing in _PUBLISHED or routing is Routing.NONE):
+        return Routing.HUMAN_REVIEW
+    if not complete and routing in _PUBLISHED:
+        return Routing.HUMAN_REVIEW
     return routing
 
 

@@ -11,9 +11,20 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine.vocabulary import Band, Mode, ResultStatus, Routing, Side, StepStatus, choices
+from engine.outcomes import ModeOutcome, legacy_outcome
+from engine.vocabulary import (
+    MAX_JUDGES,
+    MAX_ROUNDS,
+    Band,
+    Mode,
+    ResultStatus,
+    Routing,
+    Side,
+    StepStatus,
+    choices,
+)
 
 MODES: tuple[str, ...] = choices(Mode)
 
@@ -38,8 +49,8 @@ class DebateRequest(BaseModel):
     topic: str = Field(min_length=1)
     mode: Mode = Mode.CONSENSUS
     preset: str | None = None
-    rounds: int | None = Field(default=None, ge=0, le=5)
-    judges: int | None = Field(default=None, ge=1, le=8)
+    rounds: int | None = Field(default=None, ge=0, le=MAX_ROUNDS)
+    judges: int | None = Field(default=None, ge=1, le=MAX_JUDGES)
     context: str = ""                      # e.g. the Slack thread being debated
     options: dict[str, Any] = Field(default_factory=dict)
     requested_by: str = "cli"
@@ -174,7 +185,7 @@ class ConsensusSummary(BaseModel):
     judges: list[str] = Field(default_factory=list)
     items: list[str] = Field(default_factory=list)
     ratings: dict[str, list[float | None]] = Field(default_factory=dict)  # judge -> row
-    calls: dict[str, list[str | None]] = Field(default_factory=dict)      # judge -> winner per dim
+    calls: dict[str, list[Side | None]] = Field(default_factory=dict)     # judge -> winner per dim
     weighted_scores: dict[str, float | None] = Field(default_factory=dict)
     weights: dict[str, float] = Field(default_factory=dict)
 
@@ -194,10 +205,10 @@ class DivergenceSummary(BaseModel):
 
 class TraceRow(BaseModel):
     id: str
-    side: str
+    side: Side
     claim: str
     evidence: str = ""
-    challenged_by: str | None = None
+    challenged_by: Side | None = None
     challenge: str = ""
     rebutted: bool | None = None
     response: str = ""
@@ -231,7 +242,7 @@ class DebateResult(BaseModel):
     phases: list[PhaseSummary] = Field(default_factory=list)
     degraded: list[dict[str, str]] = Field(default_factory=list)
     filtered: list[str] = Field(default_factory=list)
-    outcome: dict[str, Any] = Field(default_factory=dict)  # mode-specific final output
+    outcome: ModeOutcome | None = None    # what the mode ended with; None: it ended with nothing
     cost: CostBreakdown = CostBreakdown()
     elapsed_seconds: float = 0.0
     rehearsal: bool = False
@@ -241,3 +252,21 @@ class DebateResult(BaseModel):
     error: str = ""
     evidence: list[Evidence] = Field(default_factory=list)
     versions: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _untagged_outcome(cls, data: Any) -> Any:
+        """Results stored before outcomes were typed: tag their outcome with the result's mode."""
+        if isinstance(data, dict) and isinstance(data.get("outcome"), dict):
+            return {**data, "outcome": legacy_outcome(data["outcome"], str(data.get("mode")))}
+        return data
+
+    @model_validator(mode="after")
+    def _outcome_of_its_mode(self) -> DebateResult:
+        if self.outcome is not None and self.outcome.mode != self.mode:
+            raise ValueError(f"a {self.mode} result cannot hold a {self.outcome.mode} outcome")
+        return self
+
+    def outcome_details(self) -> dict[str, Any]:
+        """The mode's outcome as JSON values by name ({} without one): what surfaces list."""
+        return self.outcome.details() if self.outcome is not None else {}

@@ -7,21 +7,22 @@ from __future__ import annotations
 
 from engine.errors import InvalidRequest
 from engine.settings import DEFAULT_JUDGES, EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
+from engine.vocabulary import Mode
 
 _J = {j.name: j for j in DEFAULT_JUDGES}
 
 BUILTIN_PRESETS: dict[str, PresetSpec] = {
     "default": PresetSpec(name="default", description="A general consensus debate.",
-                          mode="consensus"),
+                          mode=Mode.CONSENSUS),
     "market": PresetSpec(
-        name="market", mode="consensus", rounds=1,
+        name="market", mode=Mode.CONSENSUS, rounds=1,
         description="Bull against bear on a market signal; technical, business and risk judges.",
         pro_persona="a bullish market analyst arguing the signal is a buy",
         con_persona="a bearish market analyst arguing the signal is a sell or a trap",
         judges=(_J["technical"], _J["business"], _J["risk"]), temperature=0.5,
     ),
     "decision": PresetSpec(
-        name="decision", mode="consensus",
+        name="decision", mode=Mode.CONSENSUS,
         description="A technical decision review before a meeting; alpha below 0.50 flags "
                     "'needs human discussion' with the three core divergence points.",
         pro_persona="a senior engineer arguing for adopting the proposal",
@@ -29,7 +30,7 @@ BUILTIN_PRESETS: dict[str, PresetSpec] = {
         judges=(_J["technical"], _J["business"], _J["general"]),
     ),
     "compliance": PresetSpec(
-        name="compliance", mode="consensus", allow_downgrade=False,
+        name="compliance", mode=Mode.CONSENSUS, allow_downgrade=False,
         description="Checks a proposal against a policy text; risk, technical and general "
                     "judges; everything audited, never downgraded.",
         pro_persona="a compliance analyst arguing the proposal complies with the policy",
@@ -37,7 +38,7 @@ BUILTIN_PRESETS: dict[str, PresetSpec] = {
         judges=(_J["risk"], _J["technical"], _J["general"]),
     ),
     "appeal": PresetSpec(
-        name="appeal", mode="consensus", allow_downgrade=False,
+        name="appeal", mode=Mode.CONSENSUS, allow_downgrade=False,
         description="A content appeal: the platform-policy agent against the user's advocate; "
                     "auto-resolves at alpha >= 0.80, a human reviews below 0.50.",
         pro_persona="the user's advocate, interpreting the content in the user's favour and "
@@ -52,7 +53,7 @@ BUILTIN_PRESETS: dict[str, PresetSpec] = {
         thresholds=ThresholdSpec(high=0.80, tentative=0.50, escalate=0.50),
     ),
     "brief": PresetSpec(
-        name="brief", mode="consensus",
+        name="brief", mode=Mode.CONSENSUS,
         description="A one-page pre-meeting decision brief: the arguments map, the agreements, "
                     "the points to discuss.",
         judges=(_J["technical"], _J["business"], _J["general"]),

@@ -16,8 +16,10 @@ from typing import Any
 
 from engine.domain import Usage, sha256
 from engine.llm import CallSpec, Reply, T
+from engine.vocabulary import Side
 
 MARK = "[rehearsal]"
+_SIDE_WORD: dict[str, str] = {Side.PRO: "FOR", Side.CON: "AGAINST"}
 
 
 class RehearsalModel:
@@ -92,7 +94,7 @@ class _Generator:
         if leaf in {"target", "claim", "id"} and self._is_reference(path):
             self.last_ref = self._reference(n)
             return self.last_ref
-        side = {"pro": "FOR", "con": "AGAINST"}.get(self.role, self.role)
+        side = _SIDE_WORD.get(self.role, self.role)
         text = f"{MARK} {side} — {leaf.replace('_', ' ')} {n} on “{self.topic}”"
         return text[: node.get("maxLength", 600)]
 
@@ -109,8 +111,8 @@ class _Generator:
             return self.claim_ids[n - 1] if n <= len(self.claim_ids) else f"A{n}"
         if "closing" in self.spec.prompt.user.lower() and "answer each challenge" in \
                 self.spec.prompt.user:
-            return f"{'P' if self.role == 'pro' else 'C'}{n}"
-        return f"{'C' if self.role == 'pro' else 'P'}{n}"
+            return f"{'P' if self.role == Side.PRO else 'C'}{n}"
+        return f"{'C' if self.role == Side.PRO else 'P'}{n}"
 
     def _int(self, node: dict[str, Any], path: str) -> int:
         low, high = int(node.get("minimum", 1)), int(node.get("maximum", 10))
@@ -130,11 +132,11 @@ class _Generator:
             return f"{self._side(label)}.{path.split('.', 1)[1]}"
         if path.endswith(".strength") and self.last_ref:
             label, number = self.last_ref[0], self.last_ref[1:]
-            return f"claim.{'P' if self._side(label) == 'pro' else 'C'}{number}"
+            return f"claim.{'P' if self._side(label) is Side.PRO else 'C'}{number}"
         return None
 
-    def _side(self, label: str) -> str:
-        return "pro" if label == self.for_label else "con"
+    def _side(self, label: str) -> Side:
+        return Side.PRO if label == self.for_label else Side.CON
 
     def _enum(self, options: list[Any], path: str) -> Any:
         if set(options) >= {"A", "B"} and self.for_label:

@@ -1,7 +1,8 @@
 """Replay: a new debate built from a stored one — re-synthesised with another model, or continued
 with more rounds. The source is never changed. Steps the change does not touch are read from the
-source's checkpoints (at no cost to the replay: the source already paid for them); the final
-stage (verdict, judges, synthesis, grade, final answer) always runs again.
+source's checkpoints (at no cost to the replay: the source already paid for them); the mode's
+final steps (`DebateProtocol.final_steps`: verdict, judges, synthesis, grade, final answer) always
+run again.
 """
 
 from __future__ import annotations
@@ -11,34 +12,35 @@ from collections.abc import Iterable
 from engine.domain import DebateRequest, StepRecord, Usage
 from engine.errors import InvalidRequest
 from engine.ports import CheckpointStore
+from engine.protocols import DebateProtocol
+from engine.vocabulary import MAX_REPLAY_ROUNDS, MAX_ROUNDS, StepStatus
 
-FINAL_STAGE = ("/verdict", "/synthesis", "/grade", "/final", "structured/judge")
+#: Roles whose model a replay's `--synthesizer` replaces, beside the final steps themselves.
+FINAL_ROLES = ("synthesizer", "judge")
 
 
-def is_final_stage(key: str) -> bool:
-    return key.startswith(("judge/", "critique/converged/")) or key.endswith(FINAL_STAGE)
-
-
-def replay_request(source: DebateRequest, *, source_id: str, source_keys: Iterable[str],
-                   default_rounds: int, more_rounds: int | None = None,
+def replay_request(source: DebateRequest, *, protocol: DebateProtocol, source_id: str,
+                   source_keys: Iterable[str], default_rounds: int,
+                   more_rounds: int | None = None,
                    synthesizer: str | None = None) -> DebateRequest:
-    """The replay's request: more rounds and/or another model for the final stage."""
+    """The replay's request: more rounds and/or another model for the final stage. `protocol`
+    is the source's mode, which says which steps are final."""
     if not more_rounds and not synthesizer:
         raise InvalidRequest("say what to change: --rounds N (more rounds) and/or "
                              "--synthesizer MODEL")
-    if more_rounds is not None and not 1 <= more_rounds <= 3:
-        raise InvalidRequest("--rounds adds 1 to 3 rounds")
+    if more_rounds is not None and not 1 <= more_rounds <= MAX_REPLAY_ROUNDS:
+        raise InvalidRequest(f"--rounds adds 1 to {MAX_REPLAY_ROUNDS} rounds")
     options = dict(source.options)
     if synthesizer:
         models = dict(options.get("role_models") or {})
-        models.update({"synthesizer": synthesizer, "judge": synthesizer,
-                       "critique/final": synthesizer})
+        models.update(dict.fromkeys((*FINAL_ROLES, *sorted(protocol.final_steps.keys)),
+                                    synthesizer))
         options["role_models"] = models
-    reuse = sorted(k for k in source_keys if not is_final_stage(k))
+    reuse = sorted(k for k in source_keys if k not in protocol.final_steps)
     options["replay"] = {"source": source_id, "reuse": reuse}
     rounds = source.rounds if source.rounds is not None else default_rounds
     if more_rounds:
-        rounds = min(rounds + more_rounds, 5)
+        rounds = min(rounds + more_rounds, MAX_ROUNDS)
     return source.model_copy(update={"options": options, "rounds": rounds, "no_cache": True})
 
 
@@ -55,7 +57,7 @@ class ReplayStore:
         if own is not None or key not in self.reuse:
             return own
         found = await self.inner.get(self.source_id, key)
-        if found is None or found.status == "degraded":
+        if found is None or found.status is StepStatus.DEGRADED:
             return None
         # the source paid for it: the replay reuses it for free
         return found.model_copy(update={"cost_usd": 0.0, "usage": Usage(), "attempts": 0})

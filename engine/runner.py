@@ -28,7 +28,6 @@ from engine.domain import (
     Evidence,
     PhaseSummary,
     StepRecord,
-    StepStatus,
     canonical_json,
     sha256,
 )
@@ -36,6 +35,7 @@ from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
 from engine.llm import CallSpec, LLMClient, Prompt
 from engine.ports import CheckpointStore, EventSink, EvidenceSource, StepCache
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
+from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -60,7 +60,7 @@ class StepOutcome(Generic[T]):
 
     def missing_note(self) -> str:
         """What later prompts and transcripts show instead of a missing output."""
-        if self.status == "filtered":
+        if self.status is StepStatus.FILTERED:
             return "[filtered: the provider's content filter withheld this output]"
         return f"[degraded: no output — {self.record.error or 'the call did not finish'}]"
 
@@ -178,7 +178,7 @@ class DebateContext:
         With `cache_key`, an identical call from another debate is reused (no call, no cost)."""
         phase_name, phase_deadline = _phase.get() or ("", self.deadline)
         stored = await self.store.get(self.debate_id, key)
-        if stored is not None and stored.status != "degraded":
+        if stored is not None and stored.status is not StepStatus.DEGRADED:
             return await self._reuse(stored, schema)
         model = self._model_override(key, role) or model or self.settings.model_for(role)
         if cache_key is not None:
@@ -217,7 +217,7 @@ class DebateContext:
             role=role,
             phase=phase_name,
             model=reply.model,
-            status="ok",
+            status=StepStatus.OK,
             output=reply.value.model_dump(mode="json"),
             prompt_hash=_prompt_hash(prompt),
             usage=reply.usage,
@@ -236,7 +236,7 @@ class DebateContext:
             cost_usd=record.cost_usd, prompt_tokens=record.usage.prompt_tokens,
             completion_tokens=record.usage.completion_tokens, attempts=record.attempts,
         )
-        return StepOutcome(key, "ok", schema.model_validate(record.output), record)
+        return StepOutcome(key, StepStatus.OK, schema.model_validate(record.output), record)
 
     async def _from_cache(self, cache_key: str, key: str, role: str, phase: str, model: str,
                           prompt: Prompt, schema: type[T]) -> StepOutcome[T] | None:
@@ -249,14 +249,14 @@ class DebateContext:
             value = schema.model_validate(output)
         except ValidationError:
             return None  # written by an older schema: call the model instead
-        record = StepRecord(key=key, role=role, phase=phase, model=model, status="ok",
+        record = StepRecord(key=key, role=role, phase=phase, model=model, status=StepStatus.OK,
                             output=output, prompt_hash=_prompt_hash(prompt), attempts=0,
                             rehearsal=self.rehearsal)
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
         self.reused += 1
         await self.emit(EventKind.STEP_REUSED, key=key, role=role, phase=phase, cached=True)
-        return StepOutcome(key, "ok", value, record, reused=True)
+        return StepOutcome(key, StepStatus.OK, value, record, reused=True)
 
     def _model_override(self, key: str, role: str) -> str | None:
         """A per-request model (a replay's new synthesizer) by step key, role or role family."""
@@ -279,16 +279,17 @@ class DebateContext:
         self.records[stored.key] = stored
         self.reused += 1
         await self.emit(EventKind.STEP_REUSED, key=stored.key, role=stored.role, phase=stored.phase)
-        if stored.status == "filtered" or stored.output is None:
+        if stored.status is StepStatus.FILTERED or stored.output is None:
             return StepOutcome(stored.key, stored.status, None, stored, reused=True)
         try:
-            return StepOutcome(stored.key, "ok", schema.model_validate(stored.output), stored, True)
+            value = schema.model_validate(stored.output)
         except ValidationError as exc:  # a schema changed since it was stored: say so, go on
-            record = stored.model_copy(update={"status": "degraded", "error": f"stored output no "
-                                               f"longer fits {schema.__name__}: {exc.error_count()}"
-                                               " errors"})
+            error = (f"stored output no longer fits {schema.__name__}: {exc.error_count()} "
+                     "errors")
+            record = stored.model_copy(update={"status": StepStatus.DEGRADED, "error": error})
             self.records[stored.key] = record
-            return StepOutcome(stored.key, "degraded", None, record, reused=True)
+            return StepOutcome(stored.key, StepStatus.DEGRADED, None, record, reused=True)
+        return StepOutcome(stored.key, StepStatus.OK, value, stored, reused=True)
 
     def _retry_reporter(self, key: str) -> Callable[[int, str, float], Any]:
         async def report(attempt: int, reason: str, delay: float) -> None:
@@ -304,25 +305,25 @@ class DebateContext:
         attempts: int,
     ) -> StepOutcome[Any]:
         record = StepRecord(
-            key=key, role=role, phase=phase, model=model, status="degraded",
+            key=key, role=role, phase=phase, model=model, status=StepStatus.DEGRADED,
             prompt_hash=_prompt_hash(prompt), attempts=attempts, error=reason,
             rehearsal=self.rehearsal,
         )
         self.records[key] = record  # not stored: a resumed debate tries this step again
         await self.emit(EventKind.STEP_DEGRADED, key=key, role=role, phase=phase, reason=reason)
-        return StepOutcome(key, "degraded", None, record)
+        return StepOutcome(key, StepStatus.DEGRADED, None, record)
 
     async def _filtered(
         self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str
     ) -> StepOutcome[Any]:
         record = StepRecord(
-            key=key, role=role, phase=phase, model=model, status="filtered",
+            key=key, role=role, phase=phase, model=model, status=StepStatus.FILTERED,
             prompt_hash=_prompt_hash(prompt), error=reason, rehearsal=self.rehearsal,
         )
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
         await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason)
-        return StepOutcome(key, "filtered", None, record)
+        return StepOutcome(key, StepStatus.FILTERED, None, record)
 
 
 def _prompt_hash(prompt: Prompt) -> str:

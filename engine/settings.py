@@ -45,7 +45,16 @@ class JudgeSpec(BaseModel):
 
 
 class ThresholdSpec(BaseModel):
-    """Alpha bands that route a result: auto-approve, tentative, human review, escalate."""
+    """A preset's alpha cut-offs, the one definition routing reads (engine/verdicts.py);
+    ``escalate <= tentative <= high`` is enforced.
+
+    * ``alpha >= high`` -> band "high", routing "auto_approve"
+    * ``tentative <= alpha < high`` -> "tentative" / "tentative"
+    * ``escalate <= alpha < tentative`` -> "review" / "human_review"
+    * ``alpha < escalate`` -> "contentious" / "escalate"
+    * ``irreconcilable_spread``: with a split on the winner, an item spread this wide (or wider)
+      makes the panel irreconcilable (see ``verdicts.divergence``).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     high: float = 0.80        # above 1: nothing is published without a reviewer

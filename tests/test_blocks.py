@@ -31,6 +31,16 @@ from engine.domain import (
     PhaseSummary,
     TraceRow,
 )
+from engine.outcomes import RedTeamOutcome, StructuredOutcome
+from engine.schemas.procon import RubricScores
+from engine.schemas.redteam import (
+    Analysis,
+    Decision,
+    RedTeamChallenge,
+    Revision,
+    StrategyProposal,
+)
+from engine.vocabulary import Side
 from storage.records import DebateRecord, DebateStatus, Origin, Review, ReviewStatus
 
 HOSTILE = "<!channel> <@U123> & <https://evil|click>"
@@ -88,9 +98,10 @@ def simple_result() -> DebateResult:
 
 
 def structured_result() -> DebateResult:
-    rubric = {side: {"logic": 7, "evidence": 6, "rebuttal": 5} for side in ("pro", "con")}
+    scores = RubricScores(logic=7, evidence=6, rebuttal=5, clarity=8, relevance=9)
+    outcome = StructuredOutcome(rubric={Side.PRO: scores, Side.CON: scores})
     return DebateResult(id="d-3", status="completed", mode="structured", topic="Monorepo?",
-                        verdict="Too close to call.", winner="tie", outcome={"rubric": rubric},
+                        verdict="Too close to call.", winner="tie", outcome=outcome,
                         cost=CostBreakdown(usd=0.01, calls=7))
 
 
@@ -106,8 +117,24 @@ def timed_out_result() -> DebateResult:
 
 
 def mode_outcome_result() -> DebateResult:
-    outcome = {f"key{i}": {"nested": ["x" * 50, i]} for i in range(9)}
-    outcome["key0"] = HOSTILE
+    """A redteam outcome (seven fields) with hostile text wherever the models write."""
+    text, pair = HOSTILE, {"name": HOSTILE, "value": "x" * 50}
+    proposal = {"action": text, "rationale": text, "expected_outcome": text, "confidence": 0.6}
+    outcome = RedTeamOutcome(
+        analysis=Analysis.model_validate({
+            "summary": text, "metrics": [pair], "confidence": 0.7,
+            "factors": [{"factor": text, "effect": "supports", "weight": 7}]}),
+        proposal=StrategyProposal.model_validate(proposal),
+        challenge=RedTeamChallenge.model_validate({
+            "summary": text, "counter_arguments": [text], "severity": "high",
+            "risks": [{"risk": text, "likelihood": "high", "impact": "medium"}]}),
+        revision=Revision.model_validate({**proposal, "changes": [text],
+                                          "accepted_risks": [text]}),
+        synthesis=Decision.model_validate({
+            "decision": text, "rationale": text, "mitigation_steps": [text],
+            "execution_parameters": [pair], "consensus_reached": False, "confidence": 0.5}),
+        severity="high", consensus_reached=False,
+    )
     return DebateResult(id="d-6", status="completed", mode="redteam", topic="Ship it?",
                         verdict="Three attacks landed.", outcome=outcome)
 
@@ -128,7 +155,6 @@ def huge_result() -> DebateResult:
         degraded=[{"key": f"k{i}", "role": "judge", "phase": "judging", "reason": big[:500]}
                   for i in range(50)],
         filtered=[big[:100]] * 30, missing=[big[:2000]] * 50, error=big[:1000],
-        outcome={f"{HOSTILE}{i}": big for i in range(10)},
     )
 
 
@@ -438,9 +464,9 @@ def test_structured_result_shows_rubric() -> None:
 
 def test_mode_outcome_shows_six_keys_escaped() -> None:
     message = B.divergence_summary(mode_outcome_result(), transcript_url=TRANSCRIPT)
-    outcome = next(b for b in message.blocks if b.get("fields") and "key0" in json.dumps(b))
+    outcome = next(b for b in message.blocks if b.get("fields") and "analysis" in json.dumps(b))
     assert len(outcome["fields"]) == 6
-    assert "+3 more in the transcript" in text_of(message)
+    assert "+1 more in the transcript" in text_of(message)
     assert escape(HOSTILE) in text_of(message)
 
 
@@ -457,7 +483,7 @@ def test_huge_result_is_cut_with_a_transcript_link_and_keeps_its_tail() -> None:
 def test_hostile_text_appears_only_escaped() -> None:
     result = consensus_result(topic=HOSTILE, verdict=HOSTILE, rationale=HOSTILE,
                               missing=[HOSTILE], error=HOSTILE, preset=HOSTILE,
-                              filtered=[HOSTILE], outcome={HOSTILE: HOSTILE})
+                              filtered=[HOSTILE])
     message = B.divergence_summary(result, transcript_url=TRANSCRIPT)
     assert_message_valid(message)
     assert escape(HOSTILE) in text_of(message)

@@ -24,32 +24,21 @@ from engine.domain import DebateRequest, DebateResult, EventKind, Usage
 from engine.errors import InvalidRequest, LLMTransientError
 from engine.gateway import strict_schema
 from engine.llm import CallSpec, Reply, T
+from engine.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import get_protocol
-from engine.protocols.critique import (
-    Convergence,
-    CritiqueReview,
-    FinalAnswer,
-    Proposal,
-    round_limit,
-)
-from engine.protocols.panel import (
-    PanelAnswer,
-    PanelGrade,
-    PanelReflection,
-    PanelSynthesis,
-    panelists_for,
-    reflection_rounds,
-    stance_agreement,
-)
-from engine.protocols.redteam import (
+from engine.protocols.critique import round_limit
+from engine.protocols.panel import panelists_for, reflection_rounds, stance_agreement
+from engine.rehearsal import RehearsalModel
+from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
+from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
+from engine.schemas.redteam import (
     Analysis,
     Decision,
     RedTeamChallenge,
     Revision,
     StrategyProposal,
 )
-from engine.rehearsal import RehearsalModel
 from engine.settings import EngineSettings, PresetSpec
 
 TOPIC = "Should we move billing to PostgreSQL?"
@@ -144,6 +133,21 @@ async def debate(mode: str | None, llm: Any, *, settings: EngineSettings = LIVE,
                [c.key for c in prepared.plan.calls], prepared.plan.depth)
 
 
+def critique_of(run: Run) -> CritiqueOutcome:
+    assert isinstance(run.result.outcome, CritiqueOutcome)
+    return run.result.outcome
+
+
+def panel_of(run: Run) -> PanelOutcome:
+    assert isinstance(run.result.outcome, PanelOutcome)
+    return run.result.outcome
+
+
+def redteam_of(run: Run) -> RedTeamOutcome:
+    assert isinstance(run.result.outcome, RedTeamOutcome)
+    return run.result.outcome
+
+
 def never_satisfied(n: int) -> dict[str, Any]:
     return {"satisfied": False}
 
@@ -195,18 +199,19 @@ async def test_critic_satisfied_at_round_one_stops_at_round_one() -> None:
     llm = ScriptedLLM({"critic": always(satisfied=True)})
     run = await debate("critique", llm, rounds=4)
     assert run.keys == {"critique/proposal/0", "critique/critique/1", "critique/final"}
-    assert run.result.outcome["stopped_because"] == "critic_satisfied"
-    assert run.result.outcome["rounds_run"] == 1
+    out = critique_of(run)
+    assert out.stopped_because == "critic_satisfied"
+    assert out.rounds_run == 1
     assert llm.roles().count("critic") == 1
-    assert run.result.outcome["final"] is not None
+    assert out.final is not None
     assert "the critic was satisfied" in run.result.rationale
 
 
 async def test_critic_satisfied_later_stops_that_round() -> None:
     llm = ScriptedLLM({"critic": lambda n: {"satisfied": n == 1}})
     run = await debate("critique", llm, rounds=5)
-    assert run.result.outcome["stopped_because"] == "critic_satisfied"
-    assert run.result.outcome["rounds_run"] == 2
+    assert critique_of(run).stopped_because == "critic_satisfied"
+    assert critique_of(run).rounds_run == 2
     assert "critique/proposal/2" not in run.keys and "critique/proposal/1" in run.keys
 
 
@@ -214,9 +219,9 @@ async def test_critic_satisfied_later_stops_that_round() -> None:
 async def test_never_satisfied_runs_exactly_the_round_limit(limit: int) -> None:
     llm = ScriptedLLM({"critic": never_satisfied})
     run = await debate("critique", llm, rounds=limit)
-    out = run.result.outcome
-    assert out["stopped_because"] == "round_limit"
-    assert out["rounds_run"] == limit == len(out["rounds"])
+    out = critique_of(run)
+    assert out.stopped_because == "round_limit"
+    assert out.rounds_run == limit == len(out.rounds) and out.round_limit == limit
     assert llm.roles().count("critic") == limit
     assert f"critique/critique/{limit}" in run.keys
     assert f"critique/critique/{limit + 1}" not in run.keys
@@ -229,27 +234,27 @@ async def test_never_satisfied_runs_exactly_the_round_limit(limit: int) -> None:
 async def test_convergence_judge_stops_the_exchange() -> None:
     llm = ScriptedLLM({"critic": never_satisfied, "judge": always(converged=True)})
     run = await debate("critique", llm, rounds=4, options={"convergence_judge": True})
-    out = run.result.outcome
-    assert out["stopped_because"] == "converged"
-    assert out["rounds_run"] == 2
+    out = critique_of(run)
+    assert out.stopped_because == "converged"
+    assert out.rounds_run == 2
     assert "critique/converged/2" in run.keys and "critique/converged/1" not in run.keys
     assert "critique/proposal/2" not in run.keys and "critique/final" in run.keys
     assert llm.max_in_flight == 2       # the judge runs beside the critic
-    assert out["rounds"][-1]["converged"] is True
+    assert out.rounds[-1].converged is True
 
 
 async def test_satisfied_critic_wins_over_a_converged_verdict_in_the_same_round() -> None:
     llm = ScriptedLLM({"critic": lambda n: {"satisfied": n == 1},
                        "judge": always(converged=True)})
     run = await debate("critique", llm, rounds=4, options={"convergence_judge": True})
-    assert run.result.outcome["stopped_because"] == "critic_satisfied"
-    assert run.result.outcome["rounds_run"] == 2
+    assert critique_of(run).stopped_because == "critic_satisfied"
+    assert critique_of(run).rounds_run == 2
 
 
 async def test_a_judge_that_never_sees_convergence_leaves_the_round_limit() -> None:
     llm = ScriptedLLM({"critic": never_satisfied, "judge": always(converged=False)})
     run = await debate("critique", llm, rounds=3, options={"convergence_judge": True})
-    assert run.result.outcome["stopped_because"] == "round_limit"
+    assert critique_of(run).stopped_because == "round_limit"
     assert {k for k in run.keys if "/converged/" in k} == {
         "critique/converged/2", "critique/converged/3"}
 
@@ -259,8 +264,8 @@ async def test_a_degraded_critique_never_stops_the_exchange() -> None:
                       fail=lambda spec, n: spec.role == "critic" and n == 0)
     run = await debate("critique", llm, rounds=3)
     assert run.result.status == "completed"
-    assert run.result.outcome["rounds_run"] == 2
-    assert run.result.outcome["rounds"][0]["satisfied"] is None
+    assert critique_of(run).rounds_run == 2
+    assert critique_of(run).rounds[0].satisfied is None
     assert any("critique/critique/1" in m for m in run.result.missing)
 
 
@@ -282,14 +287,15 @@ async def test_panelists_answer_in_parallel_and_reflect_for_r_rounds() -> None:
     assert llm.max_in_flight == 4
     assert {f"panel/answer/{r}/{n}" for r in range(3) for n in names} <= run.keys
     assert "panel/synthesis" in run.keys and "panel/answer/3/risk-officer" not in run.keys
-    out = run.result.outcome
-    assert len(out["agreement_by_round"]) == 3
-    assert out["rounds_run"] == 2 and out["stopped_because"] == "round_limit"
+    out = panel_of(run)
+    assert len(out.agreement_by_round) == 3
+    assert out.rounds_run == 2 and out.stopped_because == "round_limit"
     rounds = run.events(EventKind.ROUND_FINISHED)
     assert [e["round"] for e in rounds] == [0, 1, 2]
     assert all([p["panelist"] for p in e["positions"]] == names for e in rounds)
     assert all(isinstance(p["stance"], int) for e in rounds for p in e["positions"])
-    assert out["synthesis"] is not None and run.result.verdict == out["synthesis"]["conclusion"]
+    assert out.synthesis is not None and run.result.verdict == out.synthesis.conclusion
+    assert all(isinstance(p.final, PanelReflection) for p in out.panelists)
 
 
 async def test_reflection_prompts_show_own_and_others_previous_answers() -> None:
@@ -310,12 +316,12 @@ async def test_agreement_by_round_follows_the_stances() -> None:
 
     llm = ScriptedLLM({f"panelist/{name}": script(s) for name, s in stances.items()})
     run = await debate("panel", llm, rounds=1)
-    by_round = run.result.outcome["agreement_by_round"]
-    assert by_round[0]["agreement"] == pytest.approx(1 - math.sqrt(6) / 4.5, abs=1e-4)
-    assert by_round[0]["stance_spread"] == 6 and by_round[0]["mean_stance"] == 5
-    assert by_round[1]["agreement"] == 1.0
+    by_round = panel_of(run).agreement_by_round
+    assert by_round[0].agreement == pytest.approx(1 - math.sqrt(6) / 4.5, abs=1e-4)
+    assert by_round[0].stance_spread == 6 and by_round[0].mean_stance == 5
+    assert by_round[1].agreement == 1.0
     assert [e["agreement"] for e in run.events(EventKind.ROUND_FINISHED)] == [
-        by_round[0]["agreement"], 1.0]
+        by_round[0].agreement, 1.0]
 
 
 REVIEW = PresetSpec(name="review", mode="panel", rounds=3,
@@ -326,13 +332,13 @@ async def test_multi_perspective_review_stops_when_every_perspective_approves() 
     settings = live(presets={"review": REVIEW})
     llm = ScriptedLLM({"panelist": lambda n: {"approve": n >= 1}})
     run = await debate(None, llm, settings=settings, preset="review")
-    out = run.result.outcome
+    out = panel_of(run)
     assert run.result.mode == "panel"
-    assert out["stopped_because"] == "all_approved" and out["rounds_run"] == 1
-    assert len(out["agreement_by_round"]) == 2
+    assert out.stopped_because == "all_approved" and out.rounds_run == 1
+    assert len(out.agreement_by_round) == 2
     assert "panel/answer/1/security" in run.keys
     assert not any(k.startswith("panel/answer/2/") for k in run.keys)
-    assert [p["name"] for p in out["panelists"]] == ["security", "performance", "maintainability"]
+    assert [p.name for p in out.panelists] == ["security", "performance", "maintainability"]
     first = next(c for c in llm.calls if c.role == "panelist/performance")
     assert "performance perspective" in first.prompt.system
 
@@ -342,28 +348,28 @@ async def test_one_dissenting_perspective_keeps_the_review_going() -> None:
     llm = ScriptedLLM({"panelist": always(approve=True),
                        "panelist/security": always(approve=False)})
     run = await debate(None, llm, settings=settings, preset="review")
-    assert run.result.outcome["stopped_because"] == "round_limit"
-    assert run.result.outcome["rounds_run"] == 3
+    assert panel_of(run).stopped_because == "round_limit"
+    assert panel_of(run).rounds_run == 3
 
 
 async def test_an_unnamed_panel_does_not_stop_early_unless_asked() -> None:
     llm = ScriptedLLM({"panelist": always(approve=True)})
     run = await debate("panel", llm, rounds=2)
-    assert run.result.outcome["rounds_run"] == 2
+    assert panel_of(run).rounds_run == 2
     asked = await debate("panel", ScriptedLLM({"panelist": always(approve=True)}), rounds=2,
                          options={"stop_when_all_approve": True})
-    assert asked.result.outcome["rounds_run"] == 0
-    assert asked.result.outcome["stopped_because"] == "all_approved"
+    assert panel_of(asked).rounds_run == 0
+    assert panel_of(asked).stopped_because == "all_approved"
 
 
 async def test_ground_truth_adds_a_graded_comparison() -> None:
     llm = ScriptedLLM({"judge": always(accuracy=7, completeness=4)})
     truth = "Yes, once the ledger service is isolated."
     run = await debate("panel", llm, rounds=1, options={"ground_truth": truth})
-    grade = run.result.outcome["grade"]
+    grade = panel_of(run).grade
     assert "panel/grade" in run.keys
-    assert grade["accuracy"] == 7 and grade["completeness"] == 4
-    assert isinstance(grade["missing_points"], list)
+    assert grade is not None and grade.accuracy == 7 and grade.completeness == 4
+    assert isinstance(grade.missing_points, list)
     grader = next(c for c in llm.calls if c.role == "judge")
     assert truth in grader.prompt.user and grader.schema is PanelGrade
     assert all(truth not in c.prompt.user for c in llm.calls if c.role != "judge")
@@ -390,7 +396,7 @@ async def test_a_degraded_synthesis_is_reported_not_hidden() -> None:
     assert run.result.status == "completed" and not run.result.complete
     assert run.result.verdict.startswith("No synthesis: [degraded")
     assert "synthesis (degraded)" in run.result.missing
-    assert run.result.outcome["synthesis"] is None
+    assert panel_of(run).synthesis is None
 
 
 @pytest.mark.parametrize(
@@ -439,8 +445,10 @@ async def test_consensus_flag_routes_the_decision(reached: bool, routing: str) -
     llm = ScriptedLLM({"synthesizer": always(consensus_reached=reached)})
     run = await debate("redteam", llm)
     assert run.result.routing == routing
-    assert run.result.outcome["consensus_reached"] is reached
-    assert run.result.outcome["synthesis"]["execution_parameters"]
+    out = redteam_of(run)
+    assert out.consensus_reached is reached
+    assert out.synthesis is not None and out.synthesis.execution_parameters
+    assert out.mitigations == out.synthesis.mitigation_steps and out.severity is not None
     assert ("no consensus" in run.result.verdict) is not reached
 
 

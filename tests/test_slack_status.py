@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 from slack_sdk.models.blocks import Block
 
-from bot.slack.status import Progress, planned_phases, progress_from, render
+from bot.slack.status import Progress, judging_phases, planned_phases, progress_from, render
 from engine.domain import DebateRequest
+from engine.protocols import get_protocol
 from engine.settings import EngineSettings
 from storage.records import DebateRecord, DebateStatus
 
 EVENTS: list[tuple[str, dict[str, Any]]] = [
-    ("debate_started", {"topic": "x"}),
+    ("debate_started", {"topic": "x", "mode": "consensus"}),
     ("phase_started", {"phase": "opening"}),
     ("step_finished", {"cost_usd": 0.01}),
     ("step_finished", {"cost_usd": 0.02}),
@@ -32,12 +33,15 @@ def record(status: DebateStatus = DebateStatus.DEBATING, **extra: Any) -> Debate
                         preset="default", status=status, **extra)
 
 
+PLANNED = planned_phases(EngineSettings(rehearsal=True), DebateRequest(topic="x", mode="consensus"))
+
+
 def test_progress_folds_phases_cost_and_status() -> None:
-    planned = ["opening", "cross", "closing", "judging"]
-    progress = progress_from(EVENTS, planned)
+    progress = progress_from(EVENTS, PLANNED)
     assert progress.phase == "judging" and progress.status is DebateStatus.JUDGING
-    assert progress.done == ["opening", "cross-examination", "closing"]
-    assert progress.planned == ["opening", "cross-examination", "closing", "judging"]
+    # the plan names its phases as the run does, so every finished phase counts against it
+    assert PLANNED == ["opening", "cross-examination", "closing", "judging"]
+    assert progress.done == PLANNED[:3] and progress.planned == PLANNED
     assert progress.cost_usd == pytest.approx(0.03)
     assert not Progress().apply("step_reused", {})
     progress.apply("debate_finished", {"status": "completed", "cost_usd": 0.05})
@@ -55,8 +59,22 @@ def test_planned_phases_follow_the_plan(mode: str, first: str, last: str) -> Non
     assert planned_phases(EngineSettings(), DebateRequest(topic="x", preset="nope")) == []
 
 
+@pytest.mark.parametrize(("mode", "phase", "judging"), [
+    ("simple", "verdict", True), ("simple", "rebuttal 1", False), ("panel", "synthesis", True),
+    ("panel", "grading", True), ("redteam", "synthesis", True), ("redteam", "challenge", False),
+    ("critique", "final", False), ("structured", "judging", True), ("unknown", "judging", False),
+])
+def test_the_modes_own_judging_phases_mark_the_debate_judging(mode: str, phase: str,
+                                                             judging: bool) -> None:
+    progress = progress_from([("debate_started", {"mode": mode}),
+                              ("phase_started", {"phase": phase})], [])
+    assert (progress.status is DebateStatus.JUDGING) is judging
+    assert judging_phases(mode) == (get_protocol(mode).judging_phases if mode != "unknown"
+                                    else frozenset())
+
+
 def test_render_shows_live_progress_then_the_stored_record() -> None:
-    progress = progress_from(EVENTS, ["opening", "cross", "closing", "judging"])
+    progress = progress_from(EVENTS, PLANNED)
     live = render(record(), progress, rehearsal=True, transcript_url="https://d.test/debates/d1")
     assert live.text.startswith("[Rehearsal] Debate judging: ▰▰▰▱ 3/4 — judging")
     progress.apply("phase_finished", {"phase": "judging"})

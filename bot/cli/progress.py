@@ -99,7 +99,7 @@ def print_summary(console: Console, result: DebateResult) -> None:
                                                      else ""))
     _print_points(console, "Agreements", result.divergence.agreements[:5])
     _print_points(console, "Disagreements", result.divergence.disagreements[:3])
-    for key, value in list(result.outcome.items())[:6]:
+    for key, value in list(result.outcome_details().items())[:6]:
         _say(console, f"{key}: {str(value)[:300]}")
     if result.missing:
         _say(console, "Incomplete — missing:", "bold red")

@@ -145,7 +145,7 @@ def _result_html(r: DebateResult) -> str:
         out.append("<h2>Argument trace</h2><table><tr><th>Id</th><th>Claim</th><th>Evidence</th>"
                    f"<th>Challenge</th><th>Response</th><th>Standing</th><th>Strength</th></tr>"
                    f"{rows}</table>")
-    out.append(_outcome(r.outcome))
+    out.append(_outcome(r.outcome_details()))
     out.append(_phases(r))
     cost = r.cost
     out.append(f"<p class=muted>{cost.calls} calls ({cost.reused_calls} reused), "

@@ -22,6 +22,7 @@ from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.llm import LLMClient
+from engine.outcomes import RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
@@ -252,7 +253,8 @@ class DebateService:
         if record.attempts > self.settings.max_attempts:
             return await self.give_up(record, worker_id=worker_id)
         prepared = prepare(self.engine, record.request)
-        sinks: list[EventSink] = [audit.DbEventSink(self.db), _StatusSink(self, record.id)]
+        sinks: list[EventSink] = [audit.DbEventSink(self.db),
+                                  _StatusSink(self, record.id, prepared.protocol.judging_phases)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
         store: CheckpointStore = DbCheckpointStore(self.db)
         replay = record.request.options.get("replay")
@@ -314,9 +316,10 @@ class DebateService:
             keys = [s.key for s in await steps.list_steps(session, source_id)]
         if source.result is None:
             raise InvalidRequest(f"debate {source_id} has no result yet; replay a finished one")
-        preset = prepare(self.engine, source.request).preset
-        request = replay_request(source.request, source_id=source_id, source_keys=keys,
-                                 default_rounds=preset.rounds, more_rounds=more_rounds,
+        prepared = prepare(self.engine, source.request)
+        request = replay_request(source.request, protocol=prepared.protocol,
+                                 source_id=source_id, source_keys=keys,
+                                 default_rounds=prepared.preset.rounds, more_rounds=more_rounds,
                                  synthesizer=synthesizer)
         request = request.model_copy(update={"requested_by": actor})
         return await self.submit(request, origin=origin or Origin(surface="replay"),
@@ -416,7 +419,7 @@ def _review_reason(result: DebateResult) -> str:
         parts.append(f"alpha {alpha} ({c.band})")
         if c.irreconcilable:
             parts.append("the panel splits on the winner (irreconcilable)")
-    if result.outcome.get("consensus_reached") is False:
+    if isinstance(result.outcome, RedTeamOutcome) and result.outcome.consensus_reached is False:
         parts.append("the synthesizer reports no consensus")
     if not result.complete:
         parts.append("incomplete: " + "; ".join(result.missing[:3]))
@@ -432,15 +435,17 @@ async def _run_hook(hook: FinishedHook, record: DebateRecord, review: Review | N
 
 
 class _StatusSink:
-    """Moves the debate to `judging` when the judging phase starts."""
+    """Moves the debate to `judging` when one of its mode's judging phases starts."""
 
-    def __init__(self, service: DebateService, debate_id: str) -> None:
+    def __init__(self, service: DebateService, debate_id: str,
+                 judging_phases: frozenset[str]) -> None:
         self.service = service
         self.debate_id = debate_id
+        self.judging_phases = judging_phases
 
     async def emit(self, event: Event) -> None:
-        if event.kind is EventKind.PHASE_STARTED and event.data.get("phase") in (
-                "judging", "synthesis", "verdict"):
+        if (event.kind is EventKind.PHASE_STARTED
+                and event.data.get("phase") in self.judging_phases):
             try:
                 await self.service.mark_judging(self.debate_id)
             except (IllegalTransition, NotFound) as exc:

@@ -14,10 +14,9 @@ from bot.slack.views import common as B
 from engine.debate import prepare
 from engine.domain import DebateRequest
 from engine.errors import DialecticError
+from engine.protocols import PROTOCOLS
 from engine.settings import EngineSettings
 from storage.records import DebateRecord, DebateStatus
-
-JUDGING_PHASES = frozenset({"judging", "synthesis", "verdict"})
 
 
 @dataclass(slots=True)
@@ -29,17 +28,19 @@ class Progress:
     done: list[str] = field(default_factory=list)
     cost_usd: float = 0.0
     status: DebateStatus | None = None  # from events; None leaves the record's own status
+    judging: frozenset[str] = frozenset()  # the mode's judging phases, once the debate starts
 
     def apply(self, kind: str, data: Mapping[str, Any]) -> bool:
         """Fold one event in; True when the status message would change."""
         if kind == "debate_started":
             self.status = DebateStatus.DEBATING
+            self.judging = judging_phases(data.get("mode"))
         elif kind == "phase_started":
-            self.phase = self._align(str(data.get("phase") or ""))
-            if self.phase in JUDGING_PHASES:
+            self.phase = str(data.get("phase") or "")
+            if self.phase in self.judging:
                 self.status = DebateStatus.JUDGING
         elif kind == "phase_finished":
-            name = self._align(str(data.get("phase") or ""))
+            name = str(data.get("phase") or "")
             if name and name not in self.done:
                 self.done.append(name)
         elif kind == "step_finished":
@@ -51,16 +52,11 @@ class Progress:
             return False
         return True
 
-    def _align(self, name: str) -> str:
-        """Adopt the running phase's name in the plan when the plan abbreviates it
-        ("cross" planned, "cross-examination" run), so progress counts it."""
-        if name and name not in self.planned:
-            for i, planned in enumerate(self.planned):
-                if planned not in self.done and planned != self.phase and (
-                        name.startswith(planned) or planned.startswith(name)):
-                    self.planned[i] = name
-                    break
-        return name
+
+def judging_phases(mode: Any) -> frozenset[str]:
+    """The phases in which a debate of `mode` is judged, as its protocol declares them."""
+    protocol = PROTOCOLS.get(str(mode))
+    return protocol.judging_phases if protocol is not None else frozenset()
 
 
 def _number(value: Any, default: float = 0.0) -> float:
@@ -111,4 +107,4 @@ def render(record: DebateRecord, progress: Progress, *, rehearsal: bool,
                     cost_usd=cost, rehearsal=rehearsal, transcript_url=transcript_url)
 
 
-__all__ = ["JUDGING_PHASES", "Progress", "planned_phases", "progress_from", "render"]
+__all__ = ["Progress", "judging_phases", "planned_phases", "progress_from", "render"]

@@ -1,4 +1,6 @@
-"""What every protocol (mode) provides: a plan for estimates and an async `run` over the context."""
+"""What every protocol (mode) provides: a plan for estimates, an async `run` over the context, and
+the names the rest of the system reads instead of matching strings: the phases in which the
+debate is being judged, and the final steps a replay always runs again."""
 
 from __future__ import annotations
 
@@ -6,8 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from engine.domain import ConsensusSummary, DivergenceSummary, Plan, TraceRow
+from engine.outcomes import ModeOutcome
 from engine.runner import DebateContext
 from engine.settings import JudgeSpec, PresetSpec
+from engine.vocabulary import Mode, Side
 
 
 @dataclass(slots=True)
@@ -15,12 +19,12 @@ class Outcome:
     """What a protocol concluded. Fields a mode does not produce stay empty."""
 
     verdict: str = ""
-    winner: str | None = None
+    winner: Side | None = None
     rationale: str = ""
     consensus: ConsensusSummary | None = None
     divergence: DivergenceSummary = field(default_factory=DivergenceSummary)
     trace_table: list[TraceRow] = field(default_factory=list)
-    outcome: dict[str, Any] = field(default_factory=dict)
+    outcome: ModeOutcome | None = None
     needs_review: bool = False          # e.g. redteam's consensus_reached == False
     missing: list[str] = field(default_factory=list)
 
@@ -34,8 +38,33 @@ class PlanInput:
     judges_requested: int | None = None   # request.judges, as asked (None: the preset's panel)
 
 
+@dataclass(frozen=True, slots=True)
+class FinalSteps:
+    """The step keys of a mode's final stage (verdict, judges, synthesis, grade, final answer):
+    exact keys, and key families that end in a name (`judge/` + each judge's name)."""
+
+    keys: frozenset[str] = frozenset()
+    families: tuple[str, ...] = ()
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and (key in self.keys or key.startswith(self.families))
+
+
 class DebateProtocol(Protocol):
-    mode: str
+    """A mode. Its phase names are the same in its plan and its run, so progress counts them."""
+
+    @property
+    def mode(self) -> Mode: ...
+
+    @property
+    def judging_phases(self) -> frozenset[str]:
+        """Phases in which the debate is being judged (the debate's status becomes `judging`)."""
+        ...
+
+    @property
+    def final_steps(self) -> FinalSteps:
+        """Steps a replay always runs again (with the replay's model), never reuses."""
+        ...
 
     def plan(self, spec: PlanInput) -> Plan: ...
 

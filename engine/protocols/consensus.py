@@ -1,30 +1,34 @@
 """`consensus` (L3): the structured debate, then a panel of judges (each its own expertise and
 model) in parallel, calibration, weighted vote, alpha, kappa, divergence and routing.
-Critical path: 4 dependent calls (opening, cross, closing, the panel)."""
+Critical path: 4 dependent calls (opening, cross-examination, closing, the panel)."""
 
 from __future__ import annotations
 
 from engine.domain import EventKind, Plan, PlannedCall
-from engine.judging import panel_consensus, run_panel
-from engine.protocols.base import Outcome, PlanInput
-from engine.protocols.procon import note, trace_rows
+from engine.outcomes import ConsensusOutcome
+from engine.protocols.base import FinalSteps, Outcome, PlanInput
+from engine.protocols.judging import JUDGE_FAMILY, judge_key, panel_consensus, run_panel
+from engine.protocols.procon import JUDGING, note, trace_rows
 from engine.protocols.structured import debate_calls, run_debate_phases
 from engine.runner import DebateContext
+from engine.vocabulary import Mode
 
 
 class ConsensusProtocol:
-    mode = "consensus"
+    mode = Mode.CONSENSUS
+    judging_phases = frozenset({JUDGING})
+    final_steps = FinalSteps(families=(JUDGE_FAMILY,))
 
     def plan(self, spec: PlanInput) -> Plan:
         calls = debate_calls()
-        calls += [PlannedCall(key=f"judge/{j.name}", role=f"judge/{j.name}", phase="judging",
-                              depth=4, prompt_tokens=2700, completion_tokens=800)
+        calls += [PlannedCall(key=judge_key(j), role=judge_key(j), phase=JUDGING, depth=4,
+                              prompt_tokens=2700, completion_tokens=800)
                   for j in spec.judges]
         return Plan(mode=self.mode, calls=tuple(calls))
 
     async def run(self, ctx: DebateContext) -> Outcome:
         t = await run_debate_phases(ctx)
-        async with ctx.phase("judging") as summary:
+        async with ctx.phase(JUDGING) as summary:
             runs = await run_panel(ctx, t, ctx.judges)
             for run in runs:
                 note(summary, run.judge.name, run.step, lambda v: v.rationale)
@@ -42,5 +46,5 @@ class ConsensusProtocol:
         return Outcome(
             verdict=result.verdict, winner=result.winner, rationale=result.rationale,
             consensus=result.consensus, divergence=result.divergence, trace_table=result.trace,
-            missing=missing,
+            outcome=ConsensusOutcome(), missing=missing,
         )

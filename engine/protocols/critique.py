@@ -14,23 +14,46 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Literal
-
-from pydantic import Field
+from typing import Any
 
 from engine import prompts
 from engine.domain import EventKind, Plan, PlannedCall
 from engine.errors import InvalidRequest
-from engine.protocols.base import Outcome, PlanInput
+from engine.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
+from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import _Strict
+from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.settings import PresetSpec
+from engine.vocabulary import MAX_ROUNDS, Mode
 
-FAMILY = "critique"
-MAX_ROUNDS = 5
+FAMILY = Mode.CRITIQUE.value      # the prefix of its step keys
 DEFAULT_ROUNDS = 3
-Severity = Literal["low", "medium", "high"]
+PROPOSAL, FINAL = "proposal", "final"
+FINAL_KEY = f"{FAMILY}/final"
+CONVERGED_FAMILY = f"{FAMILY}/converged/"
+
+
+def critique_phase(r: int) -> str:
+    return f"critique {r}"
+
+
+def revision_phase(r: int) -> str:
+    return f"revision {r}"
+
+
+def proposal_key(r: int) -> str:
+    """Round 0 is the first proposal; round r the revision after critique r."""
+    return f"{FAMILY}/proposal/{r}"
+
+
+def critique_key(r: int) -> str:
+    return f"{FAMILY}/critique/{r}"
+
+
+def converged_key(r: int) -> str:
+    return f"{CONVERGED_FAMILY}{r}"
+
 
 PROPOSE_TASK = (
     "Answer the question: a one-line summary, the full answer and its key points. Leave "
@@ -55,40 +78,6 @@ FINAL_TASK = (
     "Write the final, refined answer, settling what the critic raised last: a one-line "
     "conclusion, the full answer, its key points, and the issues still open (if any)."
 )
-
-
-class Proposal(_Strict):
-    summary: str = Field(min_length=1, max_length=300)
-    answer: str = Field(min_length=1, max_length=4000)
-    key_points: list[str] = Field(min_length=1, max_length=6)
-    changes: list[str] = Field(max_length=8)
-
-
-class Objection(_Strict):
-    point: str = Field(min_length=1, max_length=600)
-    severity: Severity
-
-
-class CritiqueReview(_Strict):
-    """The critic's review of the latest proposal; `satisfied` is the structured stop signal."""
-
-    summary: str = Field(min_length=1, max_length=400)
-    objections: list[Objection] = Field(max_length=8)
-    missing_cases: list[str] = Field(max_length=8)
-    severity: Severity
-    satisfied: bool
-
-
-class Convergence(_Strict):
-    converged: bool
-    rationale: str = Field(min_length=1, max_length=800)
-
-
-class FinalAnswer(_Strict):
-    summary: str = Field(min_length=1, max_length=400)
-    answer: str = Field(min_length=1, max_length=4000)
-    key_points: list[str] = Field(min_length=1, max_length=8)
-    open_issues: list[str] = Field(max_length=8)
 
 
 def round_limit(requested: int | None, preset: PresetSpec) -> int:
@@ -125,26 +114,28 @@ class Exchange:
 
 
 class CritiqueProtocol:
-    mode = "critique"
+    mode = Mode.CRITIQUE
+    judging_phases: frozenset[str] = frozenset()   # the critic reviews; nobody judges the answer
+    final_steps = FinalSteps(keys=frozenset({FINAL_KEY}), families=(CONVERGED_FAMILY,))
 
     def plan(self, spec: PlanInput) -> Plan:
         """Every call of the longest run: `limit` rounds, none stopped early."""
         limit, judge = round_limit(spec.rounds, spec.preset), wants_judge(spec.options)
-        calls = [PlannedCall(key=f"{FAMILY}/proposal/0", role="proposer", phase="proposal",
+        calls = [PlannedCall(key=proposal_key(0), role="proposer", phase=PROPOSAL,
                              depth=1, prompt_tokens=300, completion_tokens=600)]
         for r in range(1, limit + 1):
             history = 700 + 1200 * r
-            calls.append(PlannedCall(key=f"{FAMILY}/critique/{r}", role="critic",
-                                     phase=f"critique {r}", depth=2 * r, prompt_tokens=history,
+            calls.append(PlannedCall(key=critique_key(r), role="critic",
+                                     phase=critique_phase(r), depth=2 * r, prompt_tokens=history,
                                      completion_tokens=450))
             if judge and r >= 2:
-                calls.append(PlannedCall(key=f"{FAMILY}/converged/{r}", role="judge",
-                                         phase=f"critique {r}", depth=2 * r,
+                calls.append(PlannedCall(key=converged_key(r), role="judge",
+                                         phase=critique_phase(r), depth=2 * r,
                                          prompt_tokens=history, completion_tokens=150))
-            calls.append(PlannedCall(key=f"{FAMILY}/proposal/{r}", role="proposer",
-                                     phase=f"revision {r}", depth=2 * r + 1,
+            calls.append(PlannedCall(key=proposal_key(r), role="proposer",
+                                     phase=revision_phase(r), depth=2 * r + 1,
                                      prompt_tokens=history + 500, completion_tokens=650))
-        calls.append(PlannedCall(key=f"{FAMILY}/final", role="proposer", phase="final",
+        calls.append(PlannedCall(key=FINAL_KEY, role="proposer", phase=FINAL,
                                  depth=2 * limit + 2, prompt_tokens=1000 + 1200 * limit,
                                  completion_tokens=650))
         return Plan(mode=self.mode, calls=tuple(calls))
@@ -153,27 +144,28 @@ class CritiqueProtocol:
         limit = round_limit(ctx.request.rounds, ctx.preset)
         judge = wants_judge(ctx.request.options)
         x = Exchange()
-        async with ctx.phase("proposal") as summary:
+        async with ctx.phase(PROPOSAL) as summary:
             x.proposals.append(await _propose(ctx, x, 0))
             note(summary, "proposer", x.proposals[0], lambda v: v.summary)
-        stopped = "round_limit"
+        stopped = CritiqueStop.ROUND_LIMIT
         for r in range(1, limit + 1):
             reason = await _critique_round(ctx, x, r, judge and r >= 2)
             if reason is not None:
                 stopped = reason
                 break
-            async with ctx.phase(f"revision {r}") as summary:
+            async with ctx.phase(revision_phase(r)) as summary:
                 x.proposals.append(await _propose(ctx, x, r))
                 note(summary, "proposer", x.proposals[r], lambda v: v.summary)
-        async with ctx.phase("final") as summary:
+        async with ctx.phase(FINAL) as summary:
             final = await _final(ctx, x)
             note(summary, "proposer", final, lambda v: v.summary)
         return _outcome(x, final, stopped, limit)
 
 
-async def _critique_round(ctx: DebateContext, x: Exchange, r: int, judge: bool) -> str | None:
+async def _critique_round(ctx: DebateContext, x: Exchange, r: int,
+                          judge: bool) -> CritiqueStop | None:
     """The critic (and the convergence judge beside it); the reason to stop, if any."""
-    async with ctx.phase(f"critique {r}") as summary:
+    async with ctx.phase(critique_phase(r)) as summary:
         if judge:
             critique, judged = await asyncio.gather(_critique(ctx, x, r), _converged(ctx, x, r))
             x.judged[r] = judged
@@ -194,12 +186,12 @@ async def _critique_round(ctx: DebateContext, x: Exchange, r: int, judge: bool) 
 
 
 def _stop_reason(critique: StepOutcome[CritiqueReview],
-                 judged: StepOutcome[Convergence] | None) -> str | None:
+                 judged: StepOutcome[Convergence] | None) -> CritiqueStop | None:
     """A missing (degraded) critique or verdict never stops the exchange: it proves nothing."""
     if critique.value is not None and critique.value.satisfied:
-        return "critic_satisfied"
+        return CritiqueStop.CRITIC_SATISFIED
     if _converged_flag(judged):
-        return "converged"
+        return CritiqueStop.CONVERGED
     return None
 
 
@@ -219,28 +211,28 @@ def _context(ctx: DebateContext, x: Exchange) -> str:
 async def _propose(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Proposal]:
     prompt = prompts.role("the proposer, who answers carefully and takes criticism seriously",
                           ctx.request.topic, REVISE_TASK if r else PROPOSE_TASK, _context(ctx, x))
-    return await ctx.step(f"{FAMILY}/proposal/{r}", role="proposer", prompt=prompt,
+    return await ctx.step(proposal_key(r), role="proposer", prompt=prompt,
                           schema=Proposal)
 
 
 async def _critique(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[CritiqueReview]:
     prompt = prompts.role("a rigorous critic: specific, fair, hard to satisfy with vague answers",
                           ctx.request.topic, CRITIC_TASK, _context(ctx, x))
-    return await ctx.step(f"{FAMILY}/critique/{r}", role="critic", prompt=prompt,
+    return await ctx.step(critique_key(r), role="critic", prompt=prompt,
                           schema=CritiqueReview, temperature=0.3)
 
 
 async def _converged(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Convergence]:
     prompt = prompts.role("an impartial judge of whether a critique exchange has converged",
                           ctx.request.topic, CONVERGED_TASK, _context(ctx, x))
-    return await ctx.step(f"{FAMILY}/converged/{r}", role="judge", prompt=prompt,
+    return await ctx.step(converged_key(r), role="judge", prompt=prompt,
                           schema=Convergence, temperature=0.2)
 
 
 async def _final(ctx: DebateContext, x: Exchange) -> StepOutcome[FinalAnswer]:
     prompt = prompts.role("the proposer, writing the final answer after the critique",
                           ctx.request.topic, FINAL_TASK, _context(ctx, x))
-    return await ctx.step(f"{FAMILY}/final", role="proposer", prompt=prompt, schema=FinalAnswer)
+    return await ctx.step(FINAL_KEY, role="proposer", prompt=prompt, schema=FinalAnswer)
 
 
 def _render_proposal(r: int, step: StepOutcome[Proposal]) -> str:
@@ -265,29 +257,25 @@ def _render_critique(r: int, step: StepOutcome[CritiqueReview]) -> str:
 
 
 _WHY = {
-    "critic_satisfied": "the critic was satisfied",
-    "converged": "the convergence judge found the exchange had converged",
-    "round_limit": "the round limit was reached",
+    CritiqueStop.CRITIC_SATISFIED: "the critic was satisfied",
+    CritiqueStop.CONVERGED: "the convergence judge found the exchange had converged",
+    CritiqueStop.ROUND_LIMIT: "the round limit was reached",
 }
 
 
-def _outcome(x: Exchange, final: StepOutcome[FinalAnswer], stopped: str, limit: int) -> Outcome:
+def _outcome(x: Exchange, final: StepOutcome[FinalAnswer], stopped: CritiqueStop,
+             limit: int) -> Outcome:
     rounds = [
-        {"round": r, "satisfied": c.value.satisfied if c.value else None,
-         "severity": c.value.severity if c.value else None,
-         "objections": len(c.value.objections) if c.value else None,
-         "converged": _converged_flag(x.judged.get(r))}
+        CritiqueRound(round=r, satisfied=c.value.satisfied if c.value else None,
+                      severity=c.value.severity if c.value else None,
+                      objections=len(c.value.objections) if c.value else None,
+                      converged=_converged_flag(x.judged.get(r)))
         for r, c in enumerate(x.critiques, start=1)
     ]
-    latest = x.latest()
-    out = Outcome(outcome={
-        "stopped_because": stopped,
-        "rounds_run": len(x.critiques),
-        "round_limit": limit,
-        "rounds": rounds,
-        "final": final.value.model_dump(mode="json") if final.value else None,
-        "latest_proposal": latest.value.model_dump(mode="json") if latest.value else None,
-    })
+    out = Outcome(outcome=CritiqueOutcome(
+        stopped_because=stopped, rounds_run=len(x.critiques), round_limit=limit, rounds=rounds,
+        final=final.value, latest_proposal=x.latest().value,
+    ))
     out.rationale = f"Stopped after {len(x.critiques)} critique round(s): {_WHY[stopped]}."
     if final.value is None:
         out.verdict = "No final answer: " + final.missing_note()

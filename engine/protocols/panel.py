@@ -26,20 +26,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field
-
 from engine import prompts
 from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
 from engine.errors import InvalidRequest
-from engine.protocols.base import Outcome, PlanInput
+from engine.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
+from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import _Strict
+from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.settings import PresetSpec
+from engine.vocabulary import MAX_JUDGES, Mode
 
-FAMILY = "panel"
-MAX_PANELISTS = 8
-MAX_ROUNDS = 3
+FAMILY = Mode.PANEL.value      # the prefix of its step keys
+ANSWERS, SYNTHESIS, GRADING = "answers", "synthesis", "grading"
+SYNTHESIS_KEY, GRADE_KEY = f"{FAMILY}/synthesis", f"{FAMILY}/grade"
+MAX_PANELISTS = MAX_JUDGES        # the panelists are the panel's judges
+MAX_REFLECTION_ROUNDS = 3
 MAX_SPREAD = 4.5  # population sd of stances split evenly between 1 and 10
 DEFAULT_PERSONAS: tuple[str, ...] = (
     "a pragmatic engineer", "a sceptical economist", "a risk officer", "a customer advocate",
@@ -66,41 +68,6 @@ GRADE_TASK = (
     "Compare the answer with the reference answer. Score its accuracy and its completeness from "
     "1 to 10, list the reference's points the answer misses, and give a short rationale."
 )
-
-
-class PanelAnswer(_Strict):
-    """A panelist's answer, with the stance and approval the agreement and stop rules read."""
-
-    summary: str = Field(min_length=1, max_length=300,
-                         description="your position in one line")
-    answer: str = Field(min_length=1, max_length=3000)
-    key_points: list[str] = Field(min_length=1, max_length=5)
-    stance: int = Field(ge=1, le=10, description="how strongly you endorse the proposition")
-    confidence: float = Field(ge=0, le=1)
-    approve: bool = Field(description="you approve the proposal as it stands")
-
-
-class PanelReflection(PanelAnswer):
-    """A reflection round's answer: the critique of the others, then the refined answer."""
-
-    critique: str = Field(min_length=1, max_length=1500)
-    changed: str = Field(max_length=600, description="what changed in your answer and why")
-
-
-class PanelSynthesis(_Strict):
-    conclusion: str = Field(min_length=1, max_length=400)
-    answer: str = Field(min_length=1, max_length=4000)
-    agreements: list[str] = Field(max_length=6)
-    disagreements: list[str] = Field(max_length=6)
-    rationale: str = Field(min_length=1, max_length=1500)
-    confidence: float = Field(ge=0, le=1)
-
-
-class PanelGrade(_Strict):
-    accuracy: int = Field(ge=1, le=10)
-    completeness: int = Field(ge=1, le=10)
-    missing_points: list[str] = Field(max_length=10)
-    rationale: str = Field(min_length=1, max_length=1500)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +98,7 @@ def stance_agreement(stances: Sequence[int]) -> float | None:
 
 def reflection_rounds(requested: int | None, preset: PresetSpec) -> int:
     """R = request.rounds or preset.rounds, clamped to 1..3."""
-    return max(1, min(MAX_ROUNDS, requested or preset.rounds))
+    return max(1, min(MAX_REFLECTION_ROUNDS, requested or preset.rounds))
 
 
 def panelists_for(preset: PresetSpec, options: dict[str, Any],
@@ -206,6 +173,15 @@ def _persona(perspective: str) -> str:
     return f"a panelist reviewing from the {perspective} perspective"
 
 
+def round_phase(r: int) -> str:
+    """Round 0 is the independent answers; rounds 1..R reflect."""
+    return ANSWERS if r == 0 else f"reflection {r}"
+
+
+def answer_key(r: int, member: Panelist) -> str:
+    return f"{FAMILY}/answer/{r}/{member.name}"
+
+
 def _plan_judges(spec: PlanInput) -> int | None:
     """The panel size the request asked for (None: take it from options or perspectives)."""
     return spec.judges_requested
@@ -233,22 +209,23 @@ class PanelState:
 
 
 class PanelProtocol:
-    mode = "panel"
+    mode = Mode.PANEL
+    judging_phases = frozenset({SYNTHESIS, GRADING})
+    final_steps = FinalSteps(keys=frozenset({SYNTHESIS_KEY, GRADE_KEY}))
 
     def plan(self, spec: PlanInput) -> Plan:
         members = panelists_for(spec.preset, spec.options, _plan_judges(spec))
         stops_on_approval(spec.preset, spec.options)  # refuse a bad flag before anything runs
         rounds, n = reflection_rounds(spec.rounds, spec.preset), len(members)
-        calls = [PlannedCall(key=f"{FAMILY}/answer/{r}/{m.name}", role=m.role,
-                             phase="answers" if r == 0 else f"reflection {r}", depth=1 + r,
+        calls = [PlannedCall(key=answer_key(r, m), role=m.role, phase=round_phase(r), depth=1 + r,
                              prompt_tokens=400 + (550 * n if r else 0),
                              completion_tokens=550 if r else 450)
                  for r in range(rounds + 1) for m in members]
-        calls.append(PlannedCall(key=f"{FAMILY}/synthesis", role="synthesizer",
-                                 phase="synthesis", depth=rounds + 2,
+        calls.append(PlannedCall(key=SYNTHESIS_KEY, role="synthesizer",
+                                 phase=SYNTHESIS, depth=rounds + 2,
                                  prompt_tokens=500 + 500 * n, completion_tokens=650))
         if spec.options.get("ground_truth"):
-            calls.append(PlannedCall(key=f"{FAMILY}/grade", role="judge", phase="grading",
+            calls.append(PlannedCall(key=GRADE_KEY, role="judge", phase=GRADING,
                                      depth=rounds + 3, prompt_tokens=1400,
                                      completion_tokens=300))
         return Plan(mode=self.mode, calls=tuple(calls))
@@ -259,21 +236,21 @@ class PanelProtocol:
         state = PanelState(members, {m.name: [] for m in members})
         rounds = reflection_rounds(ctx.request.rounds, ctx.preset)
         early_stop = stops_on_approval(ctx.preset, options)
-        agreement: list[dict[str, Any]] = []
-        stopped = "round_limit"
+        agreement: list[RoundAgreement] = []
+        stopped = PanelStop.ROUND_LIMIT
         for r in range(rounds + 1):
-            async with ctx.phase("answers" if r == 0 else f"reflection {r}") as summary:
+            async with ctx.phase(round_phase(r)) as summary:
                 steps = await _answer_round(ctx, state, r, rounds, summary)
             agreement.append(await _report_round(ctx, state.members, steps, r))
-            if early_stop and agreement[-1]["all_approve"]:
-                stopped = "all_approved"
+            if early_stop and agreement[-1].all_approve:
+                stopped = PanelStop.ALL_APPROVED
                 break
-        async with ctx.phase("synthesis") as summary:
+        async with ctx.phase(SYNTHESIS) as summary:
             synthesis = await _synthesise(ctx, state, agreement)
             note(summary, "synthesizer", synthesis, lambda v: v.conclusion)
         grade = None
         if options.get("ground_truth"):
-            async with ctx.phase("grading") as summary:
+            async with ctx.phase(GRADING) as summary:
                 grade = await _grade(ctx, synthesis, str(options["ground_truth"]))
                 note(summary, "judge", grade, lambda v: f"accuracy {v.accuracy}/10")
         return _outcome(state, agreement, stopped, synthesis, grade)
@@ -297,7 +274,7 @@ async def _answer_round(ctx: DebateContext, state: PanelState, r: int, rounds: i
             task, schema = REFLECT_TASK.format(r=r, n=rounds), PanelReflection
         prompt = prompts.role(m.persona + ", sitting on a panel of experts", ctx.request.topic,
                               task, "\n\n".join(parts))
-        return await ctx.step(f"{FAMILY}/answer/{r}/{m.name}", role=m.role, prompt=prompt,
+        return await ctx.step(answer_key(r, m), role=m.role, prompt=prompt,
                               schema=schema, model=m.model)
 
     steps = list(await asyncio.gather(*(one(m) for m in state.members)))
@@ -308,19 +285,19 @@ async def _answer_round(ctx: DebateContext, state: PanelState, r: int, rounds: i
 
 
 async def _report_round(ctx: DebateContext, members: list[Panelist],
-                        steps: list[StepOutcome[Any]], r: int) -> dict[str, Any]:
+                        steps: list[StepOutcome[Any]], r: int) -> RoundAgreement:
     """The round's agreement entry, also emitted as a ROUND_FINISHED event for the thread."""
     answered = [s.value for s in steps if s.value is not None]
     stances = [v.stance for v in answered]
-    entry: dict[str, Any] = {
-        "round": r,
-        "agreement": stance_agreement(stances),
-        "mean_stance": round(sum(stances) / len(stances), 3) if stances else None,
-        "stance_spread": max(stances) - min(stances) if stances else None,
-        "approvals": sum(1 for v in answered if v.approve),
-        "answered": len(answered),
-        "all_approve": len(answered) == len(steps) and all(v.approve for v in answered),
-    }
+    entry = RoundAgreement(
+        round=r,
+        agreement=stance_agreement(stances),
+        mean_stance=round(sum(stances) / len(stances), 3) if stances else None,
+        stance_spread=max(stances) - min(stances) if stances else None,
+        approvals=sum(1 for v in answered if v.approve),
+        answered=len(answered),
+        all_approve=len(answered) == len(steps) and all(v.approve for v in answered),
+    )
     positions = [
         {"panelist": m.name, "summary": s.value.summary, "stance": s.value.stance,
          "confidence": s.value.confidence, "approve": s.value.approve}
@@ -329,18 +306,18 @@ async def _report_round(ctx: DebateContext, members: list[Panelist],
         for m, s in zip(members, steps, strict=True)
     ]
     await ctx.emit(EventKind.ROUND_FINISHED, mode=FAMILY, round=r, positions=positions,
-                   agreement=entry["agreement"], all_approve=entry["all_approve"])
+                   agreement=entry.agreement, all_approve=entry.all_approve)
     return entry
 
 
 async def _synthesise(ctx: DebateContext, state: PanelState,
-                      agreement: list[dict[str, Any]]) -> StepOutcome[PanelSynthesis]:
-    trend = ", ".join(f"round {a['round']}: {a['agreement']}" for a in agreement)
+                      agreement: list[RoundAgreement]) -> StepOutcome[PanelSynthesis]:
+    trend = ", ".join(f"round {a.round}: {a.agreement}" for a in agreement)
     parts = [context_text(ctx), "The panelists' final answers:\n" + state.render(),
              f"Stance agreement by round (1 = identical stances): {trend}"]
     prompt = prompts.role("the synthesizer of an expert panel, fair to every panelist",
                           ctx.request.topic, SYNTHESIS_TASK, "\n\n".join(p for p in parts if p))
-    return await ctx.step(f"{FAMILY}/synthesis", role="synthesizer", prompt=prompt,
+    return await ctx.step(SYNTHESIS_KEY, role="synthesizer", prompt=prompt,
                           schema=PanelSynthesis, temperature=0.3)
 
 
@@ -350,7 +327,7 @@ async def _grade(ctx: DebateContext, synthesis: StepOutcome[PanelSynthesis],
     context = f"Reference answer:\n{truth}\n\nAnswer to grade:\n{answer}"
     prompt = prompts.role("an exacting grader comparing an answer with a reference answer",
                           ctx.request.topic, GRADE_TASK, context)
-    return await ctx.step(f"{FAMILY}/grade", role="judge", prompt=prompt, schema=PanelGrade,
+    return await ctx.step(GRADE_KEY, role="judge", prompt=prompt, schema=PanelGrade,
                           temperature=0.2)
 
 
@@ -367,26 +344,21 @@ def _render(m: Panelist, step: StepOutcome[Any] | None) -> str:
     return "\n".join(lines)
 
 
-def _outcome(state: PanelState, agreement: list[dict[str, Any]], stopped: str,
+def _outcome(state: PanelState, agreement: list[RoundAgreement], stopped: PanelStop,
              synthesis: StepOutcome[PanelSynthesis],
              grade: StepOutcome[PanelGrade] | None) -> Outcome:
     out = Outcome()
     final = {m.name: state.latest(m.name) for m in state.members}
-    out.outcome = {
-        "panelists": [{"name": m.name, "persona": m.persona,
-                       "final": _dump(final[m.name])} for m in state.members],
-        "agreement_by_round": agreement,
-        "agreement_measure": "stance: 1 - population sd / 4.5",
-        "rounds_run": len(agreement) - 1,
-        "stopped_because": stopped,
-        "synthesis": _dump(synthesis),
-    }
+    out.outcome = PanelOutcome(
+        panelists=[PanelistFinal(name=m.name, persona=m.persona, final=_value(final[m.name]))
+                   for m in state.members],
+        agreement_by_round=agreement, rounds_run=len(agreement) - 1, stopped_because=stopped,
+        synthesis=synthesis.value, grade=grade.value if grade is not None else None,
+    )
     out.missing += [f"panelist {name}: no usable answer in any round"
                     for name, s in final.items() if s is None or s.value is None]
-    if grade is not None:
-        out.outcome["grade"] = _dump(grade)
-        if grade.value is None:
-            out.missing.append(f"grade against the ground truth ({grade.status})")
+    if grade is not None and grade.value is None:
+        out.missing.append(f"grade against the ground truth ({grade.status})")
     if synthesis.value is None:
         out.verdict = "No synthesis: " + synthesis.missing_note()
         out.missing.append(f"synthesis ({synthesis.status})")
@@ -396,5 +368,5 @@ def _outcome(state: PanelState, agreement: list[dict[str, Any]], stopped: str,
     return out
 
 
-def _dump(step: StepOutcome[Any] | None) -> dict[str, Any] | None:
-    return step.value.model_dump(mode="json") if step is not None and step.value else None
+def _value(step: StepOutcome[Any] | None) -> PanelAnswer | None:
+    return step.value if step is not None else None

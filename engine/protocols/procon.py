@@ -8,20 +8,33 @@ labels back.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
+
+from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import PhaseSummary, TraceRow
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import Claim, Closing, CrossExamination, Position, Rebuttal
+from engine.schemas.procon import Claim, Closing, CrossExamination, Position, Rebuttal
+from engine.vocabulary import Side, StepStatus
 
-SIDES: tuple[str, str] = ("pro", "con")
-PREFIX = {"pro": "P", "con": "C"}
-SIDE_NAME = {"pro": "FOR", "con": "AGAINST"}
+Reply = TypeVar("Reply", bound=BaseModel)
+
+SIDES: tuple[Side, Side] = (Side.PRO, Side.CON)
+PREFIX = {Side.PRO: "P", Side.CON: "C"}
+SIDE_NAME = {Side.PRO: "FOR", Side.CON: "AGAINST"}
+
+# The family's phases, one name each in the plans and the runs of simple, structured, consensus.
+OPENING = "opening"
+CROSS_EXAMINATION = "cross-examination"
+CLOSING = "closing"
+JUDGING = "judging"
 
 
-def other(side: str) -> str:
-    return "con" if side == "pro" else "pro"
+def other(side: Side) -> Side:
+    return Side.CON if side is Side.PRO else Side.PRO
 
 
 @dataclass(slots=True)
@@ -29,12 +42,12 @@ class Transcript:
     """Everything said so far, by side; degraded or filtered steps render as marked notes."""
 
     topic: str
-    openings: dict[str, StepOutcome[Position]] = field(default_factory=dict)
-    rebuttals: list[dict[str, StepOutcome[Rebuttal]]] = field(default_factory=list)
-    cross: dict[str, StepOutcome[CrossExamination]] = field(default_factory=dict)
-    closings: dict[str, StepOutcome[Closing]] = field(default_factory=dict)
+    openings: dict[Side, StepOutcome[Position]] = field(default_factory=dict)
+    rebuttals: list[dict[Side, StepOutcome[Rebuttal]]] = field(default_factory=list)
+    cross: dict[Side, StepOutcome[CrossExamination]] = field(default_factory=dict)
+    closings: dict[Side, StepOutcome[Closing]] = field(default_factory=dict)
 
-    def claims(self, side: str) -> list[tuple[str, Claim]]:
+    def claims(self, side: Side) -> list[tuple[str, Claim]]:
         """The side's claims with their ids, openings first then rebuttal additions."""
         found: list[Claim] = []
         opening = self.openings.get(side)
@@ -46,14 +59,15 @@ class Transcript:
                 found.extend(reb.value.new_claims)
         return [(f"{PREFIX[side]}{i}", c) for i, c in enumerate(found, start=1)]
 
-    def render(self, label: dict[str, str] | None = None, order: tuple[str, str] = SIDES) -> str:
+    def render(self, label: dict[Side, str] | None = None,
+               order: tuple[Side, Side] = SIDES) -> str:
         """Plain text of the debate. `label` maps side -> neutral letter ("A"/"B") for judges:
         sides are then shown as "Position A" and claim ids as A1, B2..."""
         if label is None:
             names = {s: f"{SIDE_NAME[s]} ({PREFIX[s]})" for s in SIDES}
         else:
             names = {s: f"Position {label[s]}" for s in SIDES}
-        ids = _id_relabel(self, label)
+        ids = id_relabel(self, label)
         parts: list[str] = []
         for side in order:
             parts.append(self._render_opening(side, names[side], ids))
@@ -68,7 +82,7 @@ class Transcript:
                 parts.append(_render_closing(self.closings[side], names[side], ids))
         return "\n\n".join(p for p in parts if p)
 
-    def _render_opening(self, side: str, name: str, ids: dict[str, str]) -> str:
+    def _render_opening(self, side: Side, name: str, ids: dict[str, str]) -> str:
         step = self.openings.get(side)
         if step is None:
             return ""
@@ -80,7 +94,8 @@ class Transcript:
         return "\n".join(lines)
 
 
-def _id_relabel(t: Transcript, label: dict[str, str] | None) -> dict[str, str]:
+def id_relabel(t: Transcript, label: dict[Side, str] | None) -> dict[str, str]:
+    """Real claim id (P1) -> the id a judge sees under its neutral labels (A1)."""
     if label is None:
         return {}
     mapping: dict[str, str] = {}
@@ -126,8 +141,8 @@ def _render_closing(step: StepOutcome[Closing], name: str, ids: dict[str, str]) 
     return "\n".join(lines)
 
 
-def persona(ctx: DebateContext, side: str) -> str:
-    return ctx.preset.pro_persona if side == "pro" else ctx.preset.con_persona
+def persona(ctx: DebateContext, side: Side) -> str:
+    return ctx.preset.pro_persona if side is Side.PRO else ctx.preset.con_persona
 
 
 def context_text(ctx: DebateContext, transcript: Transcript | None = None) -> str:
@@ -151,22 +166,23 @@ async def openings(ctx: DebateContext, family: str, t: Transcript, summary: Phas
         "evidence or reasoning."
     )
 
-    async def one(side: str) -> StepOutcome[Position]:
+    async def one(side: Side) -> StepOutcome[Position]:
         prompt = prompts.debater(persona(ctx, side), t.topic, task, context_text(ctx))
         return await ctx.step(f"{family}/opening/{side}", role=side, prompt=prompt,
                               schema=Position)
 
-    pro, con = await asyncio.gather(one("pro"), one("con"))
-    t.openings = {"pro": pro, "con": con}
+    pro, con = await asyncio.gather(one(Side.PRO), one(Side.CON))
+    t.openings = {Side.PRO: pro, Side.CON: con}
     for side, step in t.openings.items():
         note(summary, side, step, lambda v: v.claims[0].claim)
 
 
-def note(summary: PhaseSummary, side: str, step: StepOutcome, pick) -> None:  # type: ignore[type-arg, no-untyped-def]
-    """Record a phase's highlight for a side, or that its step is missing."""
+def note(summary: PhaseSummary, side: str, step: StepOutcome[Reply],
+         pick: Callable[[Reply], object]) -> None:
+    """Record a phase's highlight for a side (or role), or that its step is missing."""
     if step.value is not None:
         summary.highlights[side] = str(pick(step.value))
-    elif step.status == "filtered":
+    elif step.status is StepStatus.FILTERED:
         summary.filtered.append(step.key)
     else:
         summary.degraded.append(step.key)
@@ -192,7 +208,7 @@ def trace_rows(t: Transcript) -> list[TraceRow]:
     return rows
 
 
-def _challenges_against(t: Transcript, side: str) -> dict[str, str]:
+def _challenges_against(t: Transcript, side: Side) -> dict[str, str]:
     found: dict[str, str] = {}
     cross = t.cross.get(other(side))
     if cross is not None and cross.value is not None:
@@ -206,7 +222,7 @@ def _challenges_against(t: Transcript, side: str) -> dict[str, str]:
     return found
 
 
-def _answers_of(t: Transcript, side: str) -> dict[str, tuple[str, bool]]:
+def _answers_of(t: Transcript, side: Side) -> dict[str, tuple[str, bool]]:
     closing = t.closings.get(side)
     if closing is None or closing.value is None:
         return {}

@@ -10,125 +10,94 @@ human the way a low alpha does.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import Plan, PlannedCall
-from engine.protocols.base import Outcome, PlanInput
+from engine.outcomes import RedTeamOutcome
+from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import _Strict
+from engine.schemas.redteam import (
+    Analysis,
+    Decision,
+    RedTeamChallenge,
+    Revision,
+    StrategyProposal,
+)
+from engine.vocabulary import Mode
 
-FAMILY = "redteam"
-Level = Literal["low", "medium", "high"]
+FAMILY = Mode.REDTEAM.value      # the prefix of its step keys
 TEMPERATURES: dict[str, float] = {
     "analyst": 0.2, "strategist": 0.7, "redteam": 0.9, "synthesizer": 0.3,
 }
 
 
-class Metric(_Strict):
-    name: str = Field(min_length=1, max_length=120)
-    value: str = Field(min_length=1, max_length=200)
 
 
-class Factor(_Strict):
-    factor: str = Field(min_length=1, max_length=400)
-    effect: Literal["supports", "opposes", "uncertain"]
-    weight: int = Field(ge=1, le=10)
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One step of the chain: `name` is its phase and the tail of its step key."""
+
+    name: str
+    role: str
+    persona: str
+    task: str
+    schema: type[BaseModel]
+
+    @property
+    def key(self) -> str:
+        return f"{FAMILY}/{self.name}"
 
 
-class Analysis(_Strict):
-    summary: str = Field(min_length=1, max_length=1200)
-    metrics: list[Metric] = Field(min_length=1, max_length=8)
-    factors: list[Factor] = Field(min_length=1, max_length=8)
-    confidence: float = Field(ge=0, le=1)
-
-
-class StrategyProposal(_Strict):
-    action: str = Field(min_length=1, max_length=600)
-    rationale: str = Field(min_length=1, max_length=1500)
-    expected_outcome: str = Field(min_length=1, max_length=800)
-    confidence: float = Field(ge=0, le=1)
-
-
-class Risk(_Strict):
-    risk: str = Field(min_length=1, max_length=500)
-    likelihood: Level
-    impact: Level
-
-
-class RedTeamChallenge(_Strict):
-    summary: str = Field(min_length=1, max_length=800)
-    risks: list[Risk] = Field(min_length=1, max_length=8)
-    counter_arguments: list[str] = Field(min_length=1, max_length=6)
-    severity: Literal["low", "medium", "high", "critical"]
-
-
-class Revision(StrategyProposal):
-    """The strategist's revised proposal: what it changed, and which risks it accepts."""
-
-    changes: list[str] = Field(max_length=8)
-    accepted_risks: list[str] = Field(max_length=8)
-
-
-class Parameter(_Strict):
-    name: str = Field(min_length=1, max_length=120)
-    value: str = Field(min_length=1, max_length=200)
-
-
-class Decision(_Strict):
-    decision: str = Field(min_length=1, max_length=600)
-    rationale: str = Field(min_length=1, max_length=1500)
-    mitigation_steps: list[str] = Field(max_length=8)
-    execution_parameters: list[Parameter] = Field(max_length=10)
-    consensus_reached: bool = Field(description="strategist and red team can live with it")
-    confidence: float = Field(ge=0, le=1)
-
-
-# (key suffix, role, phase, persona, task, schema) in order; each step reads all before it.
-STAGES: tuple[tuple[str, str, str, str, str, type[BaseModel]], ...] = (
-    ("analysis", "analyst", "analysis", "a quantitative analyst, precise and sober",
+SYNTHESIS = "synthesis"
+# In order; each step reads all before it.
+STAGES: tuple[Stage, ...] = tuple(Stage(*fields) for fields in (
+    ("analysis", "analyst", "a quantitative analyst, precise and sober",
      "Extract the key metrics (name and value) and the factors that bear on the question (does "
      "each support or oppose acting, and its weight 1-10), with a summary and your confidence "
      "from 0 to 1.", Analysis),
-    ("proposal", "strategist", "proposal", "a strategist who turns analysis into action",
+    ("proposal", "strategist", "a strategist who turns analysis into action",
      "Propose one concrete action, with its rationale, the outcome you expect and your "
      "confidence from 0 to 1.", StrategyProposal),
-    ("challenge", "redteam", "challenge", "the red team, paid to find what breaks the plan",
+    ("challenge", "redteam", "the red team, paid to find what breaks the plan",
      "Attack the proposal: list its risks (likelihood and impact low/medium/high), the strongest "
      "counter-arguments, the overall severity, and a one-line summary.", RedTeamChallenge),
-    ("revision", "strategist", "revision", "a strategist who turns analysis into action",
+    ("revision", "strategist", "a strategist who turns analysis into action",
      "Revise your proposal in the light of the red team's challenge: the revised action, "
      "rationale, expected outcome and confidence, what you changed, and which risks you accept "
      "and why.", Revision),
-    ("synthesis", "synthesizer", "synthesis", "the synthesizer who makes the final call",
+    (SYNTHESIS, "synthesizer", "the synthesizer who makes the final call",
      "Decide: the final decision and its rationale, the mitigation steps, the execution "
      "parameters (name and value), your confidence from 0 to 1, and whether consensus was "
      "reached (true only if the revised plan answers the red team's serious risks).", Decision),
-)
+))
 
 
 class RedTeamProtocol:
-    mode = "redteam"
+    mode = Mode.REDTEAM
+    judging_phases = frozenset({SYNTHESIS})
+    final_steps = FinalSteps(keys=frozenset({f"{FAMILY}/{SYNTHESIS}"}))
 
     def plan(self, spec: PlanInput) -> Plan:
-        calls = [PlannedCall(key=f"{FAMILY}/{key}", role=role, phase=phase, depth=depth,
+        calls = [PlannedCall(key=stage.key, role=stage.role, phase=stage.name, depth=depth,
                              prompt_tokens=400 + 500 * (depth - 1), completion_tokens=500)
-                 for depth, (key, role, phase, *_) in enumerate(STAGES, start=1)]
+                 for depth, stage in enumerate(STAGES, start=1)]
         return Plan(mode=self.mode, calls=tuple(calls))
 
     async def run(self, ctx: DebateContext) -> Outcome:
         done: list[tuple[str, StepOutcome[Any]]] = []
-        for key, role, phase, persona, task, schema in STAGES:
-            async with ctx.phase(phase) as summary:
+        for stage in STAGES:
+            async with ctx.phase(stage.name) as summary:
                 context = "\n\n".join(p for p in (context_text(ctx), _render(done)) if p)
-                prompt = prompts.role(persona, ctx.request.topic, task, context)
-                step = await ctx.step(f"{FAMILY}/{key}", role=role, prompt=prompt,
-                                      schema=schema, temperature=TEMPERATURES[role])
-                note(summary, role, step, _highlight)
-            done.append((key, step))
+                prompt = prompts.role(stage.persona, ctx.request.topic, stage.task, context)
+                step = await ctx.step(stage.key, role=stage.role, prompt=prompt,
+                                      schema=stage.schema, temperature=TEMPERATURES[stage.role])
+                note(summary, stage.role, step, _highlight)
+            done.append((stage.name, step))
         return _outcome(dict(done))
 
 
@@ -166,21 +135,20 @@ def _flat(item: Any) -> str:
 
 
 def _outcome(steps: dict[str, StepOutcome[Any]]) -> Outcome:
-    out = Outcome(outcome={
-        key: step.value.model_dump(mode="json") if step.value is not None else None
-        for key, step in steps.items()
-    })
     challenge = steps["challenge"].value
-    out.outcome["severity"] = challenge.severity if challenge is not None else None
-    synthesis = steps["synthesis"]
+    synthesis = steps[SYNTHESIS]
     decision = synthesis.value
+    out = Outcome(outcome=RedTeamOutcome(
+        analysis=steps["analysis"].value, proposal=steps["proposal"].value,
+        challenge=challenge, revision=steps["revision"].value, synthesis=decision,
+        severity=challenge.severity if challenge is not None else None,
+        consensus_reached=decision.consensus_reached if decision is not None else None,
+    ))
     if decision is None:
         out.verdict = "No decision: " + synthesis.missing_note()
         out.missing.append(f"decision ({synthesis.status})")
-        out.outcome["consensus_reached"] = None
         out.needs_review = True
         return out
-    out.outcome["consensus_reached"] = decision.consensus_reached
     out.needs_review = not decision.consensus_reached
     out.rationale = decision.rationale
     flag = "consensus reached" if decision.consensus_reached else "no consensus: needs review"

@@ -477,7 +477,7 @@ def _value_text(value: Any, limit: int = 300) -> str:
 
 
 def _outcome_blocks(result: DebateResult) -> list[Block]:
-    outcome = dict(result.outcome)
+    outcome = result.outcome_details()
     blocks = []
     rubric = outcome.pop("rubric", None)
     if isinstance(rubric, dict) and rubric:

@@ -1,67 +1,64 @@
-"""The structured output of every step, as pydantic models: the gateway derives strict JSON schemas
-from them and validates every reply against them."""
+"""Replies of the pro/con family (simple, structured, consensus): what each side says, and what
+the judges return."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-Score = int  # 1..10, validated by Field bounds below
+from engine.schemas.base import StrictReply
+
 Label = Literal["A", "B", "tie"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Claim(_Strict):
+class Claim(StrictReply):
     claim: str = Field(min_length=1, max_length=600)
     evidence: str = Field(max_length=800)
 
 
-class Position(_Strict):
+class Position(StrictReply):
     """An opening: the side's thesis and its numbered claims."""
 
     summary: str = Field(min_length=1, max_length=1200)
     claims: list[Claim] = Field(min_length=1, max_length=5)
 
 
-class Response(_Strict):
+class Response(StrictReply):
     target: str = Field(description="id of the opposing claim answered, e.g. C2")
     response: str = Field(min_length=1, max_length=800)
 
 
-class Rebuttal(_Strict):
+class Rebuttal(StrictReply):
     summary: str = Field(min_length=1, max_length=1200)
     responses: list[Response] = Field(max_length=5)
     new_claims: list[Claim] = Field(max_length=3)
 
 
-class Challenge(_Strict):
+class Challenge(StrictReply):
     target: str = Field(description="id of the opposing claim challenged, e.g. P1")
     question: str = Field(min_length=1, max_length=500)
     challenge: str = Field(min_length=1, max_length=800)
 
 
-class CrossExamination(_Strict):
+class CrossExamination(StrictReply):
     summary: str = Field(min_length=1, max_length=1000)
     challenges: list[Challenge] = Field(min_length=1, max_length=5)
 
 
-class Answer(_Strict):
+class Answer(StrictReply):
     claim: str = Field(description="id of your own claim that was challenged, e.g. P1")
     response: str = Field(min_length=1, max_length=800)
     conceded: bool
 
 
-class Closing(_Strict):
+class Closing(StrictReply):
     summary: str = Field(min_length=1, max_length=1200)
     answers: list[Answer] = Field(max_length=5)
     final_claim: str = Field(min_length=1, max_length=600)
 
 
-class RubricScores(_Strict):
+class RubricScores(StrictReply):
     logic: int = Field(ge=1, le=10)
     evidence: int = Field(ge=1, le=10)
     rebuttal: int = Field(ge=1, le=10)
@@ -72,14 +69,14 @@ class RubricScores(_Strict):
 DIMENSIONS: tuple[str, ...] = ("logic", "evidence", "rebuttal", "clarity", "relevance")
 
 
-class ClaimAssessment(_Strict):
+class ClaimAssessment(StrictReply):
     id: str
     strength: int = Field(ge=1, le=10)
     rebutted: bool
     standing: Literal["stands", "weakened", "refuted"]
 
 
-class Scorecard(_Strict):
+class Scorecard(StrictReply):
     """A judge's scoring of both (neutrally labelled) positions and of every claim."""
 
     position_a: RubricScores
@@ -89,7 +86,7 @@ class Scorecard(_Strict):
     rationale: str = Field(min_length=1, max_length=1500)
 
 
-class Verdict(_Strict):
+class Verdict(StrictReply):
     winner: Label
     rationale: str = Field(min_length=1, max_length=1500)
     confidence: float = Field(ge=0, le=1)

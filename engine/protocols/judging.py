@@ -10,8 +10,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass
 
-from engine import consensus as stats
-from engine import prompts
+from engine import prompts, verdicts
 from engine.domain import (
     ConsensusSummary,
     DivergencePoint,
@@ -23,10 +22,14 @@ from engine.domain import (
 )
 from engine.llm import Prompt
 from engine.prompts import PROMPT_VERSION
-from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, _id_relabel
+from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, id_relabel
 from engine.runner import DebateContext, StepOutcome
-from engine.schemas import DIMENSIONS, Scorecard
+from engine.schemas.procon import DIMENSIONS, Label, Scorecard
 from engine.settings import JudgeSpec, ThresholdSpec
+from engine.vocabulary import Side
+
+#: Judges' roles, and panel judges' step keys: this prefix and the judge's name.
+JUDGE_FAMILY = "judge/"
 
 JUDGE_TASK = (
     "Score position A and position B from 1 to 10 on each rubric dimension (logic, evidence, "
@@ -41,31 +44,46 @@ class JudgeRun:
     """One judge's scorecard, mapped back from neutral labels to pro/con and real claim ids."""
 
     judge: JudgeSpec
-    order: tuple[str, str]
+    order: tuple[Side, Side]
     step: StepOutcome[Scorecard]
-    rubric: dict[str, dict[str, int]]
+    rubric: dict[Side, dict[str, int]]
     claims: dict[str, tuple[int, bool, str]]   # real id -> (strength, rebutted, standing)
-    winner: str | None
+    winner: Side | None
 
     @property
     def ok(self) -> bool:
         return self.step.value is not None
 
 
-def judge_order(debate_id: str, judge: str, index: int) -> tuple[str, str]:
+def judge_order(debate_id: str, index: int) -> tuple[Side, Side]:
     """Alternate the order across the panel, starting from a side drawn from the debate id."""
     flip = (int(sha256(debate_id)[:8], 16) + index) % 2
-    return ("con", "pro") if flip else SIDES
+    return (Side.CON, Side.PRO) if flip else SIDES
+
+
+def judge_key(judge: JudgeSpec) -> str:
+    """A judge's role, which is also its step key on a panel."""
+    return JUDGE_FAMILY + judge.name
+
+
+def neutral_labels(order: tuple[Side, Side]) -> dict[Side, str]:
+    """Side -> the label a judge sees it under: the first shown is A."""
+    return {order[0]: "A", order[1]: "B"}
+
+
+def side_of(label: Label, labels: dict[Side, str]) -> Side:
+    """A judge's call (A, B or tie) as a side."""
+    return Side.TIE if label == "tie" else {v: k for k, v in labels.items()}[label]
 
 
 async def run_judge(ctx: DebateContext, t: Transcript, judge: JudgeSpec, index: int,
                     key: str) -> JudgeRun:
-    order = judge_order(ctx.debate_id, judge.name, index)
-    label = {order[0]: "A", order[1]: "B"}
+    order = judge_order(ctx.debate_id, index)
+    label = neutral_labels(order)
     transcript = t.render(label=label, order=order)
     neutral_ids = _neutral_ids(t, label)
     prompt = prompts.judge(judge.expertise, t.topic, transcript, JUDGE_TASK, ctx.policy)
-    step = await ctx.step(key, role=f"judge/{judge.name}", prompt=prompt, schema=Scorecard,
+    step = await ctx.step(key, role=judge_key(judge), prompt=prompt, schema=Scorecard,
                           model=judge.model or None, temperature=0.2,
                           cache_key=judge_cache_key(prompt, judge))
     return _map_back(judge, order, label, neutral_ids, step)
@@ -82,33 +100,31 @@ def judge_cache_key(prompt: Prompt, judge: JudgeSpec) -> str:
 
 
 
-def _neutral_ids(t: Transcript, label: dict[str, str]) -> dict[str, str]:
+def _neutral_ids(t: Transcript, label: dict[Side, str]) -> dict[str, str]:
     """neutral id (A1) -> real id (P1)."""
-    return {v: k for k, v in _id_relabel(t, label).items()}
+    return {v: k for k, v in id_relabel(t, label).items()}
 
 
-def _map_back(judge: JudgeSpec, order: tuple[str, str], label: dict[str, str],
+def _map_back(judge: JudgeSpec, order: tuple[Side, Side], label: dict[Side, str],
               neutral_ids: dict[str, str], step: StepOutcome[Scorecard]) -> JudgeRun:
     card = step.value
     if card is None:
         return JudgeRun(judge, order, step, {}, {}, None)
     by_label = {"A": card.position_a, "B": card.position_b}
-    rubric: dict[str, dict[str, int]] = {
+    rubric: dict[Side, dict[str, int]] = {
         side: {d: int(getattr(by_label[label[side]], d)) for d in DIMENSIONS} for side in SIDES}
     claims: dict[str, tuple[int, bool, str]] = {
         neutral_ids[c.id.strip().upper()]: (c.strength, c.rebutted, str(c.standing))
         for c in card.claims if c.id.strip().upper() in neutral_ids
     }
-    back = {v: k for k, v in label.items()}
-    winner = "tie" if card.winner == "tie" else back[card.winner]
-    return JudgeRun(judge, order, step, rubric, claims, winner)
+    return JudgeRun(judge, order, step, rubric, claims, side_of(card.winner, label))
 
 
 async def run_panel(ctx: DebateContext, t: Transcript, judges: list[JudgeSpec]) -> list[JudgeRun]:
     """Every judge in parallel; each result reported as it lands."""
 
     async def one(i: int, judge: JudgeSpec) -> JudgeRun:
-        run = await run_judge(ctx, t, judge, i, f"judge/{judge.name}")
+        run = await run_judge(ctx, t, judge, i, judge_key(judge))
         if run.ok:
             await ctx.emit(EventKind.JUDGE_SCORED, judge=run.judge.name, winner=run.winner,
                            rubric=run.rubric, order=list(run.order))
@@ -130,17 +146,17 @@ def _row(run: JudgeRun, items: list[str]) -> list[float | None]:
             found = run.claims.get(name)
             row.append(float(found[0]) if found else None)
         else:
-            row.append(float(run.rubric[kind][name]) if run.rubric else None)
+            row.append(float(run.rubric[Side(kind)][name]) if run.rubric else None)
     return row
 
 
-def _dimension_calls(run: JudgeRun) -> list[str | None]:
+def _dimension_calls(run: JudgeRun) -> list[Side | None]:
     if not run.rubric:
         return [None] * len(DIMENSIONS)
-    calls: list[str | None] = []
+    calls: list[Side | None] = []
     for dim in DIMENSIONS:
-        a, b = run.rubric["pro"][dim], run.rubric["con"][dim]
-        calls.append("pro" if a > b else "con" if b > a else "tie")
+        a, b = run.rubric[Side.PRO][dim], run.rubric[Side.CON][dim]
+        calls.append(Side.PRO if a > b else Side.CON if b > a else Side.TIE)
     return calls
 
 
@@ -148,7 +164,7 @@ def _dimension_calls(run: JudgeRun) -> list[str | None]:
 class PanelResult:
     consensus: ConsensusSummary
     divergence: DivergenceSummary
-    winner: str | None
+    winner: Side | None
     verdict: str
     rationale: str
     trace: list[TraceRow]
@@ -163,10 +179,10 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     winners = {r.judge.name: r.winner for r in ok}
     calls = {r.judge.name: _dimension_calls(r) for r in ok}
     weights = {r.judge.name: r.judge.weight for r in ok}
-    summary, div, weighted = stats.summarise(
+    summary, div, weighted = verdicts.summarise(
         items, scores, winners, [calls[j] for j in sorted(calls)],
         weights=weights, history=ctx.judge_history or None,
-        thresholds=stats.Thresholds(**thresholds.model_dump()),
+        thresholds=thresholds,
         seed=int(sha256(ctx.debate_id)[:8], 16),
     )
     if len(weighted) != len(items):  # no judge finished: nothing to weigh
@@ -189,22 +205,22 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
                        judged_trace(trace, ok))
 
 
-def _verdict(weighted: dict[str, float | None]) -> tuple[str | None, str]:
-    totals: dict[str, float] = {}
+def _verdict(weighted: dict[str, float | None]) -> tuple[Side | None, str]:
+    totals: dict[Side, float] = {}
     for side in SIDES:
         vals = [v for k, v in weighted.items() if k.startswith(f"{side}.") and v is not None]
         if not vals:
             return None, "No verdict: the judges' scores are missing."
         totals[side] = sum(vals) / len(vals)
-    diff = totals["pro"] - totals["con"]
-    score = f"{totals['pro']:.1f} for vs {totals['con']:.1f} against (weighted rubric mean)"
+    diff = totals[Side.PRO] - totals[Side.CON]
+    score = f"{totals[Side.PRO]:.1f} for vs {totals[Side.CON]:.1f} against (weighted rubric mean)"
     if abs(diff) < 0.25:
-        return "tie", f"Too close to call: {score}."
-    side = "pro" if diff > 0 else "con"
+        return Side.TIE, f"Too close to call: {score}."
+    side = Side.PRO if diff > 0 else Side.CON
     return side, f"{SIDE_NAME[side].capitalize()} the proposition wins: {score}."
 
 
-def _rationale(runs: list[JudgeRun], winner: str | None) -> str:
+def _rationale(runs: list[JudgeRun], winner: Side | None) -> str:
     agreeing = [r for r in runs if r.winner == winner] or runs
     if not agreeing:
         return ""
@@ -222,7 +238,7 @@ def _labels(t: Transcript) -> dict[str, str]:
     return labels
 
 
-def _point(p: stats.ItemSpread, labels: dict[str, str]) -> DivergencePoint:
+def _point(p: verdicts.ItemSpread, labels: dict[str, str]) -> DivergencePoint:
     return DivergencePoint(item=p.item, label=labels.get(p.item, p.item), mean=round(p.mean, 3),
                            spread=round(p.spread, 3), ratings=dict(p.ratings))
 
