@@ -110,7 +110,7 @@ def _structure_pattern() -> str:
     return "|".join((
         r"<\|[^|<>\n]{1,40}\|>|\[/?INST\]|<</?SYS>>|</?s>|<(?:start|end)_of_turn>",
         r"#{2,}[ ]*(?:instructions?|system|response|input|assistant)\b",
-        r"untrusted[ _-]*(?:begin|end)|(?:begin|end)[ _-]*(?:of[ _-]*)?untrusted",
+        r"\buntrusted[ _-]*(?:begin|end)\b|\b(?:begin|end)[ _-]*(?:of[ _-]*)?untrusted\b",
         rf"\b(?:{'|'.join(_ROLE_WORDS)})[ ]*:",
         r"\bpositions?[ _-]*[ab]\b",
         r"\b[abpc][0-9]{1,2}\b",
@@ -118,10 +118,9 @@ def _structure_pattern() -> str:
     ))
 
 
-_STRUCTURE = re.compile(
-    rf"(?P<fence><{{2,}}|>{{2,}})|(?P<mark>\^)|(?P<structure>{_structure_pattern()})",
-    re.IGNORECASE,
-)
+_STRUCTURE = re.compile(_structure_pattern(), re.IGNORECASE)
+_FENCE = re.compile(r"<{2,}|>{2,}")
+_CARET = re.compile(r"\^")
 
 
 def datamark(text: str) -> str:
@@ -136,8 +135,8 @@ def undatamark(body: str) -> str:
 
 def clean_label(label: str) -> str:
     """A label safe inside a marker: plain ASCII letters, digits and light punctuation only."""
-    plain = _LABEL_OK.sub("_", glyphs.fold(glyphs.clean(label)).text)
-    plain = " ".join(plain.split())[:LABEL_CHARS].strip()
+    plain = " ".join(glyphs.fold(glyphs.clean(label)).text.split())
+    plain = _LABEL_OK.sub("_", plain)[:LABEL_CHARS].strip()
     return plain or DEFAULT_LABEL
 
 
@@ -213,20 +212,13 @@ class Spotlight:
     def neutralise(self, text: str) -> str:
         """`text` with nothing left that could forge a marker or pass for the prompt's own
         structure (the module docstring lists what is rewritten and how)."""
-        text = glyphs.clean(text)
-        skeleton = glyphs.fold(text)
         boundary = re.compile(re.escape(self.boundary), re.IGNORECASE)
-        pieces: list[str] = []
-        done = 0
-        for start, end, rewrite in _rewrites(skeleton, boundary):
-            src_start, src_end = skeleton.source_span(start, end)
-            if src_start < done:
-                continue
-            pieces.append(text[done:src_start])
-            pieces.append(rewrite(glyphs.fold(text[src_start:src_end]).text))
-            done = src_end
-        pieces.append(text[done:])
-        return "".join(pieces)
+        # the boundary first: its replacement changes where words start and end
+        text = _rewrite(glyphs.clean(text), lambda skeleton: [
+            (m.start(), m.end(), _removed_boundary) for m in boundary.finditer(skeleton)])
+        # then the words, before fences: a fence may begin a template token ("<<|im_start|>")
+        text = _rewrite(text, _structure)
+        return _rewrite(text, _shapes)
 
     def wrap(self, text: str, *, label: str) -> str:
         """`text`, neutralised and datamarked, between this request's markers."""
@@ -238,22 +230,35 @@ class Spotlight:
         return regions(prompt, self.boundary)
 
 
-def _rewrites(skeleton: glyphs.Skeleton, boundary: re.Pattern[str]) -> list[
-        tuple[int, int, Callable[[str], str]]]:
-    """(start, end, rewrite) in skeleton offsets, left to right; a rewrite takes the skeleton of
-    the source span it replaces."""
-    found: list[tuple[int, int, Callable[[str], str]]] = [
-        (m.start(), m.end(), _removed_boundary) for m in boundary.finditer(skeleton.text)]
-    for match in _STRUCTURE.finditer(skeleton.text):
-        start, end = match.span()
-        if any(s < end and start < e for s, e, _ in found):
-            continue
-        if match["fence"]:
-            found.append((start, end, _spaced))
-        elif match["mark"]:
-            found.append((start, end, _plain))
-        elif not _already_defused(skeleton.text, start, end):
-            found.append((start, end, _defused))
+Rewrite = Callable[[str], str]  # the skeleton of a span -> what the span becomes
+
+
+def _rewrite(text: str, find: Callable[[str], list[tuple[int, int, Rewrite]]]) -> str:
+    """`text` with the spans `find` locates in its skeleton rewritten, left to right."""
+    skeleton = glyphs.fold(text)
+    pieces: list[str] = []
+    done = 0
+    for start, end, rewrite in find(skeleton.text):
+        src_start, src_end = skeleton.source_span(start, end)
+        if src_start < done:
+            continue  # shares a source character with the previous span
+        pieces.append(text[done:src_start])
+        pieces.append(rewrite(glyphs.fold(text[src_start:src_end]).text))
+        done = src_end
+    pieces.append(text[done:])
+    return "".join(pieces)
+
+
+def _structure(skeleton: str) -> list[tuple[int, int, Rewrite]]:
+    """Words and tokens of the prompt's structure not yet defused, to be shown in ⟦ ⟧."""
+    return [(m.start(), m.end(), _defused) for m in _STRUCTURE.finditer(skeleton)
+            if not _already_defused(skeleton, *m.span())]
+
+
+def _shapes(skeleton: str) -> list[tuple[int, int, Rewrite]]:
+    """Runs of angle brackets to space out; carets (the datamark's look-alikes) made plain."""
+    found = [(m.start(), m.end(), _spaced) for m in _FENCE.finditer(skeleton)]
+    found += [(m.start(), m.end(), _plain) for m in _CARET.finditer(skeleton)]
     return sorted(found, key=lambda item: item[0])
 
 
