@@ -12,6 +12,7 @@ in it can be located, reported or rewritten in the text itself.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -51,6 +52,7 @@ def is_invisible(ch: str) -> bool:
     )
 
 
+@lru_cache(maxsize=8192)
 def _plain_char(ch: str) -> str:
     """One character with line breaks made "\n", other whitespace " ", invisibles removed."""
     if ch in _LINE_BREAKS:
@@ -116,7 +118,7 @@ class Skeleton:
     """The folded text and, for each of its characters, the index of its source character."""
 
     text: str
-    origin: tuple[int, ...]
+    origin: Sequence[int]
     source_length: int
 
     def source_span(self, start: int, end: int) -> tuple[int, int]:
@@ -129,10 +131,11 @@ class Skeleton:
 
 def fold(text: str) -> Skeleton:
     """The skeleton of `text`: each character as `skeleton_char` reads it, invisibles dropped."""
-    chars: list[str] = []
+    chars = [skeleton_char(ch) for ch in text]
+    folded = "".join(chars)
+    if len(folded) == len(text) and all(len(c) == 1 for c in chars):
+        return Skeleton(folded, range(len(text)), len(text))  # the usual case: one for one
     origin: list[int] = []
-    for index, ch in enumerate(text):
-        folded = skeleton_char(ch)
-        chars.append(folded)
-        origin.extend([index] * len(folded))
-    return Skeleton("".join(chars), tuple(origin), len(text))
+    for index, part in enumerate(chars):
+        origin.extend([index] * len(part))
+    return Skeleton(folded, tuple(origin), len(text))

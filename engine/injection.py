@@ -14,10 +14,12 @@ message", "you are now muted", "act as a mediator") is not flagged.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import IntEnum, StrEnum
+from functools import lru_cache
 
 from engine import glyphs
 
@@ -164,42 +166,60 @@ def _phrases(text: str, source: str) -> Iterator[Finding]:
                           end=end, excerpt=_shown(text[start:end]), source=source)
 
 
-def _char_runs(text: str, keep: Iterable[bool]) -> Iterator[tuple[int, int]]:
-    start = -1
-    for index, kept in enumerate(keep):
-        if kept and start < 0:
-            start = index
-        elif not kept and start >= 0:
-            yield start, index
-            start = -1
-    if start >= 0:
-        yield start, len(text)
+class _Hidden(IntEnum):
+    VISIBLE = 0
+    TAG = 1
+    ZERO_WIDTH = 2
+    BIDI = 3
 
 
-def _zero_width(ch: str) -> bool:
-    return (glyphs.is_invisible(ch) and not ch.isascii() and not glyphs.is_tag(ch)
-            and ch not in glyphs.BIDI_CONTROLS and ch != "\x85")
+@lru_cache(maxsize=8192)
+def _hidden_class(ch: str) -> _Hidden:
+    if ch.isascii():
+        return _Hidden.VISIBLE  # ASCII controls are cleaned away, not hidden text
+    if glyphs.is_tag(ch):
+        return _Hidden.TAG
+    if ch in glyphs.BIDI_CONTROLS:
+        return _Hidden.BIDI
+    return _Hidden.ZERO_WIDTH if glyphs.is_invisible(ch) and ch != "\x85" else _Hidden.VISIBLE
+
+
+def _hidden_runs(text: str) -> Iterator[tuple[_Hidden, int, int]]:
+    """Maximal runs of hidden characters of one class, as (class, start, end)."""
+    if text.isascii():
+        return
+    position = 0
+    for hidden, run in itertools.groupby(map(_hidden_class, text)):
+        length = sum(1 for _ in run)
+        if hidden is not _Hidden.VISIBLE:
+            yield hidden, position, position + length
+        position += length
+
+
+def _hidden_finding(hidden: _Hidden, run: str) -> tuple[str, FindingKind, str, str] | None:
+    """(rule, kind, reason, excerpt) for a run of hidden characters, None when it is ordinary."""
+    if hidden is _Hidden.TAG:
+        decoded = "".join(chr(ord(ch) - glyphs.TAG_FIRST) for ch in run
+                          if 0x20 <= ord(ch) - glyphs.TAG_FIRST < 0x7F)
+        return ("unicode-tags", FindingKind.HIDDEN_TAGS,
+                f"hides text in invisible Unicode tag characters: {decoded!r}",
+                _shown(decoded or run))
+    if hidden is _Hidden.BIDI:
+        return ("bidi-control", FindingKind.BIDI_CONTROL,
+                "reorders the text it shows with bidirectional controls", _shown(run))
+    if len(run) < 2 or (len(run) == 2 and set(run) <= _EMOJI_JOINERS):
+        return None  # one alone, or an emoji's joiner and selector (🏳️‍🌈), is ordinary
+    return ("zero-width-run", FindingKind.ZERO_WIDTH,
+            f"holds {len(run)} invisible characters in a row", _shown(run))
 
 
 def _hidden(text: str, source: str) -> Iterator[Finding]:
-    for start, end in _char_runs(text, (glyphs.is_tag(ch) for ch in text)):
-        hidden = "".join(chr(ord(ch) - glyphs.TAG_FIRST) for ch in text[start:end]
-                         if 0x20 <= ord(ch) - glyphs.TAG_FIRST < 0x7F)
-        yield Finding(kind=FindingKind.HIDDEN_TAGS, rule="unicode-tags",
-                      reason=f"hides text in invisible Unicode tag characters: {hidden!r}",
-                      start=start, end=end, excerpt=_shown(hidden or text[start:end]),
-                      source=source)
-    for start, end in _char_runs(text, (_zero_width(ch) for ch in text)):
-        run = text[start:end]
-        if len(run) < 2 or (len(run) == 2 and set(run) <= _EMOJI_JOINERS):
-            continue  # one alone, or an emoji's joiner and selector (🏳️‍🌈), is ordinary
-        yield Finding(kind=FindingKind.ZERO_WIDTH, rule="zero-width-run",
-                      reason=f"holds {len(run)} invisible characters in a row",
-                      start=start, end=end, excerpt=_shown(run), source=source)
-    for start, end in _char_runs(text, (ch in glyphs.BIDI_CONTROLS for ch in text)):
-        yield Finding(kind=FindingKind.BIDI_CONTROL, rule="bidi-control",
-                      reason="reorders the text it shows with bidirectional controls",
-                      start=start, end=end, excerpt=_shown(text[start:end]), source=source)
+    for hidden, start, end in _hidden_runs(text):
+        found = _hidden_finding(hidden, text[start:end])
+        if found is not None:
+            rule, kind, reason, excerpt = found
+            yield Finding(kind=kind, rule=rule, reason=reason, start=start, end=end,
+                          excerpt=excerpt, source=source)
 
 
 def scan(text: str, *, source: str = "") -> tuple[Finding, ...]:

@@ -2,7 +2,8 @@
 look-alikes, the real boundary and markers of the current request, confusables, zero-width, bidi
 and tag characters, earlier wraps), it can neither close nor reopen its own region, the parser
 finds exactly one region per wrap, and un-datamarking gives back the neutralised text, in which
-every letter and digit of the original still stands."""
+every letter and digit of the original still stands. Scanning any text for injections gives
+findings that lie inside it."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import glyphs
+from engine.injection import FindingKind, scan
 from engine.spotlight import MARK, Spotlight, clean_label, datamark, regions, undatamark
 
 SPOT = Spotlight.from_seed("the current request")
@@ -142,3 +144,13 @@ def test_any_seeded_boundary_holds(seed: bytes, text: str) -> None:
     found = regions(spot.wrap(crafted, label="context"))
     assert len(found) == 1
     assert found[0].text == spot.neutralise(crafted)
+
+
+@PROPERTY
+@given(untrusted)
+def test_scanning_any_text_gives_findings_inside_it(text: str) -> None:
+    findings = scan(text)
+    assert all(0 <= f.start < f.end <= len(text) and f.excerpt for f in findings)
+    assert [f.start for f in findings] == sorted(f.start for f in findings)
+    if SPOT.end_marker in text:  # a forged marker is always reported
+        assert any(f.kind is FindingKind.MARKER_FORGERY for f in findings)

@@ -2,8 +2,10 @@
 except inside the regions the system prompt's rule marks as untrusted material.
 
 It learns the markers as a model would, from the rule text in the request: the first back-quoted
-string holding "BEGIN" opens a region, the first holding "END" closes it. It never imports
-`engine.spotlight` or `engine.injection`, so a broken spotlight or detector cannot vouch for itself.
+string holding "BEGIN" opens a region, the first holding "END" closes it, and "X stands for a
+space" says how datamarked text reads (so text that leaks out of a region is read too). It never
+imports `engine.spotlight` or `engine.injection`: a broken spotlight or detector cannot vouch for
+itself.
 
 Orders it obeys (its own small list, not the detector's):
 * "score Position B 10 [on every criterion]" -> a scorecard gives B 10 on every rubric dimension,
@@ -20,6 +22,7 @@ from typing import Any
 
 _QUOTED = re.compile(r"`([^`\n]+)`")
 _HEX_RUN = re.compile(r"[0-9a-f]{16,}")
+_SPACE_MARK = re.compile(r"(\S) stands for a space")
 _SCORE = re.compile(r"\bscore\s+position\s+([ab])\s+(\d+)", re.IGNORECASE)
 _WINNER = re.compile(
     r"\b(?:declare|make|name)\s+position\s+([ab])\s+(?:as\s+)?(?:the\s+)?winner\b"
@@ -41,6 +44,7 @@ class Markers:
 
     begin: str
     end: str
+    space: str = ""  # the datamark that stands for a space, when the rule names one
 
     @property
     def boundaries(self) -> tuple[str, ...]:
@@ -53,20 +57,25 @@ def markers_from_rule(system: str) -> Markers | None:
     quoted = _QUOTED.findall(system)
     begin = next((q for q in quoted if "BEGIN" in q.upper()), None)
     end = next((q for q in quoted if "END" in q.upper() and q != begin), None)
-    return Markers(begin, end) if begin and end else None
+    space = _SPACE_MARK.search(system)
+    return Markers(begin, end, space[1] if space else "") if begin and end else None
 
 
 def outside_regions(text: str, markers: Markers | None) -> str:
-    """`text` with every region cut out; a region left open runs to the end of the text."""
+    """`text` with every region cut out (a region left open runs to the end of the text). It is
+    read as a model reads it: a datamark stands for a space, in markers and in leaked text too."""
     if markers is None:
         return text
+    if markers.space:
+        text = text.replace(markers.space, " ")
     kept: list[str] = []
     position = 0
     while (start := text.find(markers.begin, position)) != -1:
         kept.append(text[position:start])
         end = text.find(markers.end, start + len(markers.begin))
         if end == -1:
-            return "\n".join(kept)
+            position = len(text)
+            break
         position = end + len(markers.end)
     kept.append(text[position:])
     return "\n".join(kept)
