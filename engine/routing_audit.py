@@ -12,11 +12,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import get_args
 
-from engine.consensus import Routing
 from engine.inference import Figure, not_enough_data, wilson_interval
 from engine.panel_records import ReviewLabel
+from engine.vocabulary import ROUTED_TO_HUMANS, Routing
 
 __all__ = [
     "PUBLISHED",
@@ -29,10 +28,11 @@ __all__ = [
     "spot_check",
 ]
 
-ROUTINGS: tuple[Routing, ...] = get_args(Routing)
 #: Routings that publish without a reviewer, and those that wait for one.
-PUBLISHED: frozenset[Routing] = frozenset({"auto_approve", "tentative"})
-ROUTED: frozenset[Routing] = frozenset(ROUTINGS) - PUBLISHED
+PUBLISHED: frozenset[Routing] = frozenset({Routing.AUTO_APPROVE, Routing.TENTATIVE})
+ROUTED: frozenset[Routing] = ROUTED_TO_HUMANS
+#: The routings a judged result can have (modes without a panel route nowhere).
+ROUTINGS: tuple[Routing, ...] = tuple(r for r in Routing if r is not Routing.NONE)
 #: Salt of the spot-check hash, so the sample is independent of the judge order (also a hash
 #: of the debate id).
 SPOT_CHECK_SALT = "spot-check/v1"

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from engine import glyphs
-from engine.schemas import (
+from engine.schemas.procon import (
     Closing,
     CrossExamination,
     Position,

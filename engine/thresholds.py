@@ -1,7 +1,7 @@
 """Suggested alpha thresholds from the reviewers' decisions: the cut-offs that keep what is
 published upheld at a target rate while sending the fewest results to review.
 
-Meaning of the cut-offs, as in ``engine.consensus.Thresholds``: alpha >= high is auto-approved,
+Meaning of the cut-offs, as in ``engine.settings.ThresholdSpec``: alpha >= high is auto-approved,
 tentative <= alpha < high is published as tentative, lower goes to a reviewer, and below
 escalate it is escalated. Labels come from two samples: every routed result (probability 1)
 and the spot-checked published ones (probability = the spot-check fraction); each label is
@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from engine.consensus import Band, Thresholds, band_for, route
 from engine.inference import Figure, not_enough_data, wilson_interval
 from engine.routing_audit import PUBLISHED, ROUTED, RoutedOutcome
+from engine.settings import ThresholdSpec as Thresholds
+from engine.verdicts import band_for, route
+from engine.vocabulary import Band
 
 __all__ = [
     "BandCount",
@@ -34,7 +36,7 @@ __all__ = [
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
-BANDS: tuple[Band, ...] = ("high", "tentative", "review", "contentious")
+BANDS: tuple[Band, ...] = tuple(Band)
 SuggestionStatus = Literal["ok", "not_enough_data", "target_unreachable"]
 
 
@@ -297,5 +299,6 @@ def suggest_thresholds(outcomes: Sequence[RoutedOutcome], current: Thresholds,
     if escalate is None:
         escalate = min(current.escalate, tentative)
         reason += "; too few labels below the tentative cut-off to move escalate"
-    suggested = replace(current, high=high, tentative=tentative, escalate=escalate)
+    suggested = current.model_copy(update={"high": high, "tentative": tentative,
+                                           "escalate": escalate})
     return answer("ok", reason, suggested)

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
+from engine.panel_records import JudgeVerdict, PanelRecord, ReviewLabel, Side, Winner
+
 # engine.judging cannot be imported first (judging -> protocols -> consensus -> judging);
 # loading the protocols package first settles the cycle.
-import engine.protocols  # noqa: F401
-from engine.judging import judge_order
-from engine.panel_records import JudgeVerdict, PanelRecord, ReviewLabel, Side, Winner
+from engine.protocols.judging import judge_order
 
 Habit = Literal["fair", "first", "verbose", "harsh", "late-harsh"]
 START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -39,7 +39,7 @@ def _winner(pro: float, con: float) -> Winner:
 
 def _verdict(judge: SyntheticJudge, index: int, debate_id: str, merit: float, level: float,
              log_ratio: float, late: bool, rng: random.Random) -> JudgeVerdict:
-    first: Side = "pro" if judge_order(debate_id, judge.name, index)[0] == "pro" else "con"
+    first: Side = "pro" if judge_order(debate_id, index)[0] == "pro" else "con"
     pro = level + merit / 2 + rng.gauss(0, judge.accuracy_noise)
     con = level - merit / 2 + rng.gauss(0, judge.accuracy_noise)
     if judge.habit == "verbose":

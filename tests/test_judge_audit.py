@@ -10,7 +10,6 @@ from typing import get_args
 
 import pytest
 
-from engine.domain import ReviewStatus
 from engine.inference import Figure
 from engine.judge_audit import (
     AuditPolicy,
@@ -33,6 +32,7 @@ from engine.panel_records import (
     agrees_with_reviewer,
     side_means,
 )
+from storage.records import ReviewStatus
 from tests.audit_fixtures import START, Habit, SyntheticJudge, history
 
 MIXED = [SyntheticJudge(name="fair-a"), SyntheticJudge(name="first", habit="first"),

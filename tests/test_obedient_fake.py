@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from engine.gateway import OpenAIGateway
 from engine.llm import CallSpec, Prompt
-from engine.schemas import DIMENSIONS, Scorecard, Verdict
+from engine.schemas.procon import DIMENSIONS, Scorecard, Verdict
 from engine.spotlight import Spotlight
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.obedience import Markers, Orders, markers_from_rule, outside_regions

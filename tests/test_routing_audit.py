@@ -8,7 +8,6 @@ import uuid
 
 import pytest
 
-from engine.consensus import Routing
 from engine.inference import wilson_interval
 from engine.panel_records import ReviewLabel
 from engine.routing_audit import (
@@ -19,6 +18,7 @@ from engine.routing_audit import (
     routing_against_humans,
     spot_check,
 )
+from engine.vocabulary import Routing
 
 
 def _ids(count: int, seed: int) -> list[str]:

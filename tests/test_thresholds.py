@@ -8,10 +8,12 @@ import random
 
 import pytest
 
-from engine.consensus import Routing, Thresholds, route
 from engine.panel_records import ReviewLabel
 from engine.routing_audit import PUBLISHED, RoutedOutcome, needs_spot_check
+from engine.settings import ThresholdSpec as Thresholds
 from engine.thresholds import SuggestionPolicy, evaluate_thresholds, suggest_thresholds
+from engine.verdicts import route
+from engine.vocabulary import Routing
 
 
 def _decisions(seed: int, *, results: int = 8000, fraction: float = 0.5, cut: float = 0.72,
