@@ -9,6 +9,8 @@ from typing import Any
 
 from bot.service.debates import DebateService
 from bot.service.providers import make_llm
+from bot.service.reviews import ReviewDesk, Reviewers
+from bot.service.runtime import Runtime
 from bot.service.worker import Worker
 from bot.settings import Settings
 from engine.settings import ModelPrice
@@ -34,6 +36,13 @@ def priced(usd_per_million: float = 1000.0, **overrides: Any) -> Settings:
 def service(db: Database, settings: Settings) -> DebateService:
     return DebateService(engine=settings.engine, settings=settings.service, db=db,
                          llm_factory=make_llm)
+
+
+def runtime(db: Database, settings: Settings) -> Runtime:
+    """The runtime `build_runtime` would make, over an already migrated test database."""
+    svc = service(db, settings)
+    return Runtime(engine=settings.engine, settings=settings.service, db=db, service=svc,
+                   reviews=ReviewDesk(svc, Reviewers(settings.service.reviewers)))
 
 
 @asynccontextmanager

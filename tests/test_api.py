@@ -19,7 +19,7 @@ from bot.service.runtime import Runtime, build_runtime
 from bot.settings import Settings
 from engine.errors import ConfigurationError
 from storage.db import Database
-from tests.service_fixtures import rehearsal_settings, service
+from tests.service_fixtures import rehearsal_settings, runtime
 
 TOPIC = "Should we move billing to PostgreSQL?"
 
@@ -30,8 +30,7 @@ def _app(rt: Runtime, settings: Settings) -> web.Application:
 
 
 async def _server(db: Database, settings: Settings) -> tuple[TestServer, Runtime]:
-    rt = Runtime(engine=settings.engine, settings=settings.service, db=db,
-                 service=service(db, settings))
+    rt = runtime(db, settings)
     server = TestServer(_app(rt, settings), host="127.0.0.1", port=0)
     await server.start_server()
     return server, rt

@@ -37,7 +37,7 @@ from storage import schedules as runs
 from storage.db import Database
 from storage.records import DebateStatus, RunStatus
 from tests.fakes.slack_server import FakeSlack
-from tests.service_fixtures import priced, rehearsal_settings, running_worker, service
+from tests.service_fixtures import priced, rehearsal_settings, running_worker, runtime
 from tests.slack_fixtures import harness_settings
 from tests.storage_fixtures import BACKENDS, migrated_database
 
@@ -87,7 +87,7 @@ async def replica(db: Database, fake: FakeSlack | None, *, now: str = "2024-05-0
     the fake Slack through the real notifier and publisher."""
     built = settings(schedules=schedules, timezone="Europe/Paris",
                      public_url="http://dialectic.test")
-    rt = Runtime(engine=built.engine, settings=built.service, db=db, service=service(db, built))
+    rt = runtime(db, built)
     notifier = None
     if fake is not None:
         slack = SlackSettings(slack_bot_token="xoxb-test", slack_api_url=fake.base_url)

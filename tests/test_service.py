@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from bot.service.reviews import AlreadyDecided, Decision, NotReviewer, ReviewDesk, Reviewers
 from bot.settings import Settings
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
@@ -126,14 +127,43 @@ async def test_a_routed_result_awaits_review_and_is_decided_once(db: Database) -
     async with db.transaction() as session:
         review = await reviews.get_by_debate(session, record.id)
     assert review is not None and review.status is ReviewStatus.PENDING
-    first, decisions = await asyncio.gather(
-        svc.decide(review.id, ReviewStatus.APPROVED, by="UREVIEWER"),
-        svc.decide(review.id, ReviewStatus.ESCALATED, by="UOTHER", note="no"),
-    )
-    winners = [d for d in (first, decisions) if d[0] is not None]
-    assert len(winners) == 1
+    desk = ReviewDesk(svc, Reviewers(["UREVIEWER", "UOTHER"]))
+    outcomes = await asyncio.gather(
+        desk.decide(review.id, ReviewStatus.APPROVED, by="UREVIEWER"),
+        desk.decide(review.id, ReviewStatus.ESCALATED, by="UOTHER", note="no"),
+        return_exceptions=True)
+    winners = [o for o in outcomes if isinstance(o, Decision)]
+    losers = [o for o in outcomes if isinstance(o, AlreadyDecided)]
+    assert len(winners) == 1 and len(losers) == 1
+    assert losers[0].review.status is winners[0].review.status
     final = await svc.get(record.id)
     assert final.status in (DebateStatus.APPROVED, DebateStatus.ESCALATED)
+    with pytest.raises(NotReviewer):
+        await desk.decide(review.id, ReviewStatus.APPROVED, by="UMALLORY")
+    async with db.transaction() as session:
+        kinds = [e.kind for e in await audit.events(session, record.id)]
+    assert kinds.count("review_decided") == 1 and kinds.count("review_refused") == 1
+
+
+async def test_escalating_needs_a_reason_and_a_rerun_links_the_new_debate(db: Database) -> None:
+    from engine.settings import PresetSpec, ThresholdSpec
+
+    strict = PresetSpec(name="strict", mode="consensus",
+                        thresholds=ThresholdSpec(high=2.0, tentative=2.0, escalate=-2.0))
+    svc = service(db, rehearsal_settings(presets={"strict": strict}))
+    desk = ReviewDesk(svc, Reviewers(["UREVIEWER"]))
+    sub = await svc.submit(DebateRequest(topic=TOPIC, preset="strict"), origin=API)
+    async with running_worker(svc):
+        record = await wait_done(svc, sub.record.id)
+    (review,) = await desk.pending()
+    with pytest.raises(InvalidRequest, match="say why"):
+        await desk.decide(review.id, ReviewStatus.ESCALATED, by="UREVIEWER", note="  ")
+    decision = await desk.decide(review.id, ReviewStatus.RERUN, by="UREVIEWER")
+    first = await desk.rerun(decision, origin=API)
+    again = await desk.rerun(decision, origin=API)
+    assert first.record.parent_id == record.id and again.record.id == first.record.id
+    assert first.record.request.topic == record.request.topic
+    assert first.record.requested_by == "UREVIEWER"
 
 
 async def test_a_failed_debate_can_be_retried_and_reuses_its_steps(db: Database) -> None:
@@ -223,7 +253,7 @@ async def test_a_debate_that_keeps_dying_fails_after_the_attempt_limit(db: Datab
 
 
 async def test_estimates_learn_from_the_tokens_recent_debates_used(db: Database) -> None:
-    from bot.service import debates as service_module
+    from bot.service import calibration
 
     svc = service(db, priced(daily_budget_usd=10_000))
     request = DebateRequest(topic=TOPIC, mode="simple", no_cache=True)
@@ -233,7 +263,7 @@ async def test_estimates_learn_from_the_tokens_recent_debates_used(db: Database)
             sub = await svc.submit(request.model_copy(update={"topic": f"{TOPIC} {i}"}),
                                    origin=API)
             await wait_done(svc, sub.record.id)
-    svc._scales.clear()
+    svc.history.forget()
     warm = await svc.estimate(request)
     done = [r for r in await svc.recent() if r.result is not None]
     actual = sum(r.result.cost.prompt_tokens + r.result.cost.completion_tokens for r in done)
@@ -241,7 +271,7 @@ async def test_estimates_learn_from_the_tokens_recent_debates_used(db: Database)
     ratio = min(max(actual / planned, 0.25), 4.0)
     assert warm.prompt_tokens == pytest.approx(cold.prompt_tokens * ratio, abs=len(done) * 2)
     assert warm.usd != cold.usd
-    assert service_module.SCALE_TTL_SECONDS > 0
+    assert calibration.TTL_SECONDS > 0
 
 
 async def test_judges_are_calibrated_against_their_recent_scores(db: Database) -> None:
@@ -250,12 +280,12 @@ async def test_judges_are_calibrated_against_their_recent_scores(db: Database) -
 
     async with FakeOpenAI() as fake:
         svc = service(db, Settings(**gateway_settings(fake.base_url).model_dump()))
-        assert await svc.judge_history() == {}
+        assert await svc.history.judge_scores() == {}
         sub = await svc.submit(DebateRequest(topic=TOPIC), origin=API)
         async with running_worker(svc):
             record = await wait_done(svc, sub.record.id)
-        svc._history = None   # computed at most once a minute; look again now
-        history = await svc.judge_history()
+        svc.history.forget()   # computed at most once a minute; look again now
+        history = await svc.history.judge_scores()
         await svc.aclose()
     assert set(history) == {"technical", "business", "risk", "general"}
     assert record.result is not None and record.result.consensus is not None

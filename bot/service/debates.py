@@ -9,7 +9,6 @@ resumes where it stopped. Finishing settles the real cost and routes the result.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from bot.service import links
+from bot.service.calibration import Calibration
 from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
@@ -31,14 +31,13 @@ from engine.vocabulary import Mode
 from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, NotFound
-from storage.records import DebateRecord, DebateStatus, Origin, Review, ReviewStatus
+from storage.records import DebateRecord, DebateStatus, Origin, Review
 from storage.steps import DbCheckpointStore
 
 log = logging.getLogger("dialectic.service")
 
 DOWNGRADES = {Mode.CONSENSUS: Mode.STRUCTURED, Mode.STRUCTURED: Mode.SIMPLE}
 ROUTED = frozenset({"human_review", "escalate"})
-SCALE_TTL_SECONDS = 60.0
 
 FinishedHook = Callable[[DebateRecord, Review | None], Awaitable[None]]
 SinkFactory = Callable[[DebateRecord], EventSink | None]
@@ -68,11 +67,10 @@ class DebateService:
     finished_hooks: list[FinishedHook] = field(default_factory=list)
     submitted_hooks: list[Callable[[DebateRecord], None]] = field(default_factory=list)
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
-    _scales: dict[str, tuple[datetime, dict[str, float]]] = field(default_factory=dict,
-                                                                  init=False, repr=False)
-    _history: tuple[datetime, dict[str, list[float]]] | None = field(default=None, init=False,
-                                                                      repr=False)
-    _locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False)
+    history: Calibration = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.history = Calibration(self.engine, self.db, clock=lambda: self.clock())
 
     def llm(self) -> LLMClient:
         """One client for every debate of the process: its connection pool (and TLS context)
@@ -93,39 +91,8 @@ class DebateService:
     # --- submitting ---
     async def estimate(self, request: DebateRequest) -> Estimate:
         prepared = prepare(self.engine, request)
-        return estimate_for(self.engine, prepared, await self.token_scale(prepared.plan.mode))
-
-    async def token_scale(self, mode: str) -> dict[str, float]:
-        """How recent debates of this mode compared with their plans' token guesses: the
-        ratio of reported to planned tokens over the last finished ones (1.0 when unknown),
-        clamped to [0.25, 4] so one odd debate cannot swing an estimate wildly."""
-        lock = self._locks.setdefault(f"scale:{mode}", asyncio.Lock())
-        async with lock:  # concurrent submissions wait for one computation, not 100 of them
-            cached = self._scales.get(mode)
-            now = self.clock()
-            if cached is not None and (now - cached[0]).total_seconds() < SCALE_TTL_SECONDS:
-                return cached[1]
-            scale = await self._measure_scale(mode)
-            self._scales[mode] = (now, scale)
-            return scale
-
-    async def _measure_scale(self, mode: str) -> dict[str, float]:
-        async with self.db.transaction(readonly=True) as session:
-            recent = await debates.list_recent(session, limit=200)
-        planned = actual = 0
-        for record in recent:
-            result = record.result
-            if record.mode != mode or result is None or result.status != "completed":
-                continue
-            if result.cost.reused_calls or result.rehearsal != self.engine.is_rehearsal:
-                continue  # resumed or replayed: its token count is not one whole run
-            plan = prepare(self.engine, record.request).plan
-            planned += sum(c.prompt_tokens + c.completion_tokens for c in plan.calls)
-            actual += result.cost.prompt_tokens + result.cost.completion_tokens
-            if planned > 200_000:
-                break
-        ratio = min(max(actual / planned, 0.25), 4.0) if planned and actual else 1.0
-        return {"*": ratio}
+        scale = await self.history.token_scale(prepared.plan.mode)
+        return estimate_for(self.engine, prepared, scale)
 
     async def submit(self, request: DebateRequest, *, origin: Origin,
                      idempotency_key: str | None = None, parent_id: str | None = None
@@ -159,7 +126,7 @@ class DebateService:
         asked = prepared.request.mode
         day = budget_day(self.clock())
         while True:
-            scale = await self.token_scale(prepared.plan.mode)
+            scale = await self.history.token_scale(prepared.plan.mode)
             estimate = estimate_for(self.engine, prepared, scale)
             try:
                 record = await self._queue(prepared, estimate, origin, idempotency_key,
@@ -263,7 +230,7 @@ class DebateService:
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
-            step_cache=self._judge_cache(), judge_history=await self.judge_history(),
+            step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
         )
         return await self.finish(record.id, result, actor=worker_id)
 
@@ -325,31 +292,6 @@ class DebateService:
         return await self.submit(request, origin=origin or Origin(surface="replay"),
                                  parent_id=source_id)
 
-    async def judge_history(self, debates_back: int = 50) -> dict[str, list[float]]:
-        """Each judge's raw scores over recent debates, for calibration (a judge who always
-        scores high is read against its own habit, shrunk toward the panel while it is short).
-        Computed at most once a minute per process."""
-        async with self._locks.setdefault("judge_history", asyncio.Lock()):
-            now = self.clock()
-            if self._history is not None and (
-                    now - self._history[0]).total_seconds() < SCALE_TTL_SECONDS:
-                return self._history[1]
-            history = await self._read_judge_history(debates_back)
-            self._history = (now, history)
-            return history
-
-    async def _read_judge_history(self, debates_back: int) -> dict[str, list[float]]:
-        async with self.db.transaction(readonly=True) as session:
-            recent = await debates.list_recent(session, limit=debates_back)
-        history: dict[str, list[float]] = {}
-        for record in recent:
-            result = record.result
-            if result is None or result.consensus is None or result.rehearsal:
-                continue
-            for judge, row in result.consensus.ratings.items():
-                history.setdefault(judge, []).extend(v for v in row if v is not None)
-        return history
-
     def _judge_cache(self) -> StepCache | None:
         ttl = self.settings.judge_cache_ttl_seconds
         return caches.DbStepCache(self.db, ttl_seconds=ttl) if ttl > 0 else None
@@ -382,34 +324,6 @@ class DebateService:
                                  debate_id=record.id)
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
                                             actor=actor, reason="retry", error="", attempts=0)
-
-    async def decide(self, review_id: str, status: ReviewStatus, *, by: str, note: str = ""
-                     ) -> tuple[Review | None, DebateRecord]:
-        """Apply a reviewer's decision once. Returns (None, record) when already decided."""
-        async with self.db.transaction() as session:
-            review = await reviews.decide(session, review_id=review_id, status=status, by=by,
-                                          note=note, now=self.clock())
-            current = await reviews.get(session, review_id)
-            record = await debates.get(session, current.debate_id)
-            if review is None:
-                return None, record
-            target = {ReviewStatus.APPROVED: DebateStatus.APPROVED,
-                      ReviewStatus.ESCALATED: DebateStatus.ESCALATED,
-                      ReviewStatus.RERUN: DebateStatus.ESCALATED}[status]
-            record = await debates.transition(session, record.id, target, actor=by,
-                                              reason=f"review {status.value}: {note}"[:500])
-            await audit.append(session, debate_id=record.id, kind="review_decided", actor=by,
-                               data={"review_id": review_id, "decision": status.value,
-                                     "note": note})
-        return review, record
-
-    async def refuse(self, review_id: str, *, user: str, reason: str) -> None:
-        """Audit a refused press (not a reviewer); nothing else changes."""
-        async with self.db.transaction() as session:
-            review = await reviews.get(session, review_id)
-            await audit.append(session, debate_id=review.debate_id, kind="review_refused",
-                               actor=user, data={"review_id": review_id, "reason": reason})
-
 
 def _review_reason(result: DebateResult) -> str:
     parts = []

@@ -10,6 +10,7 @@ from typing import Any
 from bot.service import telemetry
 from bot.service.debates import DebateService
 from bot.service.providers import describe, make_llm
+from bot.service.reviews import ReviewDesk, Reviewers
 from bot.service.settings import ServiceSettings
 from bot.service.worker import Worker
 from engine.settings import EngineSettings
@@ -26,6 +27,7 @@ class Runtime:
     settings: ServiceSettings
     db: Database
     service: DebateService
+    reviews: ReviewDesk
     workers: list[Worker] = field(default_factory=list)
 
     @property
@@ -66,4 +68,5 @@ async def build_runtime(engine: EngineSettings, settings: ServiceSettings,
     service.finished_hooks.append(telemetry.on_finished)
     service.submitted_hooks.append(telemetry.on_submitted)
     log.info(describe(engine))
-    return Runtime(engine=engine, settings=settings, db=db, service=service)
+    reviews = ReviewDesk(service, Reviewers(settings.reviewers))
+    return Runtime(engine=engine, settings=settings, db=db, service=service, reviews=reviews)

@@ -8,7 +8,7 @@ and the scheduler's digests and briefs.
     views/          Block Kit, one module per message family; pure functions over values
     notifier.py     debate updates into threads (the service's sink and finished hook)
     publisher.py    the scheduling layer's Publisher, in Slack
-    pacing.py, mrkdwn.py, parsing.py, reviewers.py, starter.py, status.py, housekeeping.py
+    pacing.py, mrkdwn.py, parsing.py, usergroups.py, starter.py, status.py, housekeeping.py
 
 Importing this package is free: the modules above load only when used.
 """

@@ -1,5 +1,5 @@
 """What every Slack listener shares: the runtime, Slack's settings, the Web API client, the
-notifier, the reviewer directory and the scheduler."""
+notifier and the scheduler; the service's operations through the runtime."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.scheduling.scheduler import Scheduler
 from bot.service.debates import DebateService
+from bot.service.reviews import ReviewDesk
 from bot.service.runtime import Runtime
 from bot.slack.notifier import SlackNotifier
-from bot.slack.reviewers import ReviewerDirectory
 from bot.slack.settings import SlackSettings
 from engine.settings import EngineSettings
 from storage import dedupe
@@ -29,8 +29,11 @@ class SlackContext:
     settings: SlackSettings
     client: AsyncWebClient
     notifier: SlackNotifier
-    reviewers: ReviewerDirectory
     scheduler: Scheduler
+
+    @property
+    def reviews(self) -> ReviewDesk:
+        return self.rt.reviews
 
     @property
     def engine(self) -> EngineSettings:

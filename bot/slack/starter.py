@@ -10,6 +10,7 @@ anything is queued, so the listener can say how to invite it.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from slack_sdk.errors import SlackApiError
@@ -26,6 +27,7 @@ from storage.records import DebateRecord, DebateStatus, Origin
 
 NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found"})
 PROVISIONAL_ID = "starting"
+Submitter = Callable[[Origin], Awaitable[Submission]]
 
 
 class NotInChannel(Exception):
@@ -91,14 +93,19 @@ async def open_debate(ctx: SlackContext, request: DebateRequest, place: Place) -
 
 
 async def submit_opening(ctx: SlackContext, opening: Opening, *, idempotency_key: str | None,
-                         parent_id: str | None = None) -> Started:
-    """Submit the opened debate; link the thread; show the record (or why it did not start)."""
+                         submit: Submitter | None = None) -> Started:
+    """Submit the opened debate (through `submit` when the service operation is not a plain
+    submission, e.g. a review's re-run); link the thread; show the record (or why it did not
+    start)."""
     place, thread, ts = opening.place, opening.thread, opening.message_ts
     origin = Origin(surface="slack", team_id=place.team_id, channel_id=place.channel_id,
                     thread_ts=thread.ts, user_id=place.user_id, response_url=place.response_url)
     try:
-        sub = await ctx.service.submit(opening.request, origin=origin,
-                                       idempotency_key=idempotency_key, parent_id=parent_id)
+        if submit is not None:
+            sub = await submit(origin)
+        else:
+            sub = await ctx.service.submit(opening.request, origin=origin,
+                                           idempotency_key=idempotency_key)
     except (BudgetExceeded, InvalidRequest) as exc:
         await ctx.notifier.update(place.channel_id, ts, notices.not_started(str(exc)))
         return Started(None, thread, ts)
@@ -118,11 +125,10 @@ async def submit_opening(ctx: SlackContext, opening: Opening, *, idempotency_key
 
 
 async def start_debate(ctx: SlackContext, request: DebateRequest, place: Place, *,
-                       idempotency_key: str | None, parent_id: str | None = None) -> Started:
+                       idempotency_key: str | None, submit: Submitter | None = None) -> Started:
     """`open_debate` then `submit_opening`."""
     opening = await open_debate(ctx, request, place)
-    return await submit_opening(ctx, opening, idempotency_key=idempotency_key,
-                                parent_id=parent_id)
+    return await submit_opening(ctx, opening, idempotency_key=idempotency_key, submit=submit)
 
 
 __all__ = ["NOT_IN_CHANNEL", "NotInChannel", "Opening", "Place", "Started", "open_debate",

@@ -21,8 +21,8 @@ from bot.slack.context import SlackContext
 from bot.slack.housekeeping import housekeeping
 from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import ChannelPacer
-from bot.slack.reviewers import ReviewerDirectory
 from bot.slack.settings import SlackSettings
+from bot.slack.usergroups import SlackUserGroups
 
 log = logging.getLogger("dialectic.slack")
 
@@ -36,6 +36,7 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
                              ChannelPacer(settings.slack_post_interval))
     rt.service.sink_factories.append(notifier.sink_for)
     rt.service.finished_hooks.append(notifier.on_finished)
+    rt.reviews.reviewers.directory = SlackUserGroups(notifier.client)  # `S…` reviewer entries
     return notifier
 
 
@@ -43,9 +44,8 @@ def attach_slack(rt: Runtime, settings: SlackSettings, notifier: SlackNotifier,
                  scheduler: Scheduler, web_app: web.Application) -> AsyncApp:
     """The Bolt app on `web_app` (HTTP and/or Socket Mode), using `notifier`'s client."""
     ctx = SlackContext(rt=rt, settings=settings, client=notifier.client, notifier=notifier,
-                       reviewers=ReviewerDirectory(notifier.client, rt.settings.reviewers),
                        scheduler=scheduler)
-    if not ctx.reviewers.configured:
+    if not rt.reviews.reviewers.configured:
         log.warning("no reviewers configured (DIALECTIC_REVIEWERS): review buttons refuse everyone")
     bolt = build_bolt_app(ctx)
     mount(bolt, web_app, settings)

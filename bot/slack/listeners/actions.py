@@ -12,6 +12,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
+from bot.service.debates import Submission
+from bot.service.reviews import AlreadyDecided, Decision, NotReviewer
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error, thread_of
 from bot.slack.parsing import ModalError, parse_modal
@@ -19,9 +21,8 @@ from bot.slack.starter import NotInChannel, Place, open_debate, start_debate, su
 from bot.slack.views import common as B
 from bot.slack.views import notices
 from engine.errors import InvalidRequest
-from storage import reviews
 from storage.errors import NotFound
-from storage.records import DebateRecord, Review, ReviewStatus
+from storage.records import DebateRecord, Origin, Review, ReviewStatus
 
 log = logging.getLogger("dialectic.slack.actions")
 
@@ -60,11 +61,14 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
 
 async def press_button(ctx: SlackContext, body: dict[str, Any], status: ReviewStatus) -> None:
     """Reviewers decide (Escalate first asks why, in a modal); anyone else is refused."""
-    if not await _allowed(ctx, body):
-        return
     press = press_of(body)
     if status is not ReviewStatus.ESCALATED:
         await decide(ctx, press, status)
+        return
+    try:
+        await ctx.reviews.authorize(press["review_id"], press["user"])
+    except (NotReviewer, AlreadyDecided, NotFound) as exc:
+        await _tell(ctx, press, _refusal(exc))
         return
     try:
         await ctx.client.views_open(trigger_id=press["trigger_id"],
@@ -89,27 +93,13 @@ def modal_text(view: dict[str, Any], block_id: str, action_id: str) -> str:
     return str(((values.get(block_id) or {}).get(action_id) or {}).get("value") or "").strip()
 
 
-async def _allowed(ctx: SlackContext, body: dict[str, Any]) -> bool:
-    """Reviewers pass; anyone else is told so (ephemerally) and the refusal is audited."""
-    press = press_of(body)
-    if await ctx.reviewers.is_reviewer(press["user"]):
-        return True
-    if press["channel"]:
-        try:
-            await ctx.client.chat_postEphemeral(channel=press["channel"], user=press["user"],
-                                                **notices.not_reviewer().kwargs())
-        except SLACK_ERRORS as exc:
-            log.warning("could not tell %s they are not a reviewer: %s", press["user"],
-                        slack_error(exc))
-    await _audit_refusal(ctx, press["review_id"], press["user"])
-    return False
-
-
-async def _audit_refusal(ctx: SlackContext, review_id: str, user: str) -> None:
-    try:
-        await ctx.service.refuse(review_id, user=user, reason="not a configured reviewer")
-    except NotFound:
-        log.warning("refused press on unknown review %s by %s", review_id, user)
+def _refusal(exc: Exception) -> B.Message:
+    """What the presser is told when the service refuses the decision."""
+    if isinstance(exc, NotReviewer):
+        return notices.not_reviewer()
+    if isinstance(exc, AlreadyDecided):
+        return notices.already_decided(exc.review)
+    return notices.unknown_review()
 
 
 async def _tell(ctx: SlackContext, press: dict[str, Any], message: B.Message) -> None:
@@ -124,25 +114,21 @@ async def _tell(ctx: SlackContext, press: dict[str, Any], message: B.Message) ->
 
 async def decide(ctx: SlackContext, press: dict[str, Any], status: ReviewStatus, *,
                  note: str = "") -> None:
-    """Apply the decision once; update the request in place; tell the debate's thread."""
+    """Apply the decision once (the service's rules); update the request in place; tell the
+    debate's thread."""
     try:
-        review, record = await ctx.service.decide(press["review_id"], status, by=press["user"],
-                                                  note=note)
-    except NotFound:
-        await _tell(ctx, press, notices.unknown_review())
+        decision = await ctx.reviews.decide(press["review_id"], status, by=press["user"],
+                                            note=note)
+    except (NotReviewer, AlreadyDecided, NotFound) as exc:
+        await _tell(ctx, press, _refusal(exc))
         return
-    if review is None:
-        async with ctx.rt.db.transaction(readonly=True) as session:
-            current = await reviews.get(session, press["review_id"])
-        await _tell(ctx, press, notices.already_decided(current))
-        return
-    await _update_request(ctx, review, record, press)
-    thread = thread_of(record)
+    await _update_request(ctx, decision.review, decision.record, press)
+    thread = thread_of(decision.record)
     if status is ReviewStatus.RERUN:
-        await _rerun(ctx, record, review)
+        await _rerun(ctx, decision)
     elif thread is not None:
-        ctx.notifier.post_soon(thread.channel_id, notices.decision(review), thread_ts=thread.ts,
-                               what="the decision notice")
+        ctx.notifier.post_soon(thread.channel_id, notices.decision(decision.review),
+                               thread_ts=thread.ts, what="the decision notice")
 
 
 async def _update_request(ctx: SlackContext, review: Review, record: DebateRecord,
@@ -158,18 +144,22 @@ async def _update_request(ctx: SlackContext, review: Review, record: DebateRecor
         log.warning("could not update review request %s: %s", review.id, slack_error(exc))
 
 
-async def _rerun(ctx: SlackContext, record: DebateRecord, review: Review) -> None:
-    """A new debate with the same request, in the original channel (or the review channel)."""
+async def _rerun(ctx: SlackContext, decision: Decision) -> None:
+    """The re-run, shown in the original channel (or the review channel)."""
+    record, review = decision.record, decision.review
     channel = record.origin.channel_id or ctx.settings.review_channel
     if not channel:
         log.warning("re-run of %s: no channel to post it in", record.id)
         return
     place = Place(channel_id=channel, user_id=review.decided_by or "",
                   team_id=record.origin.team_id)
+
+    async def submit(origin: Origin) -> Submission:
+        return await ctx.reviews.rerun(decision, origin=origin)
+
     try:
         started = await start_debate(ctx, record.request, place,
-                                     idempotency_key=f"slack:rerun:{review.id}",
-                                     parent_id=record.id)
+                                     idempotency_key=f"rerun:{review.id}", submit=submit)
     except (NotInChannel, InvalidRequest, *SLACK_ERRORS) as exc:
         log.warning("re-run of %s could not start: %s", record.id, exc)
         return
@@ -185,20 +175,16 @@ async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, An
     """The escalate form: refusals and "already decided" are shown in the form itself."""
     user = str((body.get("user") or {}).get("id") or "")
     review_id = str(view.get("private_metadata") or "")
-    if not await ctx.reviewers.is_reviewer(user):
-        await ack(response_action="errors", errors={B.REASON_BLOCK: "Only reviewers can escalate."})
-        await _audit_refusal(ctx, review_id, user)
-        return
     try:
-        async with ctx.rt.db.transaction(readonly=True) as session:
-            current = await reviews.get(session, review_id)
+        await ctx.reviews.authorize(review_id, user)
+    except NotReviewer:
+        await ack(response_action="errors", errors={B.REASON_BLOCK: "Only reviewers can escalate."})
+        return
     except NotFound:
         await ack(response_action="errors", errors={B.REASON_BLOCK: "This review is gone."})
         return
-    if current.status is not ReviewStatus.PENDING:
-        who = f" by {current.decided_by}" if current.decided_by else ""
-        await ack(response_action="errors",
-                  errors={B.REASON_BLOCK: f"Already decided ({current.status.value}{who})."})
+    except AlreadyDecided as exc:
+        await ack(response_action="errors", errors={B.REASON_BLOCK: f"{str(exc).capitalize()}."})
         return
     await ack()
     press = {"review_id": review_id, "user": user, "channel": None, "message_ts": None}

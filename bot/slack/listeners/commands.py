@@ -194,7 +194,7 @@ async def _schedules(ctx: SlackContext, command: Command, body: dict[str, Any], 
     await ack()
     verb, user = command.options.get("verb"), str(body.get("user_id") or "")
     if verb is not None:
-        if not await ctx.reviewers.is_reviewer(user):
+        if not await ctx.reviews.reviewers.is_reviewer(user):
             await respond(**notices.usage_error(
                 "only reviewers may pause or resume schedules", USAGE).kwargs())
             return

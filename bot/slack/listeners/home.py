@@ -31,7 +31,7 @@ async def publish_home(ctx: SlackContext, user_id: str) -> None:
     """Render and `views.publish` the user's Home tab."""
     recent = await ctx.service.recent(limit=RECENT)
     budget = await ctx.service.budget_today()
-    is_reviewer = await ctx.reviewers.is_reviewer(user_id)
+    is_reviewer = await ctx.reviews.reviewers.is_reviewer(user_id)
     async with ctx.rt.db.transaction(readonly=True) as session:
         pending = await reviews.list_pending(session, limit=PENDING)
     view = B.app_home(recent, dict(budget), pending, is_reviewer=is_reviewer,
