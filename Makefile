@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test bench lint clean
+.PHONY: install run test test-fast bench lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ run: install
 ## make test: the whole suite on SQLite and on a throwaway PostgreSQL
 test: install
 	scripts/with-postgres.sh $(PY) -m pytest
+
+## make test-fast: the unit tests only (no PostgreSQL, no whole stacks), for the edit loop
+test-fast: install
+	$(PY) -m pytest -m "not postgres and not integration"
 
 ## make bench: speed and memory figures (prints them; asserts nothing about time)
 bench: install

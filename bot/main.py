@@ -21,6 +21,7 @@ import os
 import signal
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import start_http_server
@@ -150,10 +151,9 @@ async def until_signalled(task: asyncio.Task[None] | None = None) -> None:
     for sig in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    waiters: list[asyncio.Future[object] | asyncio.Task[None]] = [
-        asyncio.ensure_future(stop.wait())]
+    waiters: set[asyncio.Future[Any]] = {asyncio.ensure_future(stop.wait())}
     if task is not None:
-        waiters.append(task)
+        waiters.add(task)
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
     log.info("shutting down")
 

@@ -242,7 +242,8 @@ class Settings(BaseSettings):
         if not isinstance(data, Mapping):
             return data
         sections: dict[str, dict[str, Any]] = {name: {} for name in SECTIONS}
-        for key, value in data.items():
+        for raw_key, value in data.items():
+            key = str(raw_key)
             if key in SECTIONS and isinstance(value, Mapping | BaseModel):
                 given = value.model_dump() if isinstance(value, BaseModel) else dict(value)
                 sections[key].update(given)

@@ -13,7 +13,8 @@ from typing import Any, cast
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.domain import StepRecord, StepStatus, Usage
+from engine.domain import StepRecord, Usage
+from engine.vocabulary import StepStatus
 from storage.db import Database, insert_ignoring
 from storage.errors import NotFound
 from storage.models import StepRow, jsonable

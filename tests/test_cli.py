@@ -1,31 +1,75 @@
-"""The `dialectic` command line, run as a subprocess the way people run it."""
+"""The `dialectic` command line: `main(argv)` in-process with the environment and working
+directory a user would have (nothing set, no settings file), plus one smoke test of the installed
+command as a separate process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from bot.cli.debate import exit_code
+from bot.main import main
 from tests.fakes.openai_server import FakeOpenAI
 
 TOPIC = "Should a startup adopt microservices from day one?"
 KEYS = {"id", "status", "mode", "topic", "verdict", "consensus", "divergence", "trace_table",
         "phases", "degraded", "cost", "elapsed_seconds", "rehearsal"}
+PREFIXES = ("OPENAI_", "DIALECTIC_", "SLACK_", "DATABASE_URL")
 
 
-def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DIALECTIC_"))}
-    base["DIALECTIC_CONFIG"] = os.devnull  # no settings file
-    return subprocess.run([sys.executable, "-m", "bot", *args], capture_output=True, text=True,
-                          env={**base, **(env or {})}, timeout=120, check=False)
+@dataclass(frozen=True)
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
 
 
-def test_run_offline_prints_the_promised_json() -> None:
-    done = _run("run", TOPIC, "--mode", "consensus", "--json")
+Cli = Callable[..., Done]
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """A new user's shell: none of our variables, no settings file, an empty directory."""
+    for name in list(os.environ):
+        if name.startswith(PREFIXES):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("DIALECTIC_CONFIG", os.devnull)
+    monkeypatch.chdir(tmp_path)
+    handlers = logging.getLogger().handlers[:]
+    level = logging.getLogger().level
+    yield
+    logging.getLogger().handlers[:] = handlers   # the CLI configures logging for its process
+    logging.getLogger().setLevel(level)
+
+
+@pytest.fixture
+def cli(clean_env: None, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """Run `dialectic ARGS` in this process: (exit status, stdout, stderr)."""
+    def run(*args: str, env: dict[str, str] | None = None) -> Done:
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:   # argparse's own usage errors
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return Done(code, out, err)
+    return run
+
+
+def test_run_offline_prints_the_promised_json(cli: Cli) -> None:
+    done = cli("run", TOPIC, "--mode", "consensus", "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert KEYS <= set(result)
@@ -37,18 +81,22 @@ def test_run_offline_prints_the_promised_json() -> None:
         result["cost"])
 
 
-def test_run_with_progress_says_rehearsal() -> None:
-    done = _run("run", TOPIC, "--mode", "simple")
+def test_the_installed_command_runs_a_debate_with_progress(tmp_path: Path) -> None:
+    """The smoke test: the `dialectic` script as installed, in its own process."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PREFIXES)}
+    env["DIALECTIC_CONFIG"] = os.devnull
+    done = subprocess.run([str(Path(sys.executable).with_name("dialectic")), "run", TOPIC,
+                           "--mode", "simple"], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert "REHEARSAL" in done.stdout and "Verdict:" in done.stdout
+    assert "Traceback" not in done.stderr
 
 
-async def test_run_against_the_fake_server_started_by_hand() -> None:
+async def test_run_against_the_fake_server_started_by_hand(cli: Cli) -> None:
     async with FakeOpenAI() as fake:
         env = {"OPENAI_API_KEY": "test-key", "OPENAI_BASE_URL": fake.base_url}
-        import asyncio
-
-        done = await asyncio.to_thread(_run, "run", TOPIC, "--mode", "structured", "--json",
+        done = await asyncio.to_thread(cli, "run", TOPIC, "--mode", "structured", "--json",
                                        env=env)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -56,8 +104,8 @@ async def test_run_against_the_fake_server_started_by_hand() -> None:
     assert "test-key" not in done.stdout + done.stderr
 
 
-def test_an_unreachable_endpoint_fails_with_a_nonzero_exit() -> None:
-    done = _run("run", TOPIC, "--mode", "simple", "--rounds", "0", "--json",
+def test_an_unreachable_endpoint_fails_with_a_nonzero_exit(cli: Cli) -> None:
+    done = cli("run", TOPIC, "--mode", "simple", "--rounds", "0", "--json",
                 env={"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "DIALECTIC_MAX_RETRIES": "0"})
     assert done.returncode == 1
     assert json.loads(done.stdout)["status"] == "failed"
@@ -69,17 +117,18 @@ def test_an_unreachable_endpoint_fails_with_a_nonzero_exit() -> None:
     (("run", "ok", "--preset", "nope"), "unknown preset"),
     (("run", "ok", "--rounds", "9"), "rounds"),
 ])
-def test_bad_input_is_refused_with_a_clear_message(args: tuple[str, ...], needle: str) -> None:
-    done = _run(*args)
+def test_bad_input_is_refused_with_a_clear_message(cli: Cli, args: tuple[str, ...],
+                                                   needle: str) -> None:
+    done = cli(*args)
     assert done.returncode == 2
     assert needle in (done.stdout + done.stderr)
     assert "Traceback" not in done.stderr
 
 
-def test_estimate_and_presets() -> None:
-    done = _run("estimate", TOPIC, "--mode", "consensus", "--json")
+def test_estimate_and_presets(cli: Cli) -> None:
+    done = cli("estimate", TOPIC, "--mode", "consensus", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["calls"] == 10
-    presets = _run("presets")
+    presets = cli("presets")
     assert all(name in presets.stdout for name in ("market", "decision", "compliance", "appeal",
                                                    "brief"))
 
@@ -92,8 +141,9 @@ def test_exit_codes(status: str, complete: bool, code: int) -> None:
     assert exit_code(status, complete=complete) == code
 
 
-def test_replay_of_an_unknown_debate_says_so_without_a_traceback(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_replay_of_an_unknown_debate_says_so_without_a_traceback(cli: Cli,
+                                                                 tmp_path: Path) -> None:
     env = {"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/cli.db"}
-    done = _run("replay", "nope", "--rounds", "1", env=env)
+    done = cli("replay", "nope", "--rounds", "1", env=env)
     assert done.returncode == 2
     assert "not found" in done.stdout + done.stderr and "Traceback" not in done.stderr

@@ -27,7 +27,7 @@ from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
 from engine.settings import EngineSettings
-from engine.vocabulary import Mode
+from engine.vocabulary import Mode, ResultStatus
 from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, NotFound
@@ -108,6 +108,8 @@ class DebateService:
         try:
             return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id)
         except AlreadyExists as exc:
+            if exc.existing_id is None:
+                raise
             async with self.db.transaction() as session:
                 existing = await debates.get(session, exc.existing_id)
             return Submission(existing, estimate_for(self.engine, prepared), duplicate=True)
@@ -238,7 +240,7 @@ class DebateService:
         """A debate whose runs keep dying (it crashed its worker every time) fails, saying so."""
         error = (f"gave up after {record.attempts - 1} interrupted attempts (limit "
                  f"{self.settings.max_attempts}); its finished steps are kept: retry it to resume")
-        result = DebateResult(id=record.id, status=DebateStatus.FAILED.value, mode=record.mode,
+        result = DebateResult(id=record.id, status=ResultStatus.FAILED, mode=Mode(record.mode),
                               topic=record.request.topic, preset=record.preset, error=error,
                               complete=False, missing=[error],
                               rehearsal=self.engine.is_rehearsal)
