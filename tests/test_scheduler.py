@@ -24,7 +24,7 @@ from sqlalchemy import text
 
 from bot.main import Assembly, assembled, web_app
 from bot.scheduling.reports import ALREADY_CLAIMED
-from bot.scheduling.scheduler import Scheduler
+from bot.scheduling.scheduler import CalendarTrigger, Scheduler
 from bot.service.runtime import Runtime
 from bot.settings import Settings, load_settings
 from bot.slack.notifier import SlackNotifier
@@ -184,6 +184,8 @@ async def test_apscheduler_fires_the_configured_job_at_the_trigger_slot(
         job = aps.get_job("morning")
         assert job is not None and job.coalesce is True and job.max_instances == 1
         assert job.misfire_grace_time == 3600
+        assert isinstance(job.trigger, CalendarTrigger)      # the calendar `fire` reads
+        assert job.trigger.calendar == r.scheduler.schedule("morning").calendar
         assert str(job.trigger.timezone) == "Europe/Paris"
         assert job.next_run_time.astimezone(job.trigger.timezone).hour == 8
         assert aps.get_job("catch-up:morning") is None

@@ -17,18 +17,19 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
 
 from bot.scheduling.briefs import Briefs
 from bot.scheduling.calendar import (
     CatchUp,
-    latest_fire,
+    CronCalendar,
     manual_slot,
-    next_fire,
     parse_slot,
     plan_catch_up,
     slot_key,
@@ -49,6 +50,32 @@ log = logging.getLogger("dialectic.scheduler")
 
 BRIEF_SWEEP_SECONDS = 60
 Clock = Callable[[], datetime]
+_TICK = timedelta(microseconds=1)
+
+
+class CalendarTrigger(BaseTrigger):  # type: ignore[misc]  # APScheduler 3 ships no type hints
+    """An APScheduler trigger that fires a schedule's calendar, so APScheduler fires exactly
+    the slots `CronCalendar` computes (and `Scheduler.fire` claims)."""
+
+    __slots__ = ("calendar",)
+
+    def __init__(self, calendar: CronCalendar) -> None:
+        self.calendar = calendar
+
+    @property
+    def timezone(self) -> ZoneInfo:
+        return self.calendar.tz
+
+    def get_next_fire_time(self, previous_fire_time: datetime | None,
+                           now: datetime) -> datetime | None:
+        """The fire time after the previous one, even if already past (APScheduler coalesces or
+        misfires those, as with its own triggers); with none, the first at or after `now`."""
+        if previous_fire_time is not None and now >= previous_fire_time:
+            return self.calendar.next_fire(previous_fire_time)
+        return self.calendar.next_fire(now - _TICK)
+
+    def __str__(self) -> str:
+        return f"cron[{self.calendar.expr!r} in {self.calendar.tz}]"
 
 
 class Scheduler:
@@ -83,8 +110,9 @@ class Scheduler:
         aps = AsyncIOScheduler(timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1})
         for config in self.schedules.values():
             if config.enabled:
-                aps.add_job(self.fire, config.trigger(), args=[config.id], id=config.id,
-                            name=f"digest {config.id}", coalesce=True, max_instances=1,
+                aps.add_job(self.fire, CalendarTrigger(config.calendar), args=[config.id],
+                            id=config.id, name=f"digest {config.id}", coalesce=True,
+                            max_instances=1,
                             misfire_grace_time=max(config.misfire_grace_seconds, 1))
         for schedule_id, slot in await self.catch_up():
             aps.add_job(self.run_slot, "date", run_date=datetime.now(UTC),
@@ -113,7 +141,7 @@ class Scheduler:
             if not config.enabled:
                 continue
             last = await self.last_cron_slot(config.id)
-            plan = plan_catch_up(config.trigger(), now=now, last=last, grace=config.grace)
+            plan = plan_catch_up(config.calendar, now=now, last=last, grace=config.grace)
             await self._record_missed(config, plan, "nothing was running at that time")
             if plan.run is not None:
                 due.append((config.id, slot_key(plan.run)))
@@ -155,9 +183,9 @@ class Scheduler:
     # --- firing ---
 
     async def fire(self, schedule_id: str) -> RunReport | None:
-        """The cron job: run the slot being fired, i.e. the trigger's latest fire time."""
+        """The cron job: run the slot being fired, i.e. the calendar's latest fire time."""
         config = self.schedule(schedule_id)
-        when = latest_fire(config.trigger(), self.clock())
+        when = config.calendar.latest_fire(self.clock())
         if when is None:
             log.error("schedule %s fired but its cron has no past fire time", schedule_id)
             return None
@@ -239,7 +267,7 @@ class Scheduler:
             paused = {i: await runs.is_paused(session, i) for i in self.schedules}
         return [ScheduleView(id=c.id, cron=c.cron, timezone=c.timezone, channel=c.channel,
                              preset=c.preset, enabled=c.enabled, paused=paused[c.id],
-                             next_fire=next_fire(c.trigger(), now) if c.enabled else None)
+                             next_fire=c.calendar.next_fire(now) if c.enabled else None)
                 for c in self.schedules.values()]
 
     async def _set_paused(self, schedule_id: str, by: str, paused: bool) -> ScheduleView:
