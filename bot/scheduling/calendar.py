@@ -15,7 +15,7 @@ text, and every replica computes the same one from the calendar (never from "now
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import chain, islice
@@ -31,6 +31,8 @@ MAX_MISSED_LISTED = 50
 _TICK = timedelta(microseconds=1)
 _HINTS = 8     # croniter's backward steps tried before giving up on a latest fire
 _PROBE = datetime(2024, 1, 1, tzinfo=UTC)
+
+Clock = Callable[[], datetime]   # "now", injected so tests set it
 
 
 # --------------------------------------------------------------------------------------------

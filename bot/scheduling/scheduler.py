@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -28,6 +26,7 @@ from apscheduler.triggers.base import BaseTrigger
 from bot.scheduling.briefs import Briefs
 from bot.scheduling.calendar import (
     CatchUp,
+    Clock,
     CronCalendar,
     manual_slot,
     parse_slot,
@@ -49,7 +48,6 @@ from storage.records import RunStatus
 log = logging.getLogger("dialectic.scheduler")
 
 BRIEF_SWEEP_SECONDS = 60
-Clock = Callable[[], datetime]
 _TICK = timedelta(microseconds=1)
 
 
@@ -93,7 +91,6 @@ class Scheduler:
         self.briefs = Briefs(rt, self.digests, publisher=publisher, clock=self.clock,
                              on_planned=self._add_brief_job)
         self.aps: AsyncIOScheduler | None = None
-        self.recent: deque[RunReport] = deque(maxlen=100)
         self._background: set[asyncio.Task[Any]] = set()
 
     def schedule(self, schedule_id: str) -> ScheduleConfig:
@@ -111,15 +108,14 @@ class Scheduler:
         for config in self.schedules.values():
             if config.enabled:
                 aps.add_job(self.fire, CalendarTrigger(config.calendar), args=[config.id],
-                            id=config.id, name=f"digest {config.id}", coalesce=True,
-                            max_instances=1,
+                            id=config.id, name=f"digest {config.id}",
                             misfire_grace_time=max(config.misfire_grace_seconds, 1))
         for schedule_id, slot in await self.catch_up():
             aps.add_job(self.run_slot, "date", run_date=datetime.now(UTC),
                         args=[schedule_id, slot], id=f"catch-up:{schedule_id}",
                         misfire_grace_time=None)
         aps.add_job(self.sweep_briefs, "interval", seconds=BRIEF_SWEEP_SECONDS,
-                    id="briefs:sweep", coalesce=True, max_instances=1)
+                    id="briefs:sweep")
         aps.add_listener(self._on_missed, EVENT_JOB_MISSED)
         self.aps = aps
         aps.start()
@@ -198,7 +194,7 @@ class Scheduler:
         now = self.clock()
         async with self.rt.db.transaction() as session:
             if not await runs.claim_slot(session, schedule_id=config.id, slot=slot, now=now):
-                return self._remember(RunReport(config.id, slot, ALREADY_CLAIMED))
+                return RunReport(config.id, slot, ALREADY_CLAIMED)
             paused = honour_pause and await runs.is_paused(session, config.id)
             if paused:
                 await runs.finish_slot(session, schedule_id=config.id, slot=slot,
@@ -206,12 +202,8 @@ class Scheduler:
                                        detail={"reason": "the schedule is paused"}, now=now)
         if paused:
             log.info("schedule %s is paused: slot %s skipped", config.id, slot)
-            return self._remember(RunReport(config.id, slot, RunStatus.PAUSED))
-        return self._remember(await self._run_claimed(config, slot))
-
-    def _remember(self, report: RunReport) -> RunReport:
-        self.recent.append(report)
-        return report
+            return RunReport(config.id, slot, RunStatus.PAUSED)
+        return await self._run_claimed(config, slot)
 
     async def _run_claimed(self, config: ScheduleConfig, slot: str) -> RunReport:
         log.info("schedule %s: running slot %s", config.id, slot)
