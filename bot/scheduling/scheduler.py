@@ -1,7 +1,8 @@
 """The scheduler: morning digests on cron slots and pre-meeting briefs, each run exactly once.
 
 An APScheduler 3 `AsyncIOScheduler` (started by the process that hosts it) fires every enabled
-`[[schedules]]` entry. A firing computes its slot from the trigger, then claims
+`[[schedules]]` entry through a `CalendarTrigger` over the schedule's `CronCalendar`. A firing
+takes its slot from that same calendar (its latest fire time), then claims
 `(schedule_id, slot)` under the database's unique key: of several replicas firing the same cron,
 only the winner runs it (bot/scheduling/digests.py). On start, the latest slot missed while
 nothing ran is run once when still within its grace; older missed slots are recorded as "missed"
@@ -104,6 +105,7 @@ class Scheduler:
 
     async def start(self) -> AsyncIOScheduler:
         """Catch up on missed slots, then start APScheduler with every enabled cron."""
+        # every job: a backlog of fire times runs once, and never two runs of a job at a time
         aps = AsyncIOScheduler(timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1})
         for config in self.schedules.values():
             if config.enabled:
