@@ -24,7 +24,7 @@ from sqlalchemy import text
 
 from bot.main import Assembly, assembled, web_app
 from bot.scheduling.reports import ALREADY_CLAIMED
-from bot.scheduling.scheduler import Scheduler
+from bot.scheduling.scheduler import CalendarTrigger, Scheduler
 from bot.service.runtime import Runtime
 from bot.settings import Settings, load_settings
 from bot.slack.notifier import SlackNotifier
@@ -147,6 +147,13 @@ async def run_rows(db: Database, schedule_id: str = "morning") -> dict[str, runs
         return {r.slot: r for r in await runs.list_runs(session, schedule_id=schedule_id)}
 
 
+async def until_ran(db: Database, slot: str) -> None:
+    """Wait until the run of `slot` is done (fired by APScheduler, in the background)."""
+    async with asyncio.timeout(20.0):
+        while (run := (await run_rows(db)).get(slot)) is None or run.status != RunStatus.DONE:
+            await asyncio.sleep(0.02)
+
+
 async def seed_run(db: Database, slot: str, status: str = RunStatus.DONE) -> None:
     async with db.transaction() as session:
         assert await runs.claim_slot(session, schedule_id="morning", slot=slot)
@@ -184,15 +191,16 @@ async def test_apscheduler_fires_the_configured_job_at_the_trigger_slot(
         job = aps.get_job("morning")
         assert job is not None and job.coalesce is True and job.max_instances == 1
         assert job.misfire_grace_time == 3600
+        assert isinstance(job.trigger, CalendarTrigger)      # the calendar `fire` reads
+        assert job.trigger.calendar == r.scheduler.schedule("morning").calendar
         assert str(job.trigger.timezone) == "Europe/Paris"
         assert job.next_run_time.astimezone(job.trigger.timezone).hour == 8
         assert aps.get_job("catch-up:morning") is None
-        scheduler = r.scheduler
         r.clock.set("2024-05-06T06:00:02")       # the trigger's time has come
         aps.modify_job("morning", next_run_time=datetime.now(UTC))
-        await until(lambda: any(x.status == RunStatus.DONE for x in scheduler.recent))
+        await until_ran(sqlite, MONDAY_SLOT)
         aps.shutdown(wait=False)
-    assert [x.slot for x in scheduler.recent] == [MONDAY_SLOT]
+    assert list(await run_rows(sqlite)) == [MONDAY_SLOT]
     assert len(roots(fake)) == 1
 
 
@@ -221,11 +229,8 @@ async def test_a_missed_slot_within_grace_catches_up_once_on_start(
     await seed_run(sqlite, "2024-05-03T06:00:00Z")                   # Friday's ran
     async with replica(sqlite, fake, now="2024-05-06T06:40:00") as r:  # Monday, 40 min late
         aps = await r.scheduler.start()
-        scheduler = r.scheduler
-        await until(lambda: any(x.status == RunStatus.DONE for x in scheduler.recent))
-        assert aps is not None
+        await until_ran(sqlite, MONDAY_SLOT)
         aps.shutdown(wait=False)
-        assert [x.slot for x in scheduler.recent] == [MONDAY_SLOT]
     async with replica(sqlite, fake, now="2024-05-06T06:45:00") as again:  # a second start
         assert await again.scheduler.catch_up() == []
     assert len(roots(fake)) == 1

@@ -1,9 +1,15 @@
-"""Pure schedule maths: crontab weekdays, slots, latest and next fire times, catch-up plans,
-configuration errors, signal lines, the brief command and a brief's start time."""
+"""Pure schedule maths: cron fire times (weekdays, day of month or week, DST changes) and the
+APScheduler trigger over them, slots, catch-up plans, configuration errors, signal lines, the
+brief command and a brief's start time."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -11,66 +17,104 @@ import pytest
 
 from bot.scheduling.briefs import BRIEF_MIN_LEAD, brief_start, parse_brief
 from bot.scheduling.calendar import (
-    cron_trigger,
-    crontab_weekdays,
-    fires_between,
-    latest_fire,
+    MAX_MISSED_LISTED,
+    CronCalendar,
     manual_slot,
-    next_fire,
+    parse_cron,
     parse_slot,
     plan_catch_up,
     slot_key,
 )
 from bot.scheduling.config import ScheduleConfig, parse_channel
+from bot.scheduling.scheduler import CalendarTrigger
 from bot.scheduling.signals import Signal, parse_signals
 from bot.settings import load_settings
 from engine.errors import ConfigurationError, InvalidRequest
 
 PARIS = ZoneInfo("Europe/Paris")
+NEW_YORK = ZoneInfo("America/New_York")
 WEEKDAYS_8AM_PARIS = "0 8 * * 1-5"   # 06:00 UTC in May (CEST)
+TICK = timedelta(microseconds=1)
 
 
 def utc(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
 
-# --- crontab weekdays -------------------------------------------------------------------------
+def fire_times(calendar: CronCalendar, after: datetime) -> Iterator[datetime]:
+    """Every fire time after `after`, by repeated `next_fire`."""
+    fire = calendar.next_fire(after)
+    while fire is not None:
+        yield fire
+        fire = calendar.next_fire(fire)
 
-@pytest.mark.parametrize(("field", "expected"), [
-    ("*", "*"),
-    ("1-5", "mon,tue,wed,thu,fri"),
+
+def first_fires(cron: str, tz: ZoneInfo, after: str, count: int) -> list[datetime]:
+    times = fire_times(parse_cron(cron, tz), utc(after))
+    return [next(times) for _ in range(count)]
+
+
+# --- cron: crontab(5) meaning -----------------------------------------------------------------
+
+@pytest.mark.parametrize(("weekday", "days"), [
+    ("*", "mon tue wed thu fri sat sun"),
+    ("1-5", "mon tue wed thu fri"),
     ("0", "sun"),
     ("7", "sun"),
-    ("5-7", "fri,sat,sun"),
-    ("fri-sun", "fri,sat,sun"),
-    ("*/2", "tue,thu,sat,sun"),          # crontab: 0,2,4,6 = sun,tue,thu,sat
-    ("1,3,5", "mon,wed,fri"),
-    ("SAT,sun", "sat,sun"),
-    ("0-2", "mon,tue,sun"),
-    ("mon-fri/2", "mon,wed,fri"),
-    ("3/2", "wed,fri"),
+    ("0,7", "sun"),
+    ("5-7", "fri sat sun"),
+    ("fri-sun", "fri sat sun"),
+    ("*/2", "sun tue thu sat"),           # crontab: 0,2,4,6
+    ("1,3,5", "mon wed fri"),
+    ("SAT,sun", "sat sun"),
+    ("0-2", "sun mon tue"),
+    ("mon-fri/2", "mon wed fri"),
+    ("3/2", "wed fri"),
+    ("5-1", "fri sat sun mon"),           # croniter reads a backwards range round the week end
 ])
-def test_crontab_weekdays_keep_crontab_meaning(field: str, expected: str) -> None:
-    assert crontab_weekdays(field) == expected
+def test_day_of_week_keeps_crontab_meaning(weekday: str, days: str) -> None:
+    fortnight = first_fires(f"0 8 * * {weekday}", ZoneInfo("UTC"), "2024-05-05T12:00:00", 14)
+    week = {fire.strftime("%a").lower() for fire in fortnight if fire < utc("2024-05-12T12:00")}
+    assert week == set(days.split())
 
 
-@pytest.mark.parametrize("field", ["8", "5-1", "mon-", "x", "1/0", "1,,2", "*/x"])
-def test_crontab_weekdays_refuse_nonsense(field: str) -> None:
-    with pytest.raises(ValueError, match=r"day|step|empty"):
-        crontab_weekdays(field)
+@pytest.mark.parametrize(("cron", "dates"), [
+    ("0 8 1 * 1", "05-01 05-06 05-13 05-20 05-27 06-01 06-03"),   # the 1st, or a Monday
+    ("0 8 1-7 * 1", "05-01 05-02 05-03 05-04 05-05 05-06 05-07 05-13 05-20"),  # not 1st Monday
+    ("0 8 13 * 5", "05-03 05-10 05-13 05-17 05-24 05-31 06-07"),  # Fridays and the 13th
+    ("0 8 */2 * 1", "05-13 05-27 06-03 06-17"),   # day of month starts with *: both must match
+    ("0 8 * * 1", "05-06 05-13 05-20 05-27"),
+    ("0 8 1 * *", "05-01 06-01 07-01"),
+])
+def test_day_of_month_or_day_of_week(cron: str, dates: str) -> None:
+    expected = dates.split()
+    fires = first_fires(cron, ZoneInfo("UTC"), "2024-04-30T12:00:00", len(expected))
+    assert [f"{fire:%m-%d}" for fire in fires] == expected
 
 
 @pytest.mark.parametrize(("expr", "message"), [
     ("0 8 * *", "5 fields"),
     ("0 8 * * * *", "5 fields"),
-    ("0 25 * * *", "higher than the maximum"),
-    ("x 8 * * *", "Unrecognized expression"),
+    ("@daily", "5 fields"),
+    ("0 25 * * *", "out of range"),
+    ("x 8 * * *", "not acceptable"),
     ("0 8 31 2 *", "never fires"),
-    ("0 8 * * 9", "day of week"),
+    ("0 8 30 2 *", "never fires"),
+    ("0 8 * * 8", "out of range"),
+    ("0 8 * * mon-", "not acceptable"),
+    ("0 8 * * 1/0", "step '0'"),
+    ("0 8 * * 1,,2", "not acceptable"),
+    ("0 8 * * */x", "not acceptable"),
 ])
-def test_cron_trigger_errors_say_why(expr: str, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        cron_trigger(expr, PARIS)
+def test_cron_errors_say_why(expr: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as caught:
+        parse_cron(expr, PARIS)
+    if "fields" not in message and "never" not in message:
+        assert "minute hour day-of-month month day-of-week" in str(caught.value)
+
+
+def test_parse_cron_normalises_spaces() -> None:
+    assert parse_cron("  0  8 * *   1-5 ", PARIS) == CronCalendar("0 8 * * 1-5", PARIS)
 
 
 # --- slots ------------------------------------------------------------------------------------
@@ -93,6 +137,10 @@ def test_slot_keys_are_utc_fixed_width_and_round_trip() -> None:
      "2024-05-06T06:00:00Z"),                                     # Saturday
     ("*/15 * * * *", "UTC", "2024-05-06T10:07:30", "2024-05-06T10:00:00Z",
      "2024-05-06T10:15:00Z"),
+    ("*/15 * * * *", "UTC", "2024-05-06T10:15:00", "2024-05-06T10:15:00Z",
+     "2024-05-06T10:30:00Z"),                                     # on a quarter
+    ("*/15 * * * *", "UTC", "2024-05-06T23:59:59.999999", "2024-05-06T23:45:00Z",
+     "2024-05-07T00:00:00Z"),                                     # across midnight
     ("0 0 29 2 *", "UTC", "2025-01-01T00:00:00", "2024-02-29T00:00:00Z",
      "2028-02-29T00:00:00Z"),                                     # leap days only
     ("0 8 * * 0", "UTC", "2024-05-06T09:00:00", "2024-05-05T08:00:00Z",
@@ -104,18 +152,75 @@ def test_slot_keys_are_utc_fixed_width_and_round_trip() -> None:
 ])
 def test_latest_and_next_fire(cron: str, tz: str, now: str, latest: str,
                               following: str) -> None:
-    trigger = cron_trigger(cron, ZoneInfo(tz))
-    found = latest_fire(trigger, utc(now))
+    calendar = parse_cron(cron, ZoneInfo(tz))
+    found = calendar.latest_fire(utc(now))
     assert found is not None and slot_key(found) == latest
-    upcoming = next_fire(trigger, utc(now))
+    upcoming = calendar.next_fire(utc(now))
     assert upcoming is not None and slot_key(upcoming) == following
 
 
-def test_fires_between_excludes_the_start_and_includes_the_end() -> None:
-    trigger = cron_trigger("0 * * * *", ZoneInfo("UTC"))
-    fires = list(fires_between(trigger, utc("2024-05-06T10:00:00"), utc("2024-05-06T13:00:00")))
-    assert [slot_key(f) for f in fires] == [
-        "2024-05-06T11:00:00Z", "2024-05-06T12:00:00Z", "2024-05-06T13:00:00Z"]
+# Each case: the fire times after `after`, as UTC slots. crontab(5) across a DST change: a
+# fixed time the clock skips fires right after the change, a fixed time the clock repeats fires
+# once; a wildcard minute or hour follows the clock (skipped with the gap, again when repeated).
+DST_CASES = [
+    pytest.param("30 2 * * *", NEW_YORK, "2024-03-09T12:00:00",
+                 ["2024-03-10T07:00:00Z", "2024-03-11T06:30:00Z"], id="skipped-fixed-fires-at-3"),
+    pytest.param("15 1-3 * * *", NEW_YORK, "2024-03-10T00:00:00",
+                 ["2024-03-10T06:15:00Z", "2024-03-10T07:00:00Z", "2024-03-10T07:15:00Z",
+                  "2024-03-11T05:15:00Z"], id="skipped-fixed-hour-range"),
+    pytest.param("30 * * * *", NEW_YORK, "2024-03-10T05:00:00",
+                 ["2024-03-10T05:30:00Z", "2024-03-10T06:30:00Z", "2024-03-10T07:30:00Z"],
+                 id="skipped-wildcard-hour"),
+    pytest.param("*/30 2 * * *", NEW_YORK, "2024-03-09T12:00:00",
+                 ["2024-03-11T06:00:00Z", "2024-03-11T06:30:00Z"], id="skipped-wildcard-minute"),
+    pytest.param("30 1 * * *", NEW_YORK, "2024-11-02T12:00:00",
+                 ["2024-11-03T05:30:00Z", "2024-11-04T06:30:00Z"], id="repeated-fixed-once"),
+    pytest.param("*/30 * * * *", NEW_YORK, "2024-11-03T04:50:00",
+                 ["2024-11-03T05:00:00Z", "2024-11-03T05:30:00Z", "2024-11-03T06:00:00Z",
+                  "2024-11-03T06:30:00Z", "2024-11-03T07:00:00Z"], id="repeated-wildcard-twice"),
+    pytest.param("0 8 * * *", NEW_YORK, "2024-11-02T00:00:00",
+                 ["2024-11-02T12:00:00Z", "2024-11-03T13:00:00Z"], id="daily-across-fall-back"),
+    pytest.param("30 2 * * *", PARIS, "2024-03-30T12:00:00",
+                 ["2024-03-31T01:00:00Z", "2024-04-01T00:30:00Z"], id="paris-spring"),
+    pytest.param("30 2 * * *", PARIS, "2024-10-26T12:00:00",
+                 ["2024-10-27T00:30:00Z", "2024-10-28T01:30:00Z"], id="paris-autumn"),
+    pytest.param("0 */2 * * *", PARIS, "2024-03-30T22:30:00",
+                 ["2024-03-30T23:00:00Z", "2024-03-31T02:00:00Z", "2024-03-31T04:00:00Z"],
+                 id="paris-every-2-hours-spring"),
+    pytest.param(WEEKDAYS_8AM_PARIS, PARIS, "2024-03-29T00:00:00",
+                 ["2024-03-29T07:00:00Z", "2024-04-01T06:00:00Z"], id="paris-weekdays-spring"),
+    pytest.param("45 1 * * *", ZoneInfo("Australia/Lord_Howe"), "2024-04-06T00:00:00",
+                 ["2024-04-06T14:45:00Z", "2024-04-07T15:15:00Z"], id="half-hour-change-once"),
+]
+
+
+@pytest.mark.parametrize(("cron", "tz", "after", "slots"), DST_CASES)
+def test_fire_times_across_dst_changes(cron: str, tz: ZoneInfo, after: str,
+                                       slots: list[str]) -> None:
+    calendar = parse_cron(cron, tz)
+    forward = first_fires(cron, tz, after, len(slots))
+    assert [slot_key(fire) for fire in forward] == slots
+    backward = calendar.fires_before(forward[-1] + TICK)
+    assert [slot_key(next(backward)) for _ in slots] == slots[::-1]
+    for earlier, later in pairwise(forward):      # between two fires, each names the same pair
+        for now in (earlier, earlier + (later - earlier) / 2, later - TICK):
+            assert calendar.latest_fire(now) == earlier
+            assert calendar.next_fire(now) == later
+
+
+@pytest.mark.parametrize(("cron", "tz", "after", "slots"), DST_CASES)
+def test_apscheduler_fires_the_calendar(cron: str, tz: ZoneInfo, after: str,
+                                        slots: list[str]) -> None:
+    trigger = CalendarTrigger(parse_cron(cron, tz))
+    fire = trigger.get_next_fire_time(None, utc(after))
+    fired = [fire]
+    while len(fired) < len(slots):
+        fire = trigger.get_next_fire_time(fire, fire)
+        fired.append(fire)
+    assert [slot_key(f) for f in fired if f is not None] == slots
+    late = utc(slots[-1]) + timedelta(hours=1)   # a late process still sees each owed time
+    assert trigger.get_next_fire_time(utc(slots[0]), late) == utc(slots[1])
+    assert trigger.get_next_fire_time(None, utc(slots[0])) == utc(slots[0])
 
 
 # --- catch-up after downtime -------------------------------------------------------------------
@@ -135,15 +240,34 @@ def test_fires_between_excludes_the_start_and_includes_the_end() -> None:
 ])
 def test_plan_catch_up(last: str | None, now: str, grace_minutes: int, run: str | None,
                        missed: list[str], older: bool) -> None:
-    trigger = cron_trigger(WEEKDAYS_8AM_PARIS, PARIS)
-    plan = plan_catch_up(trigger, now=utc(now), last=utc(last) if last else None,
+    calendar = parse_cron(WEEKDAYS_8AM_PARIS, PARIS)
+    plan = plan_catch_up(calendar, now=utc(now), last=utc(last) if last else None,
                          grace=timedelta(minutes=grace_minutes))
     assert (slot_key(plan.run) if plan.run else None) == run
     assert [slot_key(m) for m in plan.missed] == missed
     assert plan.older_missed is older
 
 
+def test_catch_up_lists_the_newest_missed_slots_and_says_there_were_more() -> None:
+    calendar = parse_cron("*/15 * * * *", ZoneInfo("UTC"))
+    plan = plan_catch_up(calendar, now=utc("2024-05-06T00:05:00"),
+                         last=utc("2024-05-05T00:00:00"), grace=timedelta(hours=1))
+    assert plan.run == utc("2024-05-06T00:00:00")
+    assert len(plan.missed) == MAX_MISSED_LISTED and plan.older_missed is True
+    assert (slot_key(plan.missed[0]), slot_key(plan.missed[-1])) == (
+        "2024-05-05T11:30:00Z", "2024-05-05T23:45:00Z")
+
+
+def test_catch_up_across_a_fall_back_misses_a_repeated_time_once() -> None:
+    calendar = parse_cron("30 1 * * *", NEW_YORK)
+    plan = plan_catch_up(calendar, now=utc("2024-11-04T07:00:00"),
+                         last=utc("2024-11-02T05:30:00"), grace=timedelta(hours=1))
+    assert plan.run == utc("2024-11-04T06:30:00")
+    assert [slot_key(m) for m in plan.missed] == ["2024-11-03T05:30:00Z"]
+
+
 # --- configuration ----------------------------------------------------------------------------
+
 
 MORNING: dict[str, Any] = {"id": "morning", "cron": WEEKDAYS_8AM_PARIS, "channel": "C0MARKETS",
                            "topics": ["Brent crude breaks $90"]}
@@ -159,8 +283,20 @@ def test_a_minimal_schedule_gets_the_defaults() -> None:
     assert (config.preset, config.mode, config.enabled) == ("market", None, True)
     assert config.timezone == "Europe/Paris" and config.misfire_grace_seconds == 3600
     assert config.grace == timedelta(hours=1) and config.max_signals == 20
-    assert slot_key(next_fire(config.trigger(), utc("2024-05-06T07:00:00"))  # type: ignore[arg-type]
-                    ) == "2024-05-07T06:00:00Z"
+    assert config.calendar == CronCalendar(WEEKDAYS_8AM_PARIS, PARIS)
+    assert config.calendar.next_fire(utc("2024-05-06T07:00:00")) == utc("2024-05-07T06:00:00")
+
+
+def test_loading_settings_checks_crons_without_importing_apscheduler() -> None:
+    """The CLI loads the settings on every command: checking a cron stays cheap."""
+    code = ("import sys\n"
+            "from bot.settings import load_settings\n"
+            "load_settings({}, schedules=[{'id': 'm', 'cron': '0 8 * * 1-5', 'channel': 'C0M',"
+            " 'topics': ['x']}])\n"
+            "print(sorted(m for m in sys.modules if m.startswith('apscheduler')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=Path(__file__).parent.parent, check=True, timeout=60)
+    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.parametrize(("changes", "message"), [

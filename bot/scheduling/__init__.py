@@ -1,9 +1,10 @@
 """Scheduled work: morning digests on cron slots and pre-meeting briefs, each run once.
 
-    scheduler.py   Scheduler: APScheduler wiring, catch-up, firing, pause/resume, run now
+    scheduler.py   Scheduler: APScheduler wiring (CalendarTrigger), catch-up, firing,
+                   pause/resume, run now
     digests.py     one digest run: signals -> debates -> one published digest
     briefs.py      the brief command, planning and running briefs
-    calendar.py    cron triggers, slots and catch-up plans (pure)
+    calendar.py    cron calendars (croniter, crontab(5) meaning), slots, catch-up plans (pure)
     config.py      a `[[schedules]]` entry as a typed value
     signals.py     signal sources and their lines
     reports.py     what runs produce, as values the surfaces render

@@ -15,6 +15,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.scheduling.calendar import Clock
 from bot.scheduling.config import parse_channel
 from bot.scheduling.digests import Digests
 from bot.scheduling.publishing import BriefNote, Posted, Publisher
@@ -32,7 +33,6 @@ log = logging.getLogger("dialectic.scheduler")
 
 BRIEF_MIN_LEAD = timedelta(minutes=15)
 BRIEF_POST_MARGIN = 60.0      # stop waiting this long before the meeting, to post in time
-Clock = Callable[[], datetime]
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,12 +155,6 @@ class Briefs:
         """Briefs still to run (only those whose start time has come, with `due`)."""
         async with self.rt.db.transaction(readonly=True) as session:
             return await brief_store.list_pending(session, due_by=self.clock() if due else None)
-
-    async def run_due(self) -> list[str]:
-        """Run every pending brief whose start time has come, here and now; the ids it ran."""
-        due = await self.pending(due=True)
-        ran = await asyncio.gather(*(self.run(b.id) for b in due))
-        return [brief.id for brief, done in zip(due, ran, strict=True) if done]
 
     async def run(self, brief_id: str) -> bool:
         """Claim the brief's slot and run it; False when it is not pending or another won it."""

@@ -1,93 +1,114 @@
-"""The calendar of schedules, pure maths: cron triggers, slots and catch-up plans. No I/O.
+"""The calendar of schedules, pure maths: cron fire times, slots and catch-up plans. No I/O.
 
-Cron expressions use crontab(5) semantics: five fields, day of week 0 or 7 = Sunday. APScheduler
-3 numbers weekdays from Monday = 0, so the day-of-week field is rewritten to names before
-`CronTrigger.from_crontab` sees it ("1-5" becomes "mon,tue,wed,thu,fri"). When both day of month
-and day of week are restricted, APScheduler fires only when both match (crontab: either).
+A `CronCalendar` is a 5-field crontab expression in a time zone. croniter computes its fire
+times with crontab(5)'s meaning: day of week 0 or 7 is Sunday; when day of month and day of
+week are both restricted (neither starts with `*`) a day matching either fires, otherwise both
+must match. Across a DST change it keeps cron's rule: a fixed time the clock skips fires right
+after the change and a fixed time the clock repeats fires once; a wildcard minute or hour
+(`*/15 * * * *`, `0 * * * *`) follows the clock, skipping what is skipped, firing again what is
+repeated. APScheduler fires from this same calendar (bot/scheduling/scheduler.py), and
+`latest_fire` is confirmed on the forward walk APScheduler takes, so they name the same slot.
 
 A slot is the scheduled fire time in UTC, `2024-05-06T06:00:00Z`: fixed width, so slots sort as
-text, and every replica computes the same one from the trigger (never from "now").
+text, and every replica computes the same one from the calendar (never from "now").
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import chain, islice
 from zoneinfo import ZoneInfo
 
-from apscheduler.triggers.cron import CronTrigger
+from croniter import CroniterBadDateError, CroniterError, croniter
 
+CRON_FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
 SLOT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 MANUAL_PREFIX = "manual:"
 MISSED_LOOKBACK = timedelta(days=7)       # older missed slots are summarised, not listed
 MAX_MISSED_LISTED = 50
-_ONE_MICRO = timedelta(microseconds=1)
-_SEARCH_WINDOWS = tuple(timedelta(hours=h) for h in (1, 6, 48, 24 * 9, 24 * 70, 24 * 400,
-                                                       24 * 366 * 9))
-_DAY_NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")   # crontab order, 0 = Sunday
-_APS_ORDER = (1, 2, 3, 4, 5, 6, 0)                                 # APScheduler: Monday first
+_TICK = timedelta(microseconds=1)
+_HINTS = 8     # croniter's backward steps tried before giving up on a latest fire
+_PROBE = datetime(2024, 1, 1, tzinfo=UTC)
+
+Clock = Callable[[], datetime]   # "now", injected so tests set it
 
 
 # --------------------------------------------------------------------------------------------
 # cron
 
 
-def _weekday(token: str) -> int:
-    """A crontab weekday (0-7 or a name) as 0-6 with 0 = Sunday."""
-    name = token.strip().lower()
-    if name in _DAY_NAMES:
-        return _DAY_NAMES.index(name)
-    if not name.isdigit() or int(name) > 7:
-        raise ValueError(f"day of week {token!r} is not 0-7 or a name like mon")
-    return int(token) % 7
+@dataclass(frozen=True, slots=True)
+class CronCalendar:
+    """The fire times of a 5-field crontab expression in a time zone, as aware UTC datetimes.
+
+    `parse_cron` checks an expression and builds its calendar."""
+
+    expr: str
+    tz: ZoneInfo
+
+    def _walk(self, start: datetime, *, backwards: bool = False) -> Iterator[datetime]:
+        """Fire times strictly after `start` (before it, `backwards`), nearest first."""
+        minute, hour, day, _, weekday = self.expr.split()
+        day_or = not (day.startswith("*") or weekday.startswith("*"))
+        wildcard = minute.startswith("*") or hour.startswith("*")
+        steps = croniter(self.expr, start.astimezone(self.tz), day_or=day_or)
+        step = steps.get_prev if backwards else steps.get_next
+        while True:
+            try:
+                local: datetime = step(datetime)
+            except CroniterBadDateError:  # none within croniter's search horizon (50 years)
+                return
+            if wildcard:   # by the wall clock: drop a skipped time croniter moved past the gap
+                fires = croniter.match(self.expr, local.replace(tzinfo=None), day_or=day_or)
+            else:          # a fixed time fires once: not again when the clock repeats it
+                fires = local.astimezone(UTC).astimezone(self.tz).fold == 0
+            if fires:
+                yield local.astimezone(UTC)
+
+    def next_fire(self, after: datetime) -> datetime | None:
+        """The first fire time strictly after `after`."""
+        return next(self._walk(after), None)
+
+    def fires_before(self, before: datetime) -> Iterator[datetime]:
+        """Fire times strictly before `before`, newest first."""
+        return self._walk(before, backwards=True)
+
+    def latest_fire(self, now: datetime) -> datetime | None:
+        """The last fire time at or before `now`.
+
+        croniter's backward step finds it; the forward walk (the one APScheduler fires from)
+        confirms it, so the result is always a time `next_fire` yields."""
+        for hint in islice(self.fires_before(now + _TICK), _HINTS):
+            latest = None
+            for fire in self._walk(hint - _TICK):
+                if fire > now:
+                    break
+                latest = fire
+            if latest is not None:
+                return latest
+        return None
 
 
-def _weekday_item(item: str) -> set[int]:
-    """One comma item of the day-of-week field (`*`, `3`, `mon-fri`, `1-5/2`, `*/2`)."""
-    span, _, step_text = item.partition("/")
-    step = int(step_text) if step_text.isdigit() and int(step_text) > 0 else None
-    if step_text and step is None:
-        raise ValueError(f"bad step in day of week {item!r}")
-    if span == "*":
-        first, last = 0, 6
-    elif "-" in span:
-        low, high = span.split("-", 1)
-        first, last = _weekday(low), _weekday(high)
-        if last == 0 and first > 0:  # "5-7", "fri-sun": up to Sunday at the end of the week
-            last = 7
-        if last < first:
-            raise ValueError(f"day-of-week range {span!r} runs backwards")
-    else:
-        first = _weekday(span)
-        last = 6 if step else first
-    return {day % 7 for day in range(first, last + 1, step or 1)}
-
-
-def crontab_weekdays(field: str) -> str:
-    """A crontab day-of-week field in APScheduler 3's terms: `*`, or day names Monday first."""
-    if field == "*":
-        return "*"
-    days: set[int] = set()
-    for item in field.split(","):
-        if not item:
-            raise ValueError(f"empty item in day of week {field!r}")
-        days |= _weekday_item(item)
-    return ",".join(_DAY_NAMES[d] for d in _APS_ORDER if d in days)
-
-
-def cron_trigger(expr: str, tz: ZoneInfo) -> CronTrigger:
-    """The APScheduler trigger for a 5-field crontab expression (ValueError with the reason)."""
+def parse_cron(expr: str, tz: ZoneInfo) -> CronCalendar:
+    """The calendar of a 5-field crontab expression (ValueError saying why it is not one)."""
     fields = expr.split()
-    if len(fields) != 5:
-        raise ValueError(f"a cron expression has 5 fields (minute hour day month weekday); "
+    if len(fields) != len(CRON_FIELDS):
+        raise ValueError(f"a cron expression has 5 fields ({' '.join(CRON_FIELDS)}); "
                          f"{expr!r} has {len(fields)}")
-    fields[4] = crontab_weekdays(fields[4])
-    trigger = CronTrigger.from_crontab(" ".join(fields), timezone=tz)
-    if trigger.get_next_fire_time(None, datetime(2024, 1, 1, tzinfo=UTC)) is None:
+    calendar = CronCalendar(" ".join(fields), tz)
+    try:
+        first = calendar.next_fire(_PROBE)
+    except CroniterError as exc:
+        raise ValueError(f"{exc} (the fields: {' '.join(CRON_FIELDS)})") from None
+    if first is None:
         raise ValueError(f"{expr!r} never fires")
-    return trigger
+    return calendar
+
+
+# --------------------------------------------------------------------------------------------
+# slots
 
 
 def slot_key(when: datetime) -> str:
@@ -108,30 +129,8 @@ def parse_slot(slot: str) -> datetime | None:
         return None
 
 
-def fires_between(trigger: CronTrigger, after: datetime, until: datetime) -> Iterator[datetime]:
-    """Fire times t with after < t <= until, oldest first."""
-    fire = trigger.get_next_fire_time(None, after + _ONE_MICRO)
-    while fire is not None and fire <= until:
-        yield fire
-        fire = trigger.get_next_fire_time(fire, fire)
-
-
-def latest_fire(trigger: CronTrigger, now: datetime) -> datetime | None:
-    """The most recent fire time at or before `now` (None if none within about nine years).
-
-    Looks back through growing windows, so a per-minute cron and a yearly one both cost a few
-    dozen trigger steps."""
-    for window in _SEARCH_WINDOWS:
-        last = deque(fires_between(trigger, now - window, now), maxlen=1)
-        if last:
-            return last[0]
-    return None
-
-
-def next_fire(trigger: CronTrigger, now: datetime) -> datetime | None:
-    """The next fire time strictly after `now`."""
-    fire: datetime | None = trigger.get_next_fire_time(None, now + _ONE_MICRO)
-    return fire
+# --------------------------------------------------------------------------------------------
+# catch-up
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,27 +139,29 @@ class CatchUp:
 
     run: datetime | None
     missed: tuple[datetime, ...] = ()
-    older_missed: bool = False     # more missed slots before MISSED_LOOKBACK, not listed
+    older_missed: bool = False     # earlier missed slots than those listed, not listed
 
 
-def plan_catch_up(trigger: CronTrigger, *, now: datetime, last: datetime | None,
+def plan_catch_up(calendar: CronCalendar, *, now: datetime, last: datetime | None,
                   grace: timedelta) -> CatchUp:
     """The catch-up after downtime, given the last slot this schedule claimed (None: no history).
 
     The most recent slot <= now runs once when within `grace`; the slots between `last` and it
-    are missed: reported, never run. Without history nothing counts as missed."""
-    latest = latest_fire(trigger, now)
+    are missed: reported (the newest MAX_MISSED_LISTED within MISSED_LOOKBACK), never run.
+    Without history nothing counts as missed."""
+    latest = calendar.latest_fire(now)
     if latest is None or (last is not None and latest <= last):
         return CatchUp(run=None)
     run = latest if now - latest <= grace else None
     if last is None:
         return CatchUp(run=run)
-    since = max(last, latest - MISSED_LOOKBACK)
-    missed: deque[datetime] = deque(fires_between(trigger, since, latest),
-                                    maxlen=MAX_MISSED_LISTED)
-    if run is not None and missed and missed[-1] == run:
-        missed.pop()
-    older = since > last and next(fires_between(trigger, last, since), None) is not None
-    return CatchUp(run=run, missed=tuple(missed), older_missed=older)
-
-
+    missed: list[datetime] = []
+    older = False
+    for fire in chain(() if run else (latest,), calendar.fires_before(latest)):
+        if fire <= last:
+            break
+        if fire <= latest - MISSED_LOOKBACK or len(missed) == MAX_MISSED_LISTED:
+            older = True
+            break
+        missed.append(fire)
+    return CatchUp(run=run, missed=tuple(reversed(missed)), older_missed=older)

@@ -7,10 +7,9 @@ import re
 from datetime import timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from apscheduler.triggers.cron import CronTrigger
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from bot.scheduling.calendar import cron_trigger
+from bot.scheduling.calendar import CronCalendar, parse_cron
 from engine.vocabulary import Mode
 
 ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
@@ -59,8 +58,7 @@ class ScheduleConfig(BaseModel):
     @field_validator("cron")
     @classmethod
     def _valid_cron(cls, value: str) -> str:
-        cron_trigger(value, ZoneInfo("UTC"))  # raises ValueError with the reason
-        return " ".join(value.split())
+        return parse_cron(value, ZoneInfo("UTC")).expr  # ValueError with the reason
 
     @field_validator("timezone")
     @classmethod
@@ -92,8 +90,10 @@ class ScheduleConfig(BaseModel):
     def tz(self) -> ZoneInfo:
         return zone(self.timezone)
 
-    def trigger(self) -> CronTrigger:
-        return cron_trigger(self.cron, self.tz)
+    @property
+    def calendar(self) -> CronCalendar:
+        """When the schedule fires: its cron in its time zone."""
+        return CronCalendar(self.cron, self.tz)
 
     @property
     def grace(self) -> timedelta:

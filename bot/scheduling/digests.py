@@ -12,20 +12,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from pydantic import ValidationError
 
-from bot.scheduling.calendar import parse_slot
+from bot.scheduling.calendar import Clock, parse_slot
 from bot.scheduling.config import ScheduleConfig
 from bot.scheduling.publishing import Posted, Publisher
 from bot.scheduling.reports import (
-    REJECTED,
-    SKIPPED,
     DigestReport,
+    NotDebated,
     RunReport,
     SignalOutcome,
     outcome_for,
@@ -45,7 +43,6 @@ REPORTED_STATUSES = frozenset({RunStatus.MISSED, RunStatus.FAILED, RunStatus.INT
 WAIT_MARGIN = 60.0
 RUN_SCAN = 500                  # scheduled_runs rows read to find earlier problems
 STALE_RUN = timedelta(hours=6)  # a run still "running" this long lost its process
-Clock = Callable[[], datetime]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +143,9 @@ class Digests:
             sub = await self.rt.service.submit(
                 request, origin=origin, idempotency_key=f"schedule:{config.id}:{slot}:{index}")
         except BudgetExceeded as exc:
-            return SignalOutcome(signal.title, status=SKIPPED, reason=str(exc))
+            return SignalOutcome(signal.title, status=NotDebated.SKIPPED, reason=str(exc))
         except (InvalidRequest, ValidationError) as exc:
-            return SignalOutcome(signal.title, status=REJECTED, reason=str(exc))
+            return SignalOutcome(signal.title, status=NotDebated.REJECTED, reason=str(exc))
         return _Submitted(signal.title, sub.record, sub.cached, sub.downgraded_from)
 
     def _batch_timeout(self, count: int) -> float:

@@ -23,15 +23,13 @@ class NotDebated(StrEnum):
     REJECTED = "rejected"     # not a valid debate request
 
 
-SKIPPED, REJECTED = NotDebated.SKIPPED.value, NotDebated.REJECTED.value
-
 
 @dataclass(frozen=True, slots=True)
 class SignalOutcome:
     """What became of one signal: its debate (when one ran) or why it was skipped."""
 
     title: str
-    status: str = SKIPPED                 # a debate status, or skipped / rejected
+    status: str = NotDebated.SKIPPED      # a debate status, or why not debated
     debate_id: str | None = None
     url: str | None = None
     result: DebateResult | None = None
@@ -96,8 +94,6 @@ class DigestReport:
     @property
     def not_debated(self) -> list[SignalOutcome]:
         return [o for o in self.outcomes if not o.debated]
-
-
 
 
 ALREADY_CLAIMED = "already_claimed"   # a RunReport status: another replica won the slot

@@ -1,7 +1,8 @@
 """The scheduler: morning digests on cron slots and pre-meeting briefs, each run exactly once.
 
 An APScheduler 3 `AsyncIOScheduler` (started by the process that hosts it) fires every enabled
-`[[schedules]]` entry. A firing computes its slot from the trigger, then claims
+`[[schedules]]` entry through a `CalendarTrigger` over the schedule's `CronCalendar`. A firing
+takes its slot from that same calendar (its latest fire time), then claims
 `(schedule_id, slot)` under the database's unique key: of several replicas firing the same cron,
 only the winner runs it (bot/scheduling/digests.py). On start, the latest slot missed while
 nothing ran is run once when still within its grace; older missed slots are recorded as "missed"
@@ -15,20 +16,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
-from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
 
 from bot.scheduling.briefs import Briefs
 from bot.scheduling.calendar import (
     CatchUp,
-    latest_fire,
+    Clock,
+    CronCalendar,
     manual_slot,
-    next_fire,
     parse_slot,
     plan_catch_up,
     slot_key,
@@ -48,7 +49,32 @@ from storage.records import RunStatus
 log = logging.getLogger("dialectic.scheduler")
 
 BRIEF_SWEEP_SECONDS = 60
-Clock = Callable[[], datetime]
+_TICK = timedelta(microseconds=1)
+
+
+class CalendarTrigger(BaseTrigger):  # type: ignore[misc]  # APScheduler 3 ships no type hints
+    """An APScheduler trigger that fires a schedule's calendar, so APScheduler fires exactly
+    the slots `CronCalendar` computes (and `Scheduler.fire` claims)."""
+
+    __slots__ = ("calendar",)
+
+    def __init__(self, calendar: CronCalendar) -> None:
+        self.calendar = calendar
+
+    @property
+    def timezone(self) -> ZoneInfo:
+        return self.calendar.tz
+
+    def get_next_fire_time(self, previous_fire_time: datetime | None,
+                           now: datetime) -> datetime | None:
+        """The fire time after the previous one, even if already past (APScheduler coalesces or
+        misfires those, as with its own triggers); with none, the first at or after `now`."""
+        if previous_fire_time is not None and now >= previous_fire_time:
+            return self.calendar.next_fire(previous_fire_time)
+        return self.calendar.next_fire(now - _TICK)
+
+    def __str__(self) -> str:
+        return f"cron[{self.calendar.expr!r} in {self.calendar.tz}]"
 
 
 class Scheduler:
@@ -66,7 +92,6 @@ class Scheduler:
         self.briefs = Briefs(rt, self.digests, publisher=publisher, clock=self.clock,
                              on_planned=self._add_brief_job)
         self.aps: AsyncIOScheduler | None = None
-        self.recent: deque[RunReport] = deque(maxlen=100)
         self._background: set[asyncio.Task[Any]] = set()
 
     def schedule(self, schedule_id: str) -> ScheduleConfig:
@@ -80,18 +105,19 @@ class Scheduler:
 
     async def start(self) -> AsyncIOScheduler:
         """Catch up on missed slots, then start APScheduler with every enabled cron."""
+        # every job: a backlog of fire times runs once, and never two runs of a job at a time
         aps = AsyncIOScheduler(timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1})
         for config in self.schedules.values():
             if config.enabled:
-                aps.add_job(self.fire, config.trigger(), args=[config.id], id=config.id,
-                            name=f"digest {config.id}", coalesce=True, max_instances=1,
+                aps.add_job(self.fire, CalendarTrigger(config.calendar), args=[config.id],
+                            id=config.id, name=f"digest {config.id}",
                             misfire_grace_time=max(config.misfire_grace_seconds, 1))
         for schedule_id, slot in await self.catch_up():
             aps.add_job(self.run_slot, "date", run_date=datetime.now(UTC),
                         args=[schedule_id, slot], id=f"catch-up:{schedule_id}",
                         misfire_grace_time=None)
         aps.add_job(self.sweep_briefs, "interval", seconds=BRIEF_SWEEP_SECONDS,
-                    id="briefs:sweep", coalesce=True, max_instances=1)
+                    id="briefs:sweep")
         aps.add_listener(self._on_missed, EVENT_JOB_MISSED)
         self.aps = aps
         aps.start()
@@ -113,7 +139,7 @@ class Scheduler:
             if not config.enabled:
                 continue
             last = await self.last_cron_slot(config.id)
-            plan = plan_catch_up(config.trigger(), now=now, last=last, grace=config.grace)
+            plan = plan_catch_up(config.calendar, now=now, last=last, grace=config.grace)
             await self._record_missed(config, plan, "nothing was running at that time")
             if plan.run is not None:
                 due.append((config.id, slot_key(plan.run)))
@@ -155,9 +181,9 @@ class Scheduler:
     # --- firing ---
 
     async def fire(self, schedule_id: str) -> RunReport | None:
-        """The cron job: run the slot being fired, i.e. the trigger's latest fire time."""
+        """The cron job: run the slot being fired, i.e. the calendar's latest fire time."""
         config = self.schedule(schedule_id)
-        when = latest_fire(config.trigger(), self.clock())
+        when = config.calendar.latest_fire(self.clock())
         if when is None:
             log.error("schedule %s fired but its cron has no past fire time", schedule_id)
             return None
@@ -170,7 +196,7 @@ class Scheduler:
         now = self.clock()
         async with self.rt.db.transaction() as session:
             if not await runs.claim_slot(session, schedule_id=config.id, slot=slot, now=now):
-                return self._remember(RunReport(config.id, slot, ALREADY_CLAIMED))
+                return RunReport(config.id, slot, ALREADY_CLAIMED)
             paused = honour_pause and await runs.is_paused(session, config.id)
             if paused:
                 await runs.finish_slot(session, schedule_id=config.id, slot=slot,
@@ -178,12 +204,8 @@ class Scheduler:
                                        detail={"reason": "the schedule is paused"}, now=now)
         if paused:
             log.info("schedule %s is paused: slot %s skipped", config.id, slot)
-            return self._remember(RunReport(config.id, slot, RunStatus.PAUSED))
-        return self._remember(await self._run_claimed(config, slot))
-
-    def _remember(self, report: RunReport) -> RunReport:
-        self.recent.append(report)
-        return report
+            return RunReport(config.id, slot, RunStatus.PAUSED)
+        return await self._run_claimed(config, slot)
 
     async def _run_claimed(self, config: ScheduleConfig, slot: str) -> RunReport:
         log.info("schedule %s: running slot %s", config.id, slot)
@@ -239,7 +261,7 @@ class Scheduler:
             paused = {i: await runs.is_paused(session, i) for i in self.schedules}
         return [ScheduleView(id=c.id, cron=c.cron, timezone=c.timezone, channel=c.channel,
                              preset=c.preset, enabled=c.enabled, paused=paused[c.id],
-                             next_fire=next_fire(c.trigger(), now) if c.enabled else None)
+                             next_fire=c.calendar.next_fire(now) if c.enabled else None)
                 for c in self.schedules.values()]
 
     async def _set_paused(self, schedule_id: str, by: str, paused: bool) -> ScheduleView:

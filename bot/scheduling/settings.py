@@ -21,9 +21,9 @@ class SchedulingSettings(BaseModel):
     def _default_zone(cls, data: Any) -> Any:
         """A schedule without `timezone` takes the settings' own."""
         if isinstance(data, dict) and isinstance(data.get("schedules"), list | tuple):
-            zone = data.get("timezone", "UTC")
+            default = data.get("timezone", "UTC")
             data = {**data, "schedules": [
-                {"timezone": zone, **entry} if isinstance(entry, dict) else entry
+                {"timezone": default, **entry} if isinstance(entry, dict) else entry
                 for entry in data["schedules"]]}
         return data
 
