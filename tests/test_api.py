@@ -9,45 +9,24 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from bot.http.server import check_exposure
-from bot.main import Assembly, web_app
-from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime, build_runtime
 from bot.settings import Settings
 from engine.errors import ConfigurationError
 from storage.db import Database
-from tests.service_fixtures import rehearsal_settings, service
+from tests.http_fixtures import app_for, served
+from tests.http_fixtures import call as _json
+from tests.service_fixtures import rehearsal_settings
 
 TOPIC = "Should we move billing to PostgreSQL?"
 
 
-def _app(rt: Runtime, settings: Settings) -> web.Application:
-    parts = Assembly(rt, Scheduler(rt, settings.scheduling), None)
-    return web_app(parts, settings, scheduler=False)
-
-
-async def _server(db: Database, settings: Settings) -> tuple[TestServer, Runtime]:
-    rt = Runtime(engine=settings.engine, settings=settings.service, db=db,
-                 service=service(db, settings))
-    server = TestServer(_app(rt, settings), host="127.0.0.1", port=0)
-    await server.start_server()
-    return server, rt
-
-
 @pytest.fixture
 async def api(db: Database) -> AsyncIterator[tuple[str, Runtime]]:
-    server, rt = await _server(db, rehearsal_settings())
-    yield str(server.make_url("")), rt
-    await server.close()
-
-
-async def _json(session: aiohttp.ClientSession, method: str, url: str, **kw: Any
-                ) -> tuple[int, Any]:
-    async with session.request(method, url, **kw) as resp:
-        return resp.status, await resp.json()
+    async with served(db, rehearsal_settings()) as (base, rt, _):
+        yield base, rt
 
 
 async def test_post_follow_and_read_a_debate(api: tuple[str, Runtime]) -> None:
@@ -82,7 +61,7 @@ async def test_post_follow_and_read_a_debate(api: tuple[str, Runtime]) -> None:
 @pytest.mark.parametrize(("body", "message"), [
     ({}, "topic"),
     ({"topic": "x" * 20_000}, "limit"),
-    ({"topic": "ok", "mode": "shouting"}, "unknown mode"),
+    ({"topic": "ok", "mode": "shouting"}, "mode: Input should be 'simple', 'structured'"),
     ({"topic": "ok", "rounds": 99}, "rounds"),
     ({"topic": "ok", "surprise": 1}, "surprise"),
     ([1, 2], "JSON object"),
@@ -131,27 +110,22 @@ async def test_estimate_metrics_health_presets_openapi(api: tuple[str, Runtime])
 async def test_a_token_protects_the_api_and_signed_links_open_one_transcript(
         db: Database) -> None:
     settings = rehearsal_settings(api_token="s3cret-token")
-    server, _ = await _server(db, settings)
-    base = str(server.make_url(""))
-    try:
-        async with aiohttp.ClientSession() as s:
-            status, reply = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC})
-            assert status == 401 and "s3cret" not in json.dumps(reply)
-            auth = {"Authorization": "Bearer s3cret-token"}
-            status, body = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC},
-                                       headers=auth)
-            assert status == 202
-            link = body["links"]["transcript"]
-            assert "sig=" in link
-            path = link.split("://", 1)[1].split("/", 1)[1]
-            async with s.get(f"{base}/{path}") as page:
-                assert page.status == 200
-            async with s.get(f"{base}/debates/{body['id']}") as page:
-                assert page.status == 403
-            status, _ = await _json(s, "GET", f"{base}/healthz")
-            assert status == 200
-    finally:
-        await server.close()
+    async with served(db, settings) as (base, _, _), aiohttp.ClientSession() as s:
+        status, reply = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC})
+        assert status == 401 and "s3cret" not in json.dumps(reply)
+        auth = {"Authorization": "Bearer s3cret-token"}
+        status, body = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC},
+                                   headers=auth)
+        assert status == 202
+        link = body["links"]["transcript"]
+        assert "sig=" in link
+        path = link.split("://", 1)[1].split("/", 1)[1]
+        async with s.get(f"{base}/{path}") as page:
+            assert page.status == 200
+        async with s.get(f"{base}/debates/{body['id']}") as page:
+            assert page.status == 403
+        status, _ = await _json(s, "GET", f"{base}/healthz")
+        assert status == 200
 
 
 def test_without_a_token_only_loopback_is_served() -> None:
@@ -180,7 +154,7 @@ async def test_prometheus_metrics_count_debates_and_steps(sqlite_db: Database) -
     url = f"sqlite+aiosqlite:///{sqlite_db.url.database}"
     settings = rehearsal_settings(database_url=url)
     rt = await build_runtime(settings.engine, settings.service, settings.storage, migrate=False)
-    server = TestServer(_app(rt, settings), host="127.0.0.1", port=0)
+    server = TestServer(app_for(rt, settings), host="127.0.0.1", port=0)
     await server.start_server()
     base = str(server.make_url(""))
     try:
