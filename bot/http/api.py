@@ -48,7 +48,7 @@ class DebateIn(DebateRequest):
 
 
 class DebateLinks(BaseModel):
-    api: str = Field(serialization_alias="self", description="this debate in the API")
+    api: str = Field(alias="self", description="this debate in the API")
     events: str = Field(description="its live events (SSE)")
     transcript: str = Field(description="its console page (signed when a token is set)")
 
@@ -153,8 +153,9 @@ async def post_debate(request: web.Request, body: DebateIn) -> web.Response:
                                   idempotency_key=body.idempotency_key)
     rt.notify_workers()
     record = sub.record
-    links = DebateLinks(api=f"/api/debates/{record.id}",
-                        events=f"/api/debates/{record.id}/events", transcript=rt.url(record.id))
+    links = DebateLinks.model_validate({"self": f"/api/debates/{record.id}",
+                                        "events": f"/api/debates/{record.id}/events",
+                                        "transcript": rt.url(record.id)})
     out = SubmittedOut(id=record.id, status=record.status, mode=record.mode,
                        estimate=sub.estimate, cached=sub.cached, duplicate=sub.duplicate,
                        downgraded_from=sub.downgraded_from, rehearsal=rt.is_rehearsal,
