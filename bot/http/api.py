@@ -31,9 +31,11 @@ class DebateIn(DebateRequest):
     refused, plus an idempotency key."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    # the preset decides when absent (or null, as the console's form sends "no choice")
-    mode: Mode | None = Field(  # type: ignore[assignment]  # None: the preset's mode
+    # Absent or null, the preset decides (engine.debate.prepare); DebateRequest's own default
+    # would tell API clients "consensus", which is only the default preset's choice.
+    mode: Mode | None = Field(  # type: ignore[assignment]  # None here means "the preset's"
         default=None, description="the protocol; the preset's mode when omitted")
+    # Limits only a caller over HTTP gets: the thread a Slack debate carries is not capped.
     context: str = Field(default="", max_length=MAX_CONTEXT_CHARS,
                          description="background the debaters see (e.g. a thread)")
     requested_by: str = Field(default="api", max_length=MAX_NAME_CHARS)
