@@ -9,7 +9,8 @@ import asyncio
 from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_OK, exit_code
 from bot.cli.host import CliContext
 from bot.cli.progress import print_summary
-from storage import audit
+from engine.errors import InvalidRequest
+from storage import audit, debates
 from storage.db import Database
 
 REPLAY_POLL = 0.2
@@ -42,6 +43,9 @@ async def audit_command(ctx: CliContext, args: argparse.Namespace) -> int:
     database = Database(ctx.settings.storage.database_url)
     try:
         async with database.transaction() as session:
+            if args.debate_id is not None and not await debates.exists(session, args.debate_id):
+                raise InvalidRequest(f"no debate {args.debate_id!r} in the database "
+                                     f"{database.where}")
             report = await audit.verify(session, args.debate_id)
     finally:
         await database.dispose()
