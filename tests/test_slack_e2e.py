@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from bot.slack.views import common as B
+from bot.slack.views import modals as M
+from bot.slack.views import review as R
 from engine.settings import PresetSpec, ThresholdSpec
 from storage import audit, evidence, reviews
 from storage.records import DebateStatus, ReviewStatus
@@ -149,7 +150,7 @@ async def _reviewed(h: Harness) -> tuple[str, str, str]:
 async def test_an_unauthorised_press_is_refused_and_changes_nothing(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, presets=STRICT) as h:
         debate_id, review_id, ts = await _reviewed(h)
-        reply = await h.press(B.APPROVE_ACTION, review_id, user="UMALLORY",
+        reply = await h.press(R.APPROVE_ACTION, review_id, user="UMALLORY",
                               channel=REVIEW_CHANNEL, message_ts=ts)
         assert reply.status == 200
         await h.fake.wait_for("chat.postEphemeral")
@@ -172,8 +173,8 @@ async def test_approve_updates_the_request_once_even_on_a_double_click(tmp_path:
     async with slack_harness(tmp_path, presets=STRICT) as h:
         debate_id, review_id, ts = await _reviewed(h)
         press = {"user": REVIEWER, "channel": REVIEW_CHANNEL, "message_ts": ts}
-        first = await h.press(B.APPROVE_ACTION, review_id, **press)
-        second = await h.press(B.APPROVE_ACTION, review_id, **press)
+        first = await h.press(R.APPROVE_ACTION, review_id, **press)
+        second = await h.press(R.APPROVE_ACTION, review_id, **press)
         assert first.status == second.status == 200
 
         def decided() -> dict[str, Any] | None:
@@ -196,7 +197,7 @@ async def test_a_reviewer_group_member_may_decide(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, presets=STRICT, reviewers=("S0REVIEW",)) as h:
         h.fake.set_usergroup("S0REVIEW", ["UCAROL"])
         debate_id, review_id, ts = await _reviewed(h)
-        await h.press(B.APPROVE_ACTION, review_id, user="UCAROL", channel=REVIEW_CHANNEL,
+        await h.press(R.APPROVE_ACTION, review_id, user="UCAROL", channel=REVIEW_CHANNEL,
                       message_ts=ts)
         await h.wait_finished(debate_id, [DebateStatus.APPROVED])
         assert h.fake.calls_to("usergroups.users.list")
@@ -205,12 +206,12 @@ async def test_a_reviewer_group_member_may_decide(tmp_path: Path) -> None:
 async def test_escalate_asks_for_a_reason_in_a_modal(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, presets=STRICT) as h:
         debate_id, review_id, ts = await _reviewed(h)
-        await h.press(B.ESCALATE_ACTION, review_id, user=REVIEWER, channel=REVIEW_CHANNEL,
+        await h.press(R.ESCALATE_ACTION, review_id, user=REVIEWER, channel=REVIEW_CHANNEL,
                       message_ts=ts)
         opened = await h.fake.wait_for("views.open")
         view = opened.response["view"]
-        assert view["callback_id"] == B.ESCALATE_MODAL and view["private_metadata"] == review_id
-        values = {B.REASON_BLOCK: {B.REASON_ACTION: {"type": "plain_text_input",
+        assert view["callback_id"] == R.ESCALATE_MODAL and view["private_metadata"] == review_id
+        values = {R.REASON_BLOCK: {R.REASON_ACTION: {"type": "plain_text_input",
                                                      "value": "The cost figures look <!here> off"}}}
         reply = await h.submit_view(view, values, user=REVIEWER)
         assert reply.status == 200
@@ -223,15 +224,15 @@ async def test_escalate_asks_for_a_reason_in_a_modal(tmp_path: Path) -> None:
                 "Review escalated") and h.fake.message(REVIEW_CHANNEL, ts), what="escalated")
         assert "&lt;!here&gt;" in blocks_text(message) and "<!here>" not in blocks_text(message)
         again = await h.submit_view(view, values, user=REVIEWER)
-        assert "Already decided (escalated" in again.json()["errors"][B.REASON_BLOCK]
+        assert "Already decided (escalated" in again.json()["errors"][R.REASON_BLOCK]
         stranger = await h.submit_view(view, values, user="UMALLORY")
-        assert "Only reviewers" in stranger.json()["errors"][B.REASON_BLOCK]
+        assert "Only reviewers" in stranger.json()["errors"][R.REASON_BLOCK]
 
 
 async def test_rerun_starts_a_new_debate_in_the_same_channel(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, presets=STRICT) as h:
         debate_id, review_id, ts = await _reviewed(h)
-        await h.press(B.RERUN_ACTION, review_id, user=REVIEWER, channel=REVIEW_CHANNEL,
+        await h.press(R.RERUN_ACTION, review_id, user=REVIEWER, channel=REVIEW_CHANNEL,
                       message_ts=ts)
 
         async def child() -> Any:
@@ -408,15 +409,15 @@ async def test_debate_alone_opens_the_modal_and_its_submission_starts_a_debate(
     assert reply.status == 200
     opened = await slack.fake.wait_for("views.open")
     view = opened.response["view"]
-    assert view["callback_id"] == B.DEBATE_MODAL and view["private_metadata"] == CHANNEL
+    assert view["callback_id"] == M.DEBATE_MODAL and view["private_metadata"] == CHANNEL
     values = {
-        B.TOPIC_BLOCK: {B.TOPIC_ACTION: {"type": "plain_text_input",
+        M.TOPIC_BLOCK: {M.TOPIC_ACTION: {"type": "plain_text_input",
                                          "value": "Should we adopt GraphQL?"}},
-        B.MODE_BLOCK: {B.MODE_ACTION: {"type": "static_select",
+        M.MODE_BLOCK: {M.MODE_ACTION: {"type": "static_select",
                                        "selected_option": {"value": "simple"}}},
-        B.PRESET_BLOCK: {B.PRESET_ACTION: {"type": "static_select",
+        M.PRESET_BLOCK: {M.PRESET_ACTION: {"type": "static_select",
                                            "selected_option": {"value": "default"}}},
-        B.JUDGES_BLOCK: {B.JUDGES_ACTION: {"type": "static_select",
+        M.JUDGES_BLOCK: {M.JUDGES_ACTION: {"type": "static_select",
                                            "selected_option": {"value": "3"}}},
     }
     assert (await slack.submit_view(view, values, user=USER)).status == 200
@@ -429,12 +430,12 @@ async def test_debate_alone_opens_the_modal_and_its_submission_starts_a_debate(
 async def test_a_modal_for_a_channel_without_the_bot_shows_the_error_in_the_form(
         slack: Harness) -> None:
     slack.fake.not_in_channel("CSECRET")
-    view = {"id": "V1", "type": "modal", "callback_id": B.DEBATE_MODAL,
+    view = {"id": "V1", "type": "modal", "callback_id": M.DEBATE_MODAL,
             "private_metadata": "CSECRET"}
-    values = {B.TOPIC_BLOCK: {B.TOPIC_ACTION: {"type": "plain_text_input", "value": "Why?"}}}
+    values = {M.TOPIC_BLOCK: {M.TOPIC_ACTION: {"type": "plain_text_input", "value": "Why?"}}}
     reply = await slack.submit_view(view, values, user=USER)
     assert reply.json()["response_action"] == "errors"
-    assert "/invite @Dialectic" in reply.json()["errors"][B.TOPIC_BLOCK]
+    assert "/invite @Dialectic" in reply.json()["errors"][M.TOPIC_BLOCK]
     assert await slack.debates() == []
 
 

@@ -6,7 +6,6 @@ from typing import Any
 
 import pytest
 
-from bot.slack.listeners.actions import MODAL_IDS
 from bot.slack.listeners.events import edited_message, mentions, spoken_message
 from bot.slack.listeners.shortcuts import appeal_of, appeal_request, policy_for
 from bot.slack.parsing import (
@@ -22,7 +21,8 @@ from bot.slack.parsing import (
     tokenize,
 )
 from bot.slack.settings import SlackSettings
-from bot.slack.views import common as B
+from bot.slack.views import modals as M
+from bot.slack.views.modals import MODAL_IDS
 
 
 @pytest.mark.parametrize(("text", "tokens"), [
@@ -126,7 +126,7 @@ def test_thread_context_keeps_the_newest_lines_within_the_limit() -> None:
 def _values(topic: str | None = "Should we?", **selected: str) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if topic is not None:
-        values[B.TOPIC_BLOCK] = {B.TOPIC_ACTION: {"type": "plain_text_input", "value": topic}}
+        values[M.TOPIC_BLOCK] = {M.TOPIC_ACTION: {"type": "plain_text_input", "value": topic}}
     for key, value in selected.items():
         block, action = MODAL_IDS[key]
         values[block] = {action: {"type": "static_select", "selected_option": {"value": value}}}
@@ -141,10 +141,10 @@ def test_parse_modal() -> None:
 
 
 @pytest.mark.parametrize(("values", "block"), [
-    (_values(topic="  "), B.TOPIC_BLOCK),
-    (_values(topic=None), B.TOPIC_BLOCK),
-    (_values(mode="chaos"), B.MODE_BLOCK),
-    (_values(judges="99"), B.JUDGES_BLOCK),
+    (_values(topic="  "), M.TOPIC_BLOCK),
+    (_values(topic=None), M.TOPIC_BLOCK),
+    (_values(mode="chaos"), M.MODE_BLOCK),
+    (_values(judges="99"), M.JUDGES_BLOCK),
 ])
 def test_parse_modal_errors_name_the_block(values: dict[str, Any], block: str) -> None:
     with pytest.raises(ModalError) as info:
