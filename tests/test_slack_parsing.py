@@ -5,10 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from bot.slack.listeners.events import edited_message, mentions, spoken_message
 from bot.slack.listeners.shortcuts import appeal_of, appeal_request, policy_for
 from bot.slack.parsing import (
+    JUDGES_RANGE,
+    ROUNDS_RANGE,
+    USAGE,
     Command,
     CommandError,
     ModalError,
@@ -23,6 +27,8 @@ from bot.slack.parsing import (
 from bot.slack.settings import SlackSettings
 from bot.slack.views import modals as M
 from bot.slack.views.modals import MODAL_IDS
+from engine.domain import DebateRequest
+from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode, choices
 
 
 @pytest.mark.parametrize(("text", "tokens"), [
@@ -88,6 +94,36 @@ def test_parse_command_errors(text: str, message: str) -> None:
     with pytest.raises(CommandError) as info:
         parse_command(text)
     assert message in str(info.value)
+
+
+@pytest.mark.parametrize(("flag", "field"), [("rounds", "rounds"), ("judges", "judges")])
+def test_the_parser_accepts_exactly_what_the_request_accepts(flag: str, field: str) -> None:
+    """The limits are DebateRequest's (the REST body's), not numbers repeated here."""
+    low, high = (ROUNDS_RANGE if flag == "rounds" else JUDGES_RANGE)
+    for value in (low, high):
+        command = parse_command(f"Should we? --{flag} {value}")
+        assert getattr(command.request(requested_by="U1"), field) == value
+    for value in (low - 1, high + 1):
+        with pytest.raises(CommandError, match=f"between {low} and {high}"):
+            parse_command(f"Should we? --{flag} {value}")
+        with pytest.raises(ValidationError):
+            DebateRequest(topic="x", **{field: value})
+    assert (ROUNDS_RANGE, JUDGES_RANGE) == ((0, MAX_ROUNDS), (1, MAX_JUDGES))
+
+
+def test_the_usage_names_every_mode_and_limit() -> None:
+    assert all(mode in USAGE for mode in choices(Mode))
+    assert f"Rounds 0-{MAX_ROUNDS}, judges 1-{MAX_JUDGES}" in USAGE
+    assert f"{MAX_TOPIC_CHARS:,} characters" in USAGE
+
+
+def test_a_topic_over_the_limit_is_refused_with_its_length() -> None:
+    with pytest.raises(CommandError, match=f"the limit is {MAX_TOPIC_CHARS:,}"):
+        parse_command("x" * (MAX_TOPIC_CHARS + 1))
+    assert parse_command("x" * MAX_TOPIC_CHARS).topic == "x" * MAX_TOPIC_CHARS
+    with pytest.raises(ModalError) as info:
+        parse_modal(_values(topic="y" * (MAX_TOPIC_CHARS + 1)), ids=MODAL_IDS)
+    assert info.value.block_id == M.TOPIC_BLOCK
 
 
 def test_a_command_leaves_unset_fields_to_the_preset() -> None:

@@ -14,7 +14,7 @@ from bot.scheduling.briefs import parse_brief
 from bot.service.progress import progress_for, progress_from
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
-from bot.slack.parsing import USAGE, Command, CommandError, parse_command
+from bot.slack.parsing import MODES, USAGE, Command, CommandError, parse_command
 from bot.slack.starter import NotInChannel, Place, start_debate
 from bot.slack.views import debate as views
 from bot.slack.views import notices
@@ -23,7 +23,7 @@ from bot.slack.views.budget import budget
 from bot.slack.views.common import Message
 from bot.slack.views.digest import schedule_list
 from bot.slack.views.modals import debate_modal
-from engine.domain import MODES, DebateRequest
+from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.presets import all_presets
 from storage import audit
