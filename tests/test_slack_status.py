@@ -3,6 +3,8 @@ finished record."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from slack_sdk.models.blocks import Block
@@ -12,6 +14,8 @@ from bot.slack.views.debate import status
 from engine.domain import DebateRequest
 from engine.settings import EngineSettings
 from storage.records import DebateRecord, DebateStatus
+from tests.fakes.openai_server import FakeOpenAI
+from tests.slack_fixtures import CHANNEL, slack_harness
 
 EVENTS: list[tuple[str, dict[str, Any]]] = [
     ("debate_started", {"topic": "x", "mode": "consensus"}),
@@ -63,3 +67,21 @@ def test_a_failed_debate_shows_its_phases_failed_not_done() -> None:
     text = str(message.blocks)
     assert "✗ opening (nothing succeeded)" in text and "· cross-examination" in text
     assert "✓" not in text and "no model call succeeded" in text
+
+
+async def test_a_debate_whose_every_call_fails_shows_failed_phases_in_its_thread(
+        tmp_path: Path) -> None:
+    """Issue 11: the live status message never shows ✓ for a phase in which nothing succeeded."""
+    async with FakeOpenAI() as openai:
+        openai.fail(lambda body: True, 500, times=10_000)
+        async with slack_harness(tmp_path, openai=openai, max_retries=0) as h:
+            await h.command("Should we? --mode simple --rounds 0")
+            debate = await h.one_debate()
+            assert (await h.wait_finished(debate.id)).status is DebateStatus.FAILED
+            await h.notifier.drain()
+            root = h.fake.messages(CHANNEL)[0]
+            status_message = h.fake.replies(CHANNEL, root["ts"])[0]
+    shown = json.dumps(status_message["blocks"], ensure_ascii=False)
+    assert status_message["text"].startswith("Debate failed")
+    assert "✗ opening (nothing succeeded)" in shown and "✗ verdict" in shown
+    assert "✓" not in shown
