@@ -139,6 +139,11 @@ async def test_retried_deliveries_start_nothing_new(tmp_path: Path,
                      headers={"X-Slack-Retry-Num": "1"})
         await h.wait_until(lambda: sum("repeated Slack delivery" in r.getMessage()
                                        for r in caplog.records) >= 2, what="both dedupes")
+
+        async def two_debates() -> bool:  # the root is posted before the debate is submitted
+            return len(await h.debates()) >= 2
+
+        await h.wait_until(two_debates, what="the command's debate")
         assert len(await h.debates()) == 2
 
 
