@@ -9,6 +9,7 @@ import asyncio
 from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_OK, exit_code
 from bot.cli.host import CliContext
 from bot.cli.progress import print_summary
+from bot.service.results import thresholds_for
 from engine.errors import InvalidRequest
 from storage import audit, debates
 from storage.db import Database
@@ -74,5 +75,7 @@ async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
         while (record := await service.get(sub.record.id)).result is None:
             await asyncio.sleep(REPLAY_POLL)
     assert record.result is not None
-    print_summary(ctx.console, record.result)
+    print_summary(ctx.console, record.result,
+                  thresholds_for(ctx.settings.engine, record.result.preset))
+    ctx.console.print(f"stored as {record.status.value.replace('_', ' ')}", markup=False)
     return exit_code(record.result.status, complete=record.result.complete)
