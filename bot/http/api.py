@@ -141,7 +141,8 @@ class SchedulesOut(BaseModel):
 
 
 class HealthOut(BaseModel):
-    ok: bool = Field(description="the database answers")
+    ok: bool = Field(description="the database takes writes and a worker can claim debates")
+    problems: list[str] = Field(description="why not, one sentence each; empty when ok")
     rehearsal: bool
     slack: bool = Field(description="Slack is configured")
     workers: int = Field(description="worker slots in this process")
@@ -231,12 +232,13 @@ async def get_presets(request: web.Request) -> web.Response:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    """Whether the database answers; 503 when it does not."""
+    """Whether this process can work: the database takes a write and a worker can claim; 503,
+    saying why, when not."""
     rt = request.app[RUNTIME]
-    ok = await rt.db.ping()
-    out = HealthOut(ok=ok, rehearsal=rt.is_rehearsal, slack=request.app[SLACK_ON],
-                    workers=rt.worker_slots())
-    return json_reply(out, status=200 if ok else 503)
+    health = await rt.health()
+    out = HealthOut(ok=health.ok, problems=list(health.problems), rehearsal=rt.is_rehearsal,
+                    slack=request.app[SLACK_ON], workers=rt.worker_slots())
+    return json_reply(out, status=200 if health.ok else 503)
 
 
 def _reply(description: str, schema: Any = None) -> Reply:
@@ -279,5 +281,5 @@ ROUTES: tuple[Route, ...] = (
           replies={200: _reply("the presets by name", dict[str, PresetSpec])}),
     route("GET", "/healthz", healthz, summary="Health", tag="operations",
           replies={200: _reply("healthy", HealthOut),
-                   503: _reply("the database does not answer", HealthOut)}),
+                   503: _reply("unhealthy: `problems` says why", HealthOut)}),
 )

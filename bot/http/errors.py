@@ -3,6 +3,7 @@ and the replies the API document lists for them.
 
     InvalidRequest -> 400    NotFound -> 404    IllegalTransition -> 409
     BudgetExceeded -> 402    a body over the size cap -> 413
+    DatabaseUnavailable -> 503 with Retry-After (the database is down, read-only or full)
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from pydantic import BaseModel, Field
 
 from bot.http.routes import Handler, Reply
 from engine.errors import BudgetExceeded, InvalidRequest
-from storage.errors import IllegalTransition, NotFound
+from storage.errors import DatabaseUnavailable, IllegalTransition, NotFound
+
+RETRY_AFTER_S = 5  # what a 503 asks the client to wait before trying again
 
 
 class ErrorOut(BaseModel):
-    """Every 4xx body: a sentence saying what went wrong (and, over budget, the figures)."""
+    """Every 4xx and 503 body: a sentence saying what went wrong (and, over budget, the figures)."""
 
     error: str = Field(description="what went wrong and what to do")
     estimate_usd: float | None = Field(default=None, description="402: the debate's estimate")
@@ -29,12 +32,16 @@ OVER_BUDGET = Reply(description="today's budget has no room for it", schema=Erro
 NOT_FOUND = Reply(description="no such debate", schema=ErrorOut)
 CONFLICT = Reply(description="the debate is not in a state that allows this", schema=ErrorOut)
 TOO_LARGE = Reply(description="the body is over the size cap", schema=ErrorOut)
+UNAVAILABLE = Reply(description="the database cannot be used right now; retry after "
+                                "Retry-After seconds", schema=ErrorOut)
 
 
 def error(status: int, message: str, *, estimate_usd: float | None = None,
-          remaining_usd: float | None = None) -> web.Response:
+          remaining_usd: float | None = None, headers: dict[str, str] | None = None
+          ) -> web.Response:
     body = ErrorOut(error=message, estimate_usd=estimate_usd, remaining_usd=remaining_usd)
-    return web.json_response(body.model_dump(exclude_none=True), status=status)
+    return web.json_response(body.model_dump(exclude_none=True), status=status,
+                             headers=headers)
 
 
 @web.middleware
@@ -54,3 +61,5 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except BudgetExceeded as exc:
         return error(402, str(exc), estimate_usd=exc.estimate_usd,
                      remaining_usd=exc.remaining_usd)
+    except DatabaseUnavailable as exc:
+        return error(503, str(exc), headers={"Retry-After": str(RETRY_AFTER_S)})
