@@ -10,8 +10,8 @@ from tests.storage_fixtures import db, pg_db, sqlite_db  # noqa: F401
 INTEGRATION = frozenset({
     "test_api.py", "test_api_faults.py", "test_cli.py", "test_layers.py", "test_outage_pg.py",
     "test_scheduler.py", "test_scheduler_briefs.py", "test_service.py", "test_slack_e2e.py",
-    "test_slack_faults.py", "test_slack_notifier.py", "test_slack_schedules.py", "test_worker_outages.py",
-    "test_workers_pg.py",
+    "test_slack_faults.py", "test_slack_notifier.py", "test_slack_schedules.py",
+    "test_worker_outages.py", "test_workers_pg.py",
 })
 
 
