@@ -9,6 +9,8 @@ number of HTTP calls, the runner needs a callback per retry, and the backoff sch
     content filter               `LLMContentFiltered` at once
     401 / 403                    `LLMAuthError` at once, naming the endpoint (never the key)
     any other 4xx                `LLMBadRequest` at once
+    unreachable endpoint         counted by the circuit (engine/circuit.py); once it opens,
+                                 every call fails at once with `LLMCircuitOpen`
 
 This is the only module of the engine that imports `openai`; every foreign exception is
 translated in `map_openai_error`.
@@ -35,16 +37,19 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import ValidationError
 
+from engine.circuit import Circuit, unreachable_reason
 from engine.domain import Usage
 from engine.errors import (
     ConfigurationError,
     LLMAuthError,
     LLMBadRequest,
+    LLMCircuitOpen,
     LLMContentFiltered,
     LLMError,
     LLMInvalidOutput,
     LLMTimeout,
     LLMTransientError,
+    LLMUnreachable,
 )
 from engine.llm import CallSpec, Reply, T
 from engine.settings import EngineSettings
@@ -155,6 +160,10 @@ def map_openai_error(exc: BaseException, *, endpoint: str, secret: str = "") -> 
     if isinstance(exc, TimeoutError | openai.APITimeoutError):
         return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
     if isinstance(exc, openai.APIConnectionError):
+        reason = unreachable_reason(exc)
+        if reason is not None:
+            return LLMUnreachable(f"could not reach {endpoint}: {reason}", reason=reason,
+                                  endpoint=endpoint)
         message = f"could not reach {endpoint}: {_redact(str(exc), secret)}"
         return LLMTransientError(message, endpoint=endpoint)
     if isinstance(exc, openai.APIStatusError):
@@ -237,6 +246,7 @@ class OpenAIGateway:
         sleep: Sleep = asyncio.sleep,
         http_client: httpx2.AsyncClient | None = None,
         rng: random.Random | None = None,
+        circuit: Circuit | None = None,
     ) -> None:
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         if not key and not settings.openai_base_url:
@@ -249,6 +259,8 @@ class OpenAIGateway:
         self._endpoint = settings.openai_base_url or DEFAULT_BASE_URL
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self._circuit = circuit or Circuit(threshold=settings.circuit_failures,
+                                           cooldown=settings.circuit_cooldown)
         self._client = openai.AsyncOpenAI(
             api_key=key or "not-needed",  # local servers (Ollama, vLLM) ignore the key
             base_url=self._endpoint,
@@ -300,6 +312,8 @@ class OpenAIGateway:
                     raise
                 state.timeout_retries += 1
                 await self._notify(spec, state.calls, "timeout", 0.0)
+            except LLMCircuitOpen:
+                raise
             except LLMTransientError as exc:
                 delay = self._transient_delay(state, exc)
                 reason = f"HTTP {exc.status}" if exc.status else "connection error"
@@ -312,7 +326,8 @@ class OpenAIGateway:
     async def _send_once(
         self, spec: CallSpec[T], messages: list[ChatCompletionMessageParam]
     ) -> ChatCompletion:
-        with _translate_errors(self._endpoint, self._secret):
+        with self._circuit.request(self._endpoint), _translate_errors(self._endpoint,
+                                                                       self._secret):
             async with asyncio.timeout(spec.timeout):
                 return await self._client.chat.completions.create(
                     model=spec.model,

@@ -56,8 +56,7 @@ def panel(progress: Progress, *, rehearsal: bool) -> Panel:
         mark, style = MARKS[phase.state]
         table.add_row(Text(mark, style=style), Text(phase.name), Text(_state_words(phase),
                                                                       style=style))
-    planned = f"/{progress.planned_calls}" if progress.planned_calls else ""
-    table.add_row("", f"calls {progress.calls_done}{planned}", f"${progress.cost_usd:.4f}")
+    table.add_row("", progress.calls_text(), f"${progress.cost_usd:.4f}")
     notes = [Text(f"! {note}", style="yellow") for note in progress.notes[-NOTES_SHOWN:]]
     return Panel(Group(table, *notes), title=_title(progress, rehearsal))
 
