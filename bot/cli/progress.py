@@ -116,12 +116,14 @@ def agreement_line(result: DebateResult, thresholds: ThresholdSpec | None = None
 
 
 def print_summary(console: Console, result: DebateResult,
-                  thresholds: ThresholdSpec | None = None) -> None:
-    """The result in a few lines; `thresholds` (the preset's) print the band's rule."""
+                  thresholds: ThresholdSpec | None = None, *, stored: str | None = None) -> None:
+    """The result in a few lines; `thresholds` (the preset's) print the band's rule. `stored`
+    is the debate's stored status in words (`awaiting review`), which heads it when given: the
+    engine's `completed` is not what a routed debate is."""
     if result.rehearsal:
         _say(console, REHEARSAL_NOTE, "bold yellow")
-    style = "green" if result.status == ResultStatus.COMPLETED else "red"
-    _say(console, f"{result.status.upper()} — {result.topic}", f"bold {style}")
+    style = "green" if result.status == ResultStatus.COMPLETED and not result.missing else "red"
+    _say(console, f"{(stored or result.status).upper()} — {result.topic}", f"bold {style}")
     _say(console, f"Verdict: {result.verdict or 'none'}")
     if result.rationale:
         _say(console, f"Rationale: {result.rationale}")

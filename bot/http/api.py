@@ -15,6 +15,7 @@ from bot.http.routes import Reply, Route, json_reply, route, route_with_body, ro
 from bot.http.sse import EventsQuery, stream_events
 from bot.http.state import RUNTIME, SCHEDULER, SLACK_ON
 from bot.scheduling.reports import BriefPlan, ScheduleView
+from bot.service.results import is_incomplete, missing_count, status_words
 from engine.domain import DebateRequest, Estimate
 from engine.presets import all_presets
 from engine.settings import PresetSpec
@@ -74,6 +75,11 @@ class DebateSummaryOut(BaseModel):
     mode: str
     preset: str
     status: DebateStatus
+    incomplete: bool = Field(description="finished with parts missing (degraded or filtered "
+                                         "steps, or it failed): see the debate's result.missing")
+    missing: int = Field(description="how many parts are missing (0 until it finishes)")
+    status_text: str = Field(description="the status as lists say it, e.g. "
+                                         "'completed, incomplete'")
     cost_usd: float
     created_at: datetime
     verdict: str | None
@@ -81,6 +87,8 @@ class DebateSummaryOut(BaseModel):
     @classmethod
     def of(cls, r: DebateRecord) -> DebateSummaryOut:
         return cls(id=r.id, topic=r.request.topic, mode=r.mode, preset=r.preset, status=r.status,
+                   incomplete=r.result is not None and is_incomplete(r.result),
+                   missing=missing_count(r.result), status_text=status_words(r.status, r.result),
                    cost_usd=r.cost_usd, created_at=r.created_at,
                    verdict=r.result.verdict if r.result else None)
 
