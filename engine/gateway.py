@@ -334,7 +334,8 @@ class OpenAIGateway:
                     messages=messages,
                     temperature=openai.omit if spec.temperature is None else spec.temperature,
                     timeout=spec.timeout,
-                    extra_headers={"X-Dialectic-Role": spec.role},
+                    extra_headers={"X-Dialectic-Role": spec.role,
+                                   "X-Dialectic-Step": spec.step or spec.role},
                     # sent as-is: the SDK's typed transform walks the whole schema on every call
                     # (~2 ms of CPU) only to reproduce the same JSON
                     extra_body=self._extra_body(spec),

@@ -47,7 +47,8 @@ class Reply(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class CallSpec(Generic[T]):
-    """Everything one call needs; `on_retry` lets the runner report retries as events."""
+    """Everything one call needs; `on_retry` lets the runner report retries as events. `step`
+    is the step's key, sent along (X-Dialectic-Step) so a provider's logs can tell calls apart."""
 
     model: str
     prompt: Prompt
@@ -56,6 +57,7 @@ class CallSpec(Generic[T]):
     temperature: float | None = None
     timeout: float = 60.0
     on_retry: Callable[[int, str, float], Awaitable[None]] | None = field(default=None)
+    step: str = ""
 
 
 class LLMClient(Protocol):

@@ -198,6 +198,7 @@ class DebateContext:
             temperature=self._temperature(temperature),
             timeout=min(self.settings.call_timeout, remaining),
             on_retry=self._retry_reporter(key),
+            step=key,
         )
         started = self.clock()
         try:

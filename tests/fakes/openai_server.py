@@ -289,7 +289,8 @@ class FakeOpenAI:
     async def start(self) -> str:
         """Start serving; returns the base URL, e.g. "http://127.0.0.1:PORT/v1"."""
         app = web.Application()
-        for prefix in ("/v1", ""):
+        # `/{client}/v1`: one fake told apart by several clients (`RecordedRequest.path`)
+        for prefix in ("/v1", "", "/{client}/v1"):
             app.router.add_post(f"{prefix}/chat/completions", self._handle)
             app.router.add_get(f"{prefix}/models", self._models)
         app.router.add_get("/_fake/arrivals", self._arrivals)
