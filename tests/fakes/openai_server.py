@@ -89,6 +89,7 @@ class RecordedRequest:
     step: str  # X-Dialectic-Step or X-Dialectic-Role header, "" when absent
     authorized: bool  # whether an Authorization header was sent (its value is never kept)
     path: str
+    role: str = ""  # X-Dialectic-Role header
     outcome: str = "pending"
     usage: dict[str, int] | None = None
     obeyed: list[str] = field(default_factory=list)  # orders followed in obedient mode
@@ -394,6 +395,7 @@ class FakeOpenAI:
             step=headers.get("X-Dialectic-Step") or headers.get("X-Dialectic-Role") or "",
             authorized=bool(headers.get("Authorization")),
             path=request.path,
+            role=headers.get("X-Dialectic-Role") or "",
         )
         self.requests.append(record)
         self.in_flight += 1
