@@ -322,6 +322,10 @@ async def test_timeout_is_retried_once_then_succeeds(
     assert reply.attempts == 2
     assert retries.calls == [(1, "timeout", 0.0)]
     assert sleeps.delays == []
+    async with asyncio.timeout(5):  # the hung request ends at the fake: its client had gone
+        while fake_openai.in_flight:
+            await asyncio.sleep(0.02)
+    assert [r.outcome for r in fake_openai.requests] == ["hung", "reply"]
 
 
 async def test_second_timeout_raises_llm_timeout(

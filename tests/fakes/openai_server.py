@@ -5,6 +5,7 @@ It is a real HTTP server (aiohttp, port 0 by default), so the real `openai` clie
     async with FakeOpenAI(latency=0.2) as fake:
         fake.script("Should we", {"stance": "pro", ...})      # scripted reply for a prompt
         fake.fail("judge", 429, headers={"Retry-After": "2"})  # one rate limit, then normal
+        fake.fail(lambda body: rng.random() < 0.05, 500, times=None)   # 5 % of all requests
         settings = EngineSettings(openai_api_key="k", openai_base_url=fake.base_url)
 
 Replies are generated from the request's JSON schema (or a schema quoted in the system prompt)
@@ -334,7 +335,7 @@ class FakeOpenAI:
         match: Matcher,
         status: int,
         *,
-        times: int = 1,
+        times: int | None = 1,
         headers: dict[str, str] | None = None,
         body: Body | None = None,
     ) -> None:
@@ -347,7 +348,7 @@ class FakeOpenAI:
         """Close the connection without answering."""
         self._faults.append(_Rule(match, "reset", times))
 
-    def hang(self, match: Matcher, seconds: float, times: int = 1) -> None:
+    def hang(self, match: Matcher, seconds: float, times: int | None = 1) -> None:
         """Wait `seconds` before answering (as normal, or with a fault that also matches)."""
         self._hangs.append(_Rule(match, "hang", times, seconds=seconds))
 
@@ -355,7 +356,8 @@ class FakeOpenAI:
         """Answer 200 with finish_reason "content_filter" and no content."""
         self._faults.append(_Rule(match, "content_filter", times))
 
-    def invalid_json(self, match: Matcher, times: int = 1, *, content: str | None = None) -> None:
+    def invalid_json(self, match: Matcher, times: int | None = 1, *,
+                     content: str | None = None) -> None:
         """Answer 200 with content that is not valid for the schema (prose, unless given)."""
         self._faults.append(
             _Rule(match, "invalid_json", times, reply=content or DEFAULT_INVALID_CONTENT)
@@ -418,6 +420,9 @@ class FakeOpenAI:
             record.outcome = "hung"  # stays so if the client gives up and the server stops
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), hang.seconds)
+            transport = request.transport
+            if transport is None or transport.is_closing():  # the client gave up: no reply
+                return web.Response(status=499)
         fault = _first(self._faults, body)
         if fault is not None and fault.kind == "fail":
             record.outcome = f"fail {fault.status}"
