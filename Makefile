@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-fast bench lint clean
+.PHONY: install run test test-fast bench soak lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,11 @@ test-fast: install
 ## make bench: speed and memory figures (prints them; asserts nothing about time)
 bench: install
 	scripts/with-postgres.sh $(PY) -m tests.benchmarks
+
+## make soak: debates in every mode through `dialectic serve` under injected provider faults, server
+## SIGKILLs and a PostgreSQL restart; prints what happened (not part of make test)
+soak: install
+	scripts/with-postgres.sh $(PY) -m tests.soak $(SOAK_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check engine storage bot tests
