@@ -1,8 +1,12 @@
-"""Cost arithmetic: price usage by the settings' table, total it per model, estimate a plan."""
+"""Cost arithmetic: price usage by the settings' table, total it per model, estimate a plan, and
+write money the one way every surface shows it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from typing import Literal
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
 from engine.settings import ModelPrice
@@ -71,3 +75,48 @@ def estimate(
         calls_per_role=plan.calls_per_role(),
         rehearsal=rehearsal,
     )
+
+
+# --- money as text ----------------------------------------------------------------------------
+
+Rounding = Literal["nearest", "down", "up"]
+_ROUNDING = {"nearest": ROUND_HALF_EVEN, "down": ROUND_FLOOR, "up": ROUND_CEILING}
+MAX_DECIMALS = 6
+
+
+def usd_decimals(*amounts: float) -> int:
+    """Decimals that show amounts side by side truthfully: 2, or as many (up to 6) as the
+    smallest amount that is not zero needs for its first significant digit."""
+    smallest = min((abs(a) for a in amounts if a), default=0.0)
+    if not smallest or smallest >= 0.01:
+        return 2
+    return min(MAX_DECIMALS, -math.floor(math.log10(smallest)))
+
+
+def usd(amount: float, *, decimals: int | None = None, rounding: Rounding = "nearest") -> str:
+    """Dollars as every surface writes them. Alone: "$4.20", "$1,250.00", "$0.0734", "$0.50",
+    "$0.00002" (never "$0.00" for money that is not zero); `decimals` fixes the places."""
+    if decimals is None:
+        places = 2 if abs(amount) >= 1 or amount == 0 else max(4, usd_decimals(amount))
+        text = _quantized(amount, places, rounding)
+        whole, _, cents = text.partition(".")
+        trimmed = cents.rstrip("0").ljust(2, "0")
+        return f"${whole}.{trimmed}"
+    return f"${_quantized(amount, decimals, rounding)}"
+
+
+def _quantized(amount: float, places: int, rounding: Rounding) -> str:
+    # money is kept to 9 decimals (storage/budget.py): rounding down 0.000299999... is noise
+    exact = Decimal(repr(round(float(amount), 9))).quantize(Decimal(1).scaleb(-places),
+                                                  rounding=_ROUNDING[rounding])
+    return f"{exact:,.{places}f}"
+
+
+def budget_refusal(*, remaining_usd: float, cap_usd: float, needed_usd: float) -> str:
+    """Why a debate does not fit today's budget, in figures precise enough to compare at any
+    cap: what is left rounded down, what it needs rounded up, all with the same decimals."""
+    places = usd_decimals(remaining_usd, cap_usd, needed_usd)
+    left = usd(remaining_usd, decimals=places, rounding="down")
+    cap = usd(cap_usd, decimals=places)
+    needs = usd(needed_usd, decimals=places, rounding="up")
+    return f"today's budget has {left} of {cap} left; this debate needs about {needs}"

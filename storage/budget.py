@@ -17,6 +17,7 @@ from datetime import date, datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.cost import budget_refusal
 from engine.domain import utcnow
 from engine.errors import BudgetExceeded
 from storage.db import insert_ignoring
@@ -128,8 +129,7 @@ async def reserve(
     if committed + amount_usd > cap_usd + _EPSILON:
         remaining = max(cap_usd - committed, 0.0)
         raise BudgetExceeded(
-            f"today's budget has ${remaining:.2f} of ${cap_usd:.2f} left; this debate needs "
-            f"about ${amount_usd:.2f}",
+            budget_refusal(remaining_usd=remaining, cap_usd=cap_usd, needed_usd=amount_usd),
             estimate_usd=amount_usd, remaining_usd=remaining,
         )
     row.reserved_usd = round(row.reserved_usd + amount_usd, 9)

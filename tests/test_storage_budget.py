@@ -64,6 +64,14 @@ async def test_refusal_carries_the_figures(db: Database) -> None:
     assert "$2.50" in str(caught.value)
 
 
+async def test_refusal_at_a_small_cap_shows_figures_that_compare(db: Database) -> None:
+    await _reserve(db, "a", 0.0097, cap=0.01)
+    with pytest.raises(BudgetExceeded) as caught:
+        await _reserve(db, "b", 0.0049, cap=0.01)
+    assert str(caught.value) == ("today's budget has $0.0003 of $0.0100 left; this debate "
+                                 "needs about $0.0049")
+
+
 async def test_settle_books_actual_cost_once(db: Database) -> None:
     await _reserve(db, "a", 2.0)
     await _reserve(db, "b", 1.0)
