@@ -13,6 +13,18 @@ from engine.settings import ModelPrice
 from engine.vocabulary import StepStatus
 
 PriceLookup = Callable[[str], ModelPrice]
+#: English runs near 4 characters a token; 3 keeps an estimate on the safe side of it.
+ASCII_CHARS_PER_TOKEN = 3
+
+
+def token_bound(text: str) -> int:
+    """A conservative count of the tokens `text` costs, offline: ASCII at 3 characters a token,
+    every other character at its UTF-8 bytes (a byte-level tokenizer never spends more)."""
+    if not text:
+        return 0
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    other_bytes = len(text.encode("utf-8", "surrogatepass")) - ascii_chars
+    return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + other_bytes
 
 
 def price(usage: Usage, rate: ModelPrice) -> float:
@@ -50,13 +62,16 @@ def estimate(
     price_for: PriceLookup,
     token_scale: Mapping[str, float] | None = None,
     rehearsal: bool = False,
+    reused: frozenset[str] = frozenset(),
 ) -> Estimate:
-    """Expected cost of a plan. `token_scale[role family]` (or `["*"]` for every role) corrects
-    the plan's token guesses with what recent debates used (actual / planned; 1.0 if unknown)."""
+    """Expected cost of a plan, each call priced with `model_for(call.key)`; `reused` step keys
+    cost nothing. `token_scale[role family]` (or `["*"]` for every role) corrects the plan's
+    token guesses with what recent debates used (actual / planned; 1.0 if unknown)."""
     scale = token_scale or {}
     prompt_total = completion_total = 0
     usd = 0.0
-    for call in plan.calls:
+    calls = [c for c in plan.calls if c.key not in reused]
+    for call in calls:
         factor = scale.get(call.role.split("/", 1)[0], scale.get("*", 1.0))
         usage = Usage(
             prompt_tokens=round(call.prompt_tokens * factor),
@@ -64,10 +79,10 @@ def estimate(
         )
         prompt_total += usage.prompt_tokens
         completion_total += usage.completion_tokens
-        usd += price(usage, price_for(model_for(call.role)))
+        usd += price(usage, price_for(model_for(call.key)))
     return Estimate(
         mode=plan.mode,
-        calls=len(plan.calls),
+        calls=len(calls),
         depth=plan.depth,
         prompt_tokens=prompt_total,
         completion_tokens=completion_total,

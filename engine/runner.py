@@ -33,6 +33,7 @@ from engine.domain import (
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
 from engine.llm import CallSpec, LLMClient, Prompt
+from engine.options import DebateOptions
 from engine.ports import CheckpointStore, EventSink, EvidenceSource, StepCache
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 from engine.vocabulary import StepStatus
@@ -111,8 +112,7 @@ class DebateContext:
     def policy(self) -> str:
         """The policy text judged against: the request's (a workspace's appeal policy) or the
         preset's."""
-        given = self.request.options.get("policy")
-        return given if isinstance(given, str) and given.strip() else self.preset.policy
+        return self.request.options.policy_or(self.preset.policy)
 
     @property
     def timed_out(self) -> bool:
@@ -180,7 +180,7 @@ class DebateContext:
         stored = await self.store.get(self.debate_id, key)
         if stored is not None and stored.status is not StepStatus.DEGRADED:
             return await self._reuse(stored, schema)
-        model = self._model_override(key, role) or model or self.settings.model_for(role)
+        model = step_model(self.settings, self.request.options, key, role, model)
         if cache_key is not None:
             cache_key = f"{cache_key}:{model}"
             hit = await self._from_cache(cache_key, key, role, phase_name, model, prompt, schema)
@@ -258,16 +258,6 @@ class DebateContext:
         await self.emit(EventKind.STEP_REUSED, key=key, role=role, phase=phase, cached=True)
         return StepOutcome(key, StepStatus.OK, value, record, reused=True)
 
-    def _model_override(self, key: str, role: str) -> str | None:
-        """A per-request model (a replay's new synthesizer) by step key, role or role family."""
-        models = self.request.options.get("role_models")
-        if not isinstance(models, dict):
-            return None
-        for name in (key, role, role.split("/", 1)[0]):
-            if isinstance(models.get(name), str):
-                return str(models[name])
-        return None
-
     def _temperature(self, requested: float | None) -> float | None:
         if requested is not None:
             return requested
@@ -324,6 +314,14 @@ class DebateContext:
         self.records[key] = record
         await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason)
         return StepOutcome(key, StepStatus.FILTERED, None, record)
+
+
+def step_model(settings: EngineSettings, options: DebateOptions, key: str, role: str,
+               named: str | None) -> str:
+    """The model a step asks for: the request's override (a replay's new synthesizer) by step
+    key, role or family; else the one the protocol names (a judge's); else the settings' for the
+    role. Estimates price each planned call with the same choice."""
+    return options.model_for_step(key, role) or named or settings.model_for(role)
 
 
 def _prompt_hash(prompt: Prompt) -> str:

@@ -195,9 +195,9 @@ async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Databa
 
 
 @pytest.mark.parametrize(("mode", "change"), [
-    ("panel", {"synthesizer": "other-model"}),
+    ("panel", {"synthesizer": "gpt-4o"}),
     ("simple", {"more_rounds": 1}),
-    ("critique", {"synthesizer": "other-model"}),
+    ("critique", {"synthesizer": "gpt-4.1"}),
 ])
 async def test_replay_reuses_unchanged_steps_and_never_touches_the_source(
         db: Database, mode: str, change: dict) -> None:  # type: ignore[type-arg]
@@ -227,6 +227,8 @@ async def test_replay_needs_a_change_and_a_finished_source(db: Database) -> None
         await wait_done(svc, source.record.id)
     with pytest.raises(InvalidRequest, match="say what to change"):
         await svc.replay(source.record.id)
+    with pytest.raises(InvalidRequest, match="'gpt-imaginary' that are not configured"):
+        await svc.replay(source.record.id, synthesizer="gpt-imaginary")
 
 
 async def test_a_debate_that_keeps_dying_fails_after_the_attempt_limit(db: Database) -> None:

@@ -377,7 +377,7 @@ async def test_the_appeal_shortcut_runs_the_appeal_preset(tmp_path: Path) -> Non
         ts = h.fake.add_message(CHANNEL, "Buy cheap watches at example.com", user="UBOB")
         assert (await h.interaction(_appeal_payload(h, ts))).status == 200
         debate = await h.one_debate()
-        assert debate.preset == "appeal" and debate.request.options["policy"] == policy
+        assert debate.preset == "appeal" and debate.request.options.policy == policy
         assert "Buy cheap watches" in debate.request.context
         assert debate.origin.thread_ts == ts
         await h.wait_finished(debate.id)

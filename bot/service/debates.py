@@ -95,9 +95,10 @@ class DebateService:
         return estimate_for(self.engine, prepared, scale)
 
     async def submit(self, request: DebateRequest, *, origin: Origin,
-                     idempotency_key: str | None = None, parent_id: str | None = None
-                     ) -> Submission:
+                     idempotency_key: str | None = None, parent_id: str | None = None,
+                     reused_steps: tuple[str, ...] = ()) -> Submission:
         """Validate, estimate, reserve and queue; or return the cached or duplicate debate.
+        `reused_steps`: a replay's steps read from `parent_id` (free, so not reserved).
 
         Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures)."""
         prepared = prepare(self.engine, request)
@@ -106,7 +107,8 @@ class DebateService:
             if hit is not None:
                 return Submission(hit, estimate_for(self.engine, prepared), cached=True)
         try:
-            return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id)
+            return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id,
+                                                 reused_steps)
         except AlreadyExists as exc:
             if exc.existing_id is None:
                 raise
@@ -123,16 +125,16 @@ class DebateService:
             return await debates.find_cached(session, topic_key=key, since=since)
 
     async def _reserve_and_queue(self, prepared: Prepared, origin: Origin,
-                                 idempotency_key: str | None, parent_id: str | None
-                                 ) -> Submission:
+                                 idempotency_key: str | None, parent_id: str | None,
+                                 reused_steps: tuple[str, ...]) -> Submission:
         asked = prepared.request.mode
         day = budget_day(self.clock())
         while True:
             scale = await self.history.token_scale(prepared.plan.mode)
-            estimate = estimate_for(self.engine, prepared, scale)
+            estimate = estimate_for(self.engine, prepared, scale, reused=reused_steps)
             try:
                 record = await self._queue(prepared, estimate, origin, idempotency_key,
-                                           parent_id, downgraded_from=None if
+                                           parent_id, reused_steps, downgraded_from=None if
                                            prepared.request.mode == asked else asked, day=day)
                 break
             except BudgetExceeded:
@@ -148,15 +150,16 @@ class DebateService:
         return Submission(record, estimate, downgraded_from=downgraded)
 
     async def _queue(self, prepared: Prepared, estimate: Estimate, origin: Origin,
-                     idempotency_key: str | None, parent_id: str | None, *,
-                     downgraded_from: str | None, day: date) -> DebateRecord:
+                     idempotency_key: str | None, parent_id: str | None,
+                     reused_steps: tuple[str, ...], *, downgraded_from: str | None, day: date
+                     ) -> DebateRecord:
         now = self.clock()
         record = DebateRecord(
             id=uuid.uuid4().hex[:16], request=prepared.request, mode=prepared.request.mode,
             preset=prepared.preset.name, status=DebateStatus.QUEUED, origin=origin,
             requested_by=prepared.request.requested_by, estimate_usd=estimate.usd,
-            reserved_usd=estimate.usd, parent_id=parent_id, downgraded_from=downgraded_from,
-            created_at=now, updated_at=now,
+            reserved_usd=estimate.usd, parent_id=parent_id, reused_steps=reused_steps,
+            downgraded_from=downgraded_from, created_at=now, updated_at=now,
         )
         async with self.db.transaction() as session:
             await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
@@ -226,9 +229,8 @@ class DebateService:
                                   _StatusSink(self, record.id, prepared.protocol.judging_phases)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
         store: CheckpointStore = DbCheckpointStore(self.db)
-        replay = record.request.options.get("replay")
-        if isinstance(replay, dict) and record.parent_id:
-            store = ReplayStore(store, source_id=record.parent_id, reuse=replay.get("reuse", []))
+        if record.reused_steps and record.parent_id:
+            store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
@@ -286,13 +288,12 @@ class DebateService:
         if source.result is None:
             raise InvalidRequest(f"debate {source_id} has no result yet; replay a finished one")
         prepared = prepare(self.engine, source.request)
-        request = replay_request(source.request, protocol=prepared.protocol,
-                                 source_id=source_id, source_keys=keys,
-                                 default_rounds=prepared.preset.rounds, more_rounds=more_rounds,
-                                 synthesizer=synthesizer)
-        request = request.model_copy(update={"requested_by": actor})
+        replay = replay_request(source.request, protocol=prepared.protocol, source_keys=keys,
+                                default_rounds=prepared.preset.rounds, more_rounds=more_rounds,
+                                synthesizer=synthesizer)
+        request = replay.request.model_copy(update={"requested_by": actor})
         return await self.submit(request, origin=origin or Origin(surface="replay"),
-                                 parent_id=source_id)
+                                 parent_id=source_id, reused_steps=replay.reuse)
 
     def _judge_cache(self) -> StepCache | None:
         ttl = self.settings.judge_cache_ttl_seconds

@@ -371,6 +371,18 @@ class FakeOpenAI:
         """How many recorded requests match (all of them without `match`)."""
         return sum(1 for r in self.requests if match is None or matches(match, r.body))
 
+    def answered(self, match: Matcher | None = None) -> int:
+        """How many matching requests got a completion, and so a bill (a refusal, a reset or a
+        hang that never answered is not billed)."""
+        return sum(1 for r in self.requests
+                   if r.usage is not None and (match is None or matches(match, r.body)))
+
+    def billed(self) -> dict[str, int]:
+        """The usage summed over every answered request: what the provider would charge for."""
+        used = [r.usage for r in self.requests if r.usage is not None]
+        return {name: sum(u[name] for u in used)
+                for name in ("prompt_tokens", "completion_tokens")}
+
     # --- handling ---
 
     async def _models(self, request: web.Request) -> web.Response:
