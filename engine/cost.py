@@ -10,7 +10,6 @@ from typing import Literal
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
 from engine.settings import ModelPrice
-from engine.vocabulary import StepStatus
 
 PriceLookup = Callable[[str], ModelPrice]
 #: English runs near 4 characters a token; 3 keeps an estimate on the safe side of it.
@@ -37,19 +36,19 @@ def breakdown(records: list[StepRecord], reused: int = 0) -> CostBreakdown:
     by_model: dict[str, dict[str, float]] = {}
     total = CostBreakdown(reused_calls=reused)
     for rec in records:
-        if rec.status is StepStatus.DEGRADED and rec.usage.prompt_tokens == 0:
-            continue  # no call was billed
+        if rec.calls == 0 and rec.cost_usd == 0:
+            continue  # nothing was billed: reused, read from a cache, or never answered
         total.usd += rec.cost_usd
         total.prompt_tokens += rec.usage.prompt_tokens
         total.completion_tokens += rec.usage.completion_tokens
-        total.calls += rec.attempts
+        total.calls += rec.calls
         row = by_model.setdefault(
             rec.model, {"usd": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
         )
         row["usd"] += rec.cost_usd
         row["prompt_tokens"] += rec.usage.prompt_tokens
         row["completion_tokens"] += rec.usage.completion_tokens
-        row["calls"] += rec.attempts
+        row["calls"] += rec.calls
     total.usd = round(total.usd, 6)
     total.by_model = by_model
     return total

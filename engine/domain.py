@@ -95,7 +95,8 @@ class StepRecord(BaseModel):
     usage: Usage = Usage()
     cost_usd: float = 0.0
     latency_s: float = 0.0
-    attempts: int = 1
+    attempts: int = 1                 # requests sent, refused ones (a 429) too
+    calls: int = 1                    # replies the provider billed, invalid or filtered too
     error: str = ""
     rehearsal: bool = False
     created_at: datetime = Field(default_factory=utcnow)

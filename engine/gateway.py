@@ -223,6 +223,7 @@ class _CallState:
     transient_retries: int = 0
     timeout_retries: int = 0
     reasks: int = 0
+    billed: int = 0
     usage: Usage = field(default_factory=Usage)
     model: str = ""
 
@@ -286,6 +287,7 @@ class OpenAIGateway:
                 model=state.model or spec.model,
                 attempts=state.calls,
                 latency_s=time.monotonic() - started,
+                calls=state.billed,
             )
 
     # --- one HTTP call, and the retries around it ---
@@ -306,7 +308,7 @@ class OpenAIGateway:
                 await self._notify(spec, state.calls, reason, delay)
                 await self._sleep(delay)
             else:
-                self._account(state, completion)
+                self._account(spec, state, completion)
                 return completion
 
     async def _send_once(
@@ -422,13 +424,17 @@ class OpenAIGateway:
         return choice.message.content or ""
 
     @staticmethod
-    def _account(state: _CallState, completion: ChatCompletion) -> None:
+    def _account(spec: CallSpec[T], state: _CallState, completion: ChatCompletion) -> None:
+        """Every reply is billed, whatever comes of it (re-asked, filtered, given up on)."""
+        usage = Usage()
         if completion.usage is not None:
-            state.usage = state.usage + Usage(
-                prompt_tokens=completion.usage.prompt_tokens,
-                completion_tokens=completion.usage.completion_tokens,
-            )
+            usage = Usage(prompt_tokens=completion.usage.prompt_tokens,
+                          completion_tokens=completion.usage.completion_tokens)
+        state.usage = state.usage + usage
+        state.billed += 1
         state.model = completion.model or state.model
+        if spec.meter is not None:
+            spec.meter.bill(usage, completion.model or spec.model)
 
 
 def _schema_instructions(schema: type[Any], mode: str) -> str:

@@ -77,7 +77,8 @@ class ReplayStore:
         if found is None or found.status is StepStatus.DEGRADED:
             return None
         # the source paid for it: the replay reuses it for free
-        return found.model_copy(update={"cost_usd": 0.0, "usage": Usage(), "attempts": 0})
+        return found.model_copy(update={"cost_usd": 0.0, "usage": Usage(), "attempts": 0,
+                                        "calls": 0})
 
     async def put(self, debate_id: str, record: StepRecord) -> StepRecord:
         return await self.inner.put(debate_id, record)

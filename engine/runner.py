@@ -28,11 +28,12 @@ from engine.domain import (
     Evidence,
     PhaseSummary,
     StepRecord,
+    Usage,
     canonical_json,
     sha256,
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
-from engine.llm import CallSpec, LLMClient, Prompt
+from engine.llm import CallSpec, LLMClient, Meter, Prompt
 from engine.options import DebateOptions
 from engine.ports import CheckpointStore, EventSink, EvidenceSource, StepCache
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
@@ -189,7 +190,9 @@ class DebateContext:
         remaining = min(phase_deadline, self.deadline) - self.clock()
         if remaining <= 0:
             reason = "the phase ran out of time before this call started"
-            return await self._degrade(key, role, phase_name, model, prompt, reason, 0)
+            return await self._degrade(key, role, phase_name, model, prompt, reason, Meter(),
+                                       attempts=0)
+        meter = Meter()
         spec = CallSpec(
             model=model,
             prompt=prompt,
@@ -198,6 +201,7 @@ class DebateContext:
             temperature=self._temperature(temperature),
             timeout=min(self.settings.call_timeout, remaining),
             on_retry=self._retry_reporter(key),
+            meter=meter,
         )
         started = self.clock()
         try:
@@ -205,13 +209,13 @@ class DebateContext:
                 reply = await self.llm.complete(spec)
         except TimeoutError:
             reason = f"ran out of {'phase' if phase_deadline < self.deadline else 'debate'} time"
-            return await self._degrade(key, role, phase_name, model, prompt, reason, 1)
+            return await self._degrade(key, role, phase_name, model, prompt, reason, meter)
         except LLMAuthError:
             raise
         except LLMContentFiltered as exc:
-            return await self._filtered(key, role, phase_name, model, prompt, str(exc))
+            return await self._filtered(key, role, phase_name, model, prompt, str(exc), meter)
         except LLMError as exc:
-            return await self._degrade(key, role, phase_name, model, prompt, str(exc), 1)
+            return await self._degrade(key, role, phase_name, model, prompt, str(exc), meter)
         record = StepRecord(
             key=key,
             role=role,
@@ -221,9 +225,10 @@ class DebateContext:
             output=reply.value.model_dump(mode="json"),
             prompt_hash=_prompt_hash(prompt),
             usage=reply.usage,
-            cost_usd=price(reply.usage, self.settings.price_for(reply.model)),
+            cost_usd=self._cost(reply.usage, reply.model),
             latency_s=round(self.clock() - started, 4),
             attempts=reply.attempts,
+            calls=reply.calls,
             rehearsal=self.rehearsal,
         )
         record = await self.store.put(self.debate_id, record)
@@ -251,7 +256,7 @@ class DebateContext:
             return None  # written by an older schema: call the model instead
         record = StepRecord(key=key, role=role, phase=phase, model=model, status=StepStatus.OK,
                             output=output, prompt_hash=_prompt_hash(prompt), attempts=0,
-                            rehearsal=self.rehearsal)
+                            calls=0, rehearsal=self.rehearsal)
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
         self.reused += 1
@@ -290,29 +295,43 @@ class DebateContext:
 
         return report
 
+    def _cost(self, usage: Usage, model: str) -> float:
+        return price(usage, self.settings.price_for(model))
+
+    def _billed(self, model: str, meter: Meter) -> dict[str, Any]:
+        """A failed step's record fields for what the provider billed before it failed: a reply
+        that was invalid and re-asked, or filtered, is cost and a call all the same."""
+        billed_model = meter.model or model
+        return {"model": billed_model, "usage": meter.usage, "calls": meter.calls,
+                "cost_usd": self._cost(meter.usage, billed_model)}
+
     async def _degrade(
         self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str,
-        attempts: int,
+        meter: Meter, *, attempts: int = 1,
     ) -> StepOutcome[Any]:
         record = StepRecord(
-            key=key, role=role, phase=phase, model=model, status=StepStatus.DEGRADED,
-            prompt_hash=_prompt_hash(prompt), attempts=attempts, error=reason,
-            rehearsal=self.rehearsal,
+            key=key, role=role, phase=phase, status=StepStatus.DEGRADED,
+            prompt_hash=_prompt_hash(prompt), attempts=max(meter.calls, attempts),
+            error=reason, rehearsal=self.rehearsal, **self._billed(model, meter),
         )
         self.records[key] = record  # not stored: a resumed debate tries this step again
-        await self.emit(EventKind.STEP_DEGRADED, key=key, role=role, phase=phase, reason=reason)
+        await self.emit(EventKind.STEP_DEGRADED, key=key, role=role, phase=phase, reason=reason,
+                        cost_usd=record.cost_usd, calls=record.calls)
         return StepOutcome(key, StepStatus.DEGRADED, None, record)
 
     async def _filtered(
-        self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str
+        self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str,
+        meter: Meter,
     ) -> StepOutcome[Any]:
         record = StepRecord(
-            key=key, role=role, phase=phase, model=model, status=StepStatus.FILTERED,
-            prompt_hash=_prompt_hash(prompt), error=reason, rehearsal=self.rehearsal,
+            key=key, role=role, phase=phase, status=StepStatus.FILTERED,
+            prompt_hash=_prompt_hash(prompt), attempts=max(meter.calls, 1), error=reason,
+            rehearsal=self.rehearsal, **self._billed(model, meter),
         )
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
-        await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason)
+        await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason,
+                        cost_usd=record.cost_usd, calls=record.calls)
         return StepOutcome(key, StepStatus.FILTERED, None, record)
 
 
