@@ -16,7 +16,14 @@ from engine.domain import DebateRequest, DebateResult, Estimate, EventKind, Plan
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
 from engine.llm import LLMClient
 from engine.options import check_models
-from engine.ports import CheckpointStore, EventSink, EvidenceSource, NoEvidence, StepCache
+from engine.ports import (
+    CheckpointStore,
+    EventSink,
+    EvidenceSource,
+    NoEvidence,
+    Purse,
+    StepCache,
+)
 from engine.presets import judges_for, resolve_preset
 from engine.prompts import PROMPT_VERSION
 from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
@@ -89,13 +96,16 @@ async def run_debate(
     judge_history: dict[str, list[float]] | None = None,
     clock: Callable[[], float] = time.monotonic,
     step_cache: StepCache | None = None,
+    purse: Purse | None = None,
 ) -> DebateResult:
-    """Run (or resume) a debate. Never raises for the debate's own failures: the result says."""
+    """Run (or resume) a debate. Never raises for the debate's own failures: the result says.
+    With a `purse`, no call starts that the debate's money does not cover (engine/spending.py):
+    the debate then ends incomplete, saying where its budget ran out."""
     ctx = DebateContext(
         debate_id=debate_id, request=prepared.request, preset=prepared.preset,
         judges=prepared.judges, settings=settings, llm=llm, store=store, sink=sink,
         evidence=evidence or NoEvidence(), clock=clock, judge_history=judge_history,
-        step_cache=step_cache,
+        step_cache=step_cache, purse=purse, plan=prepared.plan,
     )
     await ctx.emit(EventKind.DEBATE_STARTED, topic=prepared.request.topic,
                    mode=prepared.protocol.mode, preset=prepared.preset.name,
@@ -142,6 +152,10 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
     missing += [f"{k}: withheld by the content filter" for k in filtered]
     if status is not ResultStatus.COMPLETED:
         missing.append(f"debate {status.value}: {error}")
+    exhausted = ctx.spending.exhausted
+    if exhausted is not None:  # said first, on every surface that lists what is missing
+        missing.insert(0, exhausted.describe())
+        error = error or exhausted.describe()
     return DebateResult(
         id=ctx.debate_id, status=status, mode=prepared.protocol.mode,
         topic=prepared.request.topic, preset=prepared.preset.name,

@@ -127,6 +127,7 @@ class EventKind(StrEnum):
     ROUND_FINISHED = "round_finished"
     DEBATE_FINISHED = "debate_finished"
     BUDGET_ALERT = "budget_alert"
+    BUDGET_EXHAUSTED = "budget_exhausted"
 
 
 class Event(BaseModel):

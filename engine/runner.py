@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -20,26 +21,32 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from engine.cost import price
+from engine.cost import price, token_bound
 from engine.domain import (
     DebateRequest,
     Event,
     EventKind,
     Evidence,
     PhaseSummary,
+    Plan,
     StepRecord,
     Usage,
     canonical_json,
     sha256,
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
-from engine.llm import CallSpec, LLMClient, Meter, Prompt
+from engine.llm import CallSpec, LLMClient, Meter, Prompt, Reply
 from engine.options import DebateOptions
-from engine.ports import CheckpointStore, EventSink, EvidenceSource, StepCache
+from engine.ports import CheckpointStore, EventSink, EvidenceSource, Purse, StepCache
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
+from engine.spending import Spending
 from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
+
+#: A call's reply size when the plan does not name the step (tokens).
+DEFAULT_REPLY_TOKENS = 800
+BUDGET_EXHAUSTED = "not made: the debate's budget is exhausted"
 
 _phase: contextvars.ContextVar[tuple[str, float] | None] = contextvars.ContextVar(
     "dialectic_phase", default=None
@@ -85,6 +92,8 @@ class DebateContext:
         clock: Callable[[], float] = time.monotonic,
         judge_history: dict[str, list[float]] | None = None,
         step_cache: StepCache | None = None,
+        purse: Purse | None = None,
+        plan: Plan | None = None,
     ) -> None:
         self.debate_id = debate_id
         self.request = request
@@ -104,6 +113,8 @@ class DebateContext:
         self.reused = 0
         self.phases: list[PhaseSummary] = []
         self.evidence: list[Evidence] = []
+        self.spending = Spending(purse)
+        self._reply_tokens = {c.key: c.completion_tokens for c in plan.calls} if plan else {}
 
     @property
     def rehearsal(self) -> bool:
@@ -192,6 +203,10 @@ class DebateContext:
             reason = "the phase ran out of time before this call started"
             return await self._degrade(key, role, phase_name, model, prompt, reason, Meter(),
                                        attempts=0)
+        predicted = self._predicted_cost(key, model, prompt, schema)
+        if not await self._admitted(predicted, phase_name):
+            return await self._degrade(key, role, phase_name, model, prompt, BUDGET_EXHAUSTED,
+                                       Meter(), attempts=0)
         meter = Meter()
         spec = CallSpec(
             model=model,
@@ -204,9 +219,15 @@ class DebateContext:
             meter=meter,
         )
         started = self.clock()
+        reply: Reply[T] | None = None
         try:
-            async with asyncio.timeout(remaining):
-                reply = await self.llm.complete(spec)
+            try:
+                async with asyncio.timeout(remaining):
+                    reply = await self.llm.complete(spec)
+            finally:  # charged however the call ended: every billed reply is money spent
+                billed = (self._cost(reply.usage, reply.model) if reply is not None
+                          else self._cost(meter.usage, meter.model or model))
+                await self.spending.settle(predicted, billed)
         except TimeoutError:
             reason = f"ran out of {'phase' if phase_deadline < self.deadline else 'debate'} time"
             return await self._degrade(key, role, phase_name, model, prompt, reason, meter)
@@ -298,6 +319,25 @@ class DebateContext:
     def _cost(self, usage: Usage, model: str) -> float:
         return price(usage, self.settings.price_for(model))
 
+    def _predicted_cost(self, key: str, model: str, prompt: Prompt, schema: type[T]) -> float:
+        """What a call will cost, before it is made: its real prompt and the schema sent with
+        it (a conservative token bound), the plan's reply size, the model's price."""
+        usage = Usage(prompt_tokens=token_bound(prompt.system) + token_bound(prompt.user)
+                      + schema_tokens(schema),
+                      completion_tokens=self._reply_tokens.get(key, DEFAULT_REPLY_TOKENS))
+        return self._cost(usage, "rehearsal" if self.rehearsal else model)
+
+    async def _admitted(self, predicted: float, phase: str) -> bool:
+        """Whether the debate's money covers the call; the first refusal is reported once."""
+        after = self.phases[-1].name if self.phases else None
+        first = self.spending.exhausted is None
+        if await self.spending.admit(predicted, phase=phase, after=after):
+            return True
+        if first and self.spending.exhausted is not None:
+            await self.emit(EventKind.BUDGET_EXHAUSTED, phase=phase, after_phase=after,
+                            spent_usd=round(self.spending.spent, 6))
+        return False
+
     def _billed(self, model: str, meter: Meter) -> dict[str, Any]:
         """A failed step's record fields for what the provider billed before it failed: a reply
         that was invalid and re-asked, or filtered, is cost and a call all the same."""
@@ -333,6 +373,17 @@ class DebateContext:
         await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason,
                         cost_usd=record.cost_usd, calls=record.calls)
         return StepOutcome(key, StepStatus.FILTERED, None, record)
+
+
+def schema_tokens(schema: type[BaseModel]) -> int:
+    """The token bound of the JSON schema sent with a call (computed once per schema)."""
+    found = _SCHEMA_TOKENS.get(schema)
+    if found is None:
+        found = _SCHEMA_TOKENS[schema] = token_bound(json.dumps(schema.model_json_schema()))
+    return found
+
+
+_SCHEMA_TOKENS: dict[type[BaseModel], int] = {}
 
 
 def step_model(settings: EngineSettings, options: DebateOptions, key: str, role: str,

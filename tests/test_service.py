@@ -95,7 +95,8 @@ async def test_bad_requests_change_nothing(db: Database) -> None:
 @pytest.mark.postgres
 async def test_concurrent_submissions_never_spend_more_than_the_cap(pg_db: Database) -> None:
     svc = service(pg_db, priced())
-    one = await svc.estimate(DebateRequest(topic=TOPIC, preset="compliance"))
+    # the longest topic: an estimate counts the topic in every prompt
+    one = await svc.estimate(DebateRequest(topic=f"{TOPIC} #99", preset="compliance"))
     svc.settings = priced(daily_budget_usd=one.usd * 10).service
 
     async def submit(i: int) -> str:

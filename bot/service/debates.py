@@ -17,6 +17,7 @@ from datetime import date, datetime, timedelta
 
 from bot.service import links
 from bot.service.calibration import Calibration
+from bot.service.purse import DbPurse
 from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
@@ -231,10 +232,15 @@ class DebateService:
         store: CheckpointStore = DbCheckpointStore(self.db)
         if record.reused_steps and record.parent_id:
             store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
+        purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
+                        cap_usd=self.settings.daily_budget_usd,
+                        margin_usd=record.reserved_usd * self.settings.budget_margin_fraction,
+                        clock=self.clock)
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
             step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
+            purse=purse,
         )
         return await self.finish(record.id, result, actor=worker_id)
 
