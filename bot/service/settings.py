@@ -7,8 +7,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-LogLevel = str
-
 
 class ServiceSettings(BaseModel):
     """Budget, caches, workers, reviewers, links. Frozen: built once at the top, passed down."""
@@ -43,6 +41,14 @@ class ServiceSettings(BaseModel):
     def _split_reviewers(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(v.strip() for v in value.replace(";", ",").split(",") if v.strip())
+        return value
+
+    @field_validator("api_token")
+    @classmethod
+    def _no_empty_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("is empty: set a long random token, or remove the variable to "
+                             "serve on loopback only")
         return value
 
     @field_validator("log_level")
