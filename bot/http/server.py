@@ -40,8 +40,10 @@ def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool) -> web.
 
 
 def check_exposure(settings: ServiceSettings, host: str) -> None:
-    """Refuse to listen beyond loopback without a token: the API starts paid debates."""
-    if settings.api_token is None and host not in LOOPBACK:
+    """Refuse to listen beyond loopback without a token: the API starts paid debates. An empty
+    token is no token (the settings refuse one; a value built around them is still caught)."""
+    token = settings.api_token
+    if (token is None or not token.get_secret_value().strip()) and host not in LOOPBACK:
         raise ConfigurationError(
             f"refusing to listen on {host} without DIALECTIC_API_TOKEN: set a token, or listen "
             "on 127.0.0.1")
