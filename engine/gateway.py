@@ -47,6 +47,7 @@ from engine.errors import (
     LLMTransientError,
 )
 from engine.llm import CallSpec, Reply, T
+from engine.redaction import public_url, redact_urls, url_secrets
 from engine.settings import EngineSettings
 
 if TYPE_CHECKING:
@@ -150,7 +151,8 @@ def schema_name(schema: type[Any]) -> str:
 # the one place foreign exceptions are translated
 
 
-def map_openai_error(exc: BaseException, *, endpoint: str, secret: str = "") -> LLMError:
+def map_openai_error(exc: BaseException, *, endpoint: str,
+                     secret: str | tuple[str, ...] = "") -> LLMError:
     """Translate an SDK (or asyncio timeout) exception into the engine's hierarchy."""
     if isinstance(exc, TimeoutError | openai.APITimeoutError):
         return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
@@ -162,7 +164,8 @@ def map_openai_error(exc: BaseException, *, endpoint: str, secret: str = "") -> 
     return LLMError(f"{endpoint}: {_redact(str(exc), secret)}", endpoint=endpoint)
 
 
-def _map_status_error(exc: openai.APIStatusError, *, endpoint: str, secret: str) -> LLMError:
+def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
+                      secret: str | tuple[str, ...]) -> LLMError:
     status = exc.status_code
     detail = _redact(exc.message, secret)
     if status in (401, 403):
@@ -198,12 +201,16 @@ def _is_content_filter(exc: openai.APIStatusError) -> bool:
     return bool(_FILTER_TEXT.search(exc.message))
 
 
-def _redact(text: str, secret: str) -> str:
-    return text.replace(secret, "***") if secret else text
+def _redact(text: str, secret: str | tuple[str, ...]) -> str:
+    """`text` without the key, the endpoint's credentials or any URL's user info."""
+    for one in (secret,) if isinstance(secret, str) else secret:
+        if one:
+            text = text.replace(one, "***")
+    return redact_urls(text)
 
 
 @contextmanager
-def _translate_errors(endpoint: str, secret: str) -> Iterator[None]:
+def _translate_errors(endpoint: str, secret: str | tuple[str, ...]) -> Iterator[None]:
     try:
         yield
     except (openai.OpenAIError, TimeoutError) as exc:
@@ -246,13 +253,13 @@ class OpenAIGateway:
                 "OpenAI-compatible server"
             )
         self._settings = settings
-        self._secret = key
-        self._endpoint = settings.openai_base_url or DEFAULT_BASE_URL
+        self._secret = tuple(s for s in (key, *url_secrets(settings.openai_base_url)) if s)
+        self._endpoint = public_url(settings.openai_base_url or DEFAULT_BASE_URL)  # for messages
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._client = openai.AsyncOpenAI(
             api_key=key or "not-needed",  # local servers (Ollama, vLLM) ignore the key
-            base_url=self._endpoint,
+            base_url=settings.openai_base_url or DEFAULT_BASE_URL,
             max_retries=0,
             timeout=settings.call_timeout,
             http_client=http_client,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from engine.redaction import url_secrets
 from engine.vocabulary import MAX_POLICY_CHARS
 
 
@@ -50,4 +51,5 @@ class SlackSettings(BaseModel):
 
     def secrets(self) -> tuple[str, ...]:
         values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token)
-        return tuple(v.get_secret_value() for v in values if v is not None)
+        tokens = tuple(v.get_secret_value() for v in values if v is not None)
+        return tokens + url_secrets(self.slack_api_url)
