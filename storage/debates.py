@@ -118,6 +118,8 @@ async def create(
 
 
 async def _load(session: AsyncSession, debate_id: str, *, lock: bool) -> DebateRow:
+    if "\x00" in debate_id:  # no id holds one, and PostgreSQL refuses to compare with it
+        raise NotFound("debate", debate_id.replace("\x00", "\\x00"))
     stmt = select(DebateRow).where(DebateRow.id == debate_id)
     if lock:
         stmt = stmt.with_for_update()

@@ -32,7 +32,7 @@ from engine.settings import EngineSettings, ThresholdSpec
 from engine.vocabulary import Mode, ResultStatus
 from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
-from storage.errors import AlreadyExists, IllegalTransition, NotFound
+from storage.errors import AlreadyExists, IllegalTransition, KeyReused, NotFound
 from storage.records import DebateRecord, DebateStatus, Origin, Review
 from storage.steps import DbCheckpointStore
 
@@ -83,7 +83,7 @@ class DebateService:
 
     def url(self, debate_id: str) -> str:
         """The debate's transcript page (signed when the service is token-protected)."""
-        return links.transcript_url(self.settings, debate_id)
+        return links.transcript_url(self.settings, debate_id, now=self.clock())
 
     async def aclose(self) -> None:
         if self._llm is not None:
@@ -116,6 +116,10 @@ class DebateService:
                 raise
             async with self.db.transaction() as session:
                 existing = await debates.get(session, exc.existing_id)
+            if idempotency_key is not None and not _same_request(existing, prepared.request):
+                raise KeyReused(f"the idempotency key {idempotency_key!r} belongs to debate "
+                                f"{existing.id}, submitted with a different request; use a new "
+                                "key for a new debate", existing_id=existing.id) from None
             return Submission(existing, estimate_for(self.engine, prepared), duplicate=True)
 
     async def _cached(self, prepared: Prepared) -> DebateRecord | None:
@@ -334,6 +338,15 @@ class DebateService:
                                  debate_id=record.id)
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
                                             actor=actor, reason="retry", error="", attempts=0)
+
+def _same_request(existing: DebateRecord, request: DebateRequest) -> bool:
+    """Whether `request` is the one `existing` was submitted with (the mode as first asked,
+    before the budget downgraded it)."""
+    asked = existing.request
+    if existing.downgraded_from:
+        asked = asked.model_copy(update={"mode": existing.downgraded_from})
+    return asked.model_dump(mode="json") == request.model_dump(mode="json")
+
 
 def _review_reason(result: DebateResult, thresholds: ThresholdSpec | None) -> str:
     parts = []

@@ -34,6 +34,8 @@ class ServiceSettings(BaseModel):
     reviewers: tuple[str, ...] = ()   # Slack user ids (U…, W…) and user-group ids (S…)
     public_url: str = "http://127.0.0.1:3000"
     api_token: SecretStr | None = None
+    link_ttl_days: int = Field(default=30, ge=1, le=3650)          # signed transcript links
+    console_session_hours: float = Field(default=12.0, gt=0, le=24 * 90)  # console cookie
     log_level: str = "INFO"
 
     @field_validator("reviewers", mode="before")
