@@ -10,7 +10,7 @@ from bot.service.reviews import AlreadyDecided, Decision, NotReviewer, ReviewDes
 from bot.settings import Settings
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
-from storage import audit, budget, reviews
+from storage import audit, budget, reviews, steps
 from storage.db import Database
 from storage.records import DebateStatus, Origin, ReviewStatus
 from tests.service_fixtures import (
@@ -174,6 +174,11 @@ async def test_a_failed_debate_can_be_retried_and_reuses_its_steps(db: Database)
         await svc.retry(sub.record.id, actor="api")
 
 
+async def _stored_steps(db: Database, debate_id: str) -> list[str]:
+    async with db.transaction(readonly=True) as session:
+        return [s.key for s in await steps.list_steps(session, debate_id)]
+
+
 async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Database) -> None:
     slow = rehearsal_settings()
     svc = service(db, slow)
@@ -184,9 +189,9 @@ async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Databa
     sub = await svc.submit(DebateRequest(topic=TOPIC, mode="structured"), origin=API)
     async with running_worker(svc, worker_id="first") as worker:
         worker.grace = 0.0
-        while (await svc.get(sub.record.id)).status is DebateStatus.QUEUED:
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.4)   # the openings are stored
+        async with asyncio.timeout(30):   # until the openings are stored
+            while len(await _stored_steps(db, sub.record.id)) < 2:
+                await asyncio.sleep(0.05)
     released = await svc.get(sub.record.id)
     assert released.status is DebateStatus.QUEUED and released.lease_owner is None
     async with running_worker(svc, worker_id="second"):
