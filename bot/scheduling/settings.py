@@ -7,14 +7,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from bot.scheduling.config import ScheduleConfig, zone
+from bot.scheduling.config import ScheduleConfig, TimeZoneName
 from engine.redaction import url_secrets
 
 
 class SchedulingSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timezone: str = "UTC"
+    timezone: TimeZoneName = "UTC"
     schedules: tuple[ScheduleConfig, ...] = ()
     # fetch URL sources from loopback, link-local and private addresses too (an intranet feed)
     allow_private_sources: bool = False
@@ -33,12 +33,6 @@ class SchedulingSettings(BaseModel):
     def secrets(self) -> tuple[str, ...]:
         """Credentials inside the schedules' source URLs, for log redaction."""
         return tuple(s for c in self.schedules for s in url_secrets(c.source))
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        zone(value)
-        return value
 
     @field_validator("schedules")
     @classmethod
