@@ -209,25 +209,14 @@ class DebateContext:
                                        Meter(), attempts=0)
         meter = Meter()
         spec = CallSpec(
-            model=model,
-            prompt=prompt,
-            schema=schema,
-            role=role,
+            model=model, prompt=prompt, schema=schema, role=role,
             temperature=self._temperature(temperature),
             timeout=min(self.settings.call_timeout, remaining),
-            on_retry=self._retry_reporter(key),
-            meter=meter,
+            on_retry=self._retry_reporter(key), meter=meter,
         )
         started = self.clock()
-        reply: Reply[T] | None = None
         try:
-            try:
-                async with asyncio.timeout(remaining):
-                    reply = await self.llm.complete(spec)
-            finally:  # charged however the call ended: every billed reply is money spent
-                billed = (self._cost(reply.usage, reply.model) if reply is not None
-                          else self._cost(meter.usage, meter.model or model))
-                await self.spending.settle(predicted, billed)
+            reply = await self._paid_call(spec, predicted, remaining)
         except TimeoutError:
             reason = f"ran out of {'phase' if phase_deadline < self.deadline else 'debate'} time"
             return await self._degrade(key, role, phase_name, model, prompt, reason, meter)
@@ -237,32 +226,43 @@ class DebateContext:
             return await self._filtered(key, role, phase_name, model, prompt, str(exc), meter)
         except LLMError as exc:
             return await self._degrade(key, role, phase_name, model, prompt, str(exc), meter)
+        record = await self._store_reply(key, role, phase_name, prompt, reply, started)
+        if cache_key is not None and self.step_cache is not None and record.output is not None:
+            await self.step_cache.put(cache_key, record.output)
+        return StepOutcome(key, StepStatus.OK, schema.model_validate(record.output), record)
+
+    async def _paid_call(self, spec: CallSpec[T], predicted: float,
+                         remaining: float) -> Reply[T]:
+        """The provider call, charged however it ends: every billed reply is money spent."""
+        reply: Reply[T] | None = None
+        try:
+            async with asyncio.timeout(remaining):
+                reply = await self.llm.complete(spec)
+            return reply
+        finally:
+            meter = spec.meter or Meter()
+            billed = (self._cost(reply.usage, reply.model) if reply is not None
+                      else self._cost(meter.usage, meter.model or spec.model))
+            await self.spending.settle(predicted, billed)
+
+    async def _store_reply(self, key: str, role: str, phase: str, prompt: Prompt,
+                           reply: Reply[Any], started: float) -> StepRecord:
         record = StepRecord(
-            key=key,
-            role=role,
-            phase=phase_name,
-            model=reply.model,
-            status=StepStatus.OK,
-            output=reply.value.model_dump(mode="json"),
-            prompt_hash=_prompt_hash(prompt),
-            usage=reply.usage,
-            cost_usd=self._cost(reply.usage, reply.model),
-            latency_s=round(self.clock() - started, 4),
-            attempts=reply.attempts,
-            calls=reply.calls,
-            rehearsal=self.rehearsal,
+            key=key, role=role, phase=phase, model=reply.model, status=StepStatus.OK,
+            output=reply.value.model_dump(mode="json"), prompt_hash=_prompt_hash(prompt),
+            usage=reply.usage, cost_usd=self._cost(reply.usage, reply.model),
+            latency_s=round(self.clock() - started, 4), attempts=reply.attempts,
+            calls=reply.calls, rehearsal=self.rehearsal,
         )
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
-        if cache_key is not None and self.step_cache is not None and record.output is not None:
-            await self.step_cache.put(cache_key, record.output)
         await self.emit(
             EventKind.STEP_FINISHED,
-            key=key, role=role, phase=phase_name, model=record.model,
+            key=key, role=role, phase=phase, model=record.model,
             cost_usd=record.cost_usd, prompt_tokens=record.usage.prompt_tokens,
             completion_tokens=record.usage.completion_tokens, attempts=record.attempts,
         )
-        return StepOutcome(key, StepStatus.OK, schema.model_validate(record.output), record)
+        return record
 
     async def _from_cache(self, cache_key: str, key: str, role: str, phase: str, model: str,
                           prompt: Prompt, schema: type[T]) -> StepOutcome[T] | None:
