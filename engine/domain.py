@@ -11,8 +11,9 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome, legacy_outcome
 from engine.vocabulary import (
     MAX_JUDGES,
@@ -52,9 +53,20 @@ class DebateRequest(BaseModel):
     rounds: int | None = Field(default=None, ge=0, le=MAX_ROUNDS)
     judges: int | None = Field(default=None, ge=1, le=MAX_JUDGES)
     context: str = ""                      # e.g. the Slack thread being debated
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: DebateOptions = Field(default_factory=DebateOptions)
     requested_by: str = "cli"
     no_cache: bool = False
+
+    @classmethod
+    def stored(cls, data: dict[str, Any]) -> DebateRequest:
+        """A request as stored, also one from before options were typed and bounded: reading
+        history never fails on it (see DebateOptions.stored)."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError:
+            options = DebateOptions.stored(data.get("options"))
+            request = cls.model_validate({**data, "options": {}})
+            return request.model_copy(update={"options": options})
 
 
 class Usage(BaseModel):
@@ -83,7 +95,8 @@ class StepRecord(BaseModel):
     usage: Usage = Usage()
     cost_usd: float = 0.0
     latency_s: float = 0.0
-    attempts: int = 1
+    attempts: int = 1                 # requests sent, refused ones (a 429) too
+    calls: int = 1                    # replies the provider billed, invalid or filtered too
     error: str = ""
     rehearsal: bool = False
     created_at: datetime = Field(default_factory=utcnow)
@@ -114,6 +127,7 @@ class EventKind(StrEnum):
     ROUND_FINISHED = "round_finished"
     DEBATE_FINISHED = "debate_finished"
     BUDGET_ALERT = "budget_alert"
+    BUDGET_EXHAUSTED = "budget_exhausted"
 
 
 class Event(BaseModel):
@@ -131,8 +145,9 @@ class PlannedCall(BaseModel):
     role: str
     phase: str
     depth: int                        # 1-based dependent round this call sits in
-    prompt_tokens: int                # estimate
+    prompt_tokens: int                # estimate: the request's own text and what came before
     completion_tokens: int            # estimate
+    model: str | None = None          # the model the protocol names (a judge's, a panelist's)
 
 
 class Plan(BaseModel):

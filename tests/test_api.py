@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from bot.http.api import DebateIn
 from bot.http.server import check_exposure
@@ -200,6 +200,9 @@ def test_without_a_token_only_loopback_is_served() -> None:
         check_exposure(Settings(rehearsal=True).service, "0.0.0.0")
     check_exposure(Settings(rehearsal=True).service, "127.0.0.1")
     check_exposure(Settings(rehearsal=True, api_token="t").service, "0.0.0.0")
+    blank = Settings(rehearsal=True).service.model_copy(update={"api_token": SecretStr("  ")})
+    with pytest.raises(ConfigurationError, match="without DIALECTIC_API_TOKEN"):
+        check_exposure(blank, "0.0.0.0")
 
 
 async def test_briefs_and_schedules_over_the_api(api: tuple[str, Runtime]) -> None:

@@ -105,7 +105,7 @@ def test_the_rehearsal_banner_on_the_index(rehearsal: bool) -> None:
                       presets=["default"], rehearsal=rehearsal)
     assert (BANNER in page) is rehearsal
     assert "No debates yet." in page
-    assert "Today: $0.2500 spent, $0.5000 reserved, cap $10.00." in page
+    assert "Today: $0.25 spent, $0.50 reserved, cap $10.00." in page
 
 
 @pytest.mark.parametrize(("status", "refreshes"), [

@@ -50,6 +50,7 @@ class IndexQuery(BaseModel):
 class TranscriptQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
     sig: str = Field(default="", description="the signature a transcript link carries")
+    exp: str = Field(default="", description="when the link expires (Unix seconds)")
 
 
 async def index(request: web.Request, query: IndexQuery) -> web.Response:
@@ -69,7 +70,8 @@ async def index(request: web.Request, query: IndexQuery) -> web.Response:
 async def transcript(request: web.Request, query: TranscriptQuery) -> web.Response:
     """One debate's transcript; it reloads itself while the debate runs."""
     debate_id = request.match_info["id"]
-    if not console_allowed(request, debate_id=debate_id, signature=query.sig):
+    if not console_allowed(request, debate_id=debate_id, signature=query.sig,
+                           expires=query.exp):
         raise web.HTTPForbidden(text="this transcript needs the console token or a signed link")
     rt = request.app[RUNTIME]
     record = await rt.service.get(debate_id)

@@ -15,6 +15,8 @@ from aiohttp import web
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.cost import usd as money
+
 FOREVER = "public, max-age=31536000, immutable"
 
 
@@ -44,8 +46,9 @@ def static_url(name: str) -> str:
     return f"/static/{name}?v={STATIC[name].version}"
 
 
-def usd(value: float | str, places: int = 4) -> str:
-    return f"${float(value):.{places}f}"
+def usd(value: float | str, places: int | None = None) -> str:
+    """Money as every surface writes it (engine/cost.py)."""
+    return money(float(value), decimals=places)
 
 
 def pretty_json(value: Any) -> str:

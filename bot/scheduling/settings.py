@@ -7,14 +7,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from bot.scheduling.config import ScheduleConfig, zone
+from bot.scheduling.config import ScheduleConfig, TimeZoneName
+from engine.redaction import url_secrets
 
 
 class SchedulingSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timezone: str = "UTC"
+    timezone: TimeZoneName = "UTC"
     schedules: tuple[ScheduleConfig, ...] = ()
+    # fetch URL sources from loopback, link-local and private addresses too (an intranet feed)
+    allow_private_sources: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -27,11 +30,9 @@ class SchedulingSettings(BaseModel):
                 for entry in data["schedules"]]}
         return data
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        zone(value)
-        return value
+    def secrets(self) -> tuple[str, ...]:
+        """Credentials inside the schedules' source URLs, for log redaction."""
+        return tuple(s for c in self.schedules for s in url_secrets(c.source))
 
     @field_validator("schedules")
     @classmethod

@@ -1,23 +1,70 @@
 """Links to a debate's transcript page, as every surface gives them out (Slack summaries,
-digests, API responses). Signed when the service is token-protected, so a link opens exactly
-one transcript without the token."""
+digests, API responses), and the console's session. Signed when the service is token-protected:
+a link opens exactly one transcript, without the token, until it expires; a session opens the
+console until it expires. Both are HMACs keyed by the API token with a purpose of their own, so
+neither is the token, and neither opens anything else."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+from datetime import datetime, timedelta
 
 from bot.service.settings import ServiceSettings
 
-
-def transcript_signature(secret: str, debate_id: str) -> str:
-    return hmac.new(secret.encode(), debate_id.encode(), hashlib.sha256).hexdigest()[:24]
+SIGNATURE_CHARS = 32
 
 
-def transcript_url(settings: ServiceSettings, debate_id: str) -> str:
-    """A link to the transcript page; signed when the API is token-protected."""
+def _mac(secret: str, purpose: str, *parts: str) -> str:
+    message = "\n".join((purpose, *parts)).encode()
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()[:SIGNATURE_CHARS]
+
+
+def _same(given: str, expected: str) -> bool:
+    """Constant-time, and as bytes: any text a browser sends compares without an error."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
+
+
+def _expired(expires: str, now: datetime) -> bool:
+    return not (expires.isascii() and expires.isdigit() and len(expires) <= 12
+                and int(expires) > now.timestamp())
+
+
+def transcript_signature(secret: str, debate_id: str, expires: int) -> str:
+    return _mac(secret, "transcript", debate_id, str(expires))
+
+
+def transcript_url(settings: ServiceSettings, debate_id: str, *, now: datetime) -> str:
+    """A link to the transcript page; signed, and expiring, when the API is token-protected."""
     base = settings.public_url.rstrip("/") + f"/debates/{debate_id}"
     token = settings.api_token
     if token is None:
         return base
-    return f"{base}?sig={transcript_signature(token.get_secret_value(), debate_id)}"
+    expires = int((now + timedelta(days=settings.link_ttl_days)).timestamp())
+    signature = transcript_signature(token.get_secret_value(), debate_id, expires)
+    return f"{base}?exp={expires}&sig={signature}"
+
+
+def transcript_link_valid(secret: str, debate_id: str, *, expires: str, signature: str,
+                          now: datetime) -> bool:
+    if _expired(expires, now):
+        return False
+    return _same(signature, transcript_signature(secret, debate_id, int(expires)))
+
+
+def console_session(settings: ServiceSettings, secret: str, *, now: datetime) -> str:
+    """A new session value for the console's cookie: `<expiry>.<signature>`."""
+    expires = int((now + timedelta(hours=settings.console_session_hours)).timestamp())
+    return f"{expires}.{_mac(secret, 'console-session', str(expires))}"
+
+
+def console_session_valid(secret: str, value: str, *, now: datetime) -> bool:
+    expires, _, signature = value.partition(".")
+    if _expired(expires, now):
+        return False
+    return _same(signature, _mac(secret, "console-session", expires))
+
+
+def same_secret(given: str, secret: str) -> bool:
+    """Whether a token sent by a client is the secret (constant time, any text)."""
+    return _same(given, secret)

@@ -5,9 +5,11 @@ debate is being judged, and the final steps a replay always runs again."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
+from engine.cost import token_bound
 from engine.domain import ConsensusSummary, DivergenceSummary, Plan, TraceRow
+from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome
 from engine.runner import DebateContext
 from engine.settings import JudgeSpec, PresetSpec
@@ -31,11 +33,28 @@ class Outcome:
 
 @dataclass(frozen=True, slots=True)
 class PlanInput:
+    """What a plan is made from: the resolved request, and the text it sends with every call."""
+
     rounds: int
     judges: tuple[JudgeSpec, ...]
     preset: PresetSpec
-    options: dict[str, Any]
+    options: DebateOptions = field(default_factory=DebateOptions)
     judges_requested: int | None = None   # request.judges, as asked (None: the preset's panel)
+    topic: str = ""
+    context: str = ""
+
+    @property
+    def policy(self) -> str:
+        return self.options.policy_or(self.preset.policy)
+
+    def carried(self, *texts: str, context: bool = True) -> int:
+        """Tokens (a conservative bound) of the request's own text in one prompt: the topic,
+        the policy, `texts` (a persona, a judge's lens), and the context unless left out.
+        A plan adds it to every call whose prompt carries it."""
+        parts = [self.topic, self.policy, *texts]
+        if context:
+            parts.append(self.context)
+        return sum(token_bound(p) for p in parts)
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from engine import prompts
 from engine.domain import PhaseSummary, TraceRow
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import Claim, Closing, CrossExamination, Position, Rebuttal
+from engine.settings import PresetSpec
 from engine.vocabulary import Side, StepStatus
 
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -141,8 +142,12 @@ def _render_closing(step: StepOutcome[Closing], name: str, ids: dict[str, str]) 
     return "\n".join(lines)
 
 
+def persona_of(preset: PresetSpec, side: Side) -> str:
+    return preset.pro_persona if side is Side.PRO else preset.con_persona
+
+
 def persona(ctx: DebateContext, side: Side) -> str:
-    return ctx.preset.pro_persona if side is Side.PRO else ctx.preset.con_persona
+    return persona_of(ctx.preset, side)
 
 
 def context_text(ctx: DebateContext, transcript: Transcript | None = None) -> str:
