@@ -108,8 +108,9 @@ def test_replay_wait_heads_its_summary_with_the_stored_status(cli: Cli, tmp_path
                       "thresholds = { high = 1.01, tentative = 1.01, escalate = -1.01 }\n")
     source = asyncio.run(_routed_source(url))
     assert source.status is DebateStatus.AWAITING_REVIEW
-    done = cli("replay", source.id, "--synthesizer", "other-model", "--wait",
+    done = cli("replay", source.id, "--synthesizer", "gpt-4.1", "--wait",
                env={"DATABASE_URL": url, "DIALECTIC_CONFIG": str(config)})
+    assert done.returncode == 0, done.stdout + done.stderr
     heading = next(line for line in done.stdout.splitlines() if line.endswith(TOPIC))
     assert heading.startswith("AWAITING REVIEW — "), done.stdout
     assert "COMPLETED —" not in done.stdout
