@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import email.utils
 import json
 import logging
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -37,6 +35,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import ValidationError
 
+from engine.backoff import backoff_delay, parse_retry_after
 from engine.circuit import Circuit, unreachable_reason
 from engine.domain import Usage
 from engine.errors import (
@@ -63,7 +62,6 @@ log = logging.getLogger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RETRY_AFTER_CAP_S = 60.0
 REASK_ERROR_CHARS = 1000
 TIMEOUT_RETRIES = 1
 JSON_ONLY = "Reply with one JSON object only: no prose, no markdown, no code fences."
@@ -80,39 +78,6 @@ _SCHEMA_NAME_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 # --------------------------------------------------------------------------------------------
 # pure helpers
-
-
-def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
-    """The server's wait hint in seconds: `retry-after-ms`, or `Retry-After` (seconds or a date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def backoff_delay(
-    retry: int, *, base: float, cap: float, retry_after: float | None, rng: random.Random
-) -> float:
-    """Seconds to wait before retry number `retry` (0-based): jittered exponential backoff, but
-    never less than the server's Retry-After, and never more than a minute."""
-    computed = min(base * 2.0**retry, cap) * rng.uniform(0.5, 1.0)
-    return min(max(computed, retry_after or 0.0), RETRY_AFTER_CAP_S)
 
 
 def extract_json(text: str) -> str:

@@ -18,6 +18,7 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
+from engine.backoff import backoff_delay, parse_retry_after
 from engine.domain import Usage
 from engine.errors import (
     ConfigurationError,
@@ -28,12 +29,7 @@ from engine.errors import (
     LLMTimeout,
     LLMTransientError,
 )
-from engine.gateway import (
-    OpenAIGateway,
-    backoff_delay,
-    extract_json,
-    parse_retry_after,
-)
+from engine.gateway import OpenAIGateway, extract_json
 from engine.llm import CallSpec, Prompt
 from engine.settings import EngineSettings
 from tests.fakes import fixtures
