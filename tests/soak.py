@@ -182,6 +182,16 @@ async def _stored_steps(url: str) -> tuple[int, bool, int]:
     return steps, report.ok, report.chains_checked
 
 
+def _why_incomplete(records: dict[str, dict[str, Any]]) -> Counter[str]:
+    """What is missing from finished debates, by reason (step keys and figures left out)."""
+    reasons: Counter[str] = Counter()
+    for record in records.values():
+        for item in (record.get("result") or {}).get("missing") or []:
+            reason = item.split(": ", 1)[-1]
+            reasons[re.sub(r"[\d.$]+", "#", reason)[:90]] += 1
+    return reasons
+
+
 def _outcomes(records: dict[str, dict[str, Any]]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for record in records.values():
@@ -226,6 +236,8 @@ async def report(soak: Soak, records: dict[str, dict[str, Any]], elapsed: float)
         + ", ".join(f"{k} {v}" for k, v in sorted(by_outcome.items())),
         f"stored steps {steps}; steps answered twice (re-sent) {resent}, calls in flight at "
         f"kills and the outage {sum(soak.in_flight_at_kills) + soak.in_flight_at_outage}",
+        "missing parts, by reason: " + ("; ".join(
+            f"{n} x {why}" for why, n in _why_incomplete(records).most_common(5)) or "none"),
         f"audit chains verified {chains}: {'intact' if chains_ok else 'BROKEN'}",
         f"budget: spent ${budget['spent_usd']:.4f} of the ${budget['cap_usd']:.2f} cap, "
         f"reserved ${budget['reserved_usd']:.4f} after settling",
