@@ -106,6 +106,11 @@ class ReviewDesk:
         async with self.service.db.transaction(readonly=True) as session:
             return await reviews.get(session, review_id)
 
+    async def for_debate(self, debate_id: str) -> Review | None:
+        """The debate's review, if it was routed to one."""
+        async with self.service.db.transaction(readonly=True) as session:
+            return await reviews.get_by_debate(session, debate_id)
+
     async def pending(self, *, limit: int = 100) -> list[Review]:
         async with self.service.db.transaction(readonly=True) as session:
             return await reviews.list_pending(session, limit=limit)
