@@ -23,18 +23,20 @@ from tests.service_fixtures import runtime
 __all__ = ["app_for", "call", "served"]
 
 
-def app_for(rt: Runtime, settings: Settings) -> web.Application:
-    """The application `dialectic serve` builds, without Slack and without the scheduler."""
+def app_for(rt: Runtime, settings: Settings, *, workers: int | None = None
+            ) -> web.Application:
+    """The application `dialectic serve` builds, without Slack and without the scheduler;
+    `workers`: its worker slots (None: the settings', 0: none, a test runs its own)."""
     parts = Assembly(rt, Scheduler(rt, settings.scheduling), None)
-    return web_app(parts, settings, scheduler=False)
+    return web_app(parts, settings, workers=workers, scheduler=False)
 
 
 @asynccontextmanager
-async def served(db: Database, settings: Settings
+async def served(db: Database, settings: Settings, *, workers: int | None = None
                  ) -> AsyncIterator[tuple[str, Runtime, web.Application]]:
     """(base URL, runtime, app) of a running server over `db`; closed on exit."""
     rt = runtime(db, settings)
-    app = app_for(rt, settings)
+    app = app_for(rt, settings, workers=workers)
     server = TestServer(app, host="127.0.0.1", port=0)
     await server.start_server()
     try:

@@ -109,7 +109,7 @@ def _cell(x: float, y: float, judge: str, col: Column, value: float | None) -> s
             f'fill="{ink}" class="hm-num">{score:.1f}</text></g>')
 
 
-SCALE_W, SCALE_H, PAD = 600, 74, 20
+SCALE_W, SCALE_H, PAD = 380, 74, 14
 
 
 def _x(alpha: float) -> float:

@@ -64,7 +64,7 @@ def _progress_line(record: DebateRecord, timeline: Timeline) -> str:
         result = record.result
         return (f"Finished: {record.status.value.replace('_', ' ')} · {usd(result.cost.usd)} · "
                 f"{result.cost.calls} calls")
-    if record.status is DebateStatus.QUEUED and not timeline.progress.phases():
+    if record.status is DebateStatus.QUEUED:
         return "Queued: waiting for a worker."
     progress = timeline.progress
     phases = progress.phases()
