@@ -130,7 +130,7 @@ async def index(request: web.Request, query: IndexQuery) -> web.Response:
     if login is not None:
         return login
     if not console_allowed(request):
-        return html(locked_page(), status=401)
+        return html(locked_page())
     rt = request.app[RUNTIME]
     page = index_page(records=await rt.service.recent(limit=50),
                       budget=await rt.service.budget_today(), presets=all_presets(rt.engine),
@@ -180,7 +180,7 @@ class QueueItem:
 async def review_queue(request: web.Request) -> web.Response:
     """Every debate waiting for a reviewer, oldest first, with why it waits."""
     if not console_allowed(request):
-        return html(locked_page(), status=401)
+        return html(locked_page())
     rt = request.app[RUNTIME]
     items = []
     for review in await rt.reviews.pending():
@@ -193,14 +193,14 @@ async def review_queue(request: web.Request) -> web.Response:
     return html(page)
 
 
-PAGE = Reply(description="the page", content_type="text/html")
-LOCKED = Reply(description="no session: how to sign in", content_type="text/html")
+PAGE = Reply(description="the page (without a session: how to sign in)",
+             content_type="text/html")
 FORBIDDEN = Reply(description="neither the console's session nor a signed link",
                   content_type="text/plain")
 
 ROUTES: tuple[Route, ...] = (
     route_with_query("/", IndexQuery, index, summary="The console", tag="console",
-                     replies={200: PAGE, 401: LOCKED}),
+                     replies={200: PAGE}),
     route_with_query("/debates/{id}", TranscriptQuery, transcript,
                      summary="A debate's page", tag="console",
                      replies={200: PAGE, 404: err.NOT_FOUND, 403: FORBIDDEN}),
@@ -210,7 +210,7 @@ ROUTES: tuple[Route, ...] = (
                                          content_type="text/html"),
                               404: err.NOT_FOUND, 403: FORBIDDEN}),
     route("GET", "/reviews", review_queue, summary="The review queue", tag="console",
-          replies={200: PAGE, 401: LOCKED}),
+          replies={200: PAGE}),
     route_with_query("/static/{name}", StaticQuery, static_file,
                      summary="The console's stylesheet and script", tag="console",
                      replies={200: Reply(description="the file", content_type="text/css"),

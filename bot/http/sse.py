@@ -49,7 +49,7 @@ async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamR
                                   "at": ev.at.isoformat(), "data": ev.data}, default=str)
             await resp.write(f"id: {ev.seq}\nevent: {ev.kind}\ndata: {payload}\n\n".encode())
         if not events and (status := await _settled(rt, debate_id)) is not None:
-            settled = json.dumps({"status": status.value, "after": after})
+            settled = json.dumps({"kind": "settled", "status": status.value, "after": after})
             await resp.write(f"event: settled\ndata: {settled}\n\n".encode())
             break
         idle = 0.0 if events else idle + STREAM_POLL

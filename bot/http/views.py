@@ -25,12 +25,15 @@ STATUS_TONE = {DebateStatus.COMPLETED: "good", DebateStatus.APPROVED: "good",
 
 
 def usd(value: float | str, places: int | None = None) -> str:
-    """Dollars with as many decimals as a small figure needs: $12.30, $0.0042, $0.000018."""
+    """Dollars with as many decimals as a small figure needs (and no trailing zeros past the
+    cents): $12.30, $0.05, $0.0042, $0.000018."""
     amount = float(value)
-    if places is None:
-        size = abs(amount)
-        places = 2 if size >= 1 or size == 0 else 4 if size >= 0.001 else 6
-    return f"${amount:,.{places}f}"
+    if places is not None:
+        return f"${amount:,.{places}f}"
+    size = abs(amount)
+    text = f"{amount:,.{2 if size >= 1 or size == 0 else 4 if size >= 0.001 else 6}f}"
+    whole, _, cents = text.partition(".")
+    return f"${whole}.{cents[:2]}{cents[2:].rstrip('0')}"
 
 
 def seconds(value: float) -> str:
@@ -61,7 +64,7 @@ def badges(record: DebateRecord, *, rehearsal: bool = False) -> list[Badge]:
     if record.downgraded_from:
         out.append(Badge(f"asked {record.downgraded_from}, ran {record.mode}: budget", "warn"))
     if record.parent_id:
-        kind = "replay of" if record.request.options.get("replay") else "re-run of"
+        kind = "replay of" if "replay" in record.request.options else "re-run of"
         out.append(Badge(f"{kind} {record.parent_id}", "info", f"/debates/{record.parent_id}"))
     if record.cached_from:
         out.append(Badge(f"cached result of {record.cached_from}", "info",

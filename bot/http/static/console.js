@@ -44,9 +44,10 @@ function debounce(fn, ms) {
   return (...args) => { clearTimeout(t); t = setTimeout(() => fn(...args), ms); };
 }
 
-function money(usd) {
+function money(usd) {  // as the server prints it (views.usd)
   const places = usd >= 1 || usd === 0 ? 2 : usd >= 0.001 ? 4 : 6;
-  return "$" + usd.toFixed(places);
+  const [whole, cents] = usd.toFixed(places).split(".");
+  return `$${whole}.${cents.slice(0, 2)}${cents.slice(2).replace(/0+$/, "")}`;
 }
 
 function startForm(form) {
