@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,7 +21,14 @@ from bot.settings import Settings
 from storage.db import Database
 from tests.service_fixtures import runtime
 
-__all__ = ["app_for", "call", "served"]
+__all__ = ["app_for", "call", "free_port", "served"]
+
+
+def free_port() -> int:
+    """A port free on loopback now (for a server whose public URL must be known in advance)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def app_for(rt: Runtime, settings: Settings, *, workers: int | None = None
@@ -32,12 +40,13 @@ def app_for(rt: Runtime, settings: Settings, *, workers: int | None = None
 
 
 @asynccontextmanager
-async def served(db: Database, settings: Settings, *, workers: int | None = None
-                 ) -> AsyncIterator[tuple[str, Runtime, web.Application]]:
-    """(base URL, runtime, app) of a running server over `db`; closed on exit."""
+async def served(db: Database, settings: Settings, *, workers: int | None = None,
+                 port: int = 0) -> AsyncIterator[tuple[str, Runtime, web.Application]]:
+    """(base URL, runtime, app) of a running server over `db` (on `port`, 0: any free one);
+    closed on exit."""
     rt = runtime(db, settings)
     app = app_for(rt, settings, workers=workers)
-    server = TestServer(app, host="127.0.0.1", port=0)
+    server = TestServer(app, host="127.0.0.1", port=port)
     await server.start_server()
     try:
         yield str(server.make_url("")), rt, app

@@ -53,10 +53,11 @@ class SlackSignIn:
 
     label = "Slack"
 
-    def __init__(self, client: AsyncWebClient, settings: SlackSettings) -> None:
+    def __init__(self, settings: SlackSettings, client: AsyncWebClient | None = None) -> None:
         if settings.slack_client_id is None or settings.slack_client_secret is None:
             raise ValueError("Sign in with Slack needs SLACK_CLIENT_ID and SLACK_CLIENT_SECRET")
-        self.client = client
+        # no bot token: the token exchange authenticates as the app's OAuth client
+        self.client = client or AsyncWebClient(base_url=settings.slack_api_url)
         self.client_id = settings.slack_client_id
         self.client_secret = settings.slack_client_secret.get_secret_value()
         self.authorize = authorize_base(settings.slack_api_url)
@@ -67,10 +68,13 @@ class SlackSignIn:
         return f"{self.authorize}?{query}"
 
     async def identify(self, *, code: str, redirect_uri: str, nonce: str) -> str:
+        # the client's credentials as HTTP Basic, by hand: slack_sdk's own `auth=` goes through
+        # aiohttp's deprecated BasicAuth
+        basic = base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
         try:
-            reply = await self.client.openid_connect_token(
-                client_id=self.client_id, client_secret=self.client_secret, code=code,
-                redirect_uri=redirect_uri)
+            reply = await self.client.api_call(
+                "openid.connect.token", data={"code": code, "redirect_uri": redirect_uri},
+                headers={"Authorization": f"Basic {basic}"})
         except SlackApiError as exc:
             raise SignInFailed(f"Slack refused the sign-in "
                                f"({exc.response.get('error', 'error')}): try again") from None

@@ -40,7 +40,7 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
     rt.service.finished_hooks.append(notifier.on_finished)
     rt.reviews.reviewers.directory = SlackUserGroups(notifier.client)  # `S…` reviewer entries
     if settings.sign_in:   # the console's "Sign in with Slack"
-        rt.sign_in = SlackSignIn(notifier.client, settings)
+        rt.sign_in = SlackSignIn(settings)
     return notifier
 
 
