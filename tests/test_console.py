@@ -191,7 +191,11 @@ async def test_every_mode_is_rendered_for_what_it_is(console: tuple[str, Runtime
             assert status == 202
             ids[mode] = body["id"]
         for mode, debate_id in ids.items():
-            await wait_done(rt.service, debate_id)
+            record = await wait_done(rt.service, debate_id)
+            if mode == "consensus":   # the heatmap's scores: the panel's, on its own scale
+                assert record.result is not None and record.result.consensus is not None
+                assert set(record.result.consensus.calibrated) == set(
+                    record.result.consensus.judges)
             async with s.get(f"{base}/debates/{debate_id}") as page:
                 text = await page.text()
             assert page.status == 200
@@ -239,3 +243,20 @@ async def test_the_files_are_served_at_the_urls_the_pages_link(
             assert missing.status == 404
         async with s.get(f"{base}/static/secrets.css") as missing:
             assert missing.status == 404
+
+
+async def test_a_missing_or_private_debate_is_a_page_not_json(db: Database) -> None:
+    settings = rehearsal_settings(api_token="page-token")
+    async with served(db, settings) as (base, _, _), aiohttp.ClientSession() as s:
+        async with s.get(f"{base}/debates/nope?sig=x") as page:
+            assert page.status == 403 and page.content_type == "text/html"
+            assert "This debate is private" in await page.text()
+        async with s.get(f"{base}/?token=page-token") as signed_in:
+            assert signed_in.status == 200 and "signed in to the console" in await signed_in.text()
+        jar = s.cookie_jar
+        assert not list(jar)   # aiohttp keeps no cookie for an IP address: send it by hand
+        cookie = signed_in.cookies["dialectic_session"].value
+        async with s.get(f"{base}/debates/nope",
+                         headers={"Cookie": f"dialectic_session={cookie}"}) as page:
+            assert page.status == 404 and page.content_type == "text/html"
+            assert "There is no debate &#39;nope&#39; here" in await page.text()

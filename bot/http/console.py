@@ -13,7 +13,6 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.http import errors as err
 from bot.http import session
 from bot.http.auth import console_allowed, console_login, reviewer_of
 from bot.http.pages import StaticQuery, html, render, static_file
@@ -27,6 +26,7 @@ from engine.domain import EventKind
 from engine.presets import all_presets
 from engine.settings import EngineSettings, PresetSpec
 from engine.vocabulary import MAX_TOPIC_CHARS, Mode, choices
+from storage.errors import NotFound
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Review
 
 DEFAULT_PRESET = "default"
@@ -138,13 +138,26 @@ async def index(request: web.Request, query: IndexQuery) -> web.Response:
     return html(page)
 
 
+def message_page(heading: str, text: str, *, back: str = "/",
+                 viewer: Identity | None = None) -> str:
+    return render("message.html", heading=heading, text=text, back=back, viewer=viewer)
+
+
 async def _debate(request: web.Request, sig: str) -> tuple[DebateRecord, Timeline,
                                                            Review | None]:
+    """The debate, its timeline and review; an HTML page saying why not (403, 404) otherwise."""
     debate_id = request.match_info["id"]
     if not console_allowed(request, debate_id=debate_id, signature=sig):
-        raise web.HTTPForbidden(text="this page needs the console's session or a signed link")
+        raise web.HTTPForbidden(content_type="text/html", text=message_page(
+            "This debate is private", "Open it from the link Slack or your operator gave you, "
+            "or sign in to the console.", back=f"/signin?to=/debates/{debate_id}"))
     rt = request.app[RUNTIME]
-    record = await rt.service.get(debate_id)
+    try:
+        record = await rt.service.get(debate_id)
+    except NotFound:
+        raise web.HTTPNotFound(content_type="text/html", text=message_page(
+            "No such debate", f"There is no debate {debate_id!r} here: it may have been "
+            "started on another service.", viewer=session.current(request))) from None
     timeline = await load_timeline(rt.engine, rt.db, record)
     return record, timeline, await rt.reviews.for_debate(debate_id)
 
@@ -195,20 +208,21 @@ async def review_queue(request: web.Request) -> web.Response:
 
 PAGE = Reply(description="the page (without a session: how to sign in)",
              content_type="text/html")
-FORBIDDEN = Reply(description="neither the console's session nor a signed link",
-                  content_type="text/plain")
+FORBIDDEN = Reply(description="neither the console's session nor a signed link: a page "
+                              "saying how to open it", content_type="text/html")
+MISSING = Reply(description="no such debate: a page saying so", content_type="text/html")
 
 ROUTES: tuple[Route, ...] = (
     route_with_query("/", IndexQuery, index, summary="The console", tag="console",
                      replies={200: PAGE}),
     route_with_query("/debates/{id}", TranscriptQuery, transcript,
                      summary="A debate's page", tag="console",
-                     replies={200: PAGE, 404: err.NOT_FOUND, 403: FORBIDDEN}),
+                     replies={200: PAGE, 404: MISSING, 403: FORBIDDEN}),
     route_with_query("/debates/{id}/live", TranscriptQuery, live,
                      summary="A debate page's body, as it stands", tag="console",
                      replies={200: Reply(description="the body (an HTML fragment)",
                                          content_type="text/html"),
-                              404: err.NOT_FOUND, 403: FORBIDDEN}),
+                              404: MISSING, 403: FORBIDDEN}),
     route("GET", "/reviews", review_queue, summary="The review queue", tag="console",
           replies={200: PAGE}),
     route_with_query("/static/{name}", StaticQuery, static_file,
