@@ -178,8 +178,7 @@ async def live(request: web.Request, query: TranscriptQuery) -> web.Response:
     fragment = live_fragment(rt.engine, record, timeline=timeline, review=review,
                              reviewer=reviewer_of(request), rehearsal=rt.is_rehearsal)
     return web.Response(text=fragment, content_type="text/html",
-                        headers={"Cache-Control": "no-store", "X-Settled": str(settled(record))
-                                 .lower()})
+                        headers={"Cache-Control": "no-store"})
 
 
 @dataclass(frozen=True, slots=True)
