@@ -35,7 +35,7 @@ async def decide(ctx: CliContext, args: argparse.Namespace) -> int:
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         desk = hosted.rt.reviews
         decision = await desk.decide(args.review_id, DECISIONS[args.decision],
-                                     by=args.reviewer, note=args.reason)
+                                     by=args.reviewer, note=args.reason, surface="cli")
         ctx.console.print(f"review {decision.review.id} {decision.review.status.value} by "
                           f"{args.reviewer}; debate {decision.record.id} is "
                           f"{decision.record.status.value.replace('_', ' ')}", markup=False)

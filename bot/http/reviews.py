@@ -54,7 +54,7 @@ async def decide_review(request: web.Request, body: DecisionIn) -> web.Response:
                               "link) as the bearer")
     rt = request.app[RUNTIME]
     decision = await rt.reviews.decide(request.match_info["id"], DECISIONS[body.decision],
-                                       by=reviewer, note=body.reason)
+                                       by=reviewer, note=body.reason, surface="web")
     rerun_id = None
     if decision.review.status is ReviewStatus.RERUN:
         sub = await rt.reviews.rerun(decision, origin=Origin(surface="api", user_id=reviewer))
