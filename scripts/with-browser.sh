@@ -6,7 +6,7 @@
 set -euo pipefail
 
 AXE_VERSION="${DIALECTIC_AXE_VERSION:-4.10.3}"
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/dialectic"
+CACHE="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/dialectic"
 
 as_root() { if [[ $(id -u) -eq 0 ]]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else "$@"; fi; }
 
