@@ -4,7 +4,11 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
+<<<<<<< HEAD
 .PHONY: install run test test-fast bench soak lint clean
+=======
+.PHONY: install run test test-fast bench lint screenshots clean
+>>>>>>> main
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +22,10 @@ install: $(STAMP)
 run: install
 	$(VENV)/bin/dialectic serve
 
-## make test: the whole suite on SQLite and on a throwaway PostgreSQL
+## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless
+## Chromium (scripts/with-browser.sh installs chromium, chromium-driver and axe-core if missing)
 test: install
-	scripts/with-postgres.sh $(PY) -m pytest
+	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest
 
 ## make test-fast: the unit tests only (no PostgreSQL, no whole stacks), for the edit loop
 test-fast: install
@@ -30,10 +35,16 @@ test-fast: install
 bench: install
 	scripts/with-postgres.sh $(PY) -m tests.benchmarks
 
+<<<<<<< HEAD
 ## make soak: debates in every mode through `dialectic serve` under injected provider faults, server
 ## SIGKILLs and a PostgreSQL restart; prints what happened (not part of make test)
 soak: install
 	scripts/with-postgres.sh $(PY) -m tests.soak $(SOAK_ARGS)
+=======
+## make screenshots: every console page at 1280 px and 390 px into docs/screenshots
+screenshots: install
+	scripts/with-browser.sh $(PY) -m tests.screenshots docs/screenshots
+>>>>>>> main
 
 lint: install
 	$(VENV)/bin/ruff check engine storage bot tests

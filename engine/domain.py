@@ -200,6 +200,8 @@ class ConsensusSummary(BaseModel):
     judges: list[str] = Field(default_factory=list)
     items: list[str] = Field(default_factory=list)
     ratings: dict[str, list[float | None]] = Field(default_factory=dict)  # judge -> row
+    # the same rows on the panel's scale (what alpha was computed over); {}: stored before
+    calibrated: dict[str, list[float | None]] = Field(default_factory=dict)
     calls: dict[str, list[Side | None]] = Field(default_factory=dict)     # judge -> winner per dim
     weighted_scores: dict[str, float | None] = Field(default_factory=dict)
     weights: dict[str, float] = Field(default_factory=dict)

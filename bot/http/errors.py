@@ -3,6 +3,7 @@ and the replies the API document lists for them.
 
     InvalidRequest -> 400    NotFound -> 404    IllegalTransition -> 409
     BudgetExceeded -> 402    a body over the size cap -> 413    KeyReused -> 409
+    NotReviewer -> 403       AlreadyDecided -> 409
     DatabaseUnavailable -> 503 with Retry-After (the database is down, read-only or full)
 """
 
@@ -12,6 +13,7 @@ from aiohttp import web
 from pydantic import BaseModel, Field
 
 from bot.http.routes import Handler, Reply
+from bot.service.reviews import AlreadyDecided, NotReviewer
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage.errors import DatabaseUnavailable, IllegalTransition, KeyReused, NotFound
 
@@ -36,6 +38,10 @@ CONFLICT = Reply(description="the debate is not in a state that allows this", sc
 KEY_REUSED = Reply(description="the idempotency key belongs to a debate submitted with another "
                                "request (`debate_id`)", schema=ErrorOut)
 TOO_LARGE = Reply(description="the body is over the size cap", schema=ErrorOut)
+NOT_REVIEWER = Reply(description="no reviewer signed in, or not a configured reviewer",
+                     schema=ErrorOut)
+NO_REVIEW = Reply(description="no such review", schema=ErrorOut)
+DECIDED = Reply(description="someone decided it first; `error` says how", schema=ErrorOut)
 UNAVAILABLE = Reply(description="the database cannot be used right now; retry after "
                                 "Retry-After seconds", schema=ErrorOut)
 
@@ -61,10 +67,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return error(400, str(exc))
     except NotFound as exc:
         return error(404, str(exc))
-    except IllegalTransition as exc:
+    except (IllegalTransition, AlreadyDecided) as exc:
         return error(409, str(exc))
     except KeyReused as exc:
         return error(409, str(exc), debate_id=exc.existing_id)
+    except NotReviewer as exc:
+        return error(403, str(exc))
     except BudgetExceeded as exc:
         return error(402, str(exc), estimate_usd=exc.estimate_usd,
                      remaining_usd=exc.remaining_usd)

@@ -9,11 +9,12 @@ from collections.abc import Iterable
 
 from aiohttp import web
 
-from bot.http import api, console, metrics, openapi
+from bot.http import api, console, metrics, openapi, reviews, signin
 from bot.http.auth import auth_middleware, browser_guard
 from bot.http.errors import error_middleware
 from bot.http.routes import Route
-from bot.http.state import ROUTE_TABLE, RUNTIME, SCHEDULER, SLACK_ON
+from bot.http.session import make_key
+from bot.http.state import ROUTE_TABLE, RUNTIME, SCHEDULER, SESSION_KEY, SLACK_ON
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.service.settings import ServiceSettings
@@ -21,7 +22,8 @@ from engine.errors import ConfigurationError
 
 MAX_BODY = 256 * 1024
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-ROUTES: tuple[Route, ...] = (*api.ROUTES, openapi.ROUTE, metrics.ROUTE, *console.ROUTES)
+ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, openapi.ROUTE, metrics.ROUTE,
+                             *console.ROUTES, *signin.ROUTES)
 
 
 def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,
@@ -32,6 +34,7 @@ def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,
     app[RUNTIME] = rt
     app[SCHEDULER] = scheduler
     app[SLACK_ON] = slack_enabled
+    app[SESSION_KEY] = make_key(app)
     app.middlewares.extend([error_middleware, browser_guard(allowed_hosts), auth_middleware])
     for r in ROUTES:
         if r.method == "GET":

@@ -1,8 +1,8 @@
 """Links to a debate's transcript page, as every surface gives them out (Slack summaries,
-digests, API responses), and the console's session. Signed when the service is token-protected:
-a link opens exactly one transcript, without the token, until it expires; a session opens the
-console until it expires. Both are HMACs keyed by the API token with a purpose of their own, so
-neither is the token, and neither opens anything else."""
+digests, API responses). Signed when the service is token-protected: a link opens exactly one
+transcript, without the token, until it expires; it is an HMAC keyed by the API token with a
+purpose of its own, so it is not the token and opens nothing else. (The console's session and
+reviewer links are bot/service/grants.py's.)"""
 
 from __future__ import annotations
 
@@ -50,19 +50,6 @@ def transcript_link_valid(secret: str, debate_id: str, *, expires: str, signatur
     if _expired(expires, now):
         return False
     return _same(signature, transcript_signature(secret, debate_id, int(expires)))
-
-
-def console_session(settings: ServiceSettings, secret: str, *, now: datetime) -> str:
-    """A new session value for the console's cookie: `<expiry>.<signature>`."""
-    expires = int((now + timedelta(hours=settings.console_session_hours)).timestamp())
-    return f"{expires}.{_mac(secret, 'console-session', str(expires))}"
-
-
-def console_session_valid(secret: str, value: str, *, now: datetime) -> bool:
-    expires, _, signature = value.partition(".")
-    if _expired(expires, now):
-        return False
-    return _same(signature, _mac(secret, "console-session", expires))
 
 
 def same_secret(given: str, secret: str) -> bool:

@@ -13,6 +13,7 @@ from typing import Any
 
 from bot.service import telemetry
 from bot.service.debates import DebateService
+from bot.service.grants import IdentityProvider
 from bot.service.providers import describe, make_llm
 from bot.service.reviews import ReviewDesk, Reviewers
 from bot.service.settings import ServiceSettings
@@ -53,6 +54,7 @@ class Runtime:
     service: DebateService
     reviews: ReviewDesk
     workers: list[Worker] = field(default_factory=list)
+    sign_in: IdentityProvider | None = None   # "Sign in with Slack", when Slack is configured
     name: str = field(default_factory=process_name)
 
     @property

@@ -22,6 +22,12 @@ class SlackSettings(BaseModel):
     slack_api_url: str = Field(
         default="https://slack.com/api/",
         validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"))
+    # "Sign in with Slack" for the web console (the Slack app's OAuth client id and secret)
+    slack_client_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_CLIENT_ID", "slack_client_id"))
+    slack_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "slack_client_secret"))
     slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
     review_channel: str | None = None
     # policy text for content appeals, and per workspace (team id -> text); a request's
@@ -49,7 +55,14 @@ class SlackSettings(BaseModel):
         return self.slack_bot_token is not None and (
             self.slack_signing_secret is not None or self.slack_app_token is not None)
 
+    @property
+    def sign_in(self) -> bool:
+        """Sign in with Slack is configured (and Slack itself is)."""
+        return self.enabled and bool(self.slack_client_id) and \
+            self.slack_client_secret is not None
+
     def secrets(self) -> tuple[str, ...]:
-        values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token)
+        values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,
+                  self.slack_client_secret)
         tokens = tuple(v.get_secret_value() for v in values if v is not None)
         return tokens + url_secrets(self.slack_api_url)
