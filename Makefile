@@ -4,11 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-<<<<<<< HEAD
-.PHONY: install run test test-fast bench soak lint clean
-=======
-.PHONY: install run test test-fast bench lint screenshots clean
->>>>>>> main
+.PHONY: install run test test-fast bench soak lint screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,16 +31,14 @@ test-fast: install
 bench: install
 	scripts/with-postgres.sh $(PY) -m tests.benchmarks
 
-<<<<<<< HEAD
 ## make soak: debates in every mode through `dialectic serve` under injected provider faults, server
 ## SIGKILLs and a PostgreSQL restart; prints what happened (not part of make test)
 soak: install
 	scripts/with-postgres.sh $(PY) -m tests.soak $(SOAK_ARGS)
-=======
+
 ## make screenshots: every console page at 1280 px and 390 px into docs/screenshots
 screenshots: install
 	scripts/with-browser.sh $(PY) -m tests.screenshots docs/screenshots
->>>>>>> main
 
 lint: install
 	$(VENV)/bin/ruff check engine storage bot tests
