@@ -1,6 +1,6 @@
 """The HTTP surface when things go wrong around it: a database that refuses writes answers 503
 in JSON (never a plain-text 500) and `/healthz` says why; an event-stream client that leaves is
-not an error, and its stream stops polling at once."""
+not an error, and its stream stops polling at once; a stream whose database goes away ends."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 import aiohttp
 import pytest
 from aiohttp import web
+from sqlalchemy import text
 
 from bot.main import Assembly, web_app
 from bot.scheduling.scheduler import Scheduler
@@ -98,4 +99,24 @@ async def test_an_event_stream_client_that_leaves_is_not_an_error(
             while _open_streams() > before:
                 await asyncio.sleep(0.02)
     assert any("the client went away" in r.getMessage() for r in caplog.records)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_an_event_stream_ends_quietly_when_the_database_goes_away(
+        sqlite_db: Database, caplog: pytest.LogCaptureFixture) -> None:
+    """The stream ends (its client reconnects with Last-Event-ID); no 500, no traceback."""
+    record = await add_debate(sqlite_db, TOPIC)
+    caplog.set_level(logging.WARNING)
+    async with _without_workers(sqlite_db) as base, aiohttp.ClientSession() as s, \
+            s.get(f"{base}/api/debates/{record.id}/events") as resp:
+        assert resp.status == 200
+        assert await resp.content.readline() == b"retry: 2000\n"
+        async with sqlite_db.transaction() as session:
+            await session.execute(text("ALTER TABLE debates RENAME TO debates_away"))
+        async with asyncio.timeout(10):
+            rest = await resp.content.read()  # until the server ends the stream
+        async with sqlite_db.transaction() as session:
+            await session.execute(text("ALTER TABLE debates_away RENAME TO debates"))
+    assert b"event: settled" not in rest
+    assert any("ending the stream" in r.getMessage() for r in caplog.records)
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
