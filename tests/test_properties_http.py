@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from bot.http.openapi import document
 from bot.http.server import ROUTES
-from bot.main import Assembly, web_app
+from bot.assembly import Assembly, web_app
 from bot.scheduling.scheduler import Scheduler
 from bot.slack.parsing import CommandError, parse_command
 from storage.db import Database
