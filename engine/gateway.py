@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionMessage, ChatCompletionMessageParam
+from openai.types.chat.chat_completion import Choice
 from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import ValidationError
 
@@ -111,6 +113,13 @@ def strict_schema(schema: type[Any]) -> dict[str, Any]:
 
 
 _STRICT_SCHEMAS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _build_reply_models() -> None:
+    """The SDK defers building its reply models until the first reply arrives (tens of ms of
+    CPU inside a debate's first phase): build them now, once per process."""
+    for model in (ChatCompletion, Choice, ChatCompletionMessage, CompletionUsage):
+        model.model_rebuild()
 
 
 def schema_name(schema: type[Any]) -> str:
@@ -239,8 +248,15 @@ class OpenAIGateway:
             base_url=settings.openai_base_url or DEFAULT_BASE_URL,
             max_retries=0,
             timeout=settings.call_timeout,
+            # the default transport: the SDK's aiohttp one would cost less CPU per call, but it
+            # reports a connection the server dropped as a connect timeout (retried once, not
+            # backed off), which would blur the error classes above
             http_client=http_client,
         )
+        # the SDK imports its chat resource on first use (a quarter of a second of CPU): load it
+        # now, while the debate is being prepared, so the first call costs what later ones do
+        self._completions = self._client.chat.completions
+        _build_reply_models()
 
     @property
     def rehearsal(self) -> bool:
@@ -303,7 +319,7 @@ class OpenAIGateway:
         with self._circuit.request(self._endpoint), _translate_errors(self._endpoint,
                                                                        self._secret):
             async with asyncio.timeout(spec.timeout):
-                return await self._client.chat.completions.create(
+                return await self._completions.create(
                     model=spec.model,
                     messages=messages,
                     temperature=openai.omit if spec.temperature is None else spec.temperature,
