@@ -5,12 +5,13 @@ so altering, inserting or deleting a link in the middle of a chain breaks every 
 Appends to one chain are serialised: by `BEGIN IMMEDIATE` on SQLite, by a transaction-scoped
 advisory lock on PostgreSQL (one lock per chain, global included, and it does not hold the
 debate's row, so SKIP LOCKED claims never skip a debate only because it is being audited);
-UNIQUE(chain, seq) backs both, and a lost race is retried.
+UNIQUE(chain, seq) backs both, and a lost race is retried. Engine events go through the journal's
+group commit (storage/journal.py) with each chain's head remembered between batches, so a
+running debate's link costs one row of a multi-row INSERT, not a lock, a read and an INSERT.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,8 +22,9 @@ from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import Event, canonical_json, sha256, utcnow
-from storage.db import Database, dialect_of, insert_ignoring
-from storage.errors import DATABASE_ERRORS, Conflict
+from storage.db import Database, dialect_of, ignoring_insert, insert_ignoring
+from storage.errors import Conflict
+from storage.journal import AfterCommit, Stale, journal_for
 from storage.models import AuditEventRow, jsonable
 from storage.records import AuditEvent
 
@@ -53,6 +55,7 @@ async def append(
     chain = chain_of(debate_id)
     payload: dict[str, Any] = jsonable(dict(data or {}))
     at = (at or utcnow()).astimezone(UTC)
+    _forget_head(chain)
     await _lock_chain(session, chain)
     for _ in range(_APPEND_ATTEMPTS):
         seq, prev = await _head(session, chain)
@@ -61,24 +64,6 @@ async def append(
             return event
     raise Conflict(f"audit chain {chain}: lost {_APPEND_ATTEMPTS} races for the next seq",
                    constraint="uq_audit_events_chain_seq")
-
-
-async def append_many(session: AsyncSession, events: list[Event]) -> None:
-    """Append engine events in the caller's transaction, in chain order (so two writers lock
-    PostgreSQL's per-chain advisory locks in one order) with each chain's head read once."""
-    heads: dict[str, tuple[int, str]] = {}
-    for event in sorted(events, key=lambda e: chain_of(e.debate_id)):  # stable: order kept
-        chain = chain_of(event.debate_id)
-        if chain not in heads:
-            await _lock_chain(session, chain)
-            heads[chain] = await _head(session, chain)
-        kind, actor, payload, at = _fields(event)
-        seq, prev = heads[chain]
-        link = _link(chain, event.debate_id, seq + 1, prev, kind, actor, payload, at)
-        if not await _insert(session, chain, link):  # not while we hold the chain; be safe
-            link = await append(session, debate_id=event.debate_id, kind=kind, actor=actor,
-                                data=payload, at=at)
-        heads[chain] = (link.seq, link.hash)
 
 
 def _fields(event: Event) -> tuple[str, str, dict[str, Any], datetime]:
@@ -214,63 +199,84 @@ async def verify(session: AsyncSession, debate_id: str | None = None) -> VerifyR
 class DbEventSink:
     """engine.ports.EventSink: each engine event becomes a link of its debate's chain.
 
-    Group commit: events emitted while a write is in flight (many debates at once) share the
-    next transaction. Each `emit` still returns only after its own event is committed, so the
-    audit log is as durable as before; under load it costs a fraction of the transactions."""
+    Written through the journal's group commit (storage/journal.py): events emitted while a write
+    is in flight (many debates at once) share the next transaction, with those debates' steps and
+    spend. Each `emit` still returns only after its own event is committed."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._group = _group_for(db)
+        self._heads = _heads_for(db)
 
     async def emit(self, event: Event) -> None:
-        await self._group.write(event)
+        await journal_for(self.db).write(self._heads.append_events, event)
 
 
-MAX_BATCH = 200
-_GROUPS: WeakKeyDictionary[Database, _GroupCommit] = WeakKeyDictionary()
+MAX_CACHED_CHAINS = 20_000
 
 
-def _group_for(db: Database) -> _GroupCommit:
-    group = _GROUPS.get(db)
-    if group is None:
-        group = _GROUPS[db] = _GroupCommit(db)
-    return group
+class _ChainHeads:
+    """The last link of each chain this process appended to, so a batch need not read (and on
+    PostgreSQL lock) each chain's head again. A stale head costs nothing but a retry: UNIQUE
+    (chain, seq) refuses the link, and the batch is written again from the chain as stored."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, tuple[int, str]] = {}
+        self.stale: set[str] = set()
+
+    async def append_events(self, session: AsyncSession, events: list[Event], fresh: bool
+                            ) -> tuple[list[None], AfterCommit]:
+        """Append engine events in chain order, as one multi-row INSERT (the journal's batch
+        function)."""
+        if fresh:
+            for chain in self.stale:
+                self.known.pop(chain, None)
+            self.stale.clear()
+        heads: dict[str, tuple[int, str]] = {}
+        rows: list[dict[str, Any]] = []
+        for event in sorted(events, key=lambda e: chain_of(e.debate_id)):  # stable: order kept
+            chain = chain_of(event.debate_id)
+            if chain not in heads:
+                heads[chain] = self.known.get(chain) or await _locked_head(session, chain)
+            kind, actor, payload, at = _fields(event)
+            seq, prev = heads[chain]
+            link = _link(chain, event.debate_id, seq + 1, prev, kind, actor, payload, at)
+            rows.append({"chain": chain, **link.model_dump()})
+            heads[chain] = (link.seq, link.hash)
+        went_in = await session.execute(
+            ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ, returning=_CHAIN_SEQ),
+            rows)
+        missing = {(r["chain"], r["seq"]) for r in rows} - {(c, q) for c, q in went_in}
+        if missing:  # another writer appended to these chains since we cached their heads
+            self.stale.update(chain for chain, _ in missing)
+            raise Stale(f"audit chains moved on: {sorted({c for c, _ in missing})[:3]}")
+
+        def remember() -> None:
+            if len(self.known) > MAX_CACHED_CHAINS:
+                self.known.clear()
+            self.known.update(heads)
+        return [None] * len(events), remember
+
+    def forget(self, chain: str) -> None:
+        self.known.pop(chain, None)
 
 
-class _GroupCommit:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.pending: list[tuple[Event, asyncio.Future[None]]] = []
-        self.flusher: asyncio.Task[None] | None = None
+async def _locked_head(session: AsyncSession, chain: str) -> tuple[int, str]:
+    await _lock_chain(session, chain)
+    return await _head(session, chain)
 
-    async def write(self, event: Event) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.pending.append((event, done))
-        if self.flusher is None or self.flusher.done():
-            self.flusher = asyncio.create_task(self._flush(), name="audit-group-commit")
-        await asyncio.shield(done)  # a cancelled emitter's event is still written
 
-    async def _flush(self) -> None:
-        while self.pending:
-            batch, self.pending = self.pending[:MAX_BATCH], self.pending[MAX_BATCH:]
-            try:
-                async with self.db.transaction() as session:
-                    await append_many(session, [event for event, _ in batch])
-            except DATABASE_ERRORS:
-                await self._one_by_one(batch)  # one bad event must not sink the others
-                continue
-            for _, done in batch:
-                if not done.done():
-                    done.set_result(None)
+_CHAIN_SEQ = ("chain", "seq")
+_HEADS: WeakKeyDictionary[Database, _ChainHeads] = WeakKeyDictionary()
 
-    async def _one_by_one(self, batch: list[tuple[Event, asyncio.Future[None]]]) -> None:
-        for event, done in batch:
-            try:
-                async with self.db.transaction() as session:
-                    await append_many(session, [event])
-            except DATABASE_ERRORS as exc:
-                if not done.done():
-                    done.set_exception(exc)
-            else:
-                if not done.done():
-                    done.set_result(None)
+
+def _heads_for(db: Database) -> _ChainHeads:
+    heads = _HEADS.get(db)
+    if heads is None:
+        heads = _HEADS[db] = _ChainHeads()
+    return heads
+
+
+def _forget_head(chain: str) -> None:
+    """A link appended outside the journal: no cached head of that chain is current any more."""
+    for heads in list(_HEADS.values()):
+        heads.forget(chain)
