@@ -133,7 +133,7 @@ def schema_name(schema: type[Any]) -> str:
 def map_openai_error(exc: BaseException, *, endpoint: str,
                      secret: str | tuple[str, ...] = "") -> LLMError:
     """Translate an SDK (or asyncio timeout) exception into the engine's hierarchy."""
-    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+    if isinstance(exc, TimeoutError | openai.APITimeoutError) and not _dropped(exc):
         return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
     if isinstance(exc, openai.APIConnectionError):
         reason = unreachable_reason(exc)
@@ -145,6 +145,24 @@ def map_openai_error(exc: BaseException, *, endpoint: str,
     if isinstance(exc, openai.APIStatusError):
         return _map_status_error(exc, endpoint=endpoint, secret=secret)
     return LLMError(f"{endpoint}: {_redact(str(exc), secret)}", endpoint=endpoint)
+
+
+def _dropped(exc: BaseException) -> bool:
+    """Whether a "timeout" was in fact a connection the server refused, reset or closed: the
+    SDK's aiohttp transport reports those as connect timeouts. Found in the chain of causes."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionError) or type(current).__name__ in _DROPPED:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+#: aiohttp's "the server closed the connection" (not an OSError); by name: the engine does not
+#: import aiohttp
+_DROPPED = frozenset({"ServerDisconnectedError"})
 
 
 def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
@@ -248,10 +266,11 @@ class OpenAIGateway:
             base_url=settings.openai_base_url or DEFAULT_BASE_URL,
             max_retries=0,
             timeout=settings.call_timeout,
-            # the default transport: the SDK's aiohttp one would cost less CPU per call, but it
-            # reports a connection the server dropped as a connect timeout (retried once, not
-            # backed off), which would blur the error classes above
-            http_client=http_client,
+            # the SDK's aiohttp transport: half the CPU per call of its default one, whose pool
+            # also scans every idle connection on each request (quadratic with a thousand
+            # debates in flight); it reports a dropped connection as a timeout, which
+            # `map_openai_error` tells apart
+            http_client=http_client or openai.DefaultAioHttpClient(timeout=settings.call_timeout),
         )
         # the SDK imports its chat resource on first use (a quarter of a second of CPU): load it
         # now, while the debate is being prepared, so the first call costs what later ones do

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from storage.db import Database, upsert
+from storage.journal import journal_for
 from storage.models import JudgeCacheRow, jsonable
 
 
@@ -31,6 +32,18 @@ async def judge_cache_put(
     ))
 
 
+async def judge_cache_put_batch(session: AsyncSession, items: list[tuple[str, Any, datetime]],
+                                fresh: bool) -> tuple[list[None], None]:
+    """`judge_cache_put` for many entries in one statement (the journal's batch function); a key
+    put twice in one batch keeps its last value."""
+    latest = {key: (value, expires_at) for key, value, expires_at in items}
+    rows = [{"key": key, "value": jsonable(value), "expires_at": expires_at}
+            for key, (value, expires_at) in latest.items()]
+    await session.execute(upsert(session, JudgeCacheRow, rows[0], conflict=("key",),
+                                 update=("value", "expires_at")).values(rows))
+    return [None] * len(items), None
+
+
 class DbStepCache:
     """engine.ports.StepCache on the judge_cache table, entries kept `ttl_seconds`."""
 
@@ -44,8 +57,9 @@ class DbStepCache:
         return value if isinstance(value, dict) else None
 
     async def put(self, key: str, output: dict[str, Any]) -> None:
-        async with self.db.transaction() as session:
-            await judge_cache_put(session, key, output, utcnow() + self.ttl)
+        """Committed with the running debates' other writes (the journal's group commit)."""
+        await journal_for(self.db).write(judge_cache_put_batch,
+                                         (key, output, utcnow() + self.ttl))
 
 
 async def judge_cache_purge(session: AsyncSession, now: datetime) -> int:
