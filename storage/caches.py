@@ -39,8 +39,8 @@ async def judge_cache_put_batch(session: AsyncSession, items: list[tuple[str, An
     latest = {key: (value, expires_at) for key, value, expires_at in items}
     rows = [{"key": key, "value": jsonable(value), "expires_at": expires_at}
             for key, (value, expires_at) in latest.items()]
-    await session.execute(upsert(session, JudgeCacheRow, rows[0], conflict=("key",),
-                                 update=("value", "expires_at")).values(rows))
+    await session.execute(upsert(session, JudgeCacheRow, rows, conflict=("key",),
+                                 update=("value", "expires_at")))
     return [None] * len(items), None
 
 

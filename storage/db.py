@@ -206,16 +206,18 @@ def insert_ignoring(
 
 
 def upsert(
-    session: AsyncSession, model: type[Base], values: Mapping[str, Any], *,
-    conflict: Iterable[str], update: Iterable[str],
+    session: AsyncSession, model: type[Base], values: Mapping[str, Any] | list[dict[str, Any]],
+    *, conflict: Iterable[str], update: Iterable[str],
 ) -> Insert:
-    """INSERT ... ON CONFLICT (conflict) DO UPDATE SET each of `update` to the new value."""
+    """INSERT ... ON CONFLICT (conflict) DO UPDATE SET each of `update` to the new value; for
+    one row, or many (one multi-row INSERT; no key twice)."""
+    rows = values if isinstance(values, list) else dict(values)
     if dialect_of(session) == "postgresql":
-        pg = postgresql.insert(model).values(dict(values))
+        pg = postgresql.insert(model).values(rows)
         return pg.on_conflict_do_update(
             index_elements=list(conflict), set_={c: pg.excluded[c] for c in update}
         )
-    lite = sqlite.insert(model).values(dict(values))
+    lite = sqlite.insert(model).values(rows)
     return lite.on_conflict_do_update(
         index_elements=list(conflict), set_={c: lite.excluded[c] for c in update}
     )
