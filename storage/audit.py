@@ -18,8 +18,10 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import select, text
+from sqlalchemy import Engine, select, text
+from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session, SessionTransaction
 
 from engine.domain import Event, canonical_json, sha256, utcnow
 from storage.db import Database, dialect_of, ignoring_insert, insert_ignoring
@@ -55,12 +57,16 @@ async def append(
     chain = chain_of(debate_id)
     payload: dict[str, Any] = jsonable(dict(data or {}))
     at = (at or utcnow()).astimezone(UTC)
-    _forget_head(chain)
+    heads = _heads_for_session(session)
+    cached = heads.known.pop(chain, None) if heads is not None else None
     await _lock_chain(session, chain)
     for _ in range(_APPEND_ATTEMPTS):
-        seq, prev = await _head(session, chain)
+        seq, prev = cached or await _head(session, chain)   # a stale cached head: a retry
+        cached = None
         event = _link(chain, debate_id, seq + 1, prev, kind, actor, payload, at)
         if await _insert(session, chain, event):
+            if heads is not None:
+                heads.remember_on_commit(session, chain, (event.seq, event.hash))
             return event
     raise Conflict(f"audit chain {chain}: lost {_APPEND_ATTEMPTS} races for the next seq",
                    constraint="uq_audit_events_chain_seq")
@@ -256,8 +262,12 @@ class _ChainHeads:
             self.known.update(heads)
         return [None] * len(events), remember
 
-    def forget(self, chain: str) -> None:
-        self.known.pop(chain, None)
+    def remember_on_commit(self, session: AsyncSession, chain: str, head: tuple[int, str]
+                           ) -> None:
+        """`chain`'s head once the caller's transaction commits. A head remembered ahead of
+        the stored chain would leave a gap (UNIQUE(chain, seq) cannot refuse it), so a
+        rollback, even of a savepoint, forgets every head the session has pending."""
+        session.info.setdefault(_PENDING_HEADS, []).append((self, chain, head))
 
 
 async def _locked_head(session: AsyncSession, chain: str) -> tuple[int, str]:
@@ -266,17 +276,41 @@ async def _locked_head(session: AsyncSession, chain: str) -> tuple[int, str]:
 
 
 _CHAIN_SEQ = ("chain", "seq")
-_HEADS: WeakKeyDictionary[Database, _ChainHeads] = WeakKeyDictionary()
+_HEADS: WeakKeyDictionary[Engine, _ChainHeads] = WeakKeyDictionary()
 
 
 def _heads_for(db: Database) -> _ChainHeads:
-    heads = _HEADS.get(db)
+    """The heads this process knows on `db` (one cache per engine: the journal's appends and
+    the direct ones of the same database share it)."""
+    heads = _HEADS.get(db.engine.sync_engine)
     if heads is None:
-        heads = _HEADS[db] = _ChainHeads()
+        heads = _HEADS[db.engine.sync_engine] = _ChainHeads()
     return heads
 
 
-def _forget_head(chain: str) -> None:
-    """A link appended outside the journal: no cached head of that chain is current any more."""
-    for heads in list(_HEADS.values()):
-        heads.forget(chain)
+def _heads_for_session(session: AsyncSession) -> _ChainHeads | None:
+    bind = session.get_bind()
+    return _HEADS.get(bind) if isinstance(bind, Engine) else None
+
+
+#: session.info key: (cache, chain, head) of the links appended in the open transaction
+_PENDING_HEADS = "dialectic.audit.pending_heads"
+
+
+@sa_event.listens_for(Session, "after_commit")
+def _heads_committed(session: Session) -> None:
+    if session.in_nested_transaction():  # a savepoint released: the transaction goes on
+        return
+    for heads, chain, head in session.info.pop(_PENDING_HEADS, ()):
+        heads.known[chain] = head
+
+
+@sa_event.listens_for(Session, "after_soft_rollback")
+def _heads_rolled_back(session: Session, _transaction: SessionTransaction) -> None:
+    session.info.pop(_PENDING_HEADS, None)
+
+
+@sa_event.listens_for(Session, "after_transaction_end")
+def _heads_abandoned(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None:  # closed without a commit (a commit took its heads)
+        session.info.pop(_PENDING_HEADS, None)
