@@ -16,6 +16,8 @@ from typing import Any
 
 from engine.domain import Usage, sha256
 from engine.llm import CallSpec, Reply, T
+from engine.material import QUESTION, TOPIC
+from engine.spotlight import regions
 from engine.vocabulary import Side
 
 MARK = "[rehearsal]"
@@ -52,8 +54,7 @@ class _Generator:
     def __init__(self, spec: CallSpec[Any], rng: random.Random) -> None:
         self.spec = spec
         self.rng = rng
-        topic = re.search(r"^(?:Proposition|Question): (.+)$", spec.prompt.user, re.M)
-        self.topic = (topic.group(1) if topic else "the question")[:80]
+        self.topic = _topic(spec.prompt.user)[:80]
         self.role = spec.role
         self.for_label = _for_label(spec.prompt.user)
         self.last_ref = ""
@@ -149,6 +150,12 @@ class _Generator:
         if path.endswith("conceded") or path.endswith("rebutted"):
             return self.rng.random() < 0.25
         return self.rng.random() < 0.6
+
+
+def _topic(user: str) -> str:
+    """The proposition or question, read from its spotlighted region (as text, datamarks gone)."""
+    found = next((r.text for r in regions(user) if r.label in (TOPIC, QUESTION)), "")
+    return " ".join(found.split()) or "the question"
 
 
 def _for_label(user: str) -> str | None:

@@ -32,9 +32,19 @@ from engine.domain import (
     sha256,
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
+from engine.injection import Finding
 from engine.llm import CallSpec, LLMClient, Prompt
+from engine.material import (
+    POLICY,
+    Untrusted,
+    of_evidence,
+    of_request,
+    screen,
+    spotlight_for,
+)
 from engine.ports import CheckpointStore, EventSink, EvidenceSource, StepCache
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
+from engine.spotlight import Spotlight
 from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
@@ -102,6 +112,9 @@ class DebateContext:
         self.reused = 0
         self.phases: list[PhaseSummary] = []
         self.evidence: list[Evidence] = []
+        self.spotlight: Spotlight = spotlight_for(request, debate_id)
+        self._findings: dict[tuple[str, str, int, int, str], Finding] = {}
+        self.flag(screen(of_request(request)))
 
     @property
     def rehearsal(self) -> bool:
@@ -113,6 +126,22 @@ class DebateContext:
         preset's."""
         given = self.request.options.get("policy")
         return given if isinstance(given, str) and given.strip() else self.preset.policy
+
+    @property
+    def policy_material(self) -> Untrusted:
+        """The policy as prompts carry it: spotlighted, whether the request or a preset gave it
+        (a request's policy may come from anyone who can call the API)."""
+        return Untrusted(POLICY, self.policy)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Text addressed to the AI found so far: in the request, the evidence, the outputs."""
+        return list(self._findings.values())
+
+    def flag(self, findings: Sequence[Finding]) -> None:
+        """Keep findings (once each: a resumed debate finds the same ones again)."""
+        for f in findings:
+            self._findings.setdefault((f.source, f.rule, f.start, f.end, f.excerpt), f)
 
     @property
     def timed_out(self) -> bool:
@@ -151,17 +180,15 @@ class DebateContext:
         items = list(await self.evidence_source.evidence(self.debate_id))
         fresh = items[len(self.evidence):]
         self.evidence = items
+        self.flag(screen(of_evidence(fresh)))
         for item in fresh:
             await self.emit(
                 EventKind.EVIDENCE_ADDED, author=item.author, text=item.text, before_phase=phase
             )
 
-    def evidence_block(self) -> str:
-        """Human evidence as prompt text; empty when there is none."""
-        if not self.evidence:
-            return ""
-        lines = [f"- {e.author}: {e.text}" for e in self.evidence]
-        return "Evidence added by people following the debate:\n" + "\n".join(lines)
+    def evidence_material(self) -> tuple[Untrusted, ...]:
+        """Human evidence so far, each item labelled with its author, for spotlighting."""
+        return of_evidence(self.evidence)
 
     async def step(
         self,

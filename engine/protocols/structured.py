@@ -59,7 +59,7 @@ def debate_calls(depth0: int = 0) -> list[PlannedCall]:
 
 async def run_debate_phases(ctx: DebateContext) -> Transcript:
     """Opening, cross-examination and closing; each phase's two calls run concurrently."""
-    t = Transcript(topic=ctx.request.topic)
+    t = Transcript(topic=ctx.request.topic, spot=ctx.spotlight)
     async with ctx.phase(OPENING) as summary:
         await openings(ctx, FAMILY, t, summary)
     async with ctx.phase(CROSS_EXAMINATION) as summary:
@@ -78,7 +78,7 @@ async def _both(ctx: DebateContext, t: Transcript, key: str, task: str,
     context = context_text(ctx, t)
 
     async def one(side: Side) -> StepOutcome[Reply]:
-        prompt = prompts.debater(persona(ctx, side), t.topic, task, context)
+        prompt = prompts.debater(ctx.spotlight, persona(ctx, side), t.topic, task, context)
         return await ctx.step(f"{FAMILY}/{key}/{side}", role=side, prompt=prompt, schema=schema)
 
     pro, con = await asyncio.gather(one(Side.PRO), one(Side.CON))
