@@ -121,6 +121,8 @@ class DebateRow(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
     idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True)
+    # engine.injection findings (as dicts): text addressed to the AI in its untrusted material
+    injection: Mapped[list[dict[str, Any]] | None] = mapped_column(json_type(), nullable=True)
 
 
 class StepRow(Base):

@@ -5,6 +5,11 @@ Submitting estimates the cost from the protocol's plan, reserves it against toda
 queues the debate in one transaction (downgrading the mode when the preset allows, refusing with
 the figures otherwise). Running goes through the durable checkpoint store, so a reclaimed debate
 resumes where it stopped. Finishing settles the real cost and routes the result.
+
+Untrusted text is screened where it enters: the request at submit, evidence as it arrives, the
+models' outputs when the result comes back (engine.material). Whatever addresses the AI flags the
+debate (stored on its record, audited as `injection_flagged`), and a flagged debate goes to a
+human whatever its alpha.
 """
 
 from __future__ import annotations
@@ -21,13 +26,15 @@ from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
+from engine.injection import Finding
 from engine.llm import LLMClient
+from engine.material import of_evidence, of_request, screen, with_nonce
 from engine.outcomes import RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
 from engine.settings import EngineSettings
-from engine.vocabulary import Mode, ResultStatus
+from engine.vocabulary import Mode, ResultStatus, Routing
 from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, NotFound
@@ -100,7 +107,7 @@ class DebateService:
         """Validate, estimate, reserve and queue; or return the cached or duplicate debate.
 
         Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures)."""
-        prepared = prepare(self.engine, request)
+        prepared = prepare(self.engine, with_nonce(request))
         if not request.no_cache and parent_id is None:
             hit = await self._cached(prepared)
             if hit is not None:
@@ -172,7 +179,9 @@ class DebateService:
                                    "estimate": estimate.model_dump(mode="json"),
                                    "downgraded_from": downgraded_from, "parent_id": parent_id,
                                    "versions": self.versions()})
-        return record
+            await debates.flag(session, record.id, list(screen(of_request(prepared.request))),
+                               stage="submit", actor=prepared.request.requested_by)
+            return await debates.get(session, record.id)
 
     def versions(self) -> dict[str, str]:
         return {"prompts": PROMPT_VERSION, "default_model": self.engine.model_for("pro"),
@@ -252,6 +261,9 @@ class DebateService:
         review: Review | None = None
         async with self.db.transaction() as session:
             current = await debates.get(session, debate_id)
+            found = await debates.flag(session, debate_id, result.injection, stage="run",
+                                       actor=actor)
+            result = _flagged_result(result, [*current.injection, *found])
             record = await debates.transition(
                 session, debate_id, DebateStatus(result.status), actor=actor,
                 reason=result.error or result.verdict[:200], result=result,
@@ -300,7 +312,8 @@ class DebateService:
 
     # --- people acting on debates ---
     async def add_evidence(self, debate_id: str, item: Evidence) -> bool:
-        """Record human evidence for a running debate; False if it is not running or a dupe."""
+        """Record human evidence for a running debate; False if it is not running or a dupe.
+        Evidence addressed to the AI flags the debate."""
         async with self.db.transaction() as session:
             record = await debates.get(session, debate_id)
             if record.status not in (DebateStatus.QUEUED, DebateStatus.DEBATING,
@@ -311,6 +324,8 @@ class DebateService:
                 await audit.append(session, debate_id=debate_id, kind="evidence_recorded",
                                    actor=item.author, data={"text": item.text,
                                                             "source_id": item.source_id})
+                await debates.flag(session, debate_id, list(screen(of_evidence([item]))),
+                                   stage="evidence", actor=item.author)
             return added
 
     async def retry(self, debate_id: str, *, actor: str) -> DebateRecord:
@@ -327,8 +342,20 @@ class DebateService:
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
                                             actor=actor, reason="retry", error="", attempts=0)
 
+def _flagged_result(result: DebateResult, flags: list[Finding]) -> DebateResult:
+    """The result carrying every finding of its debate (some, such as evidence that came after
+    the last phase began, only the record knew), routed to a human when there is any."""
+    injection = list(dict.fromkeys([*flags, *result.injection]))
+    if not injection:
+        return result
+    routing = result.routing if result.routing in ROUTED else Routing.HUMAN_REVIEW
+    return result.model_copy(update={"injection": injection, "routing": routing})
+
+
 def _review_reason(result: DebateResult) -> str:
     parts = []
+    if result.injection:
+        parts.append("contains text addressed to the AI")
     c = result.consensus
     if c is not None:
         alpha = "n/a" if c.alpha is None else f"{c.alpha:.2f}"
