@@ -437,6 +437,16 @@ class FakeOpenAI:
         if script is not None:
             reply = script.reply(body) if callable(script.reply) else script.reply
             return reply if isinstance(reply, str) else json.dumps(reply)
+        value, orders = self._generate(body, obedient=self.obedient)
+        record.obeyed = orders.described()
+        return json.dumps(value)
+
+    def generated(self, body: Body, *, obedient: bool) -> Any:
+        """The reply the fake generates for `body` (scripts and faults aside), as a gullible or
+        an honest model: the same request both ways shows whether an order moved the reply."""
+        return self._generate(body, obedient=obedient)[0]
+
+    def _generate(self, body: Body, *, obedient: bool) -> tuple[Any, Orders]:
         system, user = last_text(body, "system"), last_text(body, "user")
         markers = markers_from_rule(system)
         schema = request_schema(body)
@@ -446,18 +456,18 @@ class FakeOpenAI:
         else:
             seed = mask_boundaries(f"{self.seed}\x00{system}\x00{user}", markers)
             value = SchemaFaker(schema, hint=user, rng=random.Random(seed)).make()
-        if self.obedient:
-            said = "\n".join(
-                outside_regions(message_text(m), markers)
-                for m in record.messages
-                if isinstance(m, dict) and m.get("role") in ("system", "user")
-            )
-            orders = Orders.read(said)
-            record.obeyed = orders.described()
-            value = orders.apply(value)
-            if schema is None and orders.say:
-                value = {"answer": orders.say}
-        return json.dumps(value)
+        if not obedient:
+            return value, Orders()
+        said = "\n".join(
+            outside_regions(message_text(m), markers)
+            for m in body.get("messages") or []
+            if isinstance(m, dict) and m.get("role") in ("system", "user")
+        )
+        orders = Orders.read(said)
+        value = orders.apply(value)
+        if schema is None and orders.say:
+            value = {"answer": orders.say}
+        return value, orders
 
     def _completion(
         self, record: RecordedRequest, content: str | None, *, finish_reason: str = "stop"
