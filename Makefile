@@ -33,7 +33,7 @@ bench: install
 lint: install
 	$(VENV)/bin/ruff check engine storage bot tests
 	$(VENV)/bin/lint-imports
-	$(VENV)/bin/mypy engine storage
+	$(VENV)/bin/mypy --strict engine storage bot
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache

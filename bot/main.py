@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import signal
@@ -38,6 +39,7 @@ from bot.settings import Settings, load_settings, unknown_variables
 from bot.slack.notifier import SlackNotifier
 from bot.slack.publisher import SlackPublisher
 from bot.slack.wiring import attach_notifier, attach_slack, close_notifier
+from engine.errors import ConfigurationError
 
 log = logging.getLogger("dialectic.server")
 Cleanup = Callable[[web.Application], AsyncIterator[None]]
@@ -87,21 +89,42 @@ async def running_workers(rt: Runtime, concurrency: int | None
 
 
 async def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
+    """Bind first; only then start the workers and the scheduler (a port in use must not leave
+    a process that claims debates while it cannot serve)."""
     host = host or settings.http.host
     port = settings.http.port if port is None else port
     check_exposure(settings.service, host)
     async with assembled(settings) as parts:
         if parts.notifier is None:
             log.warning(SLACK_OFF)
-        runner = web.AppRunner(web_app(parts, settings), handle_signals=False)
+        runner = web.AppRunner(web_app(parts, settings, workers=0, scheduler=False),
+                               handle_signals=False)
         await runner.setup()
         try:
-            await web.TCPSite(runner, host, port).start()
+            await listen(runner, host, port)
             log.info("serving on http://%s:%d (console /, API /api, Slack /slack/events)", host,
                      port)
-            await until_signalled()
+            async with running_workers(parts.rt, None) as task:
+                await parts.scheduler.start()
+                await until_signalled(task)
+                parts.scheduler.shutdown()
         finally:
             await runner.cleanup()
+
+
+async def listen(runner: web.AppRunner, host: str, port: int) -> None:
+    """Start listening; a port in use (or an address we cannot bind) is a ConfigurationError
+    that says which setting to change."""
+    try:
+        await web.TCPSite(runner, host, port).start()
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise ConfigurationError(
+                f"port {port} on {host} is in use: stop what listens there, or choose another "
+                "port with DIALECTIC_PORT (or --port)") from None
+        raise ConfigurationError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}): check DIALECTIC_HOST and "
+            "DIALECTIC_PORT") from None
 
 
 def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,

@@ -44,6 +44,9 @@ from storage.settings import StorageSettings
 PREFIX = "DIALECTIC_"
 CONFIG_VARIABLE = "DIALECTIC_CONFIG"
 DEFAULT_CONFIG = "dialectic.toml"
+#: Optional settings whose empty value is a mistake to report, not "unset" (an empty token
+#: must never mean "no authentication").
+EMPTY_IS_AN_ERROR = frozenset({"api_token"})
 #: Variables with the prefix that are not settings (the loader's own, the test harness's).
 NOT_SETTINGS = frozenset({CONFIG_VARIABLE, "DIALECTIC_TEST_PG_URL"})
 
@@ -133,13 +136,22 @@ def parse_env_value(variable: str, raw: str, annotation: Any) -> Any:
 
 
 def read_environment(environ: Mapping[str, str]) -> dict[str, Any]:
-    """The settings set in the environment, by field name."""
+    """The settings set in the environment, by field name. An empty value of an optional setting
+    means unset (`OPENAI_API_KEY=` in a compose .env file runs the rehearsal model), except where
+    an empty value would weaken security: those are validated, and refused."""
     values: dict[str, Any] = {}
     for variable, field in FIELD_OF_ENV.items():
-        if variable in environ and field not in values:
-            values[field] = parse_env_value(variable, environ[variable],
-                                            FIELD_INFO[field].annotation)
+        if variable not in environ or field in values:
+            continue
+        raw = environ[variable]
+        if not raw.strip() and _optional(field) and field not in EMPTY_IS_AN_ERROR:
+            continue
+        values[field] = parse_env_value(variable, raw, FIELD_INFO[field].annotation)
     return values
+
+
+def _optional(field: str) -> bool:
+    return FIELD_INFO[field].default is None
 
 
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:
@@ -168,7 +180,7 @@ def read_file(path: Path, *, required: bool) -> dict[str, Any]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigurationError(f"{path}: {_toml_position(exc)}") from None
+        raise ConfigurationError(toml_error(path, exc)) from None
     unknown = [key for key in data if key not in SECTION_OF]
     if unknown:
         key = unknown[0]
@@ -177,13 +189,17 @@ def read_file(path: Path, *, required: bool) -> dict[str, Any]:
     return data
 
 
-def _toml_position(exc: tomllib.TOMLDecodeError) -> str:
-    """'line 3, column 7: Expected ...' from tomllib's 'Expected ... (at line 3, column 7)'."""
-    message = str(exc)
-    text, sep, where = message.rpartition(" (at ")
-    if sep and where.endswith(")"):
-        return f"{where[:-1]}: {text}"
-    return message
+def toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> str:
+    """`dialectic.toml:3:7: Expected '=' after a key` from tomllib's message, whose position
+    comes last in parentheses ("(at line 3, column 7)" or "(at end of document)")."""
+    text, sep, where = str(exc).rpartition(" (at ")
+    where = where.removesuffix(")")
+    if sep and where.startswith("line "):
+        line, _, column = where.removeprefix("line ").partition(", column ")
+        return f"{path}:{line}:{column}: {text}"
+    if sep:
+        return f"{path}: {text} at the {where.replace('document', 'file')}"
+    return f"{path}: {exc}"
 
 
 class _EnvironmentSource(PydanticBaseSettingsSource):

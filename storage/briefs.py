@@ -80,7 +80,7 @@ async def start(session: AsyncSession, brief_id: str, *, now: datetime | None = 
         .values(status=BriefStatus.RUNNING, updated_at=now or utcnow())
         .execution_options(synchronize_session=False)
     )
-    return bool(result.rowcount)  # type: ignore[attr-defined]
+    return bool(result.rowcount)  # type: ignore[attr-defined]  # Result of an UPDATE has it
 
 
 async def finish(session: AsyncSession, brief_id: str, *, status: BriefStatus,

@@ -30,7 +30,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.dml import Insert
 
-from storage.errors import StorageError, translate
+from storage.errors import StorageError, translate, unavailable
 from storage.models import Base
 
 log = logging.getLogger("dialectic.storage")
@@ -72,6 +72,15 @@ class Database:
         )
 
     @property
+    def where(self) -> str:
+        """The database as people name it, without credentials: `db on host:port`, or the
+        SQLite file."""
+        if self.url.get_backend_name() == "sqlite":
+            return f"file {self.url.database or ':memory:'}"
+        port = f":{self.url.port}" if self.url.port else ""
+        return f"{self.url.database or ''} on {self.url.host or 'localhost'}{port}"
+
+    @property
     def dialect(self) -> str:
         """`"sqlite"` or `"postgresql"`."""
         return self.engine.dialect.name
@@ -93,6 +102,8 @@ class Database:
                     yield session
             except IntegrityError as exc:  # the border: constraint violations become domain
                 raise translate(exc) from exc
+            except (SQLAlchemyError, OSError, TimeoutError) as exc:
+                raise unavailable(exc, self.where) or exc from exc
 
     @asynccontextmanager
     async def _write_turn(self, readonly: bool) -> AsyncIterator[None]:
@@ -129,12 +140,15 @@ class Database:
         Replicas starting together take turns (an advisory lock on PostgreSQL, the IMMEDIATE
         transaction on SQLite); the later ones find the schema current and do nothing.
         """
-        async with self.engine.begin() as connection:
-            if self.dialect == "postgresql":
-                await connection.execute(
-                    text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
-                )
-            await connection.run_sync(_run_upgrade, revision)
+        try:
+            async with self.engine.begin() as connection:
+                if self.dialect == "postgresql":
+                    await connection.execute(
+                        text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK}
+                    )
+                await connection.run_sync(_run_upgrade, revision)
+        except (SQLAlchemyError, OSError, TimeoutError) as exc:
+            raise unavailable(exc, self.where) or exc from exc
 
     async def dispose(self) -> None:
         await self.engine.dispose()

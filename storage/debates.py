@@ -135,6 +135,11 @@ async def get(session: AsyncSession, debate_id: str) -> DebateRecord:
     return to_record(await _load(session, debate_id, lock=False))
 
 
+async def exists(session: AsyncSession, debate_id: str) -> bool:
+    found = await session.scalar(select(DebateRow.id).where(DebateRow.id == debate_id))
+    return found is not None
+
+
 async def list_recent(
     session: AsyncSession, *, status: str | None = None, limit: int = 50,
     requested_by: str | None = None,

@@ -5,8 +5,12 @@
         ├── NotFound                no row with that id (or a foreign key points nowhere)
         ├── Conflict                a constraint refused the write; `constraint` names it
         │   └── AlreadyExists       a unique key is taken; `existing_id` names the holder
-        └── IllegalTransition       the debate's state machine forbids current -> target
+        ├── IllegalTransition       the debate's state machine forbids current -> target
+        └── DatabaseUnavailable     the database cannot be reached or written (down, read-only,
+                                    disk full): the caller may retry later
 
+`unavailable()` maps connection and I/O failures (the server refused or went away, the SQLite file
+cannot be written) to `DatabaseUnavailable`, naming where the database is without its password.
 `translate()` maps SQLAlchemy's `IntegrityError` (asyncpg or sqlite3 underneath) to this tree by
 constraint name, so callers never parse driver messages. `Database.transaction()` applies it to
 whatever escapes a transaction; repositories that expect a violation catch it inside a savepoint.
@@ -17,7 +21,13 @@ from __future__ import annotations
 import re
 
 from sqlalchemy import PrimaryKeyConstraint, UniqueConstraint
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import (
+    DBAPIError,
+    IntegrityError,
+    InterfaceError,
+    OperationalError,
+    SQLAlchemyError,
+)
 
 from engine.errors import DialecticError
 from storage.models import Base
@@ -62,6 +72,34 @@ class IllegalTransition(StorageError):
         self.debate_id = debate_id
         self.current = current
         self.target = target
+
+
+class DatabaseUnavailable(StorageError):
+    """The database cannot be reached or written right now; nothing was changed."""
+
+
+# SQLAlchemy's errors that mean "the database is not there or cannot write", not "this query is
+# wrong": connection refused or dropped (OperationalError/InterfaceError, or the driver's OSError
+# before SQLAlchemy wraps it), SQLite's read-only, locked or I/O errors (OperationalError).
+_UNAVAILABLE = (OperationalError, InterfaceError, OSError, TimeoutError)
+
+
+def unavailable(exc: BaseException, where: str) -> DatabaseUnavailable | None:
+    """`DatabaseUnavailable` for a failure that says the database cannot be used, else None.
+    `where` names the database for people (host and name, or the SQLite file; no password)."""
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return DatabaseUnavailable(f"lost the connection to the database {where}; try again")
+    text = str(getattr(exc, "orig", None) or exc)
+    if isinstance(exc, DBAPIError) and ("no such table" in text or "UndefinedTable" in text
+                                        or ("relation" in text and "does not exist" in text)):
+        return DatabaseUnavailable(f"the database {where} has no Dialectic tables yet: run "
+                                   "`dialectic db upgrade` (serve and worker do it on start)")
+    if not isinstance(exc, _UNAVAILABLE):
+        return None
+    orig = getattr(exc, "orig", None) or exc
+    reason = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
+    return DatabaseUnavailable(f"cannot use the database {where} ({reason[:200]}): check "
+                               "DATABASE_URL and that the database is running and writable")
 
 
 _SQLITE_UNIQUE = re.compile(r"UNIQUE constraint failed: (?P<cols>[\w., ]+)")

@@ -32,6 +32,8 @@ from bot.main import Assembly, assembled, web_app
 from bot.service.runtime import Runtime
 from bot.settings import Settings
 from bot.slack.notifier import SlackNotifier
+from engine.settings import PresetSpec, ThresholdSpec
+from storage import audit
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import Call, FakeSlack
@@ -47,10 +49,30 @@ TEST_PACING = 0.05
 WAIT = 20.0
 POSTING = ("chat.postMessage", "chat.update", "chat.postEphemeral")
 
+# A preset whose thresholds send every result to a reviewer (alpha can never reach 1.01).
+STRICT = {"strict": PresetSpec(name="strict", mode="consensus", thresholds=ThresholdSpec(
+    high=1.01, tentative=1.01, escalate=-1.01))}
+
 __all__ = [
-    "CHANNEL", "PUBLIC_URL", "REVIEWER", "REVIEW_CHANNEL", "SECRET", "TEAM", "USER", "Harness",
-    "Reply", "sign", "slack", "slack_harness",
+    "CHANNEL", "PUBLIC_URL", "REVIEWER", "REVIEW_CHANNEL", "SECRET", "STRICT", "TEAM", "USER",
+    "Harness", "Reply", "audit_kinds", "blocks_text", "has_actions", "sign", "slack",
+    "slack_harness",
 ]
+
+
+def blocks_text(message: dict[str, Any]) -> str:
+    """A posted message's blocks as JSON text, to search."""
+    return json.dumps(message.get("blocks") or [])
+
+
+def has_actions(message: dict[str, Any]) -> bool:
+    return any(b.get("type") == "actions" for b in message.get("blocks") or [])
+
+
+async def audit_kinds(h: Harness, debate_id: str) -> list[str]:
+    """The kinds of a debate's audit events, oldest first."""
+    async with h.rt.db.transaction(readonly=True) as session:
+        return [e.kind for e in await audit.events(session, debate_id, limit=5000)]
 
 
 def sign(body: str, *, secret: str = SECRET, timestamp: int | None = None) -> dict[str, str]:

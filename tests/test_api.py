@@ -9,44 +9,28 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 from aiohttp.test_utils import TestServer
+from pydantic import ValidationError
 
+from bot.http.api import DebateIn
 from bot.http.server import check_exposure
-from bot.main import Assembly, web_app
-from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime, build_runtime
 from bot.settings import Settings
-from engine.errors import ConfigurationError
+from engine.domain import DebateRequest
+from engine.errors import ConfigurationError, validation_message
+from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS
 from storage.db import Database
-from tests.service_fixtures import rehearsal_settings, runtime
+from tests.http_fixtures import app_for, served
+from tests.http_fixtures import call as _json
+from tests.service_fixtures import rehearsal_settings
 
 TOPIC = "Should we move billing to PostgreSQL?"
 
 
-def _app(rt: Runtime, settings: Settings) -> web.Application:
-    parts = Assembly(rt, Scheduler(rt, settings.scheduling), None)
-    return web_app(parts, settings, scheduler=False)
-
-
-async def _server(db: Database, settings: Settings) -> tuple[TestServer, Runtime]:
-    rt = runtime(db, settings)
-    server = TestServer(_app(rt, settings), host="127.0.0.1", port=0)
-    await server.start_server()
-    return server, rt
-
-
 @pytest.fixture
 async def api(db: Database) -> AsyncIterator[tuple[str, Runtime]]:
-    server, rt = await _server(db, rehearsal_settings())
-    yield str(server.make_url("")), rt
-    await server.close()
-
-
-async def _json(session: aiohttp.ClientSession, method: str, url: str, **kw: Any
-                ) -> tuple[int, Any]:
-    async with session.request(method, url, **kw) as resp:
-        return resp.status, await resp.json()
+    async with served(db, rehearsal_settings()) as (base, rt, _):
+        yield base, rt
 
 
 async def test_post_follow_and_read_a_debate(api: tuple[str, Runtime]) -> None:
@@ -81,7 +65,7 @@ async def test_post_follow_and_read_a_debate(api: tuple[str, Runtime]) -> None:
 @pytest.mark.parametrize(("body", "message"), [
     ({}, "topic"),
     ({"topic": "x" * 20_000}, "limit"),
-    ({"topic": "ok", "mode": "shouting"}, "unknown mode"),
+    ({"topic": "ok", "mode": "shouting"}, "mode: Input should be 'simple', 'structured'"),
     ({"topic": "ok", "rounds": 99}, "rounds"),
     ({"topic": "ok", "surprise": 1}, "surprise"),
     ([1, 2], "JSON object"),
@@ -94,6 +78,43 @@ async def test_bad_input_gets_a_clear_4xx_and_changes_nothing(
         assert status == 400 and message in reply["error"]
         _, listing = await _json(s, "GET", f"{base}/api/debates")
     assert listing["debates"] == []
+
+
+@pytest.mark.parametrize(("body", "unset"), [
+    ({"topic": "t"}, {"mode", "preset", "rounds", "judges"}),
+    ({"topic": "t", "mode": None, "rounds": None}, {"mode", "preset", "rounds", "judges"}),
+    ({"topic": "t", "mode": "panel", "rounds": 2, "idempotency_key": "k"},
+     {"preset", "judges"}),
+])
+def test_the_api_body_is_a_debate_request_leaving_the_preset_what_it_omits(
+        body: dict[str, Any], unset: set[str]) -> None:
+    request = DebateIn.model_validate(body).request()
+    assert type(request) is DebateRequest and request.requested_by == "api"
+    assert unset.isdisjoint(request.model_fields_set)
+    assert ("mode" in request.model_fields_set) is (body.get("mode") is not None)
+
+
+@pytest.mark.parametrize("fields", [
+    {"topic": ""}, {"rounds": MAX_ROUNDS + 1}, {"rounds": -1}, {"judges": 0},
+    {"judges": MAX_JUDGES + 1}, {"mode": "shouting"}, {"no_cache": "perhaps"},
+])
+def test_the_api_body_refuses_what_a_debate_request_refuses_in_the_same_words(
+        fields: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError) as by_api:
+        DebateIn.model_validate({"topic": "t", **fields})
+    with pytest.raises(ValidationError) as by_engine:
+        DebateRequest.model_validate({"topic": "t", **fields})
+    assert validation_message(by_api.value) == validation_message(by_engine.value)
+
+
+async def test_a_refusal_is_the_validation_message_itself(api: tuple[str, Runtime]) -> None:
+    base, _ = api
+    async with aiohttp.ClientSession() as s:
+        status, reply = await _json(s, "POST", f"{base}/api/debates",
+                                    json={"topic": "ok", "rounds": 99, "surprise": 1})
+    assert status == 400
+    assert reply == {"error": "rounds: Input should be less than or equal to 5; "
+                              "surprise: Extra inputs are not permitted"}
 
 
 async def test_malformed_json_and_oversized_bodies(api: tuple[str, Runtime]) -> None:
@@ -130,27 +151,48 @@ async def test_estimate_metrics_health_presets_openapi(api: tuple[str, Runtime])
 async def test_a_token_protects_the_api_and_signed_links_open_one_transcript(
         db: Database) -> None:
     settings = rehearsal_settings(api_token="s3cret-token")
-    server, _ = await _server(db, settings)
-    base = str(server.make_url(""))
-    try:
-        async with aiohttp.ClientSession() as s:
-            status, reply = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC})
-            assert status == 401 and "s3cret" not in json.dumps(reply)
-            auth = {"Authorization": "Bearer s3cret-token"}
-            status, body = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC},
-                                       headers=auth)
-            assert status == 202
-            link = body["links"]["transcript"]
-            assert "sig=" in link
-            path = link.split("://", 1)[1].split("/", 1)[1]
-            async with s.get(f"{base}/{path}") as page:
-                assert page.status == 200
-            async with s.get(f"{base}/debates/{body['id']}") as page:
-                assert page.status == 403
-            status, _ = await _json(s, "GET", f"{base}/healthz")
-            assert status == 200
-    finally:
-        await server.close()
+    async with served(db, settings) as (base, _, _), aiohttp.ClientSession() as s:
+        status, reply = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC})
+        assert status == 401 and "s3cret" not in json.dumps(reply)
+        auth = {"Authorization": "Bearer s3cret-token"}
+        status, body = await _json(s, "POST", f"{base}/api/debates", json={"topic": TOPIC},
+                                   headers=auth)
+        assert status == 202
+        link = body["links"]["transcript"]
+        assert "sig=" in link
+        path = link.split("://", 1)[1].split("/", 1)[1]
+        async with s.get(f"{base}/{path}") as page:
+            assert page.status == 200
+        async with s.get(f"{base}/debates/{body['id']}") as page:
+            assert page.status == 403
+        status, _ = await _json(s, "GET", f"{base}/healthz")
+        assert status == 200
+
+
+async def test_events_resume_after_the_last_event_id(api: tuple[str, Runtime]) -> None:
+    base, _ = api
+    async with aiohttp.ClientSession() as s:
+        _, body = await _json(s, "POST", f"{base}/api/debates",
+                              json={"topic": TOPIC, "mode": "simple"})
+        url = f"{base}/api/debates/{body['id']}/events"
+        every = await _event_ids(s, url)
+        assert every == sorted(every) and len(every) > 4
+        assert await _event_ids(s, url, headers={"Last-Event-ID": str(every[2])}) == every[3:]
+        assert await _event_ids(s, url, params={"after": str(every[-2])}) == every[-1:]
+        status, reply = await _json(s, "GET", url, headers={"Last-Event-ID": "seven"})
+        assert status == 400 and reply["error"].startswith("Last-Event-ID: Input should be")
+        status, reply = await _json(s, "GET", url, params={"after": "-1"})
+        assert status == 400 and reply["error"].startswith("after: Input should be")
+
+
+async def _event_ids(s: aiohttp.ClientSession, url: str, **kw: Any) -> list[int]:
+    ids = []
+    async with s.get(url, **kw) as resp, asyncio.timeout(30):
+        assert resp.status == 200
+        async for line in resp.content:
+            if line.startswith(b"id: "):
+                ids.append(int(line[4:]))
+    return ids
 
 
 def test_without_a_token_only_loopback_is_served() -> None:
@@ -171,6 +213,11 @@ async def test_briefs_and_schedules_over_the_api(api: tuple[str, Runtime]) -> No
         status, reply = await _json(s, "POST", f"{base}/api/briefs",
                                     json={"topic": "x", "channel": "C1", "at": "tomorrow"})
         assert status == 400 and "at" in reply["error"]
+        status, reply = await _json(s, "POST", f"{base}/api/briefs",
+                                    json={"topic": "x", "channel": "C1",
+                                          "at": "2099-01-05T09:30:00"})
+        assert status == 400 and reply["error"] == (
+            "at: give the meeting time with a UTC offset, e.g. 2026-11-23T09:30:00+01:00")
         status, reply = await _json(s, "GET", f"{base}/api/schedules")
         assert status == 200 and reply == {"schedules": []}
 
@@ -179,7 +226,7 @@ async def test_prometheus_metrics_count_debates_and_steps(sqlite_db: Database) -
     url = f"sqlite+aiosqlite:///{sqlite_db.url.database}"
     settings = rehearsal_settings(database_url=url)
     rt = await build_runtime(settings.engine, settings.service, settings.storage, migrate=False)
-    server = TestServer(_app(rt, settings), host="127.0.0.1", port=0)
+    server = TestServer(app_for(rt, settings), host="127.0.0.1", port=0)
     await server.start_server()
     base = str(server.make_url(""))
     try:

@@ -6,66 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bot.cli.debate import exit_code
-from bot.main import main
+from tests.cli_fixtures import PREFIXES, Cli, clean_env, cli
 from tests.fakes.openai_server import FakeOpenAI
+
+__all__ = ["clean_env", "cli"]  # fixtures
 
 TOPIC = "Should a startup adopt microservices from day one?"
 KEYS = {"id", "status", "mode", "topic", "verdict", "consensus", "divergence", "trace_table",
         "phases", "degraded", "cost", "elapsed_seconds", "rehearsal"}
-PREFIXES = ("OPENAI_", "DIALECTIC_", "SLACK_", "DATABASE_URL")
-
-
-@dataclass(frozen=True)
-class Done:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-Cli = Callable[..., Done]
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """A new user's shell: none of our variables, no settings file, an empty directory."""
-    for name in list(os.environ):
-        if name.startswith(PREFIXES):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("DIALECTIC_CONFIG", os.devnull)
-    monkeypatch.chdir(tmp_path)
-    handlers = logging.getLogger().handlers[:]
-    level = logging.getLogger().level
-    yield
-    logging.getLogger().handlers[:] = handlers   # the CLI configures logging for its process
-    logging.getLogger().setLevel(level)
-
-
-@pytest.fixture
-def cli(clean_env: None, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> Cli:
-    """Run `dialectic ARGS` in this process: (exit status, stdout, stderr)."""
-    def run(*args: str, env: dict[str, str] | None = None) -> Done:
-        for name, value in (env or {}).items():
-            monkeypatch.setenv(name, value)
-        capsys.readouterr()
-        try:
-            code = main(list(args))
-        except SystemExit as exc:   # argparse's own usage errors
-            code = int(exc.code or 0)
-        out, err = capsys.readouterr()
-        return Done(code, out, err)
-    return run
 
 
 def test_run_offline_prints_the_promised_json(cli: Cli) -> None:
@@ -147,3 +103,53 @@ def test_replay_of_an_unknown_debate_says_so_without_a_traceback(cli: Cli,
     done = cli("replay", "nope", "--rounds", "1", env=env)
     assert done.returncode == 2
     assert "not found" in done.stdout + done.stderr and "Traceback" not in done.stderr
+
+
+# --- setup mistakes: one line each, naming what to fix, non-zero exit -------------------------
+
+def test_a_port_in_use_is_one_line_and_nothing_starts(cli: Cli) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = cli("serve", "--port", str(port), env={"DIALECTIC_LOG_LEVEL": "INFO"})
+    assert done.returncode == 2
+    assert done.stdout.strip() == (f"error: port {port} on 127.0.0.1 is in use: stop what "
+                                   "listens there, or choose another port with DIALECTIC_PORT "
+                                   "(or --port)")
+    assert "worker" not in done.stderr and "scheduler started" not in done.stderr
+
+
+@pytest.mark.parametrize("url", [
+    "postgresql+asyncpg://dialectic:s3cr3tpw@127.0.0.1:1/dialectic",   # refused
+    "postgresql+asyncpg://dialectic:s3cr3tpw@db.invalid:5432/dialectic",  # no such host
+])
+def test_an_unreachable_database_is_one_line_without_its_password(cli: Cli, url: str) -> None:
+    done = cli("audit", "verify", env={"DATABASE_URL": url})
+    assert done.returncode == 1
+    (line,) = done.stdout.strip().splitlines()
+    assert line.startswith("error: cannot use the database dialectic on ")
+    assert "check DATABASE_URL" in line and "s3cr3tpw" not in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_audit_verify_of_an_unknown_debate_says_so(cli: Cli, tmp_path: Path) -> None:
+    env = {"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/a.db"}
+    assert cli("db", "upgrade", env=env).returncode == 0
+    done = cli("audit", "verify", "nope", env=env)
+    assert done.returncode == 2 and "no debate 'nope'" in done.stdout
+    assert cli("audit", "verify", env=env).returncode == 0
+
+
+def test_an_unmigrated_database_says_how_to_migrate(cli: Cli, tmp_path: Path) -> None:
+    done = cli("audit", "verify", env={"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/n.db"})
+    assert done.returncode == 1 and "run `dialectic db upgrade`" in done.stdout
+
+
+def test_db_upgrade_says_one_thing(cli: Cli, tmp_path: Path) -> None:
+    done = cli("db", "upgrade", env={"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/u.db"})
+    assert done.returncode == 0
+    assert done.stdout.strip() == "database is at the latest migration"
+    assert "alembic" not in done.stderr

@@ -19,10 +19,10 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.slack.views import common as B
+from bot.slack.views import debate, home, modals, notices, review
 from storage.records import ReviewStatus
 from tests.fakes.slack_server import FakeSlack
-from tests.test_blocks import RESULTS, TRANSCRIPT, WHEN, record_for, review_for
+from tests.slack_view_fixtures import RESULTS, TRANSCRIPT, WHEN, record_for, review_for
 
 SECTION = {"type": "section", "text": {"type": "mrkdwn", "text": "hello"}}
 
@@ -143,7 +143,7 @@ async def test_private_channels_and_channel_errors(slack: FakeSlack,
 
 async def test_fail_n_times_then_succeed(slack: FakeSlack, client: AsyncWebClient) -> None:
     slack.fail("views.open", "expired_trigger_id", times=2)
-    view = B.escalate_modal("rev-1")
+    view = review.escalate_modal("rev-1")
     for _ in range(2):
         assert await error_of(client.views_open(trigger_id="t", view=view)) == \
             "expired_trigger_id"
@@ -213,23 +213,23 @@ async def test_form_encoded_bodies_are_decoded(slack: FakeSlack) -> None:
 
 
 async def test_views(slack: FakeSlack, client: AsyncWebClient) -> None:
-    opened = await client.views_open(trigger_id="t1", view=B.debate_modal(["default"],
+    opened = await client.views_open(trigger_id="t1", view=modals.debate_modal(["default"],
                                                                           ["simple"], "C1"))
     view_id = opened["view"]["id"]
     assert slack.views[view_id]["callback_id"] == "debate_modal"
-    updated = await client.views_update(view_id=view_id, view=B.escalate_modal("rev-1"),
+    updated = await client.views_update(view_id=view_id, view=review.escalate_modal("rev-1"),
                                         hash=opened["view"]["hash"])
     assert updated["view"]["private_metadata"] == "rev-1"
-    assert await error_of(client.views_update(view_id=view_id, view=B.escalate_modal("r"),
+    assert await error_of(client.views_update(view_id=view_id, view=review.escalate_modal("r"),
                                               hash="stale")) == "hash_conflict"
-    assert await error_of(client.views_update(view_id="V404", view=B.escalate_modal("r"))) == \
+    assert await error_of(client.views_update(view_id="V404", view=review.escalate_modal("r"))) == \
         "not_found"
-    home = B.app_home([record_for()], {}, [], is_reviewer=False, public_url=TRANSCRIPT)
-    await client.views_publish(user_id="U1", view=home)
+    tab = home.app_home([record_for()], {}, [], is_reviewer=False, public_url=TRANSCRIPT)
+    await client.views_publish(user_id="U1", view=tab)
     assert slack.home_views["U1"]["type"] == "home"
     bad = {"type": "modal", "title": {"type": "plain_text", "text": "x" * 25}, "blocks": []}
     assert await error_of(client.views_open(trigger_id="t2", view=bad)) == "invalid_arguments"
-    assert await error_of(client.views_publish(user_id="U1", view=B.escalate_modal("r"))) == \
+    assert await error_of(client.views_publish(user_id="U1", view=review.escalate_modal("r"))) == \
         "invalid_arguments"
 
 
@@ -256,7 +256,7 @@ async def test_ephemeral_and_reactions(slack: FakeSlack, client: AsyncWebClient)
 async def test_response_url_records_and_wears_out(slack: FakeSlack) -> None:
     url = slack.response_url("tok1")
     webhook = AsyncWebhookClient(url)
-    message = B.error("That channel is private: invite me with /invite @dialectic")
+    message = notices.error("That channel is private: invite me with /invite @dialectic")
     response = await webhook.send(text=message.text, blocks=message.blocks,
                                   response_type="ephemeral")
     assert response.status_code == 200
@@ -291,15 +291,15 @@ async def test_wait_for_future_calls_and_timeouts(slack: FakeSlack,
 async def test_rendered_messages_are_accepted(slack: FakeSlack, client: AsyncWebClient,
                                               name: str) -> None:
     result = RESULTS[name]()
-    summary = B.divergence_summary(result, transcript_url=TRANSCRIPT)
+    summary = debate.divergence_summary(result, transcript_url=TRANSCRIPT)
     root = await client.chat_postMessage(channel="C1", **summary.kwargs())
     for phase in result.phases[:3]:
-        reply = B.phase_reply(phase, rehearsal=result.rehearsal, transcript_url=TRANSCRIPT)
+        reply = debate.phase_reply(phase, rehearsal=result.rehearsal, transcript_url=TRANSCRIPT)
         await client.chat_postMessage(channel="C1", thread_ts=root["ts"], **reply.kwargs())
-    request = B.review_request(review_for(), result, transcript_url=TRANSCRIPT,
+    request = review.review_request(review_for(), result, transcript_url=TRANSCRIPT,
                                thread_link=None)
     posted = await client.chat_postMessage(channel="C1", **request.kwargs())
-    decided = B.review_decided(review_for(ReviewStatus.APPROVED, decided_by="U1",
+    decided = review.review_decided(review_for(ReviewStatus.APPROVED, decided_by="U1",
                                           decided_at=WHEN), result, transcript_url=TRANSCRIPT)
     await client.chat_update(channel="C1", ts=posted["ts"], **decided.kwargs())
     state = slack.message("C1", posted["ts"])

@@ -11,14 +11,9 @@ import pytest
 
 from bot.scheduling.reports import DigestReport, SignalOutcome
 from bot.service.providers import make_llm
+from bot.slack.views.brief import arguments_map, brief_message
 from bot.slack.views.common import BAND_WORDS, MAX_BLOCKS, MAX_BLOCKS_CHARS, Message
-from bot.slack.views.digest import (
-    arguments_map,
-    brief_message,
-    digest_details,
-    digest_message,
-    key_disagreement,
-)
+from bot.slack.views.digest import digest_details, digest_message, key_disagreement
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
-from bot.slack.listeners.actions import MODAL_IDS
 from bot.slack.listeners.events import edited_message, mentions, spoken_message
 from bot.slack.listeners.shortcuts import appeal_of, appeal_request, policy_for
 from bot.slack.parsing import (
+    JUDGES_RANGE,
+    ROUNDS_RANGE,
+    USAGE,
     Command,
     CommandError,
     ModalError,
@@ -22,7 +25,10 @@ from bot.slack.parsing import (
     tokenize,
 )
 from bot.slack.settings import SlackSettings
-from bot.slack.views import common as B
+from bot.slack.views import modals as M
+from bot.slack.views.modals import MODAL_IDS
+from engine.domain import DebateRequest
+from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode, choices
 
 
 @pytest.mark.parametrize(("text", "tokens"), [
@@ -90,6 +96,36 @@ def test_parse_command_errors(text: str, message: str) -> None:
     assert message in str(info.value)
 
 
+@pytest.mark.parametrize(("flag", "field"), [("rounds", "rounds"), ("judges", "judges")])
+def test_the_parser_accepts_exactly_what_the_request_accepts(flag: str, field: str) -> None:
+    """The limits are DebateRequest's (the REST body's), not numbers repeated here."""
+    low, high = (ROUNDS_RANGE if flag == "rounds" else JUDGES_RANGE)
+    for value in (low, high):
+        command = parse_command(f"Should we? --{flag} {value}")
+        assert getattr(command.request(requested_by="U1"), field) == value
+    for value in (low - 1, high + 1):
+        with pytest.raises(CommandError, match=f"between {low} and {high}"):
+            parse_command(f"Should we? --{flag} {value}")
+        with pytest.raises(ValidationError):
+            DebateRequest(topic="x", **{field: value})
+    assert (ROUNDS_RANGE, JUDGES_RANGE) == ((0, MAX_ROUNDS), (1, MAX_JUDGES))
+
+
+def test_the_usage_names_every_mode_and_limit() -> None:
+    assert all(mode in USAGE for mode in choices(Mode))
+    assert f"Rounds 0-{MAX_ROUNDS}, judges 1-{MAX_JUDGES}" in USAGE
+    assert f"{MAX_TOPIC_CHARS:,} characters" in USAGE
+
+
+def test_a_topic_over_the_limit_is_refused_with_its_length() -> None:
+    with pytest.raises(CommandError, match=f"the limit is {MAX_TOPIC_CHARS:,}"):
+        parse_command("x" * (MAX_TOPIC_CHARS + 1))
+    assert parse_command("x" * MAX_TOPIC_CHARS).topic == "x" * MAX_TOPIC_CHARS
+    with pytest.raises(ModalError) as info:
+        parse_modal(_values(topic="y" * (MAX_TOPIC_CHARS + 1)), ids=MODAL_IDS)
+    assert info.value.block_id == M.TOPIC_BLOCK
+
+
 def test_a_command_leaves_unset_fields_to_the_preset() -> None:
     request = Command("start", topic="Should we?").request(requested_by="U1")
     assert request.model_fields_set >= {"topic", "requested_by"}
@@ -126,7 +162,7 @@ def test_thread_context_keeps_the_newest_lines_within_the_limit() -> None:
 def _values(topic: str | None = "Should we?", **selected: str) -> dict[str, Any]:
     values: dict[str, Any] = {}
     if topic is not None:
-        values[B.TOPIC_BLOCK] = {B.TOPIC_ACTION: {"type": "plain_text_input", "value": topic}}
+        values[M.TOPIC_BLOCK] = {M.TOPIC_ACTION: {"type": "plain_text_input", "value": topic}}
     for key, value in selected.items():
         block, action = MODAL_IDS[key]
         values[block] = {action: {"type": "static_select", "selected_option": {"value": value}}}
@@ -141,10 +177,10 @@ def test_parse_modal() -> None:
 
 
 @pytest.mark.parametrize(("values", "block"), [
-    (_values(topic="  "), B.TOPIC_BLOCK),
-    (_values(topic=None), B.TOPIC_BLOCK),
-    (_values(mode="chaos"), B.MODE_BLOCK),
-    (_values(judges="99"), B.JUDGES_BLOCK),
+    (_values(topic="  "), M.TOPIC_BLOCK),
+    (_values(topic=None), M.TOPIC_BLOCK),
+    (_values(mode="chaos"), M.MODE_BLOCK),
+    (_values(judges="99"), M.JUDGES_BLOCK),
 ])
 def test_parse_modal_errors_name_the_block(values: dict[str, Any], block: str) -> None:
     with pytest.raises(ModalError) as info:

@@ -23,7 +23,7 @@ Handler = Callable[[CliContext, argparse.Namespace], int | Awaitable[int]]
 
 def main(argv: Sequence[str] | None, host: Host) -> int:
     args = build_parser().parse_args(argv)
-    console = Console(stderr=bool(getattr(args, "json", False)))
+    console = Console(stderr=bool(getattr(args, "json", False)), soft_wrap=True)
     try:
         ctx = CliContext(host=host, settings=host.load_settings(), console=console)
         handler = cast(Handler, args.func)

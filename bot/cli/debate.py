@@ -49,13 +49,14 @@ async def run(ctx: CliContext, args: argparse.Namespace) -> int:
         else:
             ctx.console.print(describe(settings), style="dim")
             result = await run_with_progress(ctx.console, queue, work,
-                                             len(prepared.plan.calls), settings.is_rehearsal)
+                                             topic=prepared.request.topic, plan=prepared.plan,
+                                             rehearsal=settings.is_rehearsal)
     finally:
         await llm.aclose()
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
-        print_summary(ctx.console, result)
+        print_summary(ctx.console, result, prepared.preset.thresholds)
     return exit_code(result.status, complete=result.complete)
 
 

@@ -1,76 +1,96 @@
-"""The terminal face of a debate: live phase-by-phase progress (rich), then a summary."""
+"""The terminal face of a debate: the progress panel (rich), then the summary and the estimate.
+
+The panel renders the service's progress fold (`bot.service.progress`), the same one the Slack
+status message renders. On a terminal it is live; piped or redirected, it is printed once,
+when the debate ends, and ends with a newline like any other output.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Sequence
 
-from rich.console import Console
+from rich.console import Console, Group
 from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from engine.domain import DebateResult, Estimate, Event, EventKind
+from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
+from bot.service.results import alpha_text, band_rule, point_figures
+from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
+from engine.settings import ThresholdSpec
+from engine.vocabulary import ResultStatus
 
 REHEARSAL_NOTE = "REHEARSAL — offline placeholder model: not a real debate. Set OPENAI_API_KEY."
+TITLE_TOPIC_MAX = 60
+NOTES_SHOWN = 4
+MARKS = {PhaseState.PENDING: ("·", "dim"), PhaseState.RUNNING: ("…", "cyan"),
+         PhaseState.DONE: ("✓", "green"), PhaseState.PARTIAL: ("⚠", "yellow"),
+         PhaseState.FAILED: ("✗", "red")}
 
 
-class Progress:
-    """Folds engine events into a small table of phases, refreshed live."""
+# --------------------------------------------------------------------------------------------
+# the progress panel
 
-    def __init__(self, planned_calls: int, rehearsal: bool) -> None:
-        self.planned = planned_calls
-        self.rehearsal = rehearsal
-        self.phases: dict[str, str] = {}
-        self.done_calls = 0
-        self.cost = 0.0
-        self.notes: list[str] = []
 
-    def apply(self, event: Event) -> None:
-        data = event.data
-        if event.kind is EventKind.PHASE_STARTED:
-            self.phases[data["phase"]] = "running"
-        elif event.kind is EventKind.PHASE_FINISHED:
-            problems = len(data.get("degraded", [])) + len(data.get("filtered", []))
-            self.phases[data["phase"]] = "done" + (f" ({problems} missing)" if problems else "")
-        elif event.kind in (EventKind.STEP_FINISHED, EventKind.STEP_REUSED):
-            self.done_calls += 1
-            self.cost += float(data.get("cost_usd", 0.0))
-        elif event.kind in (EventKind.STEP_DEGRADED, EventKind.STEP_FILTERED):
-            self.done_calls += 1
-            self.notes.append(f"{event.kind.value}: {data.get('key')} — {data.get('reason', '')}")
-        elif event.kind is EventKind.STEP_RETRY:
-            self.notes.append(f"retry {data.get('key')} #{data.get('attempt')}: "
-                              f"{data.get('reason')}")
+def _title(progress: Progress, rehearsal: bool) -> Text:
+    """"Should we adopt X? · consensus [REHEARSAL]": the topic as text, never as markup."""
+    topic = " ".join(progress.topic.split()) or "Debate"
+    if len(topic) > TITLE_TOPIC_MAX:
+        topic = topic[:TITLE_TOPIC_MAX - 1] + "…"
+    parts = [topic, progress.mode] if progress.mode else [topic]
+    return Text(" · ".join(parts) + (" [REHEARSAL]" if rehearsal else ""))
 
-    def render(self) -> Panel:
-        table = Table.grid(padding=(0, 2))
-        for name, state in self.phases.items():
-            mark = "✓" if state.startswith("done") else "…"
-            table.add_row(mark, name, state)
-        table.add_row("", f"calls {self.done_calls}/{self.planned}", f"${self.cost:.4f}")
-        for note in self.notes[-4:]:
-            table.add_row("!", Text(note, style="yellow"), "")
-        title = "Debate" + (" [REHEARSAL]" if self.rehearsal else "")
-        return Panel(table, title=title)
+
+def _state_words(phase: PhaseView) -> str:
+    if phase.state is PhaseState.PENDING:
+        return ""
+    return phase.detail or phase.state.value
+
+
+def panel(progress: Progress, *, rehearsal: bool) -> Panel:
+    """The phases with their state, calls done of planned, cost so far, the latest notes."""
+    table = Table.grid(padding=(0, 2))
+    for phase in progress.phases():
+        mark, style = MARKS[phase.state]
+        table.add_row(Text(mark, style=style), Text(phase.name), Text(_state_words(phase),
+                                                                      style=style))
+    planned = f"/{progress.planned_calls}" if progress.planned_calls else ""
+    table.add_row("", f"calls {progress.calls_done}{planned}", f"${progress.cost_usd:.4f}")
+    notes = [Text(f"! {note}", style="yellow") for note in progress.notes[-NOTES_SHOWN:]]
+    return Panel(Group(table, *notes), title=_title(progress, rehearsal))
+
+
+async def _fold(queue: asyncio.Queue[Event], task: asyncio.Future[DebateResult],
+                progress: Progress, live: Live | None, rehearsal: bool) -> None:
+    while not task.done() or not queue.empty():
+        try:
+            event = await asyncio.wait_for(queue.get(), timeout=0.1)
+        except TimeoutError:
+            continue
+        if progress.apply_event(event) and live is not None:
+            live.update(panel(progress, rehearsal=rehearsal))
 
 
 async def run_with_progress(console: Console, queue: asyncio.Queue[Event],
-                            work: Awaitable[DebateResult], planned_calls: int,
+                            work: Awaitable[DebateResult], *, topic: str, plan: Plan,
                             rehearsal: bool) -> DebateResult:
-    """Await `work` while showing its events; returns its result."""
-    progress = Progress(planned_calls, rehearsal)
+    """Await `work` while folding its events into the panel; returns its result."""
+    progress = progress_for_plan(plan, topic=topic)
     task = asyncio.ensure_future(work)
-    with Live(progress.render(), console=console, refresh_per_second=8, transient=False) as live:
-        while not task.done() or not queue.empty():
-            try:
-                event = await asyncio.wait_for(queue.get(), timeout=0.1)
-            except TimeoutError:
-                continue
-            progress.apply(event)
-            live.update(progress.render())
+    if console.is_terminal:
+        with Live(panel(progress, rehearsal=rehearsal), console=console, refresh_per_second=8,
+                  transient=False) as live:
+            await _fold(queue, task, progress, live, rehearsal)
+    else:
+        await _fold(queue, task, progress, None, rehearsal)
+        console.print(panel(progress, rehearsal=rehearsal))
     return await task
+
+
+# --------------------------------------------------------------------------------------------
+# the summary and the estimate
 
 
 def _say(console: Console, text: str, style: str | None = None) -> None:
@@ -82,21 +102,32 @@ def _fmt(value: float | None, digits: int = 2) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
-def print_summary(console: Console, result: DebateResult) -> None:
+def agreement_line(result: DebateResult, thresholds: ThresholdSpec | None = None) -> str:
+    """"Alpha 0.799 [0.61, 0.90]  kappa 0.40  band tentative (0.67 ≤ α < 0.80)  routing …"."""
+    c = result.consensus
+    if c is None:
+        return ""
+    interval = (f" [{c.alpha_interval[0]:.2f}, {c.alpha_interval[1]:.2f}]"
+                if c.alpha_interval else "")
+    rule = band_rule(c.band, thresholds) if thresholds is not None else ""
+    band = f"{c.band} ({rule})" if rule else str(c.band)
+    return (f"Alpha {alpha_text(c.alpha, thresholds)}{interval}  kappa {_fmt(c.kappa)}  "
+            f"band {band}  routing {result.routing}"
+            + ("  IRRECONCILABLE" if c.irreconcilable else ""))
+
+
+def print_summary(console: Console, result: DebateResult,
+                  thresholds: ThresholdSpec | None = None) -> None:
+    """The result in a few lines; `thresholds` (the preset's) print the band's rule."""
     if result.rehearsal:
         _say(console, REHEARSAL_NOTE, "bold yellow")
-    style = "green" if result.status == "completed" else "red"
+    style = "green" if result.status == ResultStatus.COMPLETED else "red"
     _say(console, f"{result.status.upper()} — {result.topic}", f"bold {style}")
     _say(console, f"Verdict: {result.verdict or 'none'}")
     if result.rationale:
         _say(console, f"Rationale: {result.rationale}")
-    c = result.consensus
-    if c is not None:
-        interval = (f" [{c.alpha_interval[0]:.2f}, {c.alpha_interval[1]:.2f}]"
-                    if c.alpha_interval else "")
-        _say(console, f"Alpha {_fmt(c.alpha)}{interval}  kappa {_fmt(c.kappa)}  band {c.band}  "
-                      f"routing {result.routing}" + ("  IRRECONCILABLE" if c.irreconcilable
-                                                     else ""))
+    if line := agreement_line(result, thresholds):
+        _say(console, line)
     _print_points(console, "Agreements", result.divergence.agreements[:5])
     _print_points(console, "Disagreements", result.divergence.disagreements[:3])
     for key, value in list(result.outcome_details().items())[:6]:
@@ -111,12 +142,14 @@ def print_summary(console: Console, result: DebateResult) -> None:
                   f"time {result.elapsed_seconds:.1f} s")
 
 
-def _print_points(console: Console, title: str, points: list) -> None:  # type: ignore[type-arg]
+def _print_points(console: Console, title: str, points: Sequence[DivergencePoint]) -> None:
     if not points:
         return
     _say(console, f"{title}:")
     for p in points:
-        _say(console, f"  - {p.label or p.item}  (mean {p.mean:.1f}, spread {p.spread:.1f})")
+        figures = point_figures(p)  # on the judges' 1-10 scale, whatever calibration did
+        _say(console, f"  - {p.label or p.item}  (mean {figures.mean:.1f}, "
+                      f"spread {figures.spread:.1f})")
 
 
 def print_estimate(console: Console, estimate: Estimate) -> None:

@@ -9,7 +9,9 @@ import asyncio
 from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_OK, exit_code
 from bot.cli.host import CliContext
 from bot.cli.progress import print_summary
-from storage import audit
+from bot.service.results import thresholds_for
+from engine.errors import InvalidRequest
+from storage import audit, debates
 from storage.db import Database
 
 REPLAY_POLL = 0.2
@@ -42,6 +44,9 @@ async def audit_command(ctx: CliContext, args: argparse.Namespace) -> int:
     database = Database(ctx.settings.storage.database_url)
     try:
         async with database.transaction() as session:
+            if args.debate_id is not None and not await debates.exists(session, args.debate_id):
+                raise InvalidRequest(f"no debate {args.debate_id!r} in the database "
+                                     f"{database.where}")
             report = await audit.verify(session, args.debate_id)
     finally:
         await database.dispose()
@@ -70,5 +75,7 @@ async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
         while (record := await service.get(sub.record.id)).result is None:
             await asyncio.sleep(REPLAY_POLL)
     assert record.result is not None
-    print_summary(ctx.console, record.result)
+    print_summary(ctx.console, record.result,
+                  thresholds_for(ctx.settings.engine, record.result.preset))
+    ctx.console.print(f"stored as {record.status.value.replace('_', ' ')}", markup=False)
     return exit_code(record.result.status, complete=record.result.complete)

@@ -1,12 +1,17 @@
 """The HTTP surface's aiohttp application: the REST API, the web console, `/healthz` and
-`/metrics`. The composition root (bot/main.py) adds Slack's route and the workers and scheduler
-around it, and serves it."""
+`/metrics`, registered from one route table that the OpenAPI document is generated from. The
+composition root (bot/main.py) adds Slack's route and the workers and scheduler around it, and
+serves it."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from bot.http import api, console
+from bot.http import api, console, metrics, openapi
+from bot.http.auth import auth_middleware
+from bot.http.errors import error_middleware
+from bot.http.routes import Route
+from bot.http.state import ROUTE_TABLE, RUNTIME, SCHEDULER, SLACK_ON
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.service.settings import ServiceSettings
@@ -14,17 +19,23 @@ from engine.errors import ConfigurationError
 
 MAX_BODY = 256 * 1024
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+ROUTES: tuple[Route, ...] = (*api.ROUTES, openapi.ROUTE, metrics.ROUTE, *console.ROUTES)
 
 
 def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool) -> web.Application:
     """The API and console over `rt`; `slack_enabled` is what `/healthz` reports."""
     app = web.Application(client_max_size=MAX_BODY)
-    app[api.RUNTIME] = rt
-    app[api.SCHEDULER] = scheduler
-    app[api.SLACK_ON] = slack_enabled
-    app.middlewares.extend([api.error_middleware, api.auth_middleware])
-    api.add_routes(app)
-    console.add_routes(app)
+    app[RUNTIME] = rt
+    app[SCHEDULER] = scheduler
+    app[SLACK_ON] = slack_enabled
+    app.middlewares.extend([error_middleware, auth_middleware])
+    for r in ROUTES:
+        if r.method == "GET":
+            app.router.add_get(r.path, r.handler)  # and HEAD, as every GET may be asked
+        else:
+            app.router.add_route(r.method, r.path, r.handler)
+    app[ROUTE_TABLE] = ROUTES
+    app[openapi.DOCUMENT] = openapi.document(ROUTES)
     return app
 
 

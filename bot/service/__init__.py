@@ -5,7 +5,9 @@
     runtime.py     Runtime: the settings, database, service and workers a process shares
     worker.py      Worker: claims queued debates under a lease and runs them
     links.py       signed links to a debate's transcript page
-    results.py     reading a result the same way on every surface
+    results.py     reading a result the same way on every surface (complete or not, alpha
+                   against its band, scores on the 1-10 scale)
+    progress.py    a debate's events folded into what progress views show (Slack, terminal)
     providers.py   the LLM client the settings ask for (gateway or rehearsal)
     telemetry.py   this process's Prometheus metrics
     logs.py        one-line, secret-free logging

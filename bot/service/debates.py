@@ -22,6 +22,7 @@ from datetime import date, datetime, timedelta
 
 from bot.service import links
 from bot.service.calibration import Calibration
+from bot.service.results import alpha_text, thresholds_for
 from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
@@ -33,7 +34,7 @@ from engine.outcomes import RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
-from engine.settings import EngineSettings
+from engine.settings import EngineSettings, ThresholdSpec
 from engine.vocabulary import Mode, ResultStatus, Routing
 from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
@@ -272,7 +273,7 @@ class DebateService:
             await budget.settle(session, day=budget_day(current.created_at),
                                 debate_id=debate_id, actual_usd=result.cost.usd)
             if result.routing in ROUTED and result.status in ("completed", "timed_out"):
-                reason = _review_reason(result)
+                reason = _review_reason(result, thresholds_for(self.engine, result.preset))
                 record = await debates.transition(session, debate_id,
                                                   DebateStatus.AWAITING_REVIEW,
                                                   actor=actor, reason=reason)
@@ -352,14 +353,13 @@ def _flagged_result(result: DebateResult, flags: list[Finding]) -> DebateResult:
     return result.model_copy(update={"injection": injection, "routing": routing})
 
 
-def _review_reason(result: DebateResult) -> str:
+def _review_reason(result: DebateResult, thresholds: ThresholdSpec | None) -> str:
     parts = []
     if result.injection:
         parts.append("contains text addressed to the AI")
     c = result.consensus
     if c is not None:
-        alpha = "n/a" if c.alpha is None else f"{c.alpha:.2f}"
-        parts.append(f"alpha {alpha} ({c.band})")
+        parts.append(f"alpha {alpha_text(c.alpha, thresholds)} ({c.band})")
         if c.irreconcilable:
             parts.append("the panel splits on the winner (irreconcilable)")
     if isinstance(result.outcome, RedTeamOutcome) and result.outcome.consensus_reached is False:

@@ -45,5 +45,5 @@ def setup_logging(level: str = "INFO", secrets: tuple[str, ...] = ()) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
-    for noisy in ("aiohttp.access", "httpx", "httpx2", "openai", "apscheduler"):
+    for noisy in ("aiohttp.access", "httpx", "httpx2", "openai", "apscheduler", "alembic"):
         logging.getLogger(noisy).setLevel(logging.WARNING)

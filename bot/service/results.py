@@ -1,12 +1,143 @@
-"""Reading a debate's result the same way on every surface."""
+"""Reading a debate's result the same way on every surface: whether it is complete, how to print
+alpha so it cannot contradict its band, and judges' scores on the scale they were given in."""
 
 from __future__ import annotations
 
-from engine.domain import DebateResult
-from engine.vocabulary import ResultStatus
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from engine.domain import DebateResult, DivergencePoint
+from engine.presets import all_presets
+from engine.schemas.procon import RubricScores
+from engine.settings import EngineSettings, ThresholdSpec
+from engine.vocabulary import Band, ResultStatus
+
+NOT_AVAILABLE = "n/a"
 
 
 def is_incomplete(result: DebateResult) -> bool:
     """True when anything is missing: a partial result must never look complete."""
     return (not result.complete or bool(result.missing)
             or result.status in (ResultStatus.FAILED, ResultStatus.TIMED_OUT))
+
+
+# --------------------------------------------------------------------------------------------
+# alpha against its band
+
+
+def thresholds_for(settings: EngineSettings, preset: str | None) -> ThresholdSpec | None:
+    """The alpha cut-offs the result's preset routed by; None when the preset is unknown."""
+    found = all_presets(settings).get(preset or "default")
+    return found.thresholds if found is not None else None
+
+
+def _cutoffs(thresholds: ThresholdSpec) -> tuple[float, ...]:
+    return thresholds.high, thresholds.tentative, thresholds.escalate
+
+
+def _floor(value: float, digits: int) -> float:
+    scale = 10.0 ** digits
+    return math.floor(round(value * scale, 6)) / scale  # round(): 0.29 * 100 is 28.999...
+
+
+def _consistent(shown: float, alpha: float, thresholds: ThresholdSpec | None) -> bool:
+    """The printed value sits on the same side of every cut-off as alpha itself. Without the
+    cut-offs, any hundredth may be one: the printed value must not be rounded up."""
+    if thresholds is None:
+        return shown <= alpha
+    return all((shown >= cut) == (alpha >= cut) for cut in _cutoffs(thresholds))
+
+
+def alpha_text(alpha: float | None, thresholds: ThresholdSpec | None = None) -> str:
+    """Alpha with two decimals; near a cut-off, with as many more (rounded toward alpha's own
+    side) as it takes not to cross it: 0.79978 prints "0.799", never "0.80", under a 0.80 cut."""
+    if alpha is None or math.isnan(alpha):
+        return NOT_AVAILABLE
+    two = float(f"{alpha:.2f}")
+    if _consistent(two, alpha, thresholds):
+        return f"{alpha:.2f}"
+    for digits in (3, 4, 5, 6):
+        shown = _floor(alpha, digits)
+        if _consistent(shown, alpha, thresholds):
+            return f"{shown:.{digits}f}"
+    return f"{_floor(alpha, 6):.6f}"
+
+
+def _cut_text(cut: float) -> str:
+    two = f"{cut:.2f}"
+    return two if float(two) == cut else f"{cut:g}"
+
+
+def band_rule(band: Band | str, thresholds: ThresholdSpec) -> str:
+    """The band's rule in alpha: "α ≥ 0.80", "0.67 ≤ α < 0.80", "α < 0.50"."""
+    high, tentative, escalate = (_cut_text(c) for c in _cutoffs(thresholds))
+    rules: dict[str, str] = {
+        Band.HIGH: f"α ≥ {high}", Band.TENTATIVE: f"{tentative} ≤ α < {high}",
+        Band.REVIEW: f"{escalate} ≤ α < {tentative}", Band.CONTENTIOUS: f"α < {escalate}"}
+    return rules.get(str(band), "")
+
+
+# --------------------------------------------------------------------------------------------
+# scores on the judges' scale
+
+
+def _scale() -> tuple[float, float]:
+    """The rubric's range (1-10), read from the schema the judges fill in."""
+    meta = RubricScores.model_fields["logic"].metadata
+    low = next(float(m.ge) for m in meta if getattr(m, "ge", None) is not None)
+    high = next(float(m.le) for m in meta if getattr(m, "le", None) is not None)
+    return low, high
+
+
+SCORE_MIN, SCORE_MAX = _scale()
+
+
+def on_scale(score: float) -> float:
+    """A calibrated score put back on the judges' 1-10 scale (calibration can stretch past it)."""
+    return min(SCORE_MAX, max(SCORE_MIN, score))
+
+
+@dataclass(frozen=True, slots=True)
+class PointFigures:
+    """A divergence point as summaries show it: mean, spread and ratings on the 1-10 scale."""
+
+    mean: float
+    spread: float
+    ratings: dict[str, float]
+
+
+def point_figures(point: DivergencePoint) -> PointFigures:
+    """The point's figures on the 1-10 scale: when calibration stretched a rating past it, mean
+    and spread are recomputed from the ratings put back on the scale."""
+    ratings = {judge: on_scale(value) for judge, value in point.ratings.items()}
+    if len(ratings) >= 2 and ratings != point.ratings:
+        values = list(ratings.values())
+        return PointFigures(sum(values) / len(values), max(values) - min(values), ratings)
+    return PointFigures(on_scale(point.mean), min(point.spread, SCORE_MAX - SCORE_MIN), ratings)
+
+
+def side_means(weighted: Mapping[str, float | None]) -> dict[str, float | None]:
+    """The mean of each side's weighted scores ("pro.*", "con.*") on the 1-10 scale; None when
+    a side has none."""
+    means: dict[str, float | None] = {}
+    for side in ("pro", "con"):
+        values = [on_scale(v) for k, v in weighted.items()
+                  if k.startswith(f"{side}.") and v is not None]
+        means[side] = sum(values) / len(values) if values else None
+    return means
+
+
+__all__ = [
+    "NOT_AVAILABLE",
+    "SCORE_MAX",
+    "SCORE_MIN",
+    "PointFigures",
+    "alpha_text",
+    "band_rule",
+    "is_incomplete",
+    "on_scale",
+    "point_figures",
+    "side_means",
+    "thresholds_for",
+]

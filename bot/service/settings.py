@@ -42,6 +42,14 @@ class ServiceSettings(BaseModel):
             return tuple(v.strip() for v in value.replace(";", ",").split(",") if v.strip())
         return value
 
+    @field_validator("api_token")
+    @classmethod
+    def _no_empty_token(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().strip():
+            raise ValueError("is empty: set a long random token, or remove the variable to "
+                             "serve on loopback only")
+        return value
+
     @field_validator("log_level")
     @classmethod
     def _level(cls, value: str) -> str:

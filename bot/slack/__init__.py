@@ -6,9 +6,10 @@ and the scheduler's digests and briefs.
     app.py          the Bolt AsyncApp, its client, dedupe middleware, HTTP or Socket Mode
     listeners/      one module per Slack surface, each with register(app, ctx)
     views/          Block Kit, one module per message family; pure functions over values
-    notifier.py     debate updates into threads (the service's sink and finished hook)
+    notifier.py     debate updates into threads (the service's sink and finished hook); the
+                    status message renders the service's progress fold (bot.service.progress)
     publisher.py    the scheduling layer's Publisher, in Slack
-    pacing.py, mrkdwn.py, parsing.py, usergroups.py, starter.py, status.py, housekeeping.py
+    pacing.py, mrkdwn.py, parsing.py, usergroups.py, starter.py, housekeeping.py
 
 Importing this package is free: the modules above load only when used.
 """

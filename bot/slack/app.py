@@ -83,10 +83,10 @@ def socket_mode(bolt: AsyncApp, app_token: str) -> Cleanup:
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
         handler = AsyncSocketModeHandler(bolt, app_token)
-        await handler.connect_async()  # type: ignore[no-untyped-call]
+        await handler.connect_async()  # type: ignore[no-untyped-call]  # bolt leaves it untyped
         log.info("Slack Socket Mode connected")
         yield
-        await handler.close_async()  # type: ignore[no-untyped-call]
+        await handler.close_async()  # type: ignore[no-untyped-call]  # bolt leaves it untyped
 
     return ctx
 

@@ -21,14 +21,18 @@ from aiohttp import ClientError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.service.progress import progress_for
+from bot.service.results import thresholds_for
 from bot.service.runtime import Runtime
-from bot.slack import status
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
-from bot.slack.views import common as B
+from bot.slack.views import debate as views
 from bot.slack.views import notices
-from engine.domain import Event, EventKind, PhaseSummary
+from bot.slack.views.common import Message
+from bot.slack.views.review import review_request
+from engine.domain import DebateResult, Event, EventKind, PhaseSummary
 from engine.ports import EventSink
+from engine.settings import ThresholdSpec
 from storage import debates, reviews
 from storage.records import DebateRecord, Review
 
@@ -76,7 +80,7 @@ class SlackNotifier:
 
     # --- Slack calls ---
 
-    async def post(self, channel: str, message: B.Message, *, thread_ts: str | None = None
+    async def post(self, channel: str, message: Message, *, thread_ts: str | None = None
                    ) -> str:
         """chat.postMessage through the channel's pacing queue; the new message's ts."""
         async def call() -> str:
@@ -87,12 +91,12 @@ class SlackNotifier:
 
         return await self.pacer.run(channel, call)
 
-    def post_soon(self, channel: str, message: B.Message, *, thread_ts: str | None = None,
+    def post_soon(self, channel: str, message: Message, *, thread_ts: str | None = None,
                   what: str = "message") -> None:
         """Queue a post without waiting for it; a failure is logged."""
         self.spawn(self.logged(self.post(channel, message, thread_ts=thread_ts), what))
 
-    async def update(self, channel: str, ts: str, message: B.Message) -> None:
+    async def update(self, channel: str, ts: str, message: Message) -> None:
         await self.client.chat_update(channel=channel, ts=ts, **message.kwargs())
 
     async def logged(self, call: Awaitable[Any], what: str) -> None:
@@ -136,6 +140,10 @@ class SlackNotifier:
     def url(self, debate_id: str) -> str:
         return self.rt.url(debate_id)
 
+    def thresholds(self, result: DebateResult) -> ThresholdSpec | None:
+        """The alpha cut-offs the result was routed by (its preset's), for its summary."""
+        return thresholds_for(self.rt.engine, result.preset)
+
     # --- engine hooks ---
 
     def sink_for(self, record: DebateRecord) -> EventSink | None:
@@ -167,7 +175,8 @@ class SlackNotifier:
         if result is None:
             return
         url = self.url(record.id)
-        message = B.divergence_summary(result, transcript_url=url)
+        message = views.divergence_summary(result, transcript_url=url,
+                                           thresholds=self.thresholds(result))
         if record.preset == "appeal" and result.routing == "auto_approve":
             message = notices.resolved(message, result, transcript_url=url)
         await self.post(thread.channel_id, message, thread_ts=thread.ts)
@@ -186,8 +195,8 @@ class SlackNotifier:
         if record.result is None:
             return
         link = await self.permalink(thread)
-        message = B.review_request(review, record.result, transcript_url=self.url(record.id),
-                                   thread_link=link)
+        message = review_request(review, record.result, transcript_url=self.url(record.id),
+                                 thread_link=link, thresholds=self.thresholds(record.result))
         ts = await self.post(channel, message)
         async with self.rt.db.transaction() as session:
             await reviews.set_message(session, review.id, channel, ts)
@@ -222,7 +231,7 @@ class ThreadSink:
         self.thread_ts = record.origin.thread_ts
         self.status_ts = record.origin.status_ts
         engine = notifier.rt.engine
-        self.progress = status.Progress(planned=status.planned_phases(engine, record.request))
+        self.progress = progress_for(engine, record.request)
         self.rehearsal = engine.is_rehearsal
         self.final = False
         self._opened = self.status_ts is not None
@@ -241,7 +250,7 @@ class ThreadSink:
             self._open()
         if event.kind is EventKind.PHASE_FINISHED:
             self._reply(event)
-        if self.progress.apply(event.kind.value, event.data):
+        if self.progress.apply_event(event):
             self._touch()
 
     def _open(self) -> None:
@@ -268,9 +277,9 @@ class ThreadSink:
         async with self.n.rt.db.transaction() as session:
             await debates.update_origin(session, self.record.id, origin)
 
-    def _render(self) -> B.Message:
-        return status.render(self.record, self.progress, rehearsal=self.rehearsal,
-                             transcript_url=self.n.url(self.record.id), final=self.final)
+    def _render(self) -> Message:
+        return views.status(self.record, self.progress, rehearsal=self.rehearsal,
+                            transcript_url=self.n.url(self.record.id), final=self.final)
 
     def _reply(self, event: Event) -> None:
         data = event.data
@@ -278,8 +287,8 @@ class ThreadSink:
             name=str(data.get("phase") or ""), highlights=dict(data.get("highlights") or {}),
             degraded=list(data.get("degraded") or []), filtered=list(data.get("filtered") or []),
             elapsed_seconds=float(data.get("elapsed_seconds") or 0.0))
-        message = B.phase_reply(summary, rehearsal=self.rehearsal or event.rehearsal,
-                                transcript_url=self.n.url(self.record.id))
+        message = views.phase_reply(summary, rehearsal=self.rehearsal or event.rehearsal,
+                                    transcript_url=self.n.url(self.record.id))
 
         async def call() -> None:
             await self.n.client.chat_postMessage(

@@ -11,12 +11,27 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.domain import MODES, DebateRequest
+from engine.domain import DebateRequest
+from engine.vocabulary import MAX_TOPIC_CHARS, Mode, choices
 
 Action = Literal["start", "modal", "help", "status", "estimate", "budget", "brief",
                  "schedules"]
 
-USAGE = """\
+
+def _bounds(name: str) -> tuple[int, int]:
+    """A numeric field's (ge, le) as DebateRequest, the REST body, validates it."""
+    meta = DebateRequest.model_fields[name].metadata
+    low = next(int(m.ge) for m in meta if getattr(m, "ge", None) is not None)
+    high = next(int(m.le) for m in meta if getattr(m, "le", None) is not None)
+    return low, high
+
+
+MODES = choices(Mode)
+ROUNDS_RANGE = _bounds("rounds")
+JUDGES_RANGE = _bounds("judges")
+TOPIC_MAX = MAX_TOPIC_CHARS  # the settings may lower it; the service says so if they do
+
+USAGE = f"""\
 /debate TOPIC [--mode M] [--preset P] [--rounds N] [--judges N]   start a debate
 /debate                          open a form to start one
 /debate help                     this help
@@ -25,15 +40,15 @@ USAGE = """\
 /debate budget                   today's spend against the daily cap
 /debate brief TOPIC at 09:30 [in #channel]   a decision brief posted before the meeting
 /debate schedules [pause|resume ID]          scheduled digests (pausing: reviewers only)
-Modes: simple, structured, consensus, panel, critique, redteam. Rounds 0-5, judges 1-8.
+Modes: {", ".join(MODES)}.
+Rounds {ROUNDS_RANGE[0]}-{ROUNDS_RANGE[1]}, judges {JUDGES_RANGE[0]}-{JUDGES_RANGE[1]}, \
+topics up to {TOPIC_MAX:,} characters.
 Quote a topic that starts with a subcommand or contains --: /debate "status quo or change?"
 In a thread: @Dialectic debate [question] debates the thread."""
 
 QUOTES = {'"': '"', "“": "”", "„": "“", "”": "”"}  # opening -> usual closing
 CLOSING = frozenset('"”“')
 DASHES = ("—", "–")  # clients turn "--" into an em or en dash
-ROUNDS_RANGE = (0, 5)
-JUDGES_RANGE = (1, 8)
 CONTEXT_CHARS = 12_000
 _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -182,7 +197,14 @@ def parse_debate_args(tokens: Sequence[Token], action: Action = "start") -> Comm
     topic = " ".join(w for w in words if w.strip()).strip()
     if not topic:
         raise CommandError("say what to debate: /debate Should we adopt X?")
-    return Command(action=action, topic=topic, **flags)
+    return Command(action=action, topic=_topic(topic), **flags)
+
+
+def _topic(topic: str) -> str:
+    if len(topic) > TOPIC_MAX:
+        raise CommandError(f"the topic is {len(topic):,} characters; the limit is {TOPIC_MAX:,}"
+                           " (link to a document instead)")
+    return topic
 
 
 def parse_command(text: str) -> Command:
@@ -297,7 +319,10 @@ def parse_modal(values: Mapping[str, Any], *, ids: Mapping[str, tuple[str, str]]
     topic = str(((values.get(topic_block) or {}).get(topic_action) or {}).get("value") or "")
     if not topic.strip():
         raise ModalError(topic_block, "Say what to debate.")
-    command = Command(action="start", topic=topic.strip())
+    try:
+        command = Command(action="start", topic=_topic(topic.strip()))
+    except CommandError as exc:
+        raise ModalError(topic_block, str(exc)) from None
     mode = _selected(values, *ids["mode"])
     if mode is not None:
         if mode not in MODES:

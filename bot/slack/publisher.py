@@ -8,8 +8,9 @@ import logging
 from bot.scheduling.publishing import BriefNote, Posted
 from bot.scheduling.reports import DigestReport
 from bot.slack.notifier import SLACK_ERRORS, SlackNotifier, slack_error
-from bot.slack.views import digest as views
+from bot.slack.views.brief import brief_message, brief_missed
 from bot.slack.views.common import Message
+from bot.slack.views.digest import digest_details, digest_message
 
 log = logging.getLogger("dialectic.slack")
 
@@ -19,22 +20,21 @@ class SlackPublisher:
         self.notifier = notifier
 
     async def digest(self, channel: str, report: DigestReport) -> Posted:
-        message = views.digest_message(report)
+        message = digest_message(report)
         ts = await self._post(channel, message, what=f"digest {report.schedule_id}")
         if ts is None:
             return Posted(ts=None, error=f"the digest could not be posted to {channel}",
                           message=_record(message))
-        for reply in views.digest_details(report):
+        for reply in digest_details(report, self.notifier.thresholds):
             await self._post(channel, reply, thread_ts=ts, what="digest detail")
         return Posted(ts=ts, message=_record(message))
 
     async def brief(self, channel: str, note: BriefNote) -> Posted:
         if note.missed:
-            message = views.brief_missed(note.topic, meeting_at=note.meeting_at,
-                                         reason=note.missed)
+            message = brief_missed(note.topic, meeting_at=note.meeting_at, reason=note.missed)
         else:
             record = note.record
-            message = views.brief_message(
+            message = brief_message(
                 note.topic, meeting_at=note.meeting_at,
                 result=record.result if record else None,
                 status=record.status if record else "not started", url=note.url,

@@ -18,8 +18,8 @@ from slack_sdk.errors import SlackApiError
 from bot.service.debates import Submission
 from bot.slack.context import SlackContext
 from bot.slack.notifier import Thread
-from bot.slack.views import common as B
 from bot.slack.views import notices
+from bot.slack.views.debate import debate_started
 from engine.domain import DebateRequest, Estimate
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import slack as slack_store
@@ -81,7 +81,7 @@ async def open_debate(ctx: SlackContext, request: DebateRequest, place: Place) -
     provisional = DebateRecord(id=PROVISIONAL_ID, request=request, mode=estimate.mode,
                                preset=request.preset or "default", status=DebateStatus.QUEUED,
                                requested_by=request.requested_by)
-    first = B.debate_started(provisional, estimate, "", rehearsal=ctx.rehearsal)
+    first = debate_started(provisional, estimate, "", rehearsal=ctx.rehearsal)
     try:
         ts = await ctx.notifier.post(place.channel_id, first, thread_ts=place.thread_ts)
     except SlackApiError as exc:
@@ -113,7 +113,7 @@ async def submit_opening(ctx: SlackContext, opening: Opening, *, idempotency_key
         await slack_store.link_thread(session, channel_id=thread.channel_id, thread_ts=thread.ts,
                                       debate_id=sub.record.id)
     url = ctx.notifier.url(sub.record.id)
-    started = B.debate_started(sub.record, sub.estimate, url, rehearsal=ctx.rehearsal)
+    started = debate_started(sub.record, sub.estimate, url, rehearsal=ctx.rehearsal)
     await ctx.notifier.update(place.channel_id, ts, started)
     if sub.cached:
         await ctx.notifier.post(thread.channel_id, notices.cached(sub.record.id),

@@ -18,17 +18,15 @@ from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error, thread_of
 from bot.slack.parsing import ModalError, parse_modal
 from bot.slack.starter import NotInChannel, Place, open_debate, start_debate, submit_opening
-from bot.slack.views import common as B
 from bot.slack.views import notices
+from bot.slack.views import review as R
+from bot.slack.views.common import Message
+from bot.slack.views.modals import DEBATE_MODAL, MODAL_IDS, TOPIC_BLOCK
 from engine.errors import InvalidRequest
 from storage.errors import NotFound
 from storage.records import DebateRecord, Origin, Review, ReviewStatus
 
 log = logging.getLogger("dialectic.slack.actions")
-
-MODAL_IDS = {"topic": (B.TOPIC_BLOCK, B.TOPIC_ACTION), "mode": (B.MODE_BLOCK, B.MODE_ACTION),
-             "preset": (B.PRESET_BLOCK, B.PRESET_ACTION),
-             "judges": (B.JUDGES_BLOCK, B.JUDGES_ACTION)}
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
@@ -52,11 +50,11 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
                                view: dict[str, Any]) -> None:
         await submit_debate_modal(ctx, ack, body, view)
 
-    app.action(B.APPROVE_ACTION)(on_approve)
-    app.action(B.RERUN_ACTION)(on_rerun)
-    app.action(B.ESCALATE_ACTION)(on_escalate)
-    app.view(B.ESCALATE_MODAL)(on_escalate_submit)
-    app.view(B.DEBATE_MODAL)(on_debate_submit)
+    app.action(R.APPROVE_ACTION)(on_approve)
+    app.action(R.RERUN_ACTION)(on_rerun)
+    app.action(R.ESCALATE_ACTION)(on_escalate)
+    app.view(R.ESCALATE_MODAL)(on_escalate_submit)
+    app.view(DEBATE_MODAL)(on_debate_submit)
 
 
 async def press_button(ctx: SlackContext, body: dict[str, Any], status: ReviewStatus) -> None:
@@ -72,7 +70,7 @@ async def press_button(ctx: SlackContext, body: dict[str, Any], status: ReviewSt
         return
     try:
         await ctx.client.views_open(trigger_id=press["trigger_id"],
-                                    view=B.escalate_modal(press["review_id"]))
+                                    view=R.escalate_modal(press["review_id"]))
     except SLACK_ERRORS as exc:
         log.warning("could not open the escalate form: %s", slack_error(exc))
 
@@ -93,7 +91,7 @@ def modal_text(view: dict[str, Any], block_id: str, action_id: str) -> str:
     return str(((values.get(block_id) or {}).get(action_id) or {}).get("value") or "").strip()
 
 
-def _refusal(exc: Exception) -> B.Message:
+def _refusal(exc: Exception) -> Message:
     """What the presser is told when the service refuses the decision."""
     if isinstance(exc, NotReviewer):
         return notices.not_reviewer()
@@ -102,7 +100,7 @@ def _refusal(exc: Exception) -> B.Message:
     return notices.unknown_review()
 
 
-async def _tell(ctx: SlackContext, press: dict[str, Any], message: B.Message) -> None:
+async def _tell(ctx: SlackContext, press: dict[str, Any], message: Message) -> None:
     if not press.get("channel"):
         return
     try:
@@ -137,7 +135,8 @@ async def _update_request(ctx: SlackContext, review: Review, record: DebateRecor
     ts = review.message_ts or press.get("message_ts")
     if not channel or not ts or record.result is None:
         return
-    message = B.review_decided(review, record.result, transcript_url=ctx.notifier.url(record.id))
+    message = R.review_decided(review, record.result, transcript_url=ctx.notifier.url(record.id),
+                               thresholds=ctx.notifier.thresholds(record.result))
     try:
         await ctx.notifier.update(channel, ts, message)
     except SLACK_ERRORS as exc:
@@ -178,18 +177,18 @@ async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, An
     try:
         await ctx.reviews.authorize(review_id, user)
     except NotReviewer:
-        await ack(response_action="errors", errors={B.REASON_BLOCK: "Only reviewers can escalate."})
+        await ack(response_action="errors", errors={R.REASON_BLOCK: "Only reviewers can escalate."})
         return
     except NotFound:
-        await ack(response_action="errors", errors={B.REASON_BLOCK: "This review is gone."})
+        await ack(response_action="errors", errors={R.REASON_BLOCK: "This review is gone."})
         return
     except AlreadyDecided as exc:
-        await ack(response_action="errors", errors={B.REASON_BLOCK: f"{str(exc).capitalize()}."})
+        await ack(response_action="errors", errors={R.REASON_BLOCK: f"{str(exc).capitalize()}."})
         return
     await ack()
     press = {"review_id": review_id, "user": user, "channel": None, "message_ts": None}
     await ctx.track(decide(ctx, press, ReviewStatus.ESCALATED,
-                           note=modal_text(view, B.REASON_BLOCK, B.REASON_ACTION)))
+                           note=modal_text(view, R.REASON_BLOCK, R.REASON_ACTION)))
 
 
 async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
@@ -205,7 +204,7 @@ async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, 
         await ack(response_action="errors", errors={exc.block_id: str(exc)})
         return
     except (InvalidRequest, ValueError) as exc:
-        await ack(response_action="errors", errors={B.TOPIC_BLOCK: str(exc)[:150]})
+        await ack(response_action="errors", errors={TOPIC_BLOCK: str(exc)[:150]})
         return
     channel = str(view.get("private_metadata") or "")
     place = Place(channel_id=channel, user_id=user, team_id=(body.get("team") or {}).get("id"))
@@ -214,7 +213,7 @@ async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, 
     except SLACK_ERRORS as exc:
         log.warning("could not start a debate from the form: %s", slack_error(exc))
         await ack(response_action="errors",  # harmless when the form was already closed
-                  errors={B.TOPIC_BLOCK: f"Slack refused my message ({slack_error(exc)})."})
+                  errors={TOPIC_BLOCK: f"Slack refused my message ({slack_error(exc)})."})
 
 
 async def _start_from_modal(ctx: SlackContext, ack: AsyncAck, request: Any, place: Place,
@@ -229,7 +228,7 @@ async def _start_from_modal(ctx: SlackContext, ack: AsyncAck, request: Any, plac
         opening = await open_debate(ctx, request, place)
     except NotInChannel:
         text = f"I am not in that channel: {notices.INVITE} there, then submit again."
-        await ack(response_action="errors", errors={B.TOPIC_BLOCK: text})
+        await ack(response_action="errors", errors={TOPIC_BLOCK: text})
         return
     await ack()
     await ctx.track(submit_opening(ctx, opening,

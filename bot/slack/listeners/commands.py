@@ -11,17 +11,19 @@ from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.scheduling.briefs import parse_brief
-from bot.scheduling.reports import BriefPlan, ScheduleView
-from bot.slack import status as progress
+from bot.service.progress import progress_for, progress_from
 from bot.slack.context import SlackContext
-from bot.slack.mrkdwn import channel as mrkdwn_channel
-from bot.slack.mrkdwn import date_fmt, escape
 from bot.slack.notifier import SLACK_ERRORS, slack_error
-from bot.slack.parsing import USAGE, Command, CommandError, parse_command
+from bot.slack.parsing import MODES, USAGE, Command, CommandError, parse_command
 from bot.slack.starter import NotInChannel, Place, start_debate
-from bot.slack.views import common as B
+from bot.slack.views import debate as views
 from bot.slack.views import notices
-from engine.domain import MODES, DebateRequest
+from bot.slack.views.brief import brief_planned
+from bot.slack.views.budget import budget
+from bot.slack.views.common import Message
+from bot.slack.views.digest import schedule_list
+from bot.slack.views.modals import debate_modal
+from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.presets import all_presets
 from storage import audit
@@ -57,7 +59,7 @@ def place_of(body: dict[str, Any]) -> Place:
 
 async def _help(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                 respond: AsyncRespond, client: AsyncWebClient) -> None:
-    await ack(**B.help_text(USAGE).kwargs())
+    await ack(**notices.help_text(USAGE).kwargs())
 
 
 async def _modal(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
@@ -65,7 +67,7 @@ async def _modal(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
     """Open the form at once: the trigger_id expires 3 s after the command."""
     await ack()
     presets = sorted(all_presets(ctx.engine))
-    view = B.debate_modal(presets, list(MODES), str(body.get("channel_id") or ""))
+    view = debate_modal(presets, list(MODES), str(body.get("channel_id") or ""))
     try:
         await client.views_open(trigger_id=body.get("trigger_id"), view=view)
     except SLACK_ERRORS as exc:
@@ -90,7 +92,7 @@ async def _budget(ctx: SlackContext, command: Command, body: dict[str, Any], ack
                   respond: AsyncRespond, client: AsyncWebClient) -> None:
     await ack()
     state = await ctx.track(ctx.service.budget_today())
-    await respond(**B.budget(dict(state)).kwargs())
+    await respond(**budget(state).kwargs())
 
 
 async def _status(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
@@ -119,15 +121,15 @@ async def _report_status(ctx: SlackContext, command: Command, channel: str,
     await respond(**notices.stacked(messages).kwargs())
 
 
-async def status_message(ctx: SlackContext, record: DebateRecord) -> B.Message:
+async def status_message(ctx: SlackContext, record: DebateRecord) -> Message:
     """A debate's status from its audit chain: works for debates run by any worker."""
     async with ctx.rt.db.transaction(readonly=True) as session:
         events = await audit.events(session, record.id, limit=2000)
-    planned = progress.planned_phases(ctx.engine, record.request)
-    folded = progress.progress_from(((e.kind, e.data) for e in events), planned)
+    folded = progress_from(((e.kind, e.data) for e in events),
+                           progress_for(ctx.engine, record.request))
     finished = record.finished_at is not None
-    return progress.render(record, folded, rehearsal=ctx.rehearsal,
-                           transcript_url=ctx.notifier.url(record.id), final=finished)
+    return views.status(record, folded, rehearsal=ctx.rehearsal,
+                        transcript_url=ctx.notifier.url(record.id), final=finished)
 
 
 async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
@@ -179,13 +181,7 @@ async def _brief(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
     except InvalidRequest as exc:
         await respond(**notices.usage_error(str(exc), USAGE).kwargs())
         return
-    await respond(**_brief_planned(plan).kwargs())
-
-
-def _brief_planned(plan: BriefPlan) -> B.Message:
-    text = (f"Brief planned: *{escape(plan.topic)}* — it starts {date_fmt(plan.start_at)} and "
-            f"lands in {mrkdwn_channel(plan.channel)} before {date_fmt(plan.meeting_at)}.")
-    return B.Message(text=text, blocks=[B.section(text)])
+    await respond(**brief_planned(plan).kwargs())
 
 
 async def _schedules(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
@@ -204,22 +200,8 @@ async def _schedules(ctx: SlackContext, command: Command, body: dict[str, Any], 
         except (InvalidRequest, NotFound) as exc:
             await respond(**notices.usage_error(str(exc), USAGE).kwargs())
             return
-    views = await ctx.track(ctx.scheduler.views())
-    await respond(**_schedule_list(views).kwargs())
-
-
-def _schedule_list(views: list[ScheduleView]) -> B.Message:
-    if not views:
-        text = "No schedules are configured (add `[[schedules]]` to dialectic.toml)."
-        return B.Message(text=text, blocks=[B.section(text)])
-    lines = []
-    for v in views:
-        state = "paused" if v.paused else ("disabled" if not v.enabled else "active")
-        nxt = date_fmt(v.next_fire) if v.next_fire and state == "active" else "—"
-        lines.append(f"*{escape(v.id)}* · `{escape(v.cron)}` {escape(v.timezone)} · "
-                     f"{escape(v.preset)} → {mrkdwn_channel(v.channel)} · {state} · next {nxt}")
-    text = "\n".join(lines)
-    return B.Message(text="Schedules", blocks=[B.section(text)])
+    schedules = await ctx.track(ctx.scheduler.views())
+    await respond(**schedule_list(schedules).kwargs())
 
 
 HANDLERS = {

@@ -9,7 +9,7 @@ from slack_bolt.async_app import AsyncApp
 
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
-from bot.slack.views import common as B
+from bot.slack.views.home import app_home
 from storage import reviews
 
 log = logging.getLogger("dialectic.slack.home")
@@ -34,7 +34,7 @@ async def publish_home(ctx: SlackContext, user_id: str) -> None:
     is_reviewer = await ctx.reviews.reviewers.is_reviewer(user_id)
     async with ctx.rt.db.transaction(readonly=True) as session:
         pending = await reviews.list_pending(session, limit=PENDING)
-    view = B.app_home(recent, dict(budget), pending, is_reviewer=is_reviewer,
+    view = app_home(recent, dict(budget), pending, is_reviewer=is_reviewer,
                       public_url=ctx.rt.settings.public_url)
     try:
         await ctx.client.views_publish(user_id=user_id, view=view)

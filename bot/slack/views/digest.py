@@ -1,5 +1,5 @@
-"""Block Kit for scheduled runs: the one digest message per slot, its thread details, and the
-pre-meeting brief. Pure functions over values; helpers come from `bot.blocks` and `bot.mrkdwn`.
+"""Scheduled digests: the one channel message per slot, its thread details, and the
+`/debate schedules` listing. Pure functions over the scheduling layer's values.
 
 The digest puts the signals the AI could not settle first ("Focus here"), then the settled ones,
 each with its verdict, band, key disagreement and a transcript link; skipped signals, failed
@@ -9,59 +9,42 @@ signal, model or source text is escaped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Callable
 
-from bot.scheduling.reports import UNSETTLED_STATUSES, DigestReport, SignalOutcome
-from bot.slack.mrkdwn import chunk, date_fmt, escape, link, truncate
+from bot.scheduling.reports import UNSETTLED_STATUSES, DigestReport, ScheduleView, SignalOutcome
+from bot.service.results import point_figures
+from bot.slack.mrkdwn import channel, date_fmt, escape, link, truncate
 from bot.slack.views.common import (
-    BAND_WORDS,
-    ROUTING_WORDS,
     SECTION_TEXT_MAX,
     Block,
     Message,
     context,
-    divergence_summary,
     fit,
     header,
-    incomplete_banner,
-    is_incomplete,
+    note,
     rehearsal_banner,
+    routing_words,
     section,
-    side_name,
+    sections,
     usd,
 )
-from engine.domain import DebateResult, TraceRow
+from bot.slack.views.debate import band_of, divergence_summary, verdict_words
+from engine.domain import DebateResult
+from engine.settings import ThresholdSpec
 from engine.vocabulary import ROUTED_TO_HUMANS
-from storage.records import DebateStatus
 
 TAIL_MAX = 2000
 TITLE_MAX = 160
-
-
-# --------------------------------------------------------------------------------------------
-# the digest
+ThresholdsOf = Callable[[DebateResult], ThresholdSpec | None]
 
 
 def key_disagreement(result: DebateResult | None) -> str:
-    """The point the judges split on most, escaped; "" when there is none."""
+    """The point the judges split on most, escaped, its spread on the 1-10 scale; "" if none."""
     if result is None or not result.divergence.disagreements:
         return ""
     point = result.divergence.disagreements[0]
-    return f"{truncate(escape(point.label or point.item), 200)} (spread {point.spread:.1f})"
-
-
-def _band(result: DebateResult) -> str:
-    if result.consensus is None:
-        return "no judge panel"
-    return BAND_WORDS.get(result.consensus.band, escape(result.consensus.band))
-
-
-def _verdict_words(result: DebateResult) -> str:
-    """The verdict (escaped, on one line); the winning side when there is no verdict text."""
-    if result.verdict.strip():
-        return escape(" ".join(result.verdict.split()))
-    return f"{side_name(result.winner)} wins" if result.winner else "no verdict"
+    spread = point_figures(point).spread
+    return f"{truncate(escape(point.label or point.item), 200)} (spread {spread:.1f})"
 
 
 def _signal_line(outcome: SignalOutcome) -> str:
@@ -71,10 +54,10 @@ def _signal_line(outcome: SignalOutcome) -> str:
     if result is None:
         parts.append(f"{escape(outcome.status)}: {truncate(escape(outcome.reason), 300)}")
     else:
-        parts.append(truncate(_verdict_words(result), 240))
-        parts.append(_band(result))
+        parts.append(truncate(verdict_words(result), 240))
+        parts.append(band_of(result))
         if outcome.status in UNSETTLED_STATUSES or result.routing in ROUTED_TO_HUMANS:
-            words = ROUTING_WORDS.get(result.routing, escape(result.routing))
+            words = routing_words(result.routing)
             parts.append(escape(outcome.status.replace("_", " ")) + f" ({words})")
         if disagreement := key_disagreement(result):
             parts.append(f"key disagreement: {disagreement}")
@@ -85,14 +68,6 @@ def _signal_line(outcome: SignalOutcome) -> str:
     if outcome.url:
         parts.append(link(outcome.url, "transcript"))
     return "• " + " · ".join(parts)
-
-
-def _sections(title: str, lines: Sequence[str]) -> list[Block]:
-    """Lines under a bold title, split into as many sections as Slack's 3000 chars need."""
-    if not lines:
-        return []
-    text = f"*{title}*\n" + "\n".join(lines)
-    return [section(part) for part in chunk(text, SECTION_TEXT_MAX - 100)]
 
 
 def _problem_lines(report: DigestReport) -> list[str]:
@@ -137,8 +112,8 @@ def digest_message(report: DigestReport) -> Message:
     if report.rehearsal:
         head.append(rehearsal_banner())
     head.append(section(_headline(report)))
-    body = _sections("Focus here", [_signal_line(o) for o in report.focus])
-    body += _sections("Settled", [_signal_line(o) for o in report.settled])
+    body = sections("Focus here", [_signal_line(o) for o in report.focus])
+    body += sections("Settled", [_signal_line(o) for o in report.settled])
     if not body:
         body = [context(["No signal was debated in this run."])]
     blocks = fit(head, body, _tail(report), transcript_url=None)
@@ -149,12 +124,17 @@ def digest_message(report: DigestReport) -> Message:
     return Message(truncate(text, SECTION_TEXT_MAX), blocks)
 
 
-def digest_details(report: DigestReport) -> list[Message]:
-    """The thread replies: each debated signal's full summary, focus signals first."""
+def digest_details(report: DigestReport, thresholds: ThresholdsOf | None = None
+                   ) -> list[Message]:
+    """The thread replies: each debated signal's full summary, focus signals first.
+
+    `thresholds` gives each result's alpha cut-offs (its preset's), for the summaries."""
     messages = []
     for outcome in [*report.focus, *report.settled]:
         if outcome.result is not None:
-            messages.append(divergence_summary(outcome.result, transcript_url=outcome.url or ""))
+            cuts = thresholds(outcome.result) if thresholds is not None else None
+            messages.append(divergence_summary(outcome.result, transcript_url=outcome.url or "",
+                                               thresholds=cuts))
             continue
         title = truncate(escape(outcome.title), 600)
         text = f"*{title}*\n{escape(outcome.status)}: {truncate(escape(outcome.reason), 1500)}"
@@ -164,88 +144,23 @@ def digest_details(report: DigestReport) -> list[Message]:
     return messages
 
 
-# --------------------------------------------------------------------------------------------
-# the brief
+def _schedule_line(view: ScheduleView) -> str:
+    state = "paused" if view.paused else ("disabled" if not view.enabled else "active")
+    upcoming = date_fmt(view.next_fire) if view.next_fire and state == "active" else "—"
+    return (f"*{escape(view.id)}* · `{escape(view.cron)}` {escape(view.timezone)} · "
+            f"{escape(view.preset)} → {channel(view.channel)} · {state} · next {upcoming}")
 
 
-def _trace_line(row: TraceRow) -> str:
-    claim = truncate(escape(row.claim.replace("\n", " ")), 180)
-    standing = escape(row.standing)
-    line = f"• *{side_name(row.side)}* {claim} — _{standing}_"
-    if row.challenged_by:
-        challenge = truncate(escape(row.challenge.replace("\n", " ")), 120)
-        line += f"; challenged by {side_name(row.challenged_by)}"
-        line += f": {challenge}" if challenge else ""
-    return line
-
-
-def arguments_map(result: DebateResult, *, per_side: int = 5) -> list[str]:
-    """The trace table condensed: each side's strongest claims, their standing and challenge."""
-    lines: list[str] = []
-    for side in dict.fromkeys(row.side for row in result.trace_table):
-        rows = [r for r in result.trace_table if r.side == side]
-        rows.sort(key=lambda r: -(r.strength or 0.0))
-        lines += [_trace_line(r) for r in rows[:per_side]]
-    return lines
-
-
-def _discussion_points(result: DebateResult) -> list[str]:
-    points = [f"• {truncate(escape(p.label or p.item), 200)} — the judges split "
-              f"(spread {p.spread:.1f})" for p in result.divergence.disagreements[:3]]
-    if result.consensus is not None and result.consensus.irreconcilable:
-        points.append("• The judges' calls split on the winner: a person should decide.")
-    if result.routing in ROUTED_TO_HUMANS:
-        points.append(f"• Routing: {ROUTING_WORDS.get(result.routing, escape(result.routing))}")
-    return points or ["• No strong disagreement among the judges."]
-
-
-def _brief_body(result: DebateResult) -> list[Block]:
-    body = [section(truncate(f"*Where it stands* ({_band(result)})\n{_verdict_words(result)}",
-                             1200))]
-    body += _sections("Points to discuss", _discussion_points(result))
-    agreements = [f"• {truncate(escape(p.label or p.item), 200)}"
-                  for p in result.divergence.agreements[:5]]
-    body += _sections("Agreements", agreements or ["• None recorded."])
-    body += _sections("Arguments map", arguments_map(result) or ["• No argument trace."])
-    return body
-
-
-def brief_message(topic: str, *, meeting_at: datetime, result: DebateResult | None,
-                  status: DebateStatus | str, url: str | None, rehearsal: bool) -> Message:
-    """The one-page pre-meeting brief: where it stands, points to discuss, agreements, the map."""
-    head = [header("Decision brief")]
-    if rehearsal or (result is not None and result.rehearsal):
-        head.append(rehearsal_banner())
-    head.append(section(f"*Topic*\n> {truncate(escape(topic), 600)}\n"
-                        f"For the meeting at {date_fmt(meeting_at)}"))
-    if result is not None and is_incomplete(result):
-        head.append(incomplete_banner(result))
-    if result is None:
-        state = escape(str(getattr(status, "value", status)))
-        body = [section(f"⚠ The debate is not finished ({state}); the brief is not ready. "
-                        "Follow the transcript for the result.")]
-    else:
-        body = _brief_body(result)
-    tail = [context([link(url, "Full transcript")])] if url else []
-    prefix = "[Rehearsal] " if rehearsal else ""
-    text = f"{prefix}Decision brief: {escape(topic)}"
-    return Message(truncate(text, SECTION_TEXT_MAX),
-                   fit(head, body, tail, transcript_url=url))
-
-
-def brief_missed(topic: str, *, meeting_at: datetime, reason: str) -> Message:
-    """Said in the channel when a brief could not be prepared in time."""
-    text = (f"⚠ The decision brief on *{truncate(escape(topic), 300)}* for the meeting at "
-            f"{date_fmt(meeting_at)} could not be prepared: {truncate(escape(reason), 600)}")
-    return Message(truncate(f"Decision brief not prepared: {escape(topic)}", 3000),
-                   [section(text)])
+def schedule_list(views: list[ScheduleView]) -> Message:
+    """`/debate schedules`: each schedule, its state and when it fires next."""
+    if not views:
+        return note("No schedules are configured (add `[[schedules]]` to dialectic.toml).")
+    return Message("Schedules", sections("Schedules", [_schedule_line(v) for v in views]))
 
 
 __all__ = [
-    "arguments_map",
-    "brief_message",
-    "brief_missed",
     "digest_details",
     "digest_message",
     "key_disagreement",
+    "schedule_list",
 ]

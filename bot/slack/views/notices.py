@@ -1,25 +1,35 @@
-"""The bot's short notices (acks, refusals, thread notes), built from `bot.blocks` pieces.
+"""The bot's short notices: help, usage errors, acks, refusals and thread notes.
 
-Every debate message (started, status, phase, summary, review) is rendered by `bot.blocks`; these
-are the one-liners around them. Any user or model text goes through `escape`; ids through
-`mrkdwn.user` / `mrkdwn.channel`, which accept only real Slack ids.
+The debate's own messages (started, status, phases, summary) are in `debate.py`, reviews in
+`review.py`; these are the one-liners around them. Any user or model text goes through `escape`;
+ids through `mrkdwn.user` / `mrkdwn.channel`, which accept only real Slack ids.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.slack.mrkdwn import channel, escape, truncate
+from bot.slack.mrkdwn import channel, chunk, escape, truncate
 from bot.slack.views import common as B
+from bot.slack.views.common import note as _note
+from bot.slack.views.review import decision_line
 from engine.domain import DebateResult, Estimate
 from storage.records import Review
 
 INVITE = "/invite @Dialectic"
 
 
-def _note(text: str, *extra: B.Block) -> B.Message:
-    """A one-section message whose fallback text is the same (already escaped) text."""
-    return B.Message(truncate(text, B.TEXT_MAX), [B.section(text), *extra])
+def help_text(usage: str) -> B.Message:
+    """How to use the bot (usage text is escaped like any other text)."""
+    body = [B.section(part) for part in chunk(escape(usage), B.SECTION_TEXT_MAX)]
+    return B.message(escape(usage) or "Dialectic help", [B.header("Dialectic")], body, [])
+
+
+def error(message: str, usage: str | None = None) -> B.Message:
+    """What went wrong and what to do: fit for an ephemeral message or `respond()`."""
+    head = [B.section(f"⚠ {escape(message)}")]
+    body = [B.section(f"*Usage*\n{part}") for part in chunk(escape(usage), 2900)] if usage else []
+    return B.message(escape(message), head, body, [])
 
 
 def _topic(topic: str) -> str:
@@ -49,7 +59,7 @@ def estimate_reply(topic: str, estimate: Estimate) -> B.Message:
 
 
 def usage_error(message: str, usage: str) -> B.Message:
-    return B.error(message, usage)
+    return error(message, usage)
 
 
 def not_in_channel(channel_id: str | None) -> B.Message:
@@ -82,7 +92,7 @@ def no_review_channel() -> B.Message:
 
 
 def decision(review: Review) -> B.Message:
-    return _note(B.decision_line(review))
+    return _note(decision_line(review))
 
 
 def rerun_started(debate_id: str, channel_id: str) -> B.Message:
@@ -95,7 +105,7 @@ def not_reviewer() -> B.Message:
 
 
 def already_decided(review: Review) -> B.Message:
-    return _note(f"This review was already decided: {B.decision_line(review)}")
+    return _note(f"This review was already decided: {decision_line(review)}")
 
 
 def unknown_review() -> B.Message:
@@ -152,7 +162,9 @@ __all__ = [
     "awaiting_review",
     "cached",
     "decision",
+    "error",
     "estimate_reply",
+    "help_text",
     "mention_help",
     "no_debates",
     "no_policy",

@@ -1,0 +1,56 @@
+"""How the HTTP surface says no: one JSON shape, the exception -> status mapping at one border,
+and the replies the API document lists for them.
+
+    InvalidRequest -> 400    NotFound -> 404    IllegalTransition -> 409
+    BudgetExceeded -> 402    a body over the size cap -> 413
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+from pydantic import BaseModel, Field
+
+from bot.http.routes import Handler, Reply
+from engine.errors import BudgetExceeded, InvalidRequest
+from storage.errors import IllegalTransition, NotFound
+
+
+class ErrorOut(BaseModel):
+    """Every 4xx body: a sentence saying what went wrong (and, over budget, the figures)."""
+
+    error: str = Field(description="what went wrong and what to do")
+    estimate_usd: float | None = Field(default=None, description="402: the debate's estimate")
+    remaining_usd: float | None = Field(default=None, description="402: what today has left")
+
+
+BAD_INPUT = Reply(description="the input is wrong; `error` says how", schema=ErrorOut)
+UNAUTHORIZED = Reply(description="missing or wrong bearer token", schema=ErrorOut)
+OVER_BUDGET = Reply(description="today's budget has no room for it", schema=ErrorOut)
+NOT_FOUND = Reply(description="no such debate", schema=ErrorOut)
+CONFLICT = Reply(description="the debate is not in a state that allows this", schema=ErrorOut)
+TOO_LARGE = Reply(description="the body is over the size cap", schema=ErrorOut)
+
+
+def error(status: int, message: str, *, estimate_usd: float | None = None,
+          remaining_usd: float | None = None) -> web.Response:
+    body = ErrorOut(error=message, estimate_usd=estimate_usd, remaining_usd=remaining_usd)
+    return web.json_response(body.model_dump(exclude_none=True), status=status)
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except web.HTTPException as exc:
+        if exc.status == 413:
+            return error(413, "request body too large")
+        raise
+    except InvalidRequest as exc:
+        return error(400, str(exc))
+    except NotFound as exc:
+        return error(404, str(exc))
+    except IllegalTransition as exc:
+        return error(409, str(exc))
+    except BudgetExceeded as exc:
+        return error(402, str(exc), estimate_usd=exc.estimate_usd,
+                     remaining_usd=exc.remaining_usd)

@@ -1,0 +1,82 @@
+"""The console's rendering: Jinja2 templates from bot/http/templates (autoescaped: every value is
+HTML-escaped unless a template says otherwise) and the static files they link, served by the app
+with a content hash in the URL so browsers may keep them for good."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import mimetypes
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from pydantic import BaseModel, ConfigDict, Field
+
+FOREVER = "public, max-age=31536000, immutable"
+
+
+@dataclass(frozen=True, slots=True)
+class StaticFile:
+    body: bytes
+    content_type: str
+    version: str    # the body's hash: a new body is a new URL
+
+
+def _static_files() -> dict[str, StaticFile]:
+    folder = resources.files("bot.http") / "static"
+    files = {}
+    for entry in folder.iterdir():
+        if entry.is_file():
+            body = entry.read_bytes()
+            kind = mimetypes.guess_type(entry.name)[0] or "application/octet-stream"
+            files[entry.name] = StaticFile(body, kind, hashlib.sha256(body).hexdigest()[:12])
+    return files
+
+
+STATIC = _static_files()
+
+
+def static_url(name: str) -> str:
+    """The versioned URL of a static file; a KeyError for a file that is not there."""
+    return f"/static/{name}?v={STATIC[name].version}"
+
+
+def usd(value: float | str, places: int = 4) -> str:
+    return f"${float(value):.{places}f}"
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+TEMPLATES = Environment(loader=PackageLoader("bot.http", "templates"), autoescape=True,
+                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+TEMPLATES.filters.update(usd=usd, pretty_json=pretty_json)
+TEMPLATES.globals.update(static_url=static_url)
+
+
+def render(template: str, **context: Any) -> str:
+    return TEMPLATES.get_template(template).render(**context)
+
+
+def html(page: str, *, status: int = 200) -> web.Response:
+    return web.Response(text=page, content_type="text/html", status=status)
+
+
+class StaticQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    v: str | None = Field(default=None, description="the file's version (static_url sets it)")
+
+
+async def static_file(request: web.Request, query: StaticQuery) -> web.Response:
+    """A file the console links (its stylesheet); cached for good when the version matches."""
+    found = STATIC.get(request.match_info["name"])
+    if found is None:
+        raise web.HTTPNotFound(text="no such file")
+    cache = FOREVER if query.v == found.version else "no-cache"
+    charset = "utf-8" if found.content_type.startswith("text/") else None
+    return web.Response(body=found.body, content_type=found.content_type, charset=charset,
+                        headers={"Cache-Control": cache})

@@ -1,0 +1,72 @@
+"""`GET /api/debates/{id}/events`: the debate's audit chain as Server-Sent Events, live until the
+debate settles, resumable with `Last-Event-ID` (or `?after=`)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, TypeAdapter, ValidationError
+
+from bot.http.state import RUNTIME
+from bot.service.runtime import Runtime
+from engine.errors import InvalidRequest, validation_message
+from storage import audit
+from storage.records import TERMINAL_STATUSES, DebateStatus
+
+STREAM_POLL = 0.25      # seconds between reads of the chain
+KEEP_ALIVE = 15.0       # seconds of silence before a comment line keeps proxies from closing it
+EVENT_SEQ = TypeAdapter(NonNegativeInt)
+
+
+class EventsQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    after: NonNegativeInt = Field(default=0, description="resume after this event's seq "
+                                                    "(the Last-Event-ID header wins)")
+
+
+async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamResponse:
+    """Each audit event as `id: <seq>`, `event: <kind>`, `data: <json>`; the stream ends once
+    the debate is finished or waits for a reviewer."""
+    rt = request.app[RUNTIME]
+    debate_id = request.match_info["id"]
+    await rt.service.get(debate_id)  # 404 before the stream starts
+    after = _resume_after(request, query)
+    resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
+                                       "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+    await resp.prepare(request)
+    await resp.write(b"retry: 2000\n\n")
+    idle = 0.0
+    while True:
+        async with rt.db.transaction(readonly=True) as session:
+            events = await audit.events(session, debate_id, after_seq=after)
+        for ev in events:
+            after = ev.seq
+            payload = json.dumps({"seq": ev.seq, "kind": ev.kind, "actor": ev.actor,
+                                  "at": ev.at.isoformat(), "data": ev.data}, default=str)
+            await resp.write(f"id: {ev.seq}\nevent: {ev.kind}\ndata: {payload}\n\n".encode())
+        if not events and await _settled(rt, debate_id):
+            break
+        idle = 0.0 if events else idle + STREAM_POLL
+        if idle >= KEEP_ALIVE:
+            await resp.write(b": keep-alive\n\n")
+            idle = 0.0
+        await asyncio.sleep(STREAM_POLL)
+    await resp.write_eof()
+    return resp
+
+
+def _resume_after(request: web.Request, query: EventsQuery) -> int:
+    header = request.headers.get("Last-Event-ID")
+    if header is None:
+        return query.after
+    try:
+        return EVENT_SEQ.validate_python(header or "0")
+    except ValidationError as exc:
+        raise InvalidRequest(validation_message(exc, prefix="Last-Event-ID")) from None
+
+
+async def _settled(rt: Runtime, debate_id: str) -> bool:
+    record = await rt.service.get(debate_id)
+    return record.status in TERMINAL_STATUSES or record.status is DebateStatus.AWAITING_REVIEW

@@ -1,0 +1,16 @@
+"""What the HTTP app holds, under typed keys: the runtime every handler reads (the API and the
+console alike), the scheduler, whether Slack is on (for `/healthz`), and the route table it was
+built from."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from bot.http.routes import Route
+from bot.scheduling.scheduler import Scheduler
+from bot.service.runtime import Runtime
+
+RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime", Runtime)
+SCHEDULER: web.AppKey[Scheduler] = web.AppKey("scheduler", Scheduler)
+SLACK_ON: web.AppKey[bool] = web.AppKey("slack_on", bool)
+ROUTE_TABLE: web.AppKey[tuple[Route, ...]] = web.AppKey("route_table", tuple)

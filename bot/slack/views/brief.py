@@ -1,0 +1,113 @@
+"""Pre-meeting decision briefs: the one-page brief, the note when it could not be prepared in
+time, and the confirmation that one is planned. Pure functions over values; every piece of
+topic and model text is escaped."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.scheduling.reports import BriefPlan
+from bot.service.results import is_incomplete, point_figures
+from bot.slack.mrkdwn import channel, date_fmt, escape, link, truncate
+from bot.slack.views.common import (
+    SECTION_TEXT_MAX,
+    Block,
+    Message,
+    context,
+    fit,
+    header,
+    note,
+    rehearsal_banner,
+    routing_words,
+    section,
+    sections,
+    side_name,
+)
+from bot.slack.views.debate import band_of, incomplete_banner, verdict_words
+from engine.domain import DebateResult, TraceRow
+from engine.vocabulary import ROUTED_TO_HUMANS
+from storage.records import DebateStatus
+
+
+def _trace_line(row: TraceRow) -> str:
+    claim = truncate(escape(row.claim.replace("\n", " ")), 180)
+    standing = escape(row.standing)
+    line = f"• *{side_name(row.side)}* {claim} — _{standing}_"
+    if row.challenged_by:
+        challenge = truncate(escape(row.challenge.replace("\n", " ")), 120)
+        line += f"; challenged by {side_name(row.challenged_by)}"
+        line += f": {challenge}" if challenge else ""
+    return line
+
+
+def arguments_map(result: DebateResult, *, per_side: int = 5) -> list[str]:
+    """The trace table condensed: each side's strongest claims, their standing and challenge."""
+    lines: list[str] = []
+    for side in dict.fromkeys(row.side for row in result.trace_table):
+        rows = [r for r in result.trace_table if r.side == side]
+        rows.sort(key=lambda r: -(r.strength or 0.0))
+        lines += [_trace_line(r) for r in rows[:per_side]]
+    return lines
+
+
+def _discussion_points(result: DebateResult) -> list[str]:
+    points = [f"• {truncate(escape(p.label or p.item), 200)} — the judges split "
+              f"(spread {point_figures(p).spread:.1f})"
+              for p in result.divergence.disagreements[:3]]
+    if result.consensus is not None and result.consensus.irreconcilable:
+        points.append("• The judges' calls split on the winner: a person should decide.")
+    if result.routing in ROUTED_TO_HUMANS:
+        points.append(f"• Routing: {routing_words(result.routing)}")
+    return points or ["• No strong disagreement among the judges."]
+
+
+def _brief_body(result: DebateResult) -> list[Block]:
+    body = [section(truncate(f"*Where it stands* ({band_of(result)})\n{verdict_words(result)}",
+                             1200))]
+    body += sections("Points to discuss", _discussion_points(result))
+    agreements = [f"• {truncate(escape(p.label or p.item), 200)}"
+                  for p in result.divergence.agreements[:5]]
+    body += sections("Agreements", agreements or ["• None recorded."])
+    body += sections("Arguments map", arguments_map(result) or ["• No argument trace."])
+    return body
+
+
+def brief_message(topic: str, *, meeting_at: datetime, result: DebateResult | None,
+                  status: DebateStatus | str, url: str | None, rehearsal: bool) -> Message:
+    """The one-page pre-meeting brief: where it stands, points to discuss, agreements, the map."""
+    head = [header("Decision brief")]
+    if rehearsal or (result is not None and result.rehearsal):
+        head.append(rehearsal_banner())
+    head.append(section(f"*Topic*\n> {truncate(escape(topic), 600)}\n"
+                        f"For the meeting at {date_fmt(meeting_at)}"))
+    if result is not None and is_incomplete(result):
+        head.append(incomplete_banner(result))
+    if result is None:
+        state = escape(str(getattr(status, "value", status)))
+        body = [section(f"⚠ The debate is not finished ({state}); the brief is not ready. "
+                        "Follow the transcript for the result.")]
+    else:
+        body = _brief_body(result)
+    tail = [context([link(url, "Full transcript")])] if url else []
+    prefix = "[Rehearsal] " if rehearsal else ""
+    text = f"{prefix}Decision brief: {escape(topic)}"
+    return Message(truncate(text, SECTION_TEXT_MAX),
+                   fit(head, body, tail, transcript_url=url))
+
+
+def brief_missed(topic: str, *, meeting_at: datetime, reason: str) -> Message:
+    """Said in the channel when a brief could not be prepared in time."""
+    text = (f"⚠ The decision brief on *{truncate(escape(topic), 300)}* for the meeting at "
+            f"{date_fmt(meeting_at)} could not be prepared: {truncate(escape(reason), 600)}")
+    return Message(truncate(f"Decision brief not prepared: {escape(topic)}", 3000),
+                   [section(text)])
+
+
+def brief_planned(plan: BriefPlan) -> Message:
+    """`/debate brief`'s answer: when the debate starts, and where the brief lands by when."""
+    return note(f"Brief planned: *{truncate(escape(plan.topic), 600)}* — it starts "
+                f"{date_fmt(plan.start_at)} and lands in {channel(plan.channel)} before "
+                f"{date_fmt(plan.meeting_at)}.")
+
+
+__all__ = ["arguments_map", "brief_message", "brief_missed", "brief_planned"]

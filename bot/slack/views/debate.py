@@ -1,0 +1,378 @@
+"""A debate's own messages: the "Debate started" root, the status message kept current, one
+reply per finished phase, and the divergence summary it ends with. Pure functions over values.
+
+The result pieces (head, verdict, agreement, flags) are also what the review request shows.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from bot.service.progress import PhaseState, PhaseView, Progress
+from bot.service.results import (
+    alpha_text,
+    band_rule,
+    is_incomplete,
+    point_figures,
+    side_means,
+)
+from bot.slack.mrkdwn import chunk, escape, truncate, user
+from bot.slack.views.common import (
+    FIELDS_MAX,
+    SECTION_TEXT_MAX,
+    STATUS_WORDS,
+    Block,
+    Message,
+    band_words,
+    context,
+    duration,
+    fields,
+    header,
+    links,
+    listing,
+    message,
+    progress_bar,
+    quote,
+    rehearsal_banner,
+    routing_words,
+    section,
+    side_name,
+    usd,
+)
+from engine.domain import (
+    ConsensusSummary,
+    DebateResult,
+    DivergencePoint,
+    Estimate,
+    PhaseSummary,
+)
+from engine.settings import ThresholdSpec
+from storage.records import DebateRecord, DebateStatus
+
+NEEDS_JUDGES = "n/a (needs 2+ judges)"
+
+
+# --------------------------------------------------------------------------------------------
+# started
+
+
+def _started_fields(record: DebateRecord, estimate: Estimate | None) -> list[tuple[str, str]]:
+    mode = escape(record.mode)
+    if record.downgraded_from:
+        mode += f" (downgraded from {escape(record.downgraded_from)} to fit the budget)"
+    judges = str(record.request.judges) if record.request.judges else "preset default"
+    cost = "n/a"
+    if estimate is not None:
+        cost = f"~{estimate.calls} calls · ~{usd(estimate.usd)}"
+    pairs = [("Mode", mode), ("Preset", escape(record.preset)), ("Judges", judges),
+             ("Estimate", cost)]
+    if record.requested_by:
+        pairs.append(("Requested by", user(record.requested_by)))
+    if record.cached_from:
+        pairs.append(("Cached", f"reuses debate `{escape(record.cached_from)}`"))
+    return pairs
+
+
+def debate_started(record: DebateRecord, estimate: Estimate | None, transcript_url: str, *,
+                   rehearsal: bool = False) -> Message:
+    """The root message in the channel: what is debated, how, and roughly what it will cost."""
+    rehearsal = (rehearsal or bool(estimate and estimate.rehearsal)
+                 or bool(record.request.options.get("rehearsal")))
+    head = [header("Debate started")]
+    if rehearsal:
+        head.append(rehearsal_banner())
+    head.append(section("*Topic*\n" + quote(record.request.topic, 2500)))
+    body = [fields(_started_fields(record, estimate))]
+    if record.request.context:
+        body.append(context(["Includes context from the conversation it was started in."]))
+    tail = [context(["Progress and highlights follow in this thread."]),
+            links(transcript_url, record.id)]
+    prefix = "[Rehearsal] " if rehearsal else ""
+    text = f"{prefix}Debate started: {escape(record.request.topic)}"
+    return message(text, head, body, tail, transcript_url)
+
+
+# --------------------------------------------------------------------------------------------
+# status
+
+
+PHASE_MARKS = {PhaseState.PENDING: "·", PhaseState.DONE: "✓", PhaseState.PARTIAL: "⚠",
+               PhaseState.FAILED: "✗"}
+
+
+def phase_mark(phase: PhaseView) -> str:
+    """"✓ opening", "⚠ rebuttal (2 missing)", "✗ verdict (nothing succeeded)", "▸ *closing*"."""
+    name = escape(phase.name)
+    if phase.state is PhaseState.RUNNING:
+        return f"▸ *{name}*"
+    detail = f" ({phase.detail})" if phase.detail else ""
+    return f"{PHASE_MARKS[phase.state]} {name}{detail}"
+
+
+def _bar(progress: Progress) -> str:
+    phases = progress.phases()
+    done = sum(1 for p in phases if p.finished and (p.name in progress.planned
+                                                    or not progress.planned))
+    return progress_bar(done, len(progress.planned) or done)
+
+
+def status(record: DebateRecord, progress: Progress, *, rehearsal: bool,
+           transcript_url: str | None = None, final: bool = False) -> Message:
+    """The one status message kept current with chat.update: phases, calls, cost so far.
+
+    `final` trusts the stored, finished record over the events (status, cost)."""
+    state = record.status if final or progress.status is None else progress.status
+    cost = record.cost_usd if final and record.cost_usd else progress.cost_usd
+    phase = "done" if final and record.status is not DebateStatus.QUEUED else progress.current
+    emoji, word = STATUS_WORDS.get(state, ("⏳", escape(str(state))))
+    bar = _bar(progress)
+    calls = (f" · calls {progress.calls_done}/{progress.planned_calls}"
+             if progress.planned_calls else "")
+    lines = [f"{emoji} *{word}*  {bar}",
+             f"Phase: *{escape(phase) or '—'}*{calls} · Cost so far: {usd(cost)}"]
+    if state in (DebateStatus.FAILED, DebateStatus.TIMED_OUT) and record.error:
+        lines.append(f"⚠ {truncate(escape(record.error), 600)}")
+    head = [rehearsal_banner()] if rehearsal else []
+    head.append(section("\n".join(lines)))
+    phases = progress.phases()
+    body = [context(["  ".join(phase_mark(p) for p in phases)])] if phases else []
+    tail = [links(transcript_url, record.id)] if transcript_url else []
+    prefix = "[Rehearsal] " if rehearsal else ""
+    text = f"{prefix}Debate {word.lower()}: {bar} — {escape(phase)}"
+    return message(text, head, body, tail, transcript_url)
+
+
+# --------------------------------------------------------------------------------------------
+# phase replies
+
+
+def _ordered_sides(highlights: Mapping[str, str]) -> list[str]:
+    known = [s for s in ("pro", "con") if s in highlights]
+    return known + [s for s in highlights if s not in known]
+
+
+def step_flags(degraded: Sequence[str], filtered: Sequence[str]) -> list[Block]:
+    """Warnings for steps a placeholder stood in for, or the provider's filter withheld."""
+    blocks = []
+    if degraded:
+        keys = listing([escape(k) for k in degraded], 1200, shown=8)
+        blocks.append(section(f"⚠ degraded: {keys} — a placeholder stood in for these steps."))
+    if filtered:
+        keys = listing([escape(k) for k in filtered], 1200, shown=8)
+        blocks.append(section(f"⚠ filtered by the provider's content filter: {keys}"))
+    return blocks
+
+
+def phase_reply(summary: PhaseSummary, *, rehearsal: bool,
+                transcript_url: str | None = None) -> Message:
+    """A thread reply for a finished phase: each side's strongest point, and any gaps."""
+    head = [rehearsal_banner()] if rehearsal else []
+    took = f" ({duration(summary.elapsed_seconds)})" if summary.elapsed_seconds else ""
+    head.append(section(f"*Phase finished: {escape(summary.name)}*{took}"))
+    head += step_flags(summary.degraded, summary.filtered)
+    body = [section(f"*{side_name(side)}*\n{escape(summary.highlights[side])}")
+            for side in _ordered_sides(summary.highlights) if summary.highlights[side]]
+    if not body:
+        body = [context(["No highlights were recorded for this phase."])]
+    prefix = "[Rehearsal] " if rehearsal else ""
+    flags = " (with degraded steps)" if summary.degraded or summary.filtered else ""
+    text = f"{prefix}Phase {escape(summary.name)} finished{flags}"
+    return message(text, head, body, [], transcript_url)
+
+
+# --------------------------------------------------------------------------------------------
+# result pieces (the summary here, the review request in review.py)
+
+
+def stat(value: float | None) -> str:
+    """A statistic with two decimals, or why it is missing: the only way one is missing."""
+    return NEEDS_JUDGES if value is None else f"{value:.2f}"
+
+
+def agreement(summary: ConsensusSummary, thresholds: ThresholdSpec | None) -> str:
+    """"0.799 (tentative agreement: 0.67 ≤ α < 0.80)": alpha printed so it cannot contradict
+    its band, with the band's rule when the preset's cut-offs are known."""
+    if summary.alpha is None:
+        return NEEDS_JUDGES
+    rule = band_rule(summary.band, thresholds) if thresholds is not None else ""
+    words = band_words(summary.band) + (f": {rule}" if rule else "")
+    return f"{alpha_text(summary.alpha, thresholds)} ({words})"
+
+
+def incomplete_banner(result: DebateResult) -> Block:
+    """"⚠ Incomplete: …" with the first gaps; the transcript has the rest."""
+    items = [escape(m) for m in result.missing]
+    if result.error and not any(result.error in m for m in result.missing):
+        items.append(escape(result.error))
+    detail = listing(items, 900, shown=3) if items else "the debate did not finish"
+    return section(f"⚠ *Incomplete:* {detail}\n_A partial result: do not read it as final._")
+
+
+def result_head(result: DebateResult, title: str) -> list[Block]:
+    """Header, rehearsal and incomplete banners, the topic: never cut from a result message."""
+    head = [header(title)]
+    if result.rehearsal:
+        head.append(rehearsal_banner())
+    if is_incomplete(result):
+        head.append(incomplete_banner(result))
+    head.append(section("*Topic*\n" + quote(result.topic, 600)))
+    return head
+
+
+def verdict(result: DebateResult, limit: int = SECTION_TEXT_MAX) -> Block:
+    winner = f" · {side_name(result.winner)}" if result.winner else ""
+    said = escape(result.verdict) if result.verdict else "_No verdict._"
+    return section(truncate(f"*Verdict*{winner}\n{said}", limit))
+
+
+def band_of(result: DebateResult) -> str:
+    """The band in words, or that the mode has no judge panel."""
+    return "no judge panel" if result.consensus is None else band_words(result.consensus.band)
+
+
+def verdict_words(result: DebateResult) -> str:
+    """The verdict (escaped, on one line); the winning side when there is no verdict text."""
+    if result.verdict.strip():
+        return escape(" ".join(result.verdict.split()))
+    return f"{side_name(result.winner)} wins" if result.winner else "no verdict"
+
+
+def result_flags(result: DebateResult) -> list[Block]:
+    """The degraded and filtered steps of a result, with the reason each degraded."""
+    degraded = [f"{d.get('key', '?')} ({d['reason']})" if d.get("reason") else d.get("key", "?")
+                for d in result.degraded]
+    return step_flags(degraded, result.filtered)
+
+
+def score(value: float) -> str:
+    """A score on the 1-10 scale: "7", "6.5"."""
+    return f"{round(value, 1):g}"
+
+
+def _consensus_blocks(result: DebateResult, thresholds: ThresholdSpec | None) -> list[Block]:
+    summary = result.consensus
+    if summary is None:
+        return []
+    interval = "n/a"
+    if summary.alpha_interval is not None:
+        interval = f"{summary.alpha_interval[0]:.2f} – {summary.alpha_interval[1]:.2f}"
+    means = side_means(summary.weighted_scores)
+    judges = ", ".join(escape(j) for j in summary.judges)
+    blocks = [fields([
+        ("Agreement (Krippendorff's α)", agreement(summary, thresholds)),
+        ("α 95% interval", interval), ("Agreement on calls (κ)", stat(summary.kappa)),
+        ("Judges", f"{len(summary.judges)}" + (f" ({judges})" if judges else "")),
+        ("For (weighted score)", "n/a" if means["pro"] is None else f"{means['pro']:.2f}"),
+        ("Against (weighted score)", "n/a" if means["con"] is None else f"{means['con']:.2f}"),
+    ])]
+    if summary.irreconcilable:
+        blocks.append(section("⚠ *Irreconcilable:* the judges' calls split; a person decides."))
+    return blocks
+
+
+def point_line(label: str, point: DivergencePoint, *, with_ratings: bool) -> str:
+    """"• label — mean 7.1, spread 0.4 (judge-a 7, judge-b 7.5)", on the 1-10 scale."""
+    figures = point_figures(point)
+    line = (f"• {truncate(escape(label), 200)} — mean {figures.mean:.1f}, "
+            f"spread {figures.spread:.1f}")
+    if with_ratings and figures.ratings:
+        scores = ", ".join(f"{escape(j)} {score(v)}" for j, v in list(figures.ratings.items())[:6])
+        line += f" ({truncate(scores, 200)})"
+    return line
+
+
+def _divergence_blocks(result: DebateResult) -> list[Block]:
+    blocks = []
+    agreements = result.divergence.agreements[:5]
+    if agreements:
+        lines = [point_line(p.label or p.item, p, with_ratings=False) for p in agreements]
+        blocks.append(section("*Where the judges agree*\n" + "\n".join(lines)))
+    disagreements = result.divergence.disagreements[:3]
+    if disagreements:
+        lines = [point_line(p.label or p.item, p, with_ratings=True) for p in disagreements]
+        blocks.append(section("*Where they disagree most*\n" + "\n".join(lines)))
+    return blocks
+
+
+def _value_text(value: Any, limit: int = 300) -> str:
+    if isinstance(value, dict | list | tuple):
+        value = json.dumps(value, ensure_ascii=False, default=str)
+    return truncate(escape(str(value)), limit)
+
+
+def _outcome_blocks(result: DebateResult) -> list[Block]:
+    outcome = result.outcome_details()
+    blocks = []
+    rubric = outcome.pop("rubric", None)
+    if isinstance(rubric, dict) and rubric:
+        pairs = []
+        for side, scores in list(rubric.items())[:FIELDS_MAX]:
+            value = (" · ".join(f"{escape(str(k))} {_value_text(v, 20)}"
+                                for k, v in scores.items())
+                     if isinstance(scores, dict) else _value_text(scores))
+            pairs.append((f"Rubric — {side_name(str(side))}", value))
+        blocks.append(fields(pairs))
+    if outcome:
+        keys = list(outcome)[:6]
+        pairs = [(truncate(escape(str(k)), 100), _value_text(outcome[k])) for k in keys]
+        blocks.append(fields(pairs))
+        if len(outcome) > len(keys):
+            blocks.append(context([f"+{len(outcome) - len(keys)} more in the transcript"]))
+    return blocks
+
+
+def _rationale_blocks(result: DebateResult, pieces: int = 2) -> list[Block]:
+    if not result.rationale:
+        return []
+    parts = chunk(escape(result.rationale), SECTION_TEXT_MAX - 100)[:pieces]
+    return [section(("*Rationale*\n" if i == 0 else "") + part) for i, part in enumerate(parts)]
+
+
+def _cost_line(result: DebateResult) -> Block:
+    cost = result.cost
+    tokens = cost.prompt_tokens + cost.completion_tokens
+    reused = f" ({cost.reused_calls} reused)" if cost.reused_calls else ""
+    parts = [f"Cost {usd(cost.usd)}", f"{tokens:,} tokens", f"{cost.calls} calls{reused}",
+             f"took {duration(result.elapsed_seconds)}"]
+    if result.evidence:
+        parts.append(f"{len(result.evidence)} evidence note(s) from the thread")
+    return context([" · ".join(parts)])
+
+
+def divergence_summary(result: DebateResult, *, transcript_url: str,
+                       thresholds: ThresholdSpec | None = None) -> Message:
+    """The final result: verdict, agreement statistics, where judges agree and split, cost.
+
+    `thresholds` are the preset's alpha cut-offs (`results.thresholds_for`); with them the
+    band's rule is printed beside alpha."""
+    title = "Debate result (incomplete)" if is_incomplete(result) else "Debate result"
+    head = result_head(result, title)
+    body = [verdict(result), *result_flags(result), *_consensus_blocks(result, thresholds)]
+    body += [*_divergence_blocks(result), *_outcome_blocks(result)]
+    body += [section(f"*Routing:* {routing_words(result.routing)}"), *_rationale_blocks(result)]
+    tail = [_cost_line(result), links(transcript_url, result.id)]
+    prefix = ("[Rehearsal] " if result.rehearsal else "") + (
+        "[Incomplete] " if is_incomplete(result) else "")
+    text = f"{prefix}Debate result: {escape(result.topic)} — {escape(result.verdict)}"
+    return message(text, head, body, tail, transcript_url)
+
+
+__all__ = [
+    "agreement",
+    "band_of",
+    "debate_started",
+    "divergence_summary",
+    "incomplete_banner",
+    "phase_mark",
+    "phase_reply",
+    "point_line",
+    "result_flags",
+    "result_head",
+    "stat",
+    "status",
+    "step_flags",
+    "verdict",
+    "verdict_words",
+]

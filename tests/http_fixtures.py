@@ -1,0 +1,50 @@
+"""The HTTP surface on a real aiohttp server on loopback (port 0), over a test database.
+
+    async with served(db, settings) as (base_url, rt, app): ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from bot.main import Assembly, web_app
+from bot.scheduling.scheduler import Scheduler
+from bot.service.runtime import Runtime
+from bot.settings import Settings
+from storage.db import Database
+from tests.service_fixtures import runtime
+
+__all__ = ["app_for", "call", "served"]
+
+
+def app_for(rt: Runtime, settings: Settings) -> web.Application:
+    """The application `dialectic serve` builds, without Slack and without the scheduler."""
+    parts = Assembly(rt, Scheduler(rt, settings.scheduling), None)
+    return web_app(parts, settings, scheduler=False)
+
+
+@asynccontextmanager
+async def served(db: Database, settings: Settings
+                 ) -> AsyncIterator[tuple[str, Runtime, web.Application]]:
+    """(base URL, runtime, app) of a running server over `db`; closed on exit."""
+    rt = runtime(db, settings)
+    app = app_for(rt, settings)
+    server = TestServer(app, host="127.0.0.1", port=0)
+    await server.start_server()
+    try:
+        yield str(server.make_url("")), rt, app
+    finally:
+        await server.close()
+
+
+async def call(session: aiohttp.ClientSession, method: str, url: str, **kw: Any
+               ) -> tuple[int, Any]:
+    """(status, JSON body) of one request."""
+    async with session.request(method, url, **kw) as resp:
+        return resp.status, await resp.json()
