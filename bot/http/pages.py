@@ -15,6 +15,8 @@ from aiohttp import web
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.service.results import FLAG_MEANING, flag_headline
+
 FOREVER = "public, max-age=31536000, immutable"
 
 
@@ -55,7 +57,8 @@ def pretty_json(value: Any) -> str:
 TEMPLATES = Environment(loader=PackageLoader("bot.http", "templates"), autoescape=True,
                         undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 TEMPLATES.filters.update(usd=usd, pretty_json=pretty_json)
-TEMPLATES.globals.update(static_url=static_url)
+TEMPLATES.globals.update(static_url=static_url, flag_headline=flag_headline,
+                         flag_meaning=FLAG_MEANING)
 
 
 def render(template: str, **context: Any) -> str:

@@ -52,6 +52,17 @@ SinkFactory = Callable[[DebateRecord], EventSink | None]
 
 
 @dataclass(frozen=True, slots=True)
+class EvidenceAdded:
+    """Whether evidence was recorded (truthy when it was), and what in it addresses the AI."""
+
+    added: bool
+    findings: tuple[Finding, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.added
+
+
+@dataclass(frozen=True, slots=True)
 class Submission:
     record: DebateRecord
     estimate: Estimate
@@ -312,22 +323,23 @@ class DebateService:
         return caches.DbStepCache(self.db, ttl_seconds=ttl) if ttl > 0 else None
 
     # --- people acting on debates ---
-    async def add_evidence(self, debate_id: str, item: Evidence) -> bool:
-        """Record human evidence for a running debate; False if it is not running or a dupe.
-        Evidence addressed to the AI flags the debate."""
+    async def add_evidence(self, debate_id: str, item: Evidence) -> EvidenceAdded:
+        """Record human evidence for a running debate (falsy if it is not running or a dupe).
+        Evidence addressed to the AI flags the debate; the findings come back to be shown."""
         async with self.db.transaction() as session:
             record = await debates.get(session, debate_id)
             if record.status not in (DebateStatus.QUEUED, DebateStatus.DEBATING,
                                      DebateStatus.JUDGING):
-                return False
-            added = await evidence.add(session, debate_id=debate_id, evidence=item)
-            if added:
-                await audit.append(session, debate_id=debate_id, kind="evidence_recorded",
-                                   actor=item.author, data={"text": item.text,
-                                                            "source_id": item.source_id})
-                await debates.flag(session, debate_id, list(screen(of_evidence([item]))),
-                                   stage="evidence", actor=item.author)
-            return added
+                return EvidenceAdded(False)
+            if not await evidence.add(session, debate_id=debate_id, evidence=item):
+                return EvidenceAdded(False)
+            await audit.append(session, debate_id=debate_id, kind="evidence_recorded",
+                               actor=item.author, data={"text": item.text,
+                                                        "source_id": item.source_id})
+            found = screen(of_evidence([item]))
+            await debates.flag(session, debate_id, list(found), stage="evidence",
+                               actor=item.author)
+            return EvidenceAdded(True, found)
 
     async def retry(self, debate_id: str, *, actor: str) -> DebateRecord:
         """Send a failed or timed-out debate back to the queue; its finished steps are reused."""
