@@ -103,7 +103,8 @@ async def test_findings_in_the_models_outputs_are_stored_and_audited_once(db: Da
     assert [e["stage"] for e in await flags(db, record.id)] == ["run"]
 
 
-async def test_a_debate_keeps_its_nonce_through_a_replay(db: Database) -> None:
+async def test_a_debate_keeps_its_nonce_through_a_replay_and_no_other_gets_it(
+        db: Database) -> None:
     svc = service(db, rehearsal_settings())
     sub = await svc.submit(DebateRequest(topic=TOPIC, mode="panel", rounds=1), origin=API)
     nonce = sub.record.request.spotlight_nonce
@@ -112,6 +113,6 @@ async def test_a_debate_keeps_its_nonce_through_a_replay(db: Database) -> None:
         await wait_done(svc, sub.record.id)
         replay = await svc.replay(sub.record.id, more_rounds=1)
     assert replay.record.request.spotlight_nonce == nonce
-    other = await svc.submit(DebateRequest(topic=TOPIC, mode="panel", no_cache=True),
-                             origin=API)
+    chosen = DebateRequest(topic=TOPIC, mode="panel", no_cache=True, spotlight_nonce=nonce)
+    other = await svc.submit(chosen, origin=API)  # a new debate: never a nonce someone chose
     assert other.record.request.spotlight_nonce not in ("", nonce)

@@ -29,7 +29,7 @@ from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKin
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.injection import Finding
 from engine.llm import LLMClient
-from engine.material import of_evidence, of_request, screen, with_nonce
+from engine.material import new_nonce, of_evidence, of_request, screen, with_nonce
 from engine.outcomes import RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
@@ -118,8 +118,12 @@ class DebateService:
                      ) -> Submission:
         """Validate, estimate, reserve and queue; or return the cached or duplicate debate.
 
-        Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures)."""
-        prepared = prepare(self.engine, with_nonce(request))
+        Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures).
+        A new debate gets a fresh spotlight nonce, whatever the request carried; one built from
+        another (a replay, a re-run: `parent_id`) keeps its source's."""
+        nonce = request.spotlight_nonce if parent_id is not None else new_nonce()
+        prepared = prepare(self.engine, with_nonce(request.model_copy(
+            update={"spotlight_nonce": nonce})))
         if not request.no_cache and parent_id is None:
             hit = await self._cached(prepared)
             if hit is not None:
