@@ -6,6 +6,10 @@ to each call: the call's own timeout (in the gateway), the phase's and the whole
 that runs out of time, or whose retries are spent, becomes *degraded*: it is marked in the result
 and the events and never stored, so a later resume tries it again. A content-filtered step is
 stored as *filtered* and the debate goes on.
+
+The context also holds the debate's spotlight (one boundary for all its prompts, rebuilt the same
+on every resume) and what its untrusted text addresses to the AI (the request's at once, the
+evidence's as it arrives).
 """
 
 from __future__ import annotations
@@ -113,7 +117,7 @@ class DebateContext:
         self.phases: list[PhaseSummary] = []
         self.evidence: list[Evidence] = []
         self.spotlight: Spotlight = spotlight_for(request, debate_id)
-        self._findings: dict[tuple[str, str, int, int, str], Finding] = {}
+        self._findings: dict[Finding, None] = {}  # an ordered set
         self.flag(screen(of_request(request)))
 
     @property
@@ -136,12 +140,11 @@ class DebateContext:
     @property
     def findings(self) -> list[Finding]:
         """Text addressed to the AI found so far: in the request, the evidence, the outputs."""
-        return list(self._findings.values())
+        return list(self._findings)
 
     def flag(self, findings: Sequence[Finding]) -> None:
         """Keep findings (once each: a resumed debate finds the same ones again)."""
-        for f in findings:
-            self._findings.setdefault((f.source, f.rule, f.start, f.end, f.excerpt), f)
+        self._findings.update(dict.fromkeys(findings))
 
     @property
     def timed_out(self) -> bool:
