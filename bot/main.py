@@ -31,11 +31,13 @@ from bot.cli import app as cli
 from bot.cli.host import CliSettings, Hosted
 from bot.http.server import build_app, check_exposure
 from bot.scheduling.scheduler import Scheduler
+from bot.service.housekeeping import housekeeping
 from bot.service.logs import setup_logging
 from bot.service.runtime import Runtime, build_runtime
 from bot.service.telemetry import REGISTRY
 from bot.service.worker import Worker
 from bot.settings import Settings, load_settings, unknown_variables
+from bot.slack.housekeeping import forget_messages
 from bot.slack.notifier import SlackNotifier
 from bot.slack.publisher import SlackPublisher
 from bot.slack.wiring import attach_notifier, attach_slack, close_notifier
@@ -104,7 +106,7 @@ async def serve(settings: Settings, *, host: str | None = None, port: int | None
             await listen(runner, host, port)
             log.info("serving on http://%s:%d (console /, API /api, Slack /slack/events)", host,
                      port)
-            async with running_workers(parts.rt, None) as task:
+            async with running_workers(parts.rt, None) as task, chores(parts):
                 await parts.scheduler.start()
                 await until_signalled(task)
                 parts.scheduler.shutdown()
@@ -163,8 +165,13 @@ async def work(settings: Settings, *, concurrency: int | None = None) -> None:
         await parts.scheduler.start()  # slot claims keep replicas from firing twice
         if settings.http.metrics_port:
             start_http_server(settings.http.metrics_port, addr="127.0.0.1", registry=REGISTRY)
-        async with running_workers(parts.rt, concurrency) as task:
+        async with running_workers(parts.rt, concurrency) as task, chores(parts):
             await until_signalled(task)
+
+
+def chores(parts: Assembly) -> contextlib.AbstractAsyncContextManager[None]:
+    """Housekeeping for this process (Slack's part when Slack is on)."""
+    return housekeeping(parts.rt, *([forget_messages] if parts.notifier is not None else []))
 
 
 async def until_signalled(task: asyncio.Task[None] | None = None) -> None:

@@ -4,9 +4,7 @@
     ├── ConfigurationError          settings are missing or contradictory
     ├── InvalidRequest              a request that cannot run (bad mode, empty topic)
     ├── DebateError                 a debate could not go on
-    │   ├── BudgetExceeded          the daily cap does not leave room for this debate
-    │   ├── DebateTimeout           the whole-debate deadline passed
-    │   └── StepFailed              one step failed for good (after retries)
+    │   └── BudgetExceeded          the daily cap does not leave room for this debate
     └── LLMError                    the provider failed; `retryable`: may a retry help
         ├── LLMAuthError            401/403: fail the debate at once, name the endpoint
         ├── LLMTransientError       429, 5xx, connection errors (retried with backoff)
@@ -56,19 +54,6 @@ class BudgetExceeded(DebateError):
         super().__init__(message)
         self.estimate_usd = estimate_usd
         self.remaining_usd = remaining_usd
-
-
-class DebateTimeout(DebateError):
-    """The whole-debate deadline passed."""
-
-
-class StepFailed(DebateError):
-    """One step failed after every retry the error allows."""
-
-    def __init__(self, key: str, cause: BaseException) -> None:
-        super().__init__(f"step {key} failed: {cause}")
-        self.key = key
-        self.cause = cause
 
 
 class LLMError(DialecticError):

@@ -7,7 +7,6 @@ debates (the day their budget was reserved on).
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -28,13 +27,15 @@ SUCCESS_STATUSES = frozenset({
 _THRESHOLDS = ThresholdSpec()
 
 
-def percentile(ordered: Sequence[float], q: float) -> float | None:
-    """The q-th percentile (0..100) of sorted values, linearly interpolated; None when empty."""
-    if not ordered:
-        return None
-    position = (len(ordered) - 1) * q / 100
-    low, high = math.floor(position), math.ceil(position)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+def percentiles(values: Sequence[float], *at: int) -> list[float | None]:
+    """The percentiles `at` (1..99) of `values`, linearly interpolated between the samples
+    (`statistics.quantiles`, inclusive method); None each when there are no values."""
+    if not values:
+        return [None] * len(at)
+    if len(values) == 1:
+        return [float(values[0])] * len(at)
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return [cuts[q - 1] for q in at]
 
 
 def _rate(count: int, total: int) -> float:
@@ -53,12 +54,10 @@ def _outcomes(rows: Sequence[Row[Any]]) -> dict[str, Any]:
 
 
 def _durations(rows: Sequence[Row[Any]]) -> dict[str, float | int | None]:
-    seconds = sorted(
-        (row.finished_at - row.started_at).total_seconds()
-        for row in rows if row.started_at is not None and row.finished_at is not None
-    )
-    return {"count": len(seconds), "p50": percentile(seconds, 50),
-            "p95": percentile(seconds, 95), "p99": percentile(seconds, 99)}
+    seconds = [(row.finished_at - row.started_at).total_seconds()
+               for row in rows if row.started_at is not None and row.finished_at is not None]
+    p50, p95, p99 = percentiles(seconds, 50, 95, 99)
+    return {"count": len(seconds), "p50": p50, "p95": p95, "p99": p99}
 
 
 def _alpha_bucket(alpha: float | None) -> str:

@@ -72,14 +72,6 @@ async def finish_slot(
     return _to_run(row)
 
 
-async def last_slot(session: AsyncSession, schedule_id: str) -> str | None:
-    """The latest slot claimed for the schedule (slots are ISO times, so they sort as text)."""
-    return await session.scalar(
-        select(ScheduledRunRow.slot).where(ScheduledRunRow.schedule_id == schedule_id)
-        .order_by(ScheduledRunRow.slot.desc()).limit(1)
-    )
-
-
 async def list_runs(
     session: AsyncSession, *, schedule_id: str | None = None, limit: int = 50
 ) -> list[ScheduledRun]:

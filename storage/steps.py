@@ -7,7 +7,6 @@ a degraded record (the engine retries those), which a real outcome replaces.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, cast
 
 from sqlalchemy import select, update
@@ -82,27 +81,6 @@ async def list_steps(session: AsyncSession, debate_id: str) -> list[StepRecord]:
         select(StepRow).where(StepRow.debate_id == debate_id).order_by(StepRow.id)
     )
     return [to_step(row) for row in rows]
-
-
-async def copy_steps(
-    session: AsyncSession, *, source_id: str, target_id: str, keys: Iterable[str]
-) -> int:
-    """Replay: give `target_id` the source's records for `keys` (those it lacks); the count."""
-    wanted = list(dict.fromkeys(keys))
-    if not wanted:
-        return 0
-    rows = await session.scalars(
-        select(StepRow).where(StepRow.debate_id == source_id, StepRow.key.in_(wanted))
-        .order_by(StepRow.id)
-    )
-    copied = 0
-    for record in [to_step(row) for row in rows]:
-        result = await session.execute(
-            insert_ignoring(session, StepRow, _values(target_id, record),
-                            conflict=("debate_id", "key")).returning(StepRow.id)
-        )
-        copied += result.scalar_one_or_none() is not None
-    return copied
 
 
 class DbCheckpointStore:

@@ -3,6 +3,7 @@ only a channel (the API, the scheduler) get a thread of their own."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 from pathlib import Path
@@ -10,13 +11,14 @@ from pathlib import Path
 from aiohttp import web
 
 from bot.main import assembled
+from bot.service.housekeeping import housekeeping, purge_once
 from bot.settings import Settings
-from bot.slack.housekeeping import MESSAGE_TTL, purge_once
+from bot.slack.housekeeping import MESSAGE_TTL, forget_messages
 from bot.slack.notifier import SlackNotifier, Thread
 from bot.slack.wiring import attach_slack
 from engine.domain import DebateRequest, DebateResult, Event, EventKind, utcnow
 from engine.settings import PresetSpec, ThresholdSpec
-from storage import dedupe, queue
+from storage import caches, dedupe, queue
 from storage import slack as slack_store
 from storage.records import DebateRecord, DebateStatus, Origin
 from tests.slack_fixtures import CHANNEL, REVIEW_CHANNEL, slack_harness
@@ -94,7 +96,8 @@ async def test_a_clear_appeal_says_it_was_resolved_automatically(tmp_path: Path)
         h.assert_all_blocks_valid()
 
 
-async def test_housekeeping_forgets_old_messages_and_dedupe_keys(tmp_path: Path) -> None:
+async def test_housekeeping_forgets_old_messages_dedupe_keys_and_judge_cache(
+        tmp_path: Path) -> None:
     async with slack_harness(tmp_path) as h:
         old = utcnow() - MESSAGE_TTL - timedelta(days=1)
         async with h.rt.db.transaction() as session:
@@ -102,7 +105,14 @@ async def test_housekeeping_forgets_old_messages_and_dedupe_keys(tmp_path: Path)
                 CHANNEL, "1.1", None, "U1", "old"), now=old)
             await dedupe.first_time(session, source="event", key="Ev1", now=old)
             await dedupe.first_time(session, source="event", key="Ev2")
-        assert await purge_once(h.rt) == (1, 1)
+            await caches.judge_cache_put(session, "judge:old", {"x": 1}, utcnow())
+            await caches.judge_cache_put(session, "judge:new", {"x": 2},
+                                         utcnow() + timedelta(hours=1))
+        assert await forget_messages(h.rt) == {"Slack messages": 1}
+        assert await purge_once(h.rt) == {"judge cache entries": 1, "dedupe keys": 1}
+        async with housekeeping(h.rt, forget_messages, every=3600):   # runs once at start
+            await asyncio.sleep(0.1)
+        assert await purge_once(h.rt) == {"judge cache entries": 0, "dedupe keys": 0}
 
 
 async def test_socket_mode_is_used_when_an_app_token_is_set(tmp_path: Path) -> None:
@@ -116,7 +126,7 @@ async def test_socket_mode_is_used_when_an_app_token_is_set(tmp_path: Path) -> N
         assert bolt is not None
         assert not [r for r in app.router.routes() if r.resource and r.resource.canonical
                     == "/slack/events"]
-        assert len(app.cleanup_ctx) == 2  # socket mode, housekeeping
+        assert len(app.cleanup_ctx) == 1  # socket mode
         notifier = parts.notifier
         assert parts.rt.service.finished_hooks.count(notifier.on_finished) == 1
         assert parts.rt.service.sink_factories.count(notifier.sink_for) == 1

@@ -82,6 +82,7 @@ async def test_metrics_of_an_empty_database(db: Database) -> None:
 
 @pytest.mark.parametrize(("values", "q", "expected"), [
     ([], 50, None), ([3.0], 99, 3.0), ([1.0, 2.0, 3.0, 4.0], 50, 2.5), ([0.0, 10.0], 95, 9.5),
+    ([4.0, 1.0, 3.0, 2.0], 50, 2.5),
 ])
-def test_percentile(values: list[float], q: float, expected: float | None) -> None:
-    assert metrics.percentile(values, q) == expected
+def test_percentiles(values: list[float], q: int, expected: float | None) -> None:
+    assert metrics.percentiles(values, q) == [expected]

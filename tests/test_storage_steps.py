@@ -87,20 +87,17 @@ async def test_put_for_an_unknown_debate_is_not_found(db: Database) -> None:
         await DbCheckpointStore(db).put("missing", _step())
 
 
-async def test_list_and_copy_steps_for_replay(db: Database) -> None:
+async def test_list_steps_in_the_order_they_were_stored(db: Database) -> None:
     source = await add_debate(db)
-    target = await add_debate(db)
+    other = await add_debate(db)
     store = DbCheckpointStore(db)
-    for key in ("a", "b", "c"):
+    for key in ("b", "a", "c"):
         await store.put(source.id, _step(key))
-    await store.put(target.id, _step("b", output={"claim": "target's own"}))
+    await store.put(other.id, _step("b", output={"claim": "another debate's"}))
     async with db.transaction() as session:
-        copied = await steps.copy_steps(session, source_id=source.id, target_id=target.id,
-                                        keys=["a", "b", "zzz"])
-        listed = await steps.list_steps(session, target.id)
-    assert copied == 1
-    assert [r.key for r in listed] == ["b", "a"]
-    assert listed[0].output == {"claim": "target's own"}
+        listed = await steps.list_steps(session, source.id)
+    assert [r.key for r in listed] == ["b", "a", "c"]
+    assert all(r.output != {"claim": "another debate's"} for r in listed)
 
 
 class _CountingModel(RehearsalModel):

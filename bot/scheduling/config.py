@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from typing import Annotated
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from bot.scheduling.calendar import CronCalendar, parse_cron
 from engine.vocabulary import Mode
@@ -24,6 +32,15 @@ def zone(name: str) -> ZoneInfo:
     except (ZoneInfoNotFoundError, ValueError):
         raise ValueError(f"unknown time zone {name!r} (use an IANA name like Europe/Paris)"
                          ) from None
+
+
+def _known_zone(name: str) -> str:
+    zone(name)
+    return name
+
+
+#: An IANA time zone name, checked when the settings load.
+TimeZoneName = Annotated[str, AfterValidator(_known_zone)]
 
 
 def parse_channel(text: str) -> str:
@@ -45,7 +62,7 @@ class ScheduleConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     id: str = Field(pattern=ID_PATTERN)
     cron: str
-    timezone: str = "UTC"
+    timezone: TimeZoneName = "UTC"
     preset: str = "market"
     mode: Mode | None = None
     channel: str
@@ -59,12 +76,6 @@ class ScheduleConfig(BaseModel):
     @classmethod
     def _valid_cron(cls, value: str) -> str:
         return parse_cron(value, ZoneInfo("UTC")).expr  # ValueError with the reason
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        zone(value)
-        return value
 
     @field_validator("channel")
     @classmethod

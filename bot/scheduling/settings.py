@@ -7,13 +7,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from bot.scheduling.config import ScheduleConfig, zone
+from bot.scheduling.config import ScheduleConfig, TimeZoneName
 
 
 class SchedulingSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    timezone: str = "UTC"
+    timezone: TimeZoneName = "UTC"
     schedules: tuple[ScheduleConfig, ...] = ()
 
     @model_validator(mode="before")
@@ -26,12 +26,6 @@ class SchedulingSettings(BaseModel):
                 {"timezone": default, **entry} if isinstance(entry, dict) else entry
                 for entry in data["schedules"]]}
         return data
-
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        zone(value)
-        return value
 
     @field_validator("schedules")
     @classmethod

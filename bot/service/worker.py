@@ -13,7 +13,6 @@ import logging
 import os
 import socket
 import uuid
-from datetime import timedelta
 
 from bot.service.debates import DebateService
 from storage import queue
@@ -36,7 +35,6 @@ class Worker:
         self.grace = grace
         self.running: dict[str, asyncio.Task[None]] = {}
         self.wakeup = asyncio.Event()
-        self.completed = 0
 
     def notify(self) -> None:
         """Something was queued: look now instead of waiting for the next poll."""
@@ -84,7 +82,6 @@ class Worker:
         renewer = asyncio.create_task(self._renew(record.id, asyncio.current_task()))
         try:
             finished = await self.service.execute(record, worker_id=self.worker_id)
-            self.completed += 1
             log.info("debate %s %s", record.id, finished.status.value)
         except asyncio.CancelledError:
             log.warning("debate %s interrupted on %s; it will resume elsewhere", record.id,
@@ -124,7 +121,3 @@ class Worker:
             async with self.service.db.transaction() as session:
                 await queue.release(session, debate_id=debate_id, worker_id=self.worker_id)
             log.info("released %s for another worker", debate_id)
-
-
-def lease_deadline(seconds: float) -> timedelta:
-    return timedelta(seconds=seconds)

@@ -18,7 +18,6 @@ from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.slack.app import build_bolt_app, make_client, mount
 from bot.slack.context import SlackContext
-from bot.slack.housekeeping import housekeeping
 from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
@@ -49,7 +48,6 @@ def attach_slack(rt: Runtime, settings: SlackSettings, notifier: SlackNotifier,
         log.warning("no reviewers configured (DIALECTIC_REVIEWERS): review buttons refuse everyone")
     bolt = build_bolt_app(ctx)
     mount(bolt, web_app, settings)
-    web_app.cleanup_ctx.append(housekeeping(rt))
     return bolt
 
 
