@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-fast bench lint clean
+.PHONY: install run test test-fast bench lint screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +18,10 @@ install: $(STAMP)
 run: install
 	$(VENV)/bin/dialectic serve
 
-## make test: the whole suite on SQLite and on a throwaway PostgreSQL
+## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless
+## Chromium (scripts/with-browser.sh installs chromium, chromium-driver and axe-core if missing)
 test: install
-	scripts/with-postgres.sh $(PY) -m pytest
+	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest
 
 ## make test-fast: the unit tests only (no PostgreSQL, no whole stacks), for the edit loop
 test-fast: install
@@ -29,6 +30,10 @@ test-fast: install
 ## make bench: speed and memory figures (prints them; asserts nothing about time)
 bench: install
 	scripts/with-postgres.sh $(PY) -m tests.benchmarks
+
+## make screenshots: every console page at 1280 px and 390 px into docs/screenshots
+screenshots: install
+	scripts/with-browser.sh $(PY) -m tests.screenshots docs/screenshots
 
 lint: install
 	$(VENV)/bin/ruff check engine storage bot tests

@@ -133,7 +133,8 @@ def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
             scheduler: bool = True) -> web.Application:
     """The served application: the API and console, Slack's route when configured, and the
     process's workers (`workers` slots; None: the settings'; 0: none) and scheduler."""
-    app = build_app(parts.rt, parts.scheduler, slack_enabled=parts.notifier is not None)
+    app = build_app(parts.rt, parts.scheduler, slack_enabled=parts.notifier is not None,
+                    allowed_hosts=settings.http.allowed_hosts)
     if parts.notifier is not None:
         attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
     if workers != 0:

@@ -282,7 +282,8 @@ class Settings(BaseSettings):
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured secret, for log redaction."""
-        return self.engine.secrets() + self.service.secrets() + self.slack.secrets()
+        return (self.engine.secrets() + self.storage.secrets() + self.service.secrets()
+                + self.scheduling.secrets() + self.slack.secrets())
 
     @property
     def is_rehearsal(self) -> bool:

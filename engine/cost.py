@@ -1,14 +1,29 @@
-"""Cost arithmetic: price usage by the settings' table, total it per model, estimate a plan."""
+"""Cost arithmetic: price usage by the settings' table, total it per model, estimate a plan, and
+write money the one way every surface shows it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from typing import Literal
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
 from engine.settings import ModelPrice
-from engine.vocabulary import StepStatus
 
 PriceLookup = Callable[[str], ModelPrice]
+#: English runs near 4 characters a token; 3 keeps an estimate on the safe side of it.
+ASCII_CHARS_PER_TOKEN = 3
+
+
+def token_bound(text: str) -> int:
+    """A conservative count of the tokens `text` costs, offline: ASCII at 3 characters a token,
+    every other character at its UTF-8 bytes (a byte-level tokenizer never spends more)."""
+    if not text:
+        return 0
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    other_bytes = len(text.encode("utf-8", "surrogatepass")) - ascii_chars
+    return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + other_bytes
 
 
 def price(usage: Usage, rate: ModelPrice) -> float:
@@ -21,19 +36,19 @@ def breakdown(records: list[StepRecord], reused: int = 0) -> CostBreakdown:
     by_model: dict[str, dict[str, float]] = {}
     total = CostBreakdown(reused_calls=reused)
     for rec in records:
-        if rec.status is StepStatus.DEGRADED and rec.usage.prompt_tokens == 0:
-            continue  # no call was billed
+        if rec.calls == 0 and rec.cost_usd == 0:
+            continue  # nothing was billed: reused, read from a cache, or never answered
         total.usd += rec.cost_usd
         total.prompt_tokens += rec.usage.prompt_tokens
         total.completion_tokens += rec.usage.completion_tokens
-        total.calls += rec.attempts
+        total.calls += rec.calls
         row = by_model.setdefault(
             rec.model, {"usd": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
         )
         row["usd"] += rec.cost_usd
         row["prompt_tokens"] += rec.usage.prompt_tokens
         row["completion_tokens"] += rec.usage.completion_tokens
-        row["calls"] += rec.attempts
+        row["calls"] += rec.calls
     total.usd = round(total.usd, 6)
     total.by_model = by_model
     return total
@@ -46,13 +61,16 @@ def estimate(
     price_for: PriceLookup,
     token_scale: Mapping[str, float] | None = None,
     rehearsal: bool = False,
+    reused: frozenset[str] = frozenset(),
 ) -> Estimate:
-    """Expected cost of a plan. `token_scale[role family]` (or `["*"]` for every role) corrects
-    the plan's token guesses with what recent debates used (actual / planned; 1.0 if unknown)."""
+    """Expected cost of a plan, each call priced with `model_for(call.key)`; `reused` step keys
+    cost nothing. `token_scale[role family]` (or `["*"]` for every role) corrects the plan's
+    token guesses with what recent debates used (actual / planned; 1.0 if unknown)."""
     scale = token_scale or {}
     prompt_total = completion_total = 0
     usd = 0.0
-    for call in plan.calls:
+    calls = [c for c in plan.calls if c.key not in reused]
+    for call in calls:
         factor = scale.get(call.role.split("/", 1)[0], scale.get("*", 1.0))
         usage = Usage(
             prompt_tokens=round(call.prompt_tokens * factor),
@@ -60,10 +78,10 @@ def estimate(
         )
         prompt_total += usage.prompt_tokens
         completion_total += usage.completion_tokens
-        usd += price(usage, price_for(model_for(call.role)))
+        usd += price(usage, price_for(model_for(call.key)))
     return Estimate(
         mode=plan.mode,
-        calls=len(plan.calls),
+        calls=len(calls),
         depth=plan.depth,
         prompt_tokens=prompt_total,
         completion_tokens=completion_total,
@@ -71,3 +89,48 @@ def estimate(
         calls_per_role=plan.calls_per_role(),
         rehearsal=rehearsal,
     )
+
+
+# --- money as text ----------------------------------------------------------------------------
+
+Rounding = Literal["nearest", "down", "up"]
+_ROUNDING = {"nearest": ROUND_HALF_EVEN, "down": ROUND_FLOOR, "up": ROUND_CEILING}
+MAX_DECIMALS = 6
+
+
+def usd_decimals(*amounts: float) -> int:
+    """Decimals that show amounts side by side truthfully: 2, or as many (up to 6) as the
+    smallest amount that is not zero needs for its first significant digit."""
+    smallest = min((abs(a) for a in amounts if a), default=0.0)
+    if not smallest or smallest >= 0.01:
+        return 2
+    return min(MAX_DECIMALS, -math.floor(math.log10(smallest)))
+
+
+def usd(amount: float, *, decimals: int | None = None, rounding: Rounding = "nearest") -> str:
+    """Dollars as every surface writes them. Alone: "$4.20", "$1,250.00", "$0.0734", "$0.50",
+    "$0.00002" (never "$0.00" for money that is not zero); `decimals` fixes the places."""
+    if decimals is None:
+        places = 2 if abs(amount) >= 1 or amount == 0 else max(4, usd_decimals(amount))
+        text = _quantized(amount, places, rounding)
+        whole, _, cents = text.partition(".")
+        trimmed = cents.rstrip("0").ljust(2, "0")
+        return f"${whole}.{trimmed}"
+    return f"${_quantized(amount, decimals, rounding)}"
+
+
+def _quantized(amount: float, places: int, rounding: Rounding) -> str:
+    # money is kept to 9 decimals (storage/budget.py): rounding down 0.000299999... is noise
+    exact = Decimal(repr(round(float(amount), 9))).quantize(Decimal(1).scaleb(-places),
+                                                  rounding=_ROUNDING[rounding])
+    return f"{exact:,.{places}f}"
+
+
+def budget_refusal(*, remaining_usd: float, cap_usd: float, needed_usd: float) -> str:
+    """Why a debate does not fit today's budget, in figures precise enough to compare at any
+    cap: what is left rounded down, what it needs rounded up, all with the same decimals."""
+    places = usd_decimals(remaining_usd, cap_usd, needed_usd)
+    left = usd(remaining_usd, decimals=places, rounding="down")
+    cap = usd(cap_usd, decimals=places)
+    needs = usd(needed_usd, decimals=places, rounding="up")
+    return f"today's budget has {left} of {cap} left; this debate needs about {needs}"

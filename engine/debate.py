@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from engine.cost import breakdown, estimate
@@ -17,11 +17,19 @@ from engine.errors import DebateError, InvalidRequest, LLMAuthError
 from engine.injection import Finding
 from engine.llm import LLMClient
 from engine.material import in_output
-from engine.ports import CheckpointStore, EventSink, EvidenceSource, NoEvidence, StepCache
+from engine.options import check_models
+from engine.ports import (
+    CheckpointStore,
+    EventSink,
+    EvidenceSource,
+    NoEvidence,
+    Purse,
+    StepCache,
+)
 from engine.presets import judges_for, resolve_preset
 from engine.prompts import PROMPT_VERSION
 from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
-from engine.runner import DebateContext
+from engine.runner import DebateContext, step_model
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 from engine.vocabulary import ROUTED_TO_HUMANS, Mode, ResultStatus, Routing, StepStatus
 
@@ -53,21 +61,29 @@ def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
     judges = judges_for(settings, preset, request.judges)
     rounds = request.rounds if request.rounds is not None else preset.rounds
     request = request.model_copy(update={"topic": topic, "mode": mode, "rounds": rounds})
+    check_models(request.options, settings.prices)
     plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
-                                   options=dict(request.options),
-                                   judges_requested=request.judges))
+                                   options=request.options, judges_requested=request.judges,
+                                   topic=topic, context=request.context))
     return Prepared(request, preset, protocol, judges, plan)
 
 
 def estimate_for(settings: EngineSettings, prepared: Prepared,
-                 token_scale: dict[str, float] | None = None) -> Estimate:
-    judge_models = {f"judge/{j.name}": j.model for j in prepared.judges if j.model}
+                 token_scale: dict[str, float] | None = None,
+                 reused: Iterable[str] = ()) -> Estimate:
+    """What the plan will cost: each call priced with the model it will really use (the
+    request's override, a judge's or panelist's own, the role's); `reused` calls (a replay's
+    unchanged steps) cost nothing."""
+    options = prepared.request.options
+    models = {c.key: step_model(settings, options, c.key, c.role, c.model)
+              for c in prepared.plan.calls}
 
-    def model_for(role: str) -> str:
-        return judge_models.get(role) or settings.model_for(role)
+    def model_for(key: str) -> str:
+        return "rehearsal" if settings.is_rehearsal else models[key]
 
     return estimate(prepared.plan, model_for=model_for, price_for=settings.price_for,
-                    token_scale=token_scale, rehearsal=settings.is_rehearsal)
+                    token_scale=token_scale, rehearsal=settings.is_rehearsal,
+                    reused=frozenset(reused))
 
 
 async def run_debate(
@@ -82,13 +98,16 @@ async def run_debate(
     judge_history: dict[str, list[float]] | None = None,
     clock: Callable[[], float] = time.monotonic,
     step_cache: StepCache | None = None,
+    purse: Purse | None = None,
 ) -> DebateResult:
-    """Run (or resume) a debate. Never raises for the debate's own failures: the result says."""
+    """Run (or resume) a debate. Never raises for the debate's own failures: the result says.
+    With a `purse`, no call starts that the debate's money does not cover (engine/spending.py):
+    the debate then ends incomplete, saying where its budget ran out."""
     ctx = DebateContext(
         debate_id=debate_id, request=prepared.request, preset=prepared.preset,
         judges=prepared.judges, settings=settings, llm=llm, store=store, sink=sink,
         evidence=evidence or NoEvidence(), clock=clock, judge_history=judge_history,
-        step_cache=step_cache,
+        step_cache=step_cache, purse=purse, plan=prepared.plan,
     )
     await ctx.emit(EventKind.DEBATE_STARTED, topic=prepared.request.topic,
                    mode=prepared.protocol.mode, preset=prepared.preset.name,
@@ -135,6 +154,10 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
     missing += [f"{k}: withheld by the content filter" for k in filtered]
     if status is not ResultStatus.COMPLETED:
         missing.append(f"debate {status.value}: {error}")
+    exhausted = ctx.spending.exhausted
+    if exhausted is not None:  # said first, on every surface that lists what is missing
+        missing.insert(0, exhausted.describe())
+        error = error or exhausted.describe()
     injection = findings(ctx, prepared)
     return DebateResult(
         id=ctx.debate_id, status=status, mode=prepared.protocol.mode,

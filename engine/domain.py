@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engine.injection import Finding
+from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome, legacy_outcome
 from engine.vocabulary import (
     MAX_JUDGES,
@@ -53,12 +54,23 @@ class DebateRequest(BaseModel):
     rounds: int | None = Field(default=None, ge=0, le=MAX_ROUNDS)
     judges: int | None = Field(default=None, ge=1, le=MAX_JUDGES)
     context: str = ""                      # e.g. the Slack thread being debated
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: DebateOptions = Field(default_factory=DebateOptions)
     requested_by: str = "cli"
     no_cache: bool = False
     # the secret the debate's spotlight boundary is derived from (engine.material.spotlight_for);
     # set once at submit, kept by replays, so every prompt of the debate is rebuilt identically
     spotlight_nonce: str = Field(default="", pattern=r"^(?:[0-9a-f]{32})?$")
+
+    @classmethod
+    def stored(cls, data: dict[str, Any]) -> DebateRequest:
+        """A request as stored, also one from before options were typed and bounded: reading
+        history never fails on it (see DebateOptions.stored)."""
+        try:
+            return cls.model_validate(data)
+        except ValidationError:
+            options = DebateOptions.stored(data.get("options"))
+            request = cls.model_validate({**data, "options": {}})
+            return request.model_copy(update={"options": options})
 
 
 class Usage(BaseModel):
@@ -87,7 +99,8 @@ class StepRecord(BaseModel):
     usage: Usage = Usage()
     cost_usd: float = 0.0
     latency_s: float = 0.0
-    attempts: int = 1
+    attempts: int = 1                 # requests sent, refused ones (a 429) too
+    calls: int = 1                    # replies the provider billed, invalid or filtered too
     error: str = ""
     rehearsal: bool = False
     created_at: datetime = Field(default_factory=utcnow)
@@ -118,6 +131,7 @@ class EventKind(StrEnum):
     ROUND_FINISHED = "round_finished"
     DEBATE_FINISHED = "debate_finished"
     BUDGET_ALERT = "budget_alert"
+    BUDGET_EXHAUSTED = "budget_exhausted"
 
 
 class Event(BaseModel):
@@ -135,8 +149,9 @@ class PlannedCall(BaseModel):
     role: str
     phase: str
     depth: int                        # 1-based dependent round this call sits in
-    prompt_tokens: int                # estimate
+    prompt_tokens: int                # estimate: the request's own text and what came before
     completion_tokens: int            # estimate
+    model: str | None = None          # the model the protocol names (a judge's, a panelist's)
 
 
 class Plan(BaseModel):
@@ -189,6 +204,8 @@ class ConsensusSummary(BaseModel):
     judges: list[str] = Field(default_factory=list)
     items: list[str] = Field(default_factory=list)
     ratings: dict[str, list[float | None]] = Field(default_factory=dict)  # judge -> row
+    # the same rows on the panel's scale (what alpha was computed over); {}: stored before
+    calibrated: dict[str, list[float | None]] = Field(default_factory=dict)
     calls: dict[str, list[Side | None]] = Field(default_factory=dict)     # judge -> winner per dim
     weighted_scores: dict[str, float | None] = Field(default_factory=dict)
     weights: dict[str, float] = Field(default_factory=dict)

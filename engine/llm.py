@@ -38,16 +38,36 @@ class Prompt:
 
 @dataclass(frozen=True, slots=True)
 class Reply(Generic[T]):
+    """A validated completion. `attempts` counts the requests sent (a refused 429 too);
+    `calls` the replies the provider billed (an invalid one that was re-asked too)."""
+
     value: T
     usage: Usage
     model: str
     attempts: int = 1
     latency_s: float = 0.0
+    calls: int = 1
+
+
+@dataclass(slots=True)
+class Meter:
+    """What the provider has billed for one call so far, brought up to date as each reply
+    arrives, so the runner can count it however the call ends: a reply, an error, a timeout."""
+
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+    def bill(self, usage: Usage, model: str) -> None:
+        self.calls += 1
+        self.usage = self.usage + usage
+        self.model = model or self.model
 
 
 @dataclass(frozen=True, slots=True)
 class CallSpec(Generic[T]):
-    """Everything one call needs; `on_retry` lets the runner report retries as events."""
+    """Everything one call needs; `on_retry` lets the runner report retries as events, and
+    `meter` (when given) is billed for every reply the provider sends back."""
 
     model: str
     prompt: Prompt
@@ -56,6 +76,7 @@ class CallSpec(Generic[T]):
     temperature: float | None = None
     timeout: float = 60.0
     on_retry: Callable[[int, str, float], Awaitable[None]] | None = field(default=None)
+    meter: Meter | None = None
 
 
 class LLMClient(Protocol):

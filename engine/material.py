@@ -61,25 +61,15 @@ def spotlight_for(request: DebateRequest, debate_id: str) -> Spotlight:
                                else f"debate:{debate_id}")
 
 
-def _options_text(options: dict[str, Any], name: str) -> list[str]:
-    value = options.get(name)
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list | tuple):
-        return [v for v in value if isinstance(v, str)]
-    return []
-
-
 def of_request(request: DebateRequest) -> tuple[Untrusted, ...]:
     """Every piece of untrusted text a request carries (empty ones left out)."""
     options = request.options
-    pieces = [Untrusted(TOPIC, request.topic), Untrusted(CONTEXT, request.context)]
-    pieces += [Untrusted(POLICY, text) for text in _options_text(options, "policy")]
+    pieces = [Untrusted(TOPIC, request.topic), Untrusted(CONTEXT, request.context),
+              Untrusted(POLICY, options.policy), Untrusted(REFERENCE, options.ground_truth)]
     pieces += [Untrusted(perspective_label(i), text)
-               for i, text in enumerate(_options_text(options, "perspectives"))]
+               for i, text in enumerate(options.perspectives)]
     pieces += [Untrusted(panelist_context_label(i), text)
-               for i, text in enumerate(_options_text(options, "contexts"))]
-    pieces += [Untrusted(REFERENCE, text) for text in _options_text(options, "ground_truth")]
+               for i, text in enumerate(options.contexts)]
     return tuple(p for p in pieces if p.text.strip())
 
 

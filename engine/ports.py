@@ -30,6 +30,44 @@ class StepCache(Protocol):
     async def put(self, key: str, output: dict[str, Any]) -> None: ...
 
 
+class Purse(Protocol):
+    """The money one debate may spend, held in the day's budget (the service keeps it in the
+    database, so every worker and replica sees the same money; see engine/spending.py)."""
+
+    async def held(self) -> float:
+        """What the debate holds and has not spent yet."""
+        ...
+
+    async def top_up(self, usd: float) -> float:
+        """Hold up to `usd` more from the day's free budget; what was granted (0: none)."""
+        ...
+
+    async def charge(self, usd: float) -> None:
+        """Book what a reply billed: spent, out of what the debate holds."""
+        ...
+
+
+class MemoryPurse:
+    """A purse in memory: `limit` to spend, `extra` it may top up; for tests and one process."""
+
+    def __init__(self, limit: float, extra: float = 0.0) -> None:
+        self.limit = limit
+        self.extra = extra
+        self.charged = 0.0
+
+    async def held(self) -> float:
+        return self.limit - self.charged
+
+    async def top_up(self, usd: float) -> float:
+        granted = min(usd, self.extra)
+        self.extra -= granted
+        self.limit += granted
+        return granted
+
+    async def charge(self, usd: float) -> None:
+        self.charged += usd
+
+
 class EventSink(Protocol):
     async def emit(self, event: Event) -> None: ...
 

@@ -44,6 +44,8 @@ class RehearsalModel:
         words = len(spec.prompt.system.split()) + len(spec.prompt.user.split())
         usage = Usage(prompt_tokens=int(words * 1.3),
                       completion_tokens=len(value.model_dump_json()) // 4)
+        if spec.meter is not None:
+            spec.meter.bill(usage, "rehearsal")
         return Reply(value=value, usage=usage, model="rehearsal", attempts=1)
 
     async def aclose(self) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -24,20 +25,22 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from engine.cost import price
+from engine.cost import price, token_bound
 from engine.domain import (
     DebateRequest,
     Event,
     EventKind,
     Evidence,
     PhaseSummary,
+    Plan,
     StepRecord,
+    Usage,
     canonical_json,
     sha256,
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
 from engine.injection import Finding
-from engine.llm import CallSpec, LLMClient, Prompt
+from engine.llm import CallSpec, LLMClient, Meter, Prompt, Reply
 from engine.material import (
     POLICY,
     Untrusted,
@@ -46,12 +49,18 @@ from engine.material import (
     screen,
     spotlight_for,
 )
-from engine.ports import CheckpointStore, EventSink, EvidenceSource, StepCache
+from engine.options import DebateOptions
+from engine.ports import CheckpointStore, EventSink, EvidenceSource, Purse, StepCache
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
+from engine.spending import Spending
 from engine.spotlight import Spotlight
 from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
+
+#: A call's reply size when the plan does not name the step (tokens).
+DEFAULT_REPLY_TOKENS = 800
+BUDGET_EXHAUSTED = "not made: the debate's budget is exhausted"
 
 _phase: contextvars.ContextVar[tuple[str, float] | None] = contextvars.ContextVar(
     "dialectic_phase", default=None
@@ -97,6 +106,8 @@ class DebateContext:
         clock: Callable[[], float] = time.monotonic,
         judge_history: dict[str, list[float]] | None = None,
         step_cache: StepCache | None = None,
+        purse: Purse | None = None,
+        plan: Plan | None = None,
     ) -> None:
         self.debate_id = debate_id
         self.request = request
@@ -116,6 +127,8 @@ class DebateContext:
         self.reused = 0
         self.phases: list[PhaseSummary] = []
         self.evidence: list[Evidence] = []
+        self.spending = Spending(purse)
+        self._reply_tokens = {c.key: c.completion_tokens for c in plan.calls} if plan else {}
         self.spotlight: Spotlight = spotlight_for(request, debate_id)
         self._findings: dict[Finding, None] = {}  # an ordered set
         self.flag(screen(of_request(request)))
@@ -128,8 +141,7 @@ class DebateContext:
     def policy(self) -> str:
         """The policy text judged against: the request's (a workspace's appeal policy) or the
         preset's."""
-        given = self.request.options.get("policy")
-        return given if isinstance(given, str) and given.strip() else self.preset.policy
+        return self.request.options.policy_or(self.preset.policy)
 
     @property
     def policy_material(self) -> Untrusted:
@@ -210,7 +222,7 @@ class DebateContext:
         stored = await self.store.get(self.debate_id, key)
         if stored is not None and stored.status is not StepStatus.DEGRADED:
             return await self._reuse(stored, schema)
-        model = self._model_override(key, role) or model or self.settings.model_for(role)
+        model = step_model(self.settings, self.request.options, key, role, model)
         if cache_key is not None:
             cache_key = f"{cache_key}:{model}"
             hit = await self._from_cache(cache_key, key, role, phase_name, model, prompt, schema)
@@ -219,54 +231,68 @@ class DebateContext:
         remaining = min(phase_deadline, self.deadline) - self.clock()
         if remaining <= 0:
             reason = "the phase ran out of time before this call started"
-            return await self._degrade(key, role, phase_name, model, prompt, reason, 0)
+            return await self._degrade(key, role, phase_name, model, prompt, reason, Meter(),
+                                       attempts=0)
+        predicted = self._predicted_cost(key, model, prompt, schema)
+        if not await self._admitted(predicted, phase_name):
+            return await self._degrade(key, role, phase_name, model, prompt, BUDGET_EXHAUSTED,
+                                       Meter(), attempts=0)
+        meter = Meter()
         spec = CallSpec(
-            model=model,
-            prompt=prompt,
-            schema=schema,
-            role=role,
+            model=model, prompt=prompt, schema=schema, role=role,
             temperature=self._temperature(temperature),
             timeout=min(self.settings.call_timeout, remaining),
-            on_retry=self._retry_reporter(key),
+            on_retry=self._retry_reporter(key), meter=meter,
         )
         started = self.clock()
         try:
-            async with asyncio.timeout(remaining):
-                reply = await self.llm.complete(spec)
+            reply = await self._paid_call(spec, predicted, remaining)
         except TimeoutError:
             reason = f"ran out of {'phase' if phase_deadline < self.deadline else 'debate'} time"
-            return await self._degrade(key, role, phase_name, model, prompt, reason, 1)
+            return await self._degrade(key, role, phase_name, model, prompt, reason, meter)
         except LLMAuthError:
             raise
         except LLMContentFiltered as exc:
-            return await self._filtered(key, role, phase_name, model, prompt, str(exc))
+            return await self._filtered(key, role, phase_name, model, prompt, str(exc), meter)
         except LLMError as exc:
-            return await self._degrade(key, role, phase_name, model, prompt, str(exc), 1)
+            return await self._degrade(key, role, phase_name, model, prompt, str(exc), meter)
+        record = await self._store_reply(key, role, phase_name, prompt, reply, started)
+        if cache_key is not None and self.step_cache is not None and record.output is not None:
+            await self.step_cache.put(cache_key, record.output)
+        return StepOutcome(key, StepStatus.OK, schema.model_validate(record.output), record)
+
+    async def _paid_call(self, spec: CallSpec[T], predicted: float,
+                         remaining: float) -> Reply[T]:
+        """The provider call, charged however it ends: every billed reply is money spent."""
+        reply: Reply[T] | None = None
+        try:
+            async with asyncio.timeout(remaining):
+                reply = await self.llm.complete(spec)
+            return reply
+        finally:
+            meter = spec.meter or Meter()
+            billed = (self._cost(reply.usage, reply.model) if reply is not None
+                      else self._cost(meter.usage, meter.model or spec.model))
+            await self.spending.settle(predicted, billed)
+
+    async def _store_reply(self, key: str, role: str, phase: str, prompt: Prompt,
+                           reply: Reply[Any], started: float) -> StepRecord:
         record = StepRecord(
-            key=key,
-            role=role,
-            phase=phase_name,
-            model=reply.model,
-            status=StepStatus.OK,
-            output=reply.value.model_dump(mode="json"),
-            prompt_hash=_prompt_hash(prompt),
-            usage=reply.usage,
-            cost_usd=price(reply.usage, self.settings.price_for(reply.model)),
-            latency_s=round(self.clock() - started, 4),
-            attempts=reply.attempts,
-            rehearsal=self.rehearsal,
+            key=key, role=role, phase=phase, model=reply.model, status=StepStatus.OK,
+            output=reply.value.model_dump(mode="json"), prompt_hash=_prompt_hash(prompt),
+            usage=reply.usage, cost_usd=self._cost(reply.usage, reply.model),
+            latency_s=round(self.clock() - started, 4), attempts=reply.attempts,
+            calls=reply.calls, rehearsal=self.rehearsal,
         )
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
-        if cache_key is not None and self.step_cache is not None and record.output is not None:
-            await self.step_cache.put(cache_key, record.output)
         await self.emit(
             EventKind.STEP_FINISHED,
-            key=key, role=role, phase=phase_name, model=record.model,
+            key=key, role=role, phase=phase, model=record.model,
             cost_usd=record.cost_usd, prompt_tokens=record.usage.prompt_tokens,
             completion_tokens=record.usage.completion_tokens, attempts=record.attempts,
         )
-        return StepOutcome(key, StepStatus.OK, schema.model_validate(record.output), record)
+        return record
 
     async def _from_cache(self, cache_key: str, key: str, role: str, phase: str, model: str,
                           prompt: Prompt, schema: type[T]) -> StepOutcome[T] | None:
@@ -281,22 +307,12 @@ class DebateContext:
             return None  # written by an older schema: call the model instead
         record = StepRecord(key=key, role=role, phase=phase, model=model, status=StepStatus.OK,
                             output=output, prompt_hash=_prompt_hash(prompt), attempts=0,
-                            rehearsal=self.rehearsal)
+                            calls=0, rehearsal=self.rehearsal)
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
         self.reused += 1
         await self.emit(EventKind.STEP_REUSED, key=key, role=role, phase=phase, cached=True)
         return StepOutcome(key, StepStatus.OK, value, record, reused=True)
-
-    def _model_override(self, key: str, role: str) -> str | None:
-        """A per-request model (a replay's new synthesizer) by step key, role or role family."""
-        models = self.request.options.get("role_models")
-        if not isinstance(models, dict):
-            return None
-        for name in (key, role, role.split("/", 1)[0]):
-            if isinstance(models.get(name), str):
-                return str(models[name])
-        return None
 
     def _temperature(self, requested: float | None) -> float | None:
         if requested is not None:
@@ -330,30 +346,82 @@ class DebateContext:
 
         return report
 
+    def _cost(self, usage: Usage, model: str) -> float:
+        return price(usage, self.settings.price_for(model))
+
+    def _predicted_cost(self, key: str, model: str, prompt: Prompt, schema: type[T]) -> float:
+        """What a call will cost, before it is made: its real prompt and the schema sent with
+        it (a conservative token bound), the plan's reply size, the model's price."""
+        usage = Usage(prompt_tokens=token_bound(prompt.system) + token_bound(prompt.user)
+                      + schema_tokens(schema),
+                      completion_tokens=self._reply_tokens.get(key, DEFAULT_REPLY_TOKENS))
+        return self._cost(usage, "rehearsal" if self.rehearsal else model)
+
+    async def _admitted(self, predicted: float, phase: str) -> bool:
+        """Whether the debate's money covers the call; the first refusal is reported once."""
+        after = self.phases[-1].name if self.phases else None
+        first = self.spending.exhausted is None
+        if await self.spending.admit(predicted, phase=phase, after=after):
+            return True
+        if first and self.spending.exhausted is not None:
+            await self.emit(EventKind.BUDGET_EXHAUSTED, phase=phase, after_phase=after,
+                            spent_usd=round(self.spending.spent, 6))
+        return False
+
+    def _billed(self, model: str, meter: Meter) -> dict[str, Any]:
+        """A failed step's record fields for what the provider billed before it failed: a reply
+        that was invalid and re-asked, or filtered, is cost and a call all the same."""
+        billed_model = meter.model or model
+        return {"model": billed_model, "usage": meter.usage, "calls": meter.calls,
+                "cost_usd": self._cost(meter.usage, billed_model)}
+
     async def _degrade(
         self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str,
-        attempts: int,
+        meter: Meter, *, attempts: int = 1,
     ) -> StepOutcome[Any]:
         record = StepRecord(
-            key=key, role=role, phase=phase, model=model, status=StepStatus.DEGRADED,
-            prompt_hash=_prompt_hash(prompt), attempts=attempts, error=reason,
-            rehearsal=self.rehearsal,
+            key=key, role=role, phase=phase, status=StepStatus.DEGRADED,
+            prompt_hash=_prompt_hash(prompt), attempts=max(meter.calls, attempts),
+            error=reason, rehearsal=self.rehearsal, **self._billed(model, meter),
         )
         self.records[key] = record  # not stored: a resumed debate tries this step again
-        await self.emit(EventKind.STEP_DEGRADED, key=key, role=role, phase=phase, reason=reason)
+        await self.emit(EventKind.STEP_DEGRADED, key=key, role=role, phase=phase, reason=reason,
+                        cost_usd=record.cost_usd, calls=record.calls)
         return StepOutcome(key, StepStatus.DEGRADED, None, record)
 
     async def _filtered(
-        self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str
+        self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str,
+        meter: Meter,
     ) -> StepOutcome[Any]:
         record = StepRecord(
-            key=key, role=role, phase=phase, model=model, status=StepStatus.FILTERED,
-            prompt_hash=_prompt_hash(prompt), error=reason, rehearsal=self.rehearsal,
+            key=key, role=role, phase=phase, status=StepStatus.FILTERED,
+            prompt_hash=_prompt_hash(prompt), attempts=max(meter.calls, 1), error=reason,
+            rehearsal=self.rehearsal, **self._billed(model, meter),
         )
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
-        await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason)
+        await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason,
+                        cost_usd=record.cost_usd, calls=record.calls)
         return StepOutcome(key, StepStatus.FILTERED, None, record)
+
+
+def schema_tokens(schema: type[BaseModel]) -> int:
+    """The token bound of the JSON schema sent with a call (computed once per schema)."""
+    found = _SCHEMA_TOKENS.get(schema)
+    if found is None:
+        found = _SCHEMA_TOKENS[schema] = token_bound(json.dumps(schema.model_json_schema()))
+    return found
+
+
+_SCHEMA_TOKENS: dict[type[BaseModel], int] = {}
+
+
+def step_model(settings: EngineSettings, options: DebateOptions, key: str, role: str,
+               named: str | None) -> str:
+    """The model a step asks for: the request's override (a replay's new synthesizer) by step
+    key, role or family; else the one the protocol names (a judge's); else the settings' for the
+    role. Estimates price each planned call with the same choice."""
+    return options.model_for_step(key, role) or named or settings.model_for(role)
 
 
 def _prompt_hash(prompt: Prompt) -> str:

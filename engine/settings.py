@@ -21,6 +21,7 @@ from pydantic import (
     model_validator,
 )
 
+from engine.redaction import public_url, url_secrets
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
 
 OutputMode = Literal["json_schema", "json_object", "prompt"]
@@ -168,7 +169,8 @@ class EngineSettings(BaseModel):
         return self.rehearsal or (self.openai_api_key is None and self.openai_base_url is None)
 
     def secrets(self) -> tuple[str, ...]:
-        return (self.openai_api_key.get_secret_value(),) if self.openai_api_key else ()
+        key = (self.openai_api_key.get_secret_value(),) if self.openai_api_key else ()
+        return key + url_secrets(self.openai_base_url)
 
     def model_for(self, role: str) -> str:
         """The model a role uses: `models[role]`, then `models[<role family>]`, then the default."""
@@ -183,7 +185,7 @@ class EngineSettings(BaseModel):
         return self.prices.get(model, self.default_price)
 
     def endpoint(self) -> str:
-        """Where LLM calls go, for messages; never includes a key."""
+        """Where LLM calls go, for messages; never includes a key or a URL's credentials."""
         if self.is_rehearsal:
             return "the offline rehearsal model"
-        return self.openai_base_url or "https://api.openai.com/v1"
+        return public_url(self.openai_base_url or "https://api.openai.com/v1")

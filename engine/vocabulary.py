@@ -81,6 +81,11 @@ MAX_ROUNDS = 5            # rebuttal / reflection / critique rounds of one debat
 MAX_JUDGES = 8            # judges on one panel
 MAX_REPLAY_ROUNDS = 3     # rounds a replay may add
 MAX_TOPIC_CHARS = 4000    # default; `max_topic_chars` in the settings may lower it
+MAX_CONTEXT_CHARS = 20_000    # background a caller hands the debaters (REST, schedules)
+MAX_POLICY_CHARS = 20_000     # a request's policy text (options.policy)
+MAX_OPTION_TEXT_CHARS = 4000  # any other text option (a ground truth, a panelist's context)
+MAX_MODEL_NAME_CHARS = 100    # a model named in options
+MAX_ROLE_MODELS = 32          # entries of options.role_models
 
 
 def choices(enum: type[StrEnum]) -> tuple[str, ...]:

@@ -1,5 +1,9 @@
 """The daily budget, reserved in the database so every replica and worker sees the same money.
 
+A debate holds money (its reservation, topped up within a margin while it runs), and each reply
+it pays for is charged as it arrives: out of the hold, into the day's spend (engine/spending.py
+says why the cap then holds for any input).
+
 A day's row is created on first use and locked for each change (SELECT ... FOR UPDATE on
 PostgreSQL; `BEGIN IMMEDIATE` already serialises writers on SQLite), so concurrent reservations
 can never overshoot the cap. Every change is also a ledger row, and the day's totals are always
@@ -17,6 +21,7 @@ from datetime import date, datetime
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.cost import budget_refusal
 from engine.domain import utcnow
 from engine.errors import BudgetExceeded
 from storage.db import insert_ignoring
@@ -128,14 +133,60 @@ async def reserve(
     if committed + amount_usd > cap_usd + _EPSILON:
         remaining = max(cap_usd - committed, 0.0)
         raise BudgetExceeded(
-            f"today's budget has ${remaining:.2f} of ${cap_usd:.2f} left; this debate needs "
-            f"about ${amount_usd:.2f}",
+            budget_refusal(remaining_usd=remaining, cap_usd=cap_usd, needed_usd=amount_usd),
             estimate_usd=amount_usd, remaining_usd=remaining,
         )
     row.reserved_usd = round(row.reserved_usd + amount_usd, 9)
     _record(session, day, debate_id, RESERVE, amount_usd, now)
     await session.flush()
     return _row_state(row, alert_fraction)
+
+
+async def held(session: AsyncSession, debate_id: str) -> float:
+    """What the debate holds and has not spent, over every day it reserved on."""
+    return round(sum((await _debate_ledger(session, debate_id)).outstanding.values()), 9)
+
+
+async def extend(
+    session: AsyncSession, *, day: date, cap_usd: float, amount_usd: float, debate_id: str,
+    now: datetime | None = None,
+) -> float:
+    """Hold up to `amount_usd` more for a running debate, as far as `day`'s cap has room;
+    returns what was granted (0 when the day is full)."""
+    row = await _lock_day(session, day, cap_usd)
+    room = cap_usd - row.reserved_usd - row.spent_usd
+    granted = round(min(amount_usd, max(room, 0.0)), 9)
+    if granted <= 0:
+        return 0.0
+    row.reserved_usd = round(row.reserved_usd + granted, 9)
+    _record(session, day, debate_id, RESERVE, granted, now)
+    await session.flush()
+    return granted
+
+
+async def charge(
+    session: AsyncSession, *, day: date, debate_id: str, amount_usd: float,
+    now: datetime | None = None,
+) -> None:
+    """Book a reply's cost as spent, out of what the debate holds (its oldest holds first, each
+    day's spend where its hold was); what no hold covers is spent on `day`."""
+    before = await _debate_ledger(session, debate_id)
+    rows = await _lock_days(session, {day, *before.outstanding})
+    ledger = await _debate_ledger(session, debate_id)
+    left = amount_usd
+    for hold_day, outstanding in ledger.outstanding.items():
+        if left <= 0:
+            break
+        used = round(min(outstanding, left), 9)
+        rows[hold_day].reserved_usd = round(max(rows[hold_day].reserved_usd - used, 0.0), 9)
+        rows[hold_day].spent_usd = round(rows[hold_day].spent_usd + used, 9)
+        _record(session, hold_day, debate_id, RELEASE, used, now)
+        _record(session, hold_day, debate_id, SETTLE, used, now)
+        left = round(left - used, 9)
+    if left > 0:
+        rows[day].spent_usd = round(rows[day].spent_usd + left, 9)
+        _record(session, day, debate_id, SETTLE, left, now)
+    await session.flush()
 
 
 async def _lock_days(session: AsyncSession, days: set[date]) -> dict[date, BudgetDayRow]:

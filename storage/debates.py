@@ -47,13 +47,14 @@ def topic_key(request: DebateRequest, preset: str) -> str:
 
 def to_record(row: DebateRow) -> DebateRecord:
     return DebateRecord(
-        id=row.id, request=DebateRequest.model_validate(row.request), mode=row.mode,
+        id=row.id, request=DebateRequest.stored(row.request), mode=row.mode,
         preset=row.preset, status=DebateStatus(row.status),
         origin=Origin.model_validate(row.origin), requested_by=row.requested_by,
         estimate_usd=row.estimate_usd, reserved_usd=row.reserved_usd, cost_usd=row.cost_usd,
         result=DebateResult.model_validate(row.result) if row.result is not None else None,
         error=row.error, attempts=row.attempts, parent_id=row.parent_id,
-        cached_from=row.cached_from, downgraded_from=row.downgraded_from,
+        reused_steps=tuple(row.reused_steps or ()), cached_from=row.cached_from,
+        downgraded_from=row.downgraded_from,
         lease_owner=row.lease_owner, lease_expires_at=row.lease_expires_at,
         created_at=row.created_at, updated_at=row.updated_at, started_at=row.started_at,
         finished_at=row.finished_at, injection=_FINDINGS.validate_python(row.injection or []),
@@ -74,7 +75,9 @@ def _new_row(record: DebateRecord, topic_key: str, idempotency_key: str | None) 
         requested_by=record.requested_by or record.request.requested_by,
         estimate_usd=record.estimate_usd, reserved_usd=record.reserved_usd,
         cost_usd=record.cost_usd, result=_column_value(record.result), error=record.error,
-        attempts=record.attempts, parent_id=record.parent_id, cached_from=record.cached_from,
+        attempts=record.attempts, parent_id=record.parent_id,
+        reused_steps=list(record.reused_steps) if record.reused_steps else None,
+        cached_from=record.cached_from,
         downgraded_from=record.downgraded_from, topic_key=topic_key,
         lease_owner=record.lease_owner, lease_expires_at=record.lease_expires_at,
         created_at=record.created_at, updated_at=record.updated_at,
@@ -122,6 +125,8 @@ async def create(
 
 
 async def _load(session: AsyncSession, debate_id: str, *, lock: bool) -> DebateRow:
+    if "\x00" in debate_id:  # no id holds one, and PostgreSQL refuses to compare with it
+        raise NotFound("debate", debate_id.replace("\x00", "\\x00"))
     stmt = select(DebateRow).where(DebateRow.id == debate_id)
     if lock:
         stmt = stmt.with_for_update()

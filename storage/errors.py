@@ -5,6 +5,7 @@
         ├── NotFound                no row with that id (or a foreign key points nowhere)
         ├── Conflict                a constraint refused the write; `constraint` names it
         │   └── AlreadyExists       a unique key is taken; `existing_id` names the holder
+        │       └── KeyReused       an idempotency key came back with another request
         ├── IllegalTransition       the debate's state machine forbids current -> target
         └── DatabaseUnavailable     the database cannot be reached or written (down, read-only,
                                     disk full): the caller may retry later
@@ -62,6 +63,11 @@ class AlreadyExists(Conflict):
     ) -> None:
         super().__init__(message, constraint=constraint)
         self.existing_id = existing_id
+
+
+class KeyReused(AlreadyExists):
+    """An idempotency key was sent again with a different request: not a retry of the first,
+    so it is refused (`existing_id` is the debate the key belongs to)."""
 
 
 class IllegalTransition(StorageError):

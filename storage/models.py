@@ -121,6 +121,7 @@ class DebateRow(Base):
     started_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
     idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True)
+    reused_steps: Mapped[list[str] | None] = mapped_column(json_type(), nullable=True)
     # engine.injection findings (as dicts): text addressed to the AI in its untrusted material
     injection: Mapped[list[dict[str, Any]] | None] = mapped_column(json_type(), nullable=True)
 
@@ -145,6 +146,7 @@ class StepRow(Base):
     cost_usd: Mapped[float] = mapped_column(Float)
     latency_s: Mapped[float] = mapped_column(Float)
     attempts: Mapped[int] = mapped_column(Integer)
+    calls: Mapped[int] = mapped_column(Integer, server_default="0")  # billed replies
     error: Mapped[str] = mapped_column(Text)
     rehearsal: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -111,7 +111,8 @@ class DebateRecord(BaseModel):
     result: DebateResult | None = None
     error: str = ""
     attempts: int = 0
-    parent_id: str | None = None            # replay: the debate this one was built from
+    parent_id: str | None = None            # replay or re-run: the debate this one came from
+    reused_steps: tuple[str, ...] = ()      # replay: the parent's steps read, not called again
     cached_from: str | None = None          # a cache hit: the debate whose result this reuses
     downgraded_from: str | None = None      # budget: the mode first asked for
     lease_owner: str | None = None

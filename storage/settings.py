@@ -12,6 +12,8 @@ import difflib
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
+from engine.redaction import url_secrets
+
 DEFAULT_DATABASE_URL = "sqlite+aiosqlite:///./dialectic.db"
 _ASYNC_DRIVER = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg",
                  "postgres": "postgresql+asyncpg"}
@@ -49,3 +51,7 @@ class StorageSettings(BaseModel):
     @classmethod
     def _async_form(cls, value: str) -> str:
         return async_database_url(value)
+
+    def secrets(self) -> tuple[str, ...]:
+        """The password inside DATABASE_URL, for log redaction."""
+        return url_secrets(self.database_url)

@@ -27,7 +27,8 @@ def to_step(row: StepRow) -> StepRecord:
         status=cast(StepStatus, row.status),
         output=row.output, prompt_hash=row.prompt_hash,
         usage=Usage(prompt_tokens=row.prompt_tokens, completion_tokens=row.completion_tokens),
-        cost_usd=row.cost_usd, latency_s=row.latency_s, attempts=row.attempts, error=row.error,
+        cost_usd=row.cost_usd, latency_s=row.latency_s, attempts=row.attempts, calls=row.calls,
+        error=row.error,
         rehearsal=row.rehearsal, created_at=row.created_at,
     )
 
@@ -39,7 +40,8 @@ def _values(debate_id: str, record: StepRecord) -> dict[str, Any]:
         "output": jsonable(record.output) if record.output is not None else None,
         "prompt_hash": record.prompt_hash, "prompt_tokens": record.usage.prompt_tokens,
         "completion_tokens": record.usage.completion_tokens, "cost_usd": record.cost_usd,
-        "latency_s": record.latency_s, "attempts": record.attempts, "error": record.error,
+        "latency_s": record.latency_s, "attempts": record.attempts, "calls": record.calls,
+        "error": record.error,
         "rehearsal": record.rehearsal, "created_at": record.created_at,
     }
 

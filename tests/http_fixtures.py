@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -20,22 +21,32 @@ from bot.settings import Settings
 from storage.db import Database
 from tests.service_fixtures import runtime
 
-__all__ = ["app_for", "call", "served"]
+__all__ = ["app_for", "call", "free_port", "served"]
 
 
-def app_for(rt: Runtime, settings: Settings) -> web.Application:
-    """The application `dialectic serve` builds, without Slack and without the scheduler."""
+def free_port() -> int:
+    """A port free on loopback now (for a server whose public URL must be known in advance)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def app_for(rt: Runtime, settings: Settings, *, workers: int | None = None
+            ) -> web.Application:
+    """The application `dialectic serve` builds, without Slack and without the scheduler;
+    `workers`: its worker slots (None: the settings', 0: none, a test runs its own)."""
     parts = Assembly(rt, Scheduler(rt, settings.scheduling), None)
-    return web_app(parts, settings, scheduler=False)
+    return web_app(parts, settings, workers=workers, scheduler=False)
 
 
 @asynccontextmanager
-async def served(db: Database, settings: Settings
-                 ) -> AsyncIterator[tuple[str, Runtime, web.Application]]:
-    """(base URL, runtime, app) of a running server over `db`; closed on exit."""
+async def served(db: Database, settings: Settings, *, workers: int | None = None,
+                 port: int = 0) -> AsyncIterator[tuple[str, Runtime, web.Application]]:
+    """(base URL, runtime, app) of a running server over `db` (on `port`, 0: any free one);
+    closed on exit."""
     rt = runtime(db, settings)
-    app = app_for(rt, settings)
-    server = TestServer(app, host="127.0.0.1", port=0)
+    app = app_for(rt, settings, workers=workers)
+    server = TestServer(app, host="127.0.0.1", port=port)
     await server.start_server()
     try:
         yield str(server.make_url("")), rt, app

@@ -6,11 +6,12 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import parse_qsl
 
 import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from bot.http.api import DebateIn
 from bot.http.server import check_exposure
@@ -51,7 +52,10 @@ async def test_post_follow_and_read_a_debate(api: tuple[str, Runtime]) -> None:
         kinds = [e["kind"] for e in events]
         assert kinds[0] == "debate_created" and "phase_started" in kinds
         assert "debate_finished" in kinds
-        assert events[-1]["kind"] == "status_changed" and events[-1]["data"]["to"] == "completed"
+        assert events[-2]["kind"] == "status_changed" and events[-2]["data"]["to"] == "completed"
+        # the last word: settled, so a browser's EventSource stops instead of reconnecting
+        assert events[-1] == {"kind": "settled", "status": "completed",
+                              "after": events[-2]["seq"]}
         status, record = await _json(s, "GET", f"{base}/api/debates/{debate_id}")
         assert status == 200 and record["status"] == "completed"
         assert record["result"]["consensus"]["alpha"] is not None
@@ -160,10 +164,19 @@ async def test_a_token_protects_the_api_and_signed_links_open_one_transcript(
                                    headers=auth)
         assert status == 202
         link = body["links"]["transcript"]
-        assert "sig=" in link
+        assert "sig=" in link and "exp=" in link
         path = link.split("://", 1)[1].split("/", 1)[1]
         async with s.get(f"{base}/{path}") as page:
             assert page.status == 200
+        signed = dict(parse_qsl(path.split("?", 1)[1]))
+        forged = {**signed, "sig": signed["sig"][:-1] + ("1" if signed["sig"][-1] == "0" else "0")}
+        for read in (f"/api/debates/{body['id']}", f"/debates/{body['id']}/live"):
+            async with s.get(f"{base}{read}", params=signed) as opened:
+                assert opened.status == 200, read      # what the signed page itself asks for
+            async with s.get(f"{base}{read}", params=forged) as refused:
+                assert refused.status in (401, 403), read
+        status, _ = await _json(s, "GET", f"{base}/api/debates", params=signed)
+        assert status == 401                        # a signature opens its own debate only
         async with s.get(f"{base}/debates/{body['id']}") as page:
             assert page.status == 403
         status, _ = await _json(s, "GET", f"{base}/healthz")
@@ -201,6 +214,9 @@ def test_without_a_token_only_loopback_is_served() -> None:
         check_exposure(Settings(rehearsal=True).service, "0.0.0.0")
     check_exposure(Settings(rehearsal=True).service, "127.0.0.1")
     check_exposure(Settings(rehearsal=True, api_token="t").service, "0.0.0.0")
+    blank = Settings(rehearsal=True).service.model_copy(update={"api_token": SecretStr("  ")})
+    with pytest.raises(ConfigurationError, match="without DIALECTIC_API_TOKEN"):
+        check_exposure(blank, "0.0.0.0")
 
 
 async def test_briefs_and_schedules_over_the_api(api: tuple[str, Runtime]) -> None:

@@ -213,4 +213,4 @@ async def test_the_rest_context(db: Database, openai: FakeOpenAI) -> None:
     await held(rt, openai, debate_id)
     assert shown["injection"] and shown["result"]["injection"]
     assert "This debate&#39;s material contains text addressed to the AI." in page
-    assert "⚠ addressed to the AI" in index
+    assert f'href="/debates/{debate_id}#addressed-to-ai">addressed to the AI</a>' in index

@@ -24,6 +24,7 @@ from engine.domain import DebateRequest, DebateResult, EventKind, Usage
 from engine.errors import InvalidRequest, LLMTransientError
 from engine.gateway import strict_schema
 from engine.llm import CallSpec, Reply, T
+from engine.options import DebateOptions
 from engine.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import get_protocol
@@ -426,7 +427,8 @@ def test_stance_agreement(stances: list[int], agreement: float | None) -> None:
 def test_who_sits_on_the_panel(options: dict[str, Any], judges: int | None,
                                perspectives: tuple[str, ...], names: list[str]) -> None:
     preset = PresetSpec(name="p", perspectives=perspectives)
-    assert [m.name for m in panelists_for(preset, options, judges)] == names
+    chosen = panelists_for(preset, DebateOptions.model_validate(options), judges)
+    assert [m.name for m in chosen] == names
 
 
 @pytest.mark.parametrize(("requested", "preset_rounds", "rounds"),
@@ -533,12 +535,25 @@ def test_schemas_fit_openai_strict_mode(schema: type[BaseModel]) -> None:
         ("panel", {"panelists": "many"}), ("panel", {"panelists": 1}),
         ("panel", {"panelists": 99}), ("panel", {"contexts": "one context"}),
         ("panel", {"perspectives": [1, 2]}), ("panel", {"stop_when_all_approve": "yes"}),
-        ("critique", {"convergence_judge": "yes"}),
+        ("critique", {"convergence_judge": "yes"}), ("panel", {"surprise": 1}),
+        ("panel", {"replay": {"source": "x", "reuse": []}}),
+        ("panel", {"policy": "p" * 20_001}), ("panel", {"ground_truth": 7}),
+        ("panel", {"role_models": {"Bad Key": "gpt-4o"}}),
+        ("panel", {"role_models": {f"k{i}": "gpt-4o" for i in range(33)}}),
+        ("panel", {"models": ["m"] * 9}), ("panel", {"contexts": ["c" * 4001]}),
     ],
 )
 def test_bad_options_are_refused_before_anything_runs(mode: Any, options: dict[str, Any]) -> None:
-    with pytest.raises(InvalidRequest, match="options"):
-        prepare(LIVE, DebateRequest(topic=TOPIC, mode=mode, options=options))
+    with pytest.raises(ValidationError, match="options"):
+        DebateRequest(topic=TOPIC, mode=mode, options=options)
+
+
+@pytest.mark.parametrize("options", [
+    {"role_models": {"judge": "gpt-9-imaginary"}}, {"models": ["", "very-expensive"]},
+])
+def test_only_configured_models_may_be_named(options: dict[str, Any]) -> None:
+    with pytest.raises(InvalidRequest, match=r"not configured; choose one of: .*gpt-4o"):
+        prepare(LIVE, DebateRequest(topic=TOPIC, mode="panel", options=options))
 
 
 def test_the_new_modes_are_registered() -> None:

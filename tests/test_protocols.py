@@ -99,24 +99,25 @@ SOURCE_KEYS = ["panel/answer/0/a", "panel/answer/1/a", "panel/synthesis", "panel
 
 
 def test_a_replay_reuses_every_step_but_the_final_ones_and_renames_their_model() -> None:
-    replay = replay_request(SOURCE, protocol=get_protocol(Mode.PANEL), source_id="src",
+    replay = replay_request(SOURCE, protocol=get_protocol(Mode.PANEL),
                             source_keys=SOURCE_KEYS, default_rounds=1, synthesizer="m-2")
-    assert replay.options["replay"] == {"source": "src",
-                                        "reuse": ["panel/answer/0/a", "panel/answer/1/a"]}
-    models = replay.options["role_models"]
+    assert replay.reuse == ("panel/answer/0/a", "panel/answer/1/a")
+    models = replay.request.options.role_models
     assert models["panelist"] == "m-1"
     assert all(models[k] == "m-2" for k in ("synthesizer", "judge", "panel/synthesis",
                                             "panel/grade"))
-    assert replay.no_cache and replay.rounds == 1 and SOURCE.options.get("replay") is None
+    assert replay.request.no_cache and replay.request.rounds == 1
+    # the bookkeeping is not an option a request could carry
+    assert "replay" not in replay.request.options.model_dump()
 
 
 @pytest.mark.parametrize(("rounds", "more", "expected"), [(1, 1, 2), (4, 3, MAX_ROUNDS)])
 def test_a_replay_adds_rounds_up_to_the_limit(rounds: int, more: int, expected: int) -> None:
     source = SOURCE.model_copy(update={"rounds": rounds})
-    replay = replay_request(source, protocol=get_protocol(Mode.PANEL), source_id="src",
+    replay = replay_request(source, protocol=get_protocol(Mode.PANEL),
                             source_keys=SOURCE_KEYS, default_rounds=1, more_rounds=more)
-    assert replay.rounds == expected
-    assert replay.options["role_models"] == SOURCE.options["role_models"]  # no new model
+    assert replay.request.rounds == expected
+    assert replay.request.options.role_models == SOURCE.options.role_models  # no new model
 
 
 @pytest.mark.parametrize(("more", "synthesizer", "message"), [
@@ -126,6 +127,6 @@ def test_a_replay_adds_rounds_up_to_the_limit(rounds: int, more: int, expected: 
 def test_a_replay_refuses_what_it_cannot_do(more: int | None, synthesizer: str | None,
                                             message: str) -> None:
     with pytest.raises(InvalidRequest, match=message):
-        replay_request(SOURCE, protocol=get_protocol(Mode.PANEL), source_id="src",
+        replay_request(SOURCE, protocol=get_protocol(Mode.PANEL),
                        source_keys=SOURCE_KEYS, default_rounds=1, more_rounds=more,
                        synthesizer=synthesizer)

@@ -322,7 +322,11 @@ async def test_signal_sources_are_read_at_firing_and_failures_reported(
         json.dumps({"title": "Oil <!channel> up", "context": "Brent +3%"}) + "\n{oops\n")
     schedule = {**MORNING, "topics": [],
                 "source": source.format(tmp=tmp_path, feed=feed)}
-    async with replica(sqlite, fake, schedules=(schedule,)) as r:
+
+    def allowing_loopback(**kw: Any) -> Settings:  # the feed is on loopback
+        return rehearsal_settings(allow_private_sources=True, **kw)
+
+    async with replica(sqlite, fake, schedules=(schedule,), settings=allowing_loopback) as r:
         report = await r.scheduler.fire("morning")
     assert report is not None and report.status == RunStatus.DONE
     assert len(report.debate_ids) == debated

@@ -10,7 +10,7 @@ from bot.service.reviews import AlreadyDecided, Decision, NotReviewer, ReviewDes
 from bot.settings import Settings
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
-from storage import audit, budget, reviews
+from storage import audit, budget, reviews, steps
 from storage.db import Database
 from storage.records import DebateStatus, Origin, ReviewStatus
 from tests.service_fixtures import (
@@ -95,7 +95,8 @@ async def test_bad_requests_change_nothing(db: Database) -> None:
 @pytest.mark.postgres
 async def test_concurrent_submissions_never_spend_more_than_the_cap(pg_db: Database) -> None:
     svc = service(pg_db, priced())
-    one = await svc.estimate(DebateRequest(topic=TOPIC, preset="compliance"))
+    # the longest topic: an estimate counts the topic in every prompt
+    one = await svc.estimate(DebateRequest(topic=f"{TOPIC} #99", preset="compliance"))
     svc.settings = priced(daily_budget_usd=one.usd * 10).service
 
     async def submit(i: int) -> str:
@@ -173,6 +174,11 @@ async def test_a_failed_debate_can_be_retried_and_reuses_its_steps(db: Database)
         await svc.retry(sub.record.id, actor="api")
 
 
+async def _stored_steps(db: Database, debate_id: str) -> list[str]:
+    async with db.transaction(readonly=True) as session:
+        return [s.key for s in await steps.list_steps(session, debate_id)]
+
+
 async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Database) -> None:
     slow = rehearsal_settings()
     svc = service(db, slow)
@@ -183,9 +189,9 @@ async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Databa
     sub = await svc.submit(DebateRequest(topic=TOPIC, mode="structured"), origin=API)
     async with running_worker(svc, worker_id="first") as worker:
         worker.grace = 0.0
-        while (await svc.get(sub.record.id)).status is DebateStatus.QUEUED:
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.4)   # the openings are stored
+        async with asyncio.timeout(30):   # until the openings are stored
+            while len(await _stored_steps(db, sub.record.id)) < 2:
+                await asyncio.sleep(0.05)
     released = await svc.get(sub.record.id)
     assert released.status is DebateStatus.QUEUED and released.lease_owner is None
     async with running_worker(svc, worker_id="second"):
@@ -195,9 +201,9 @@ async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Databa
 
 
 @pytest.mark.parametrize(("mode", "change"), [
-    ("panel", {"synthesizer": "other-model"}),
+    ("panel", {"synthesizer": "gpt-4o"}),
     ("simple", {"more_rounds": 1}),
-    ("critique", {"synthesizer": "other-model"}),
+    ("critique", {"synthesizer": "gpt-4.1"}),
 ])
 async def test_replay_reuses_unchanged_steps_and_never_touches_the_source(
         db: Database, mode: str, change: dict) -> None:  # type: ignore[type-arg]
@@ -227,6 +233,8 @@ async def test_replay_needs_a_change_and_a_finished_source(db: Database) -> None
         await wait_done(svc, source.record.id)
     with pytest.raises(InvalidRequest, match="say what to change"):
         await svc.replay(source.record.id)
+    with pytest.raises(InvalidRequest, match="'gpt-imaginary' that are not configured"):
+        await svc.replay(source.record.id, synthesizer="gpt-imaginary")
 
 
 async def test_a_debate_that_keeps_dying_fails_after_the_attempt_limit(db: Database) -> None:

@@ -26,6 +26,7 @@ PLAIN: dict[str, tuple[str, Any]] = {
     "reviewers": ("U111,U222", ("U111", "U222")),
     "models": ("judge=gpt-4o, pro=gpt-4o-mini", {"judge": "gpt-4o", "pro": "gpt-4o-mini"}),
     "workspace_policies": ("T1=No spam.", {"T1": "No spam."}),
+    "allowed_hosts": ("dialectic.internal, bot.example", ("dialectic.internal", "bot.example")),
     "prices": ('{"m": {"input": 1, "output": 2}}', None),
     "presets": ('{"quick": {"mode": "simple", "rounds": 0}}', None),
     "judges": ('[{"name": "a", "expertise": "x"}, {"name": "b", "expertise": "y"}]', None),

@@ -154,11 +154,15 @@ def _forged(body: str, kind: str) -> dict[str, str]:
         return sign(body, timestamp=1_600_000_000)  # the right secret, six years ago
     if kind == "tampered body":
         return sign(body.replace("Should", "Shall"))
+    if kind == "timestamp abc":
+        return {**sign(body), "X-Slack-Request-Timestamp": "abc"}
+    if kind == "non-ASCII signature":
+        return {**sign(body), "X-Slack-Signature": "v0=é".encode().decode("latin-1")}
     return {}
 
 
 @pytest.mark.parametrize("kind", ["wrong secret", "stale timestamp", "tampered body",
-                                  "unsigned"])
+                                  "unsigned", "timestamp abc", "non-ASCII signature"])
 async def test_a_bad_signature_gets_401(slack: Harness, kind: str) -> None:
     body = slack.command_body("Should we?")
     reply = await slack.send(body, "application/x-www-form-urlencoded",
@@ -247,7 +251,7 @@ async def test_the_appeal_shortcut_runs_the_appeal_preset(tmp_path: Path) -> Non
         ts = h.fake.add_message(CHANNEL, "Buy cheap watches at example.com", user="UBOB")
         assert (await h.interaction(_appeal_payload(h, ts))).status == 200
         debate = await h.one_debate()
-        assert debate.preset == "appeal" and debate.request.options["policy"] == policy
+        assert debate.preset == "appeal" and debate.request.options.policy == policy
         assert "Buy cheap watches" in debate.request.context
         assert debate.origin.thread_ts == ts
         await h.wait_finished(debate.id)

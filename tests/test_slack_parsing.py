@@ -221,5 +221,5 @@ def test_appeals_read_the_shortcut_and_pick_the_workspace_policy() -> None:
     assert policy_for(settings, "T1") == "team one" and policy_for(settings, "T9") == "global"
     assert policy_for(SlackSettings(), "T1") == ""
     request = appeal_request(appeal, "team one")
-    assert request.preset == "appeal" and request.options == {"policy": "team one"}
+    assert request.preset == "appeal" and request.options.policy == "team one"
     assert request.no_cache and "<!channel> buy" in request.context  # escaped only for Slack

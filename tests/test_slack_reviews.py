@@ -139,3 +139,27 @@ async def test_rerun_starts_a_new_debate_in_the_same_channel(tmp_path: Path) -> 
         await h.wait_finished(rerun.id)
 
 
+
+
+async def test_a_decision_made_in_the_console_is_told_in_slack(tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, presets=STRICT) as h:
+        debate_id, review_id, ts = await _reviewed(h)
+        # what POST /api/reviews/{id}/decision does for a signed-in reviewer
+        await h.rt.reviews.decide(review_id, ReviewStatus.ESCALATED, by=REVIEWER,
+                                  note="needs legal", surface="web")
+
+        def decided() -> dict[str, Any] | None:
+            message = h.fake.message(REVIEW_CHANNEL, ts) or {}
+            return message if message.get("text", "").startswith("Review escalated") else None
+
+        message = await h.wait_until(decided, what="the request to show the decision")
+        assert not has_actions(message) and "needs legal" in blocks_text(message)
+        record = await h.rt.service.get(debate_id)
+        assert record.origin.thread_ts is not None
+        await h.fake.wait_for("chat.postMessage", lambda c: c.args.get("thread_ts") ==
+                              record.origin.thread_ts and "Escalated by" in c.args.get("text", ""))
+        press = await h.press(R.APPROVE_ACTION, review_id, user=REVIEWER,
+                              channel=REVIEW_CHANNEL, message_ts=ts)   # a stale button
+        assert press.status == 200
+        await h.fake.wait_for("chat.postEphemeral")
+        assert "already decided" in h.fake.ephemerals[-1]["text"]

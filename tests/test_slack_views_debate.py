@@ -162,11 +162,11 @@ def test_debate_started() -> None:
     assert B.REHEARSAL_NOTE not in text
 
 
-@pytest.mark.parametrize("how", ["kwarg", "estimate", "options"])
+@pytest.mark.parametrize("how", ["kwarg", "estimate"])
 def test_debate_started_rehearsal_is_obvious(how: str) -> None:
     estimate = Estimate(mode="simple", calls=3, depth=1, prompt_tokens=1, completion_tokens=1,
                         usd=0.0, calls_per_role={}, rehearsal=how == "estimate")
-    request = DebateRequest(topic="t", options={"rehearsal": how == "options"})
+    request = DebateRequest(topic="t")
     message = D.debate_started(record_for(request=request), estimate, TRANSCRIPT,
                                rehearsal=how == "kwarg")
     assert_message_valid(message)

@@ -64,6 +64,14 @@ async def test_refusal_carries_the_figures(db: Database) -> None:
     assert "$2.50" in str(caught.value)
 
 
+async def test_refusal_at_a_small_cap_shows_figures_that_compare(db: Database) -> None:
+    await _reserve(db, "a", 0.0097, cap=0.01)
+    with pytest.raises(BudgetExceeded) as caught:
+        await _reserve(db, "b", 0.0049, cap=0.01)
+    assert str(caught.value) == ("today's budget has $0.0003 of $0.0100 left; this debate "
+                                 "needs about $0.0049")
+
+
 async def test_settle_books_actual_cost_once(db: Database) -> None:
     await _reserve(db, "a", 2.0)
     await _reserve(db, "b", 1.0)
@@ -135,3 +143,24 @@ async def test_a_lower_cap_applies_to_the_next_reservation(db: Database) -> None
         await _reserve(db, "b", 1.0, cap=3.5)
     state = await _reserve(db, "c", 0.5, cap=3.5)
     assert state.cap_usd == 3.5 and state.remaining_usd == pytest.approx(0.0)
+
+
+async def test_a_running_debate_is_charged_out_of_its_hold_and_topped_up_within_the_cap(
+        db: Database) -> None:
+    await _reserve(db, "a", 2.0, cap=5.0)
+    await _reserve(db, "b", 2.5, cap=5.0)
+    async with db.transaction() as session:
+        await budget.charge(session, day=DAY, debate_id="a", amount_usd=1.5)
+        assert await budget.held(session, "a") == pytest.approx(0.5)
+        granted = await budget.extend(session, day=DAY, cap_usd=5.0, amount_usd=2.0,
+                                      debate_id="a")
+        assert granted == pytest.approx(0.5)  # all the day had left
+        assert await budget.extend(session, day=DAY, cap_usd=5.0, amount_usd=1.0,
+                                   debate_id="a") == 0.0
+        await budget.charge(session, day=DAY, debate_id="a", amount_usd=1.25)  # 0.25 over
+    state = await _ledger_matches(db)
+    assert state.spent_usd == pytest.approx(2.75) and state.reserved_usd == pytest.approx(2.5)
+    async with db.transaction() as session:  # settling finds everything already booked
+        await budget.settle(session, day=DAY, debate_id="a", actual_usd=2.75)
+    state = await _ledger_matches(db)
+    assert state.spent_usd == pytest.approx(2.75) and state.reserved_usd == pytest.approx(2.5)

@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import asyncio
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Connection, inspect, select, text
+from sqlalchemy import (
+    JSON,
+    Column,
+    Connection,
+    DateTime,
+    Float,
+    Integer,
+    String,
+    insert,
+    inspect,
+    select,
+    table,
+    text,
+)
 from sqlalchemy.exc import DBAPIError, StatementError
 
 from storage import debates
@@ -168,3 +182,44 @@ async def test_a_readonly_transaction_refuses_writes_on_postgresql(pg_db: Databa
     with pytest.raises(DBAPIError, match="read-only"):
         async with pg_db.transaction(readonly=True) as session:
             await debates.transition(session, record.id, DebateStatus.DEBATING, actor="t")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_0004_moves_replay_bookkeeping_out_of_the_request(backend: str,
+                                                                tmp_path: Path) -> None:
+    """A replay stored with `options.replay` (where a REST body could set it) reads back with
+    its reused steps on the record; old options a request may no longer carry still read."""
+    legacy = {"topic": "t", "mode": "panel", "options": {
+        "replay": {"source": "p1", "reuse": ["panel/answer/0/a"]},
+        "role_models": {"synthesizer": "gpt-4o"}, "policy": "p" * 30_000, "surprise": 1}}
+    async with migrated_database(backend, tmp_path, migrate=False) as database:
+        await database.upgrade("0003")
+        for row_id, parent, request in (("p1", None, {"topic": "t", "mode": "panel"}),
+                                        ("r1", "p1", legacy)):
+            async with database.engine.begin() as connection:
+                await connection.execute(sa_insert_debate(), {
+                    "id": row_id, "topic": "t", "mode": "panel", "preset": "default",
+                    "status": "completed", "request": request, "origin": {},
+                    "requested_by": "u", "estimate_usd": 0.0, "reserved_usd": 0.0,
+                    "cost_usd": 0.0, "error": "", "attempts": 0, "parent_id": parent,
+                    "topic_key": "k", "created_at": datetime.now(UTC),
+                    "updated_at": datetime.now(UTC)})
+        await database.upgrade()
+        async with database.transaction(readonly=True) as session:
+            replay = await debates.get(session, "r1")
+            plain = await debates.get(session, "p1")
+    assert replay.reused_steps == ("panel/answer/0/a",) and plain.reused_steps == ()
+    assert replay.request.options.role_models == {"synthesizer": "gpt-4o"}
+    assert len(replay.request.options.policy) == 30_000  # it ran with it: kept as it was
+    assert "replay" not in replay.request.options.model_dump()
+
+
+def sa_insert_debate() -> Any:
+    """An INSERT into the debates table as revision 0003 left it."""
+    columns = [Column(name, String) for name in (
+        "id", "topic", "mode", "preset", "status", "requested_by", "error", "parent_id",
+        "topic_key")]
+    columns += [Column("request", JSON), Column("origin", JSON), Column("attempts", Integer)]
+    columns += [Column(n, Float) for n in ("estimate_usd", "reserved_usd", "cost_usd")]
+    columns += [Column(n, DateTime(timezone=True)) for n in ("created_at", "updated_at")]
+    return insert(table("debates", *columns))

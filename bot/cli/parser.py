@@ -110,6 +110,29 @@ def _schedules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     run.set_defaults(func=Lazy("bot.cli.schedule", "run_schedule"))
 
 
+def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("reviews", help="the review queue: list it, or decide a review")
+    actions = parser.add_subparsers(dest="reviews_action", required=True)
+    listing = actions.add_parser("list", help="reviews waiting for a decision, oldest first")
+    listing.set_defaults(func=Lazy("bot.cli.reviews", "list_reviews"))
+    dec = actions.add_parser("decide", help="approve, escalate (with --reason) or re-run, as "
+                             "a configured reviewer")
+    dec.add_argument("review_id", help="the review (see `dialectic reviews list`)")
+    dec.add_argument("decision", choices=["approve", "escalate", "rerun"])
+    dec.add_argument("--as", dest="reviewer", required=True, metavar="USER",
+                     help="the reviewer deciding: a Slack user id listed in DIALECTIC_REVIEWERS "
+                          "(or a member of a listed user group)")
+    dec.add_argument("--reason", default="", help="why (needed to escalate)")
+    dec.set_defaults(func=Lazy("bot.cli.reviews", "decide"))
+    people = sub.add_parser("reviewers", help="reviewer sign-in for the web console")
+    acts = people.add_subparsers(dest="reviewers_action", required=True)
+    link = acts.add_parser("link", help="a signed link (and token) that signs a reviewer in to "
+                           "the console; needs DIALECTIC_API_TOKEN")
+    link.add_argument("user", help="the reviewer's user id, e.g. U0123ABC")
+    link.add_argument("--days", type=float, default=7.0, help="how long it works (default 7)")
+    link.set_defaults(func=Lazy("bot.cli.reviews", "link"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dialectic", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -117,4 +140,5 @@ def build_parser() -> argparse.ArgumentParser:
     _debates(sub)
     _service(sub)
     _schedules(sub)
+    _reviews(sub)
     return parser

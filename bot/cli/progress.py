@@ -18,6 +18,7 @@ from rich.text import Text
 
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
+from engine.cost import usd
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ResultStatus
@@ -57,7 +58,7 @@ def panel(progress: Progress, *, rehearsal: bool) -> Panel:
         table.add_row(Text(mark, style=style), Text(phase.name), Text(_state_words(phase),
                                                                       style=style))
     planned = f"/{progress.planned_calls}" if progress.planned_calls else ""
-    table.add_row("", f"calls {progress.calls_done}{planned}", f"${progress.cost_usd:.4f}")
+    table.add_row("", f"calls {progress.calls_done}{planned}", f"{usd(progress.cost_usd)}")
     notes = [Text(f"! {note}", style="yellow") for note in progress.notes[-NOTES_SHOWN:]]
     return Panel(Group(table, *notes), title=_title(progress, rehearsal))
 
@@ -141,7 +142,7 @@ def print_summary(console: Console, result: DebateResult,
         for item in result.missing:
             _say(console, f"  - {item}")
     cost = result.cost
-    _say(console, f"Cost ${cost.usd:.4f} ({cost.prompt_tokens} prompt + {cost.completion_tokens} "
+    _say(console, f"Cost {usd(cost.usd)} ({cost.prompt_tokens} prompt + {cost.completion_tokens} "
                   f"completion tokens, {cost.calls} calls, {cost.reused_calls} reused)  "
                   f"time {result.elapsed_seconds:.1f} s")
 
@@ -163,4 +164,4 @@ def print_estimate(console: Console, estimate: Estimate) -> None:
     _say(console, f"Mode {estimate.mode}: {estimate.calls} calls ({roles}), "
                   f"{estimate.depth} dependent rounds")
     _say(console, f"Tokens ~{estimate.prompt_tokens} prompt + ~{estimate.completion_tokens} "
-                  f"completion; estimated cost ${estimate.usd:.4f}")
+                  f"completion; estimated cost {usd(estimate.usd)}")

@@ -10,6 +10,7 @@ from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_OK, exit_code
 from bot.cli.host import CliContext
 from bot.cli.progress import print_summary
 from bot.service.results import thresholds_for
+from engine.cost import usd
 from engine.errors import InvalidRequest
 from storage import audit, debates
 from storage.db import Database
@@ -67,7 +68,7 @@ async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
         sub = await service.replay(args.debate_id, more_rounds=args.rounds,
                                    synthesizer=args.synthesizer, actor="cli")
         ctx.console.print(f"replay {sub.record.id} of {args.debate_id} queued "
-                          f"(estimate ${sub.estimate.usd:.4f})", markup=False)
+                          f"(estimate {usd(sub.estimate.usd)})", markup=False)
         if not args.wait:
             ctx.console.print("a running `dialectic serve` or `dialectic worker` will run it")
             return EXIT_OK

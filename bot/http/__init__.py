@@ -6,10 +6,15 @@ the OpenAPI document, so they cannot disagree.
     routes.py    Route, Reply and the parsing of each route's query or body model
     api.py       the REST API's handlers, models and routes
     sse.py       the live event stream of one debate
-    console.py   the web console's handlers and pages; pages.py renders them (Jinja2
-                 templates/ with autoescape, static/ for the stylesheet)
+    reviews.py   the review queue and decisions over the API (the console's buttons call it)
+    console.py   the web console's handlers and pages (the debate page live over SSE, the
+                 review queue); pages.py renders them (Jinja2 templates/ with autoescape,
+                 static/ for the stylesheet and the one script); views.py and charts.py (the
+                 heatmap and band scale as SVG) compute what the templates show
+    signin.py    reviewer sign-in: Sign in with Slack (OpenID Connect) or a reviewer link
     openapi.py   the OpenAPI document, generated from the route table
-    auth.py      the token: bearer for the API, cookie or signed link for the console
+    auth.py      who may: the token, a reviewer token, the console's session, a signed link
+    session.py   the console's signed, expiring session cookie
     errors.py    the JSON error shape and the exception -> status mapping
     state.py     what the app holds: runtime, scheduler, Slack on/off, the route table
     metrics.py   Prometheus text format

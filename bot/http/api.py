@@ -257,7 +257,7 @@ ROUTES: tuple[Route, ...] = (
                     replies={202: _reply("queued", SubmittedOut),
                              200: _reply("a cached result or a repeated idempotency key",
                                          SubmittedOut),
-                             402: err.OVER_BUDGET}),
+                             402: err.OVER_BUDGET, 409: err.KEY_REUSED}),
     route_with_query("/api/debates", ListQuery, list_debates, summary="Recent debates",
                      replies={200: _reply("the debates", DebateListOut)}),
     route("GET", "/api/debates/{id}", get_debate, summary="A debate: status and result",

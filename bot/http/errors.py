@@ -2,7 +2,8 @@
 and the replies the API document lists for them.
 
     InvalidRequest -> 400    NotFound -> 404    IllegalTransition -> 409
-    BudgetExceeded -> 402    a body over the size cap -> 413
+    BudgetExceeded -> 402    a body over the size cap -> 413    KeyReused -> 409
+    NotReviewer -> 403       AlreadyDecided -> 409
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ from aiohttp import web
 from pydantic import BaseModel, Field
 
 from bot.http.routes import Handler, Reply
+from bot.service.reviews import AlreadyDecided, NotReviewer
 from engine.errors import BudgetExceeded, InvalidRequest
-from storage.errors import IllegalTransition, NotFound
+from storage.errors import IllegalTransition, KeyReused, NotFound
 
 
 class ErrorOut(BaseModel):
@@ -21,6 +23,8 @@ class ErrorOut(BaseModel):
     error: str = Field(description="what went wrong and what to do")
     estimate_usd: float | None = Field(default=None, description="402: the debate's estimate")
     remaining_usd: float | None = Field(default=None, description="402: what today has left")
+    debate_id: str | None = Field(default=None, description="409: the debate an idempotency "
+                                                            "key already belongs to")
 
 
 BAD_INPUT = Reply(description="the input is wrong; `error` says how", schema=ErrorOut)
@@ -28,12 +32,19 @@ UNAUTHORIZED = Reply(description="missing or wrong bearer token", schema=ErrorOu
 OVER_BUDGET = Reply(description="today's budget has no room for it", schema=ErrorOut)
 NOT_FOUND = Reply(description="no such debate", schema=ErrorOut)
 CONFLICT = Reply(description="the debate is not in a state that allows this", schema=ErrorOut)
+KEY_REUSED = Reply(description="the idempotency key belongs to a debate submitted with another "
+                               "request (`debate_id`)", schema=ErrorOut)
 TOO_LARGE = Reply(description="the body is over the size cap", schema=ErrorOut)
+NOT_REVIEWER = Reply(description="no reviewer signed in, or not a configured reviewer",
+                     schema=ErrorOut)
+NO_REVIEW = Reply(description="no such review", schema=ErrorOut)
+DECIDED = Reply(description="someone decided it first; `error` says how", schema=ErrorOut)
 
 
 def error(status: int, message: str, *, estimate_usd: float | None = None,
-          remaining_usd: float | None = None) -> web.Response:
-    body = ErrorOut(error=message, estimate_usd=estimate_usd, remaining_usd=remaining_usd)
+          remaining_usd: float | None = None, debate_id: str | None = None) -> web.Response:
+    body = ErrorOut(error=message, estimate_usd=estimate_usd, remaining_usd=remaining_usd,
+                    debate_id=debate_id)
     return web.json_response(body.model_dump(exclude_none=True), status=status)
 
 
@@ -49,8 +60,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         return error(400, str(exc))
     except NotFound as exc:
         return error(404, str(exc))
-    except IllegalTransition as exc:
+    except (IllegalTransition, AlreadyDecided) as exc:
         return error(409, str(exc))
+    except KeyReused as exc:
+        return error(409, str(exc), debate_id=exc.existing_id)
+    except NotReviewer as exc:
+        return error(403, str(exc))
     except BudgetExceeded as exc:
         return error(402, str(exc), estimate_usd=exc.estimate_usd,
                      remaining_usd=exc.remaining_usd)

@@ -11,9 +11,10 @@ from aiohttp import web
 from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
-from bot.http.auth import COOKIE, needs_token
+from bot.http.auth import needs_token
 from bot.http.errors import BAD_INPUT, TOO_LARGE, UNAUTHORIZED
 from bot.http.routes import Reply, Route, route
+from bot.http.session import COOKIE
 
 REF_TEMPLATE = "#/components/schemas/{model}"
 SECURITY_SCHEMES = {"bearer": {"type": "http", "scheme": "bearer"},

@@ -5,7 +5,6 @@ with a content hash in the URL so browsers may keep them for good."""
 from __future__ import annotations
 
 import hashlib
-import json
 import mimetypes
 from dataclasses import dataclass
 from importlib import resources
@@ -15,7 +14,11 @@ from aiohttp import web
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.service.results import FLAG_MEANING, flag_headline
+from bot.http.charts import alpha_scale_svg, heatmap_svg
+from bot.http.views import mean_rubric, seconds, usd
+from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
+from engine.outcomes import CritiqueStop, PanelStop
+from engine.schemas.procon import DIMENSIONS
 
 FOREVER = "public, max-age=31536000, immutable"
 
@@ -46,22 +49,32 @@ def static_url(name: str) -> str:
     return f"/static/{name}?v={STATIC[name].version}"
 
 
-def usd(value: float | str, places: int = 4) -> str:
-    return f"${float(value):.{places}f}"
+def yes_no(value: bool | None) -> str:
+    return "—" if value is None else ("yes" if value else "no")
 
 
-def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-
+STOP_WORDS = {PanelStop.ROUND_LIMIT.value: "it reached its round limit",
+              PanelStop.ALL_APPROVED.value: "every panelist approved",
+              CritiqueStop.CRITIC_SATISFIED.value: "the critic was satisfied",
+              CritiqueStop.CONVERGED.value: "the judge saw the answers converge",
+              CritiqueStop.ROUND_LIMIT.value: "it reached its round limit"}
+STATE_MARK = {"pending": "○", "running": "◐", "done": "✓", "partial": "◑", "failed": "✗"}
 
 TEMPLATES = Environment(loader=PackageLoader("bot.http", "templates"), autoescape=True,
                         undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-TEMPLATES.filters.update(usd=usd, pretty_json=pretty_json)
-TEMPLATES.globals.update(static_url=static_url, flag_headline=flag_headline,
-                         flag_meaning=FLAG_MEANING)
+TEMPLATES.filters.update(usd=usd, seconds=seconds)
+TEMPLATES.globals.update(
+    static_url=static_url, alpha_text=alpha_text, band_rule=band_rule, heatmap_svg=heatmap_svg,
+    alpha_scale_svg=alpha_scale_svg, point_figures=point_figures, mean_rubric=mean_rubric,
+    yes_no=yes_no, stop_words=STOP_WORDS, state_mark=STATE_MARK, rubric_dimensions=DIMENSIONS,
+    flag_headline=flag_headline, flag_meaning=FLAG_MEANING)
 
 
 def render(template: str, **context: Any) -> str:
+    """The template filled with `context`; `viewer` (who is signed in) and `nav` default to
+    nobody and no section."""
+    context.setdefault("viewer", None)
+    context.setdefault("nav", "")
     return TEMPLATES.get_template(template).render(**context)
 
 
@@ -75,7 +88,8 @@ class StaticQuery(BaseModel):
 
 
 async def static_file(request: web.Request, query: StaticQuery) -> web.Response:
-    """A file the console links (its stylesheet); cached for good when the version matches."""
+    """A file the console links (its stylesheet and script); cached for good when the version
+    matches."""
     found = STATIC.get(request.match_info["name"])
     if found is None:
         raise web.HTTPNotFound(text="no such file")

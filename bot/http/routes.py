@@ -5,7 +5,6 @@ handler receives its input already parsed with the model the document names."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -22,6 +21,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 M = TypeVar("M", bound=BaseModel)
 InputHandler = Callable[[web.Request, M], Awaitable[web.StreamResponse]]
 PATH_PARAMETER = re.compile(r"\{([^}]*)\}")
+#: `\u0000` in JSON text (a raw NUL is no JSON at all): PostgreSQL stores no NUL in text.
+NUL_ESCAPE = re.compile(rb"(?<!\\)(?:\\\\)*\\u0000", re.IGNORECASE)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -95,14 +96,23 @@ def _doc(handler: Callable[..., object]) -> str:
 
 
 async def parse_body(request: web.Request, model: type[M]) -> M:
-    """The JSON body as `model`, or InvalidRequest saying exactly what is wrong."""
+    """The JSON body as `model`, strictly: `"3"`, `true` or `2.0` is no whole number, and no
+    text may hold a NUL. Anything else wrong (not JSON, nested past the parser's limit, a number
+    too long to read) is an InvalidRequest saying so, never a server error."""
+    raw = await request.read()
+    if not raw.strip():
+        raise InvalidRequest("the body is empty: send a JSON object")
+    if NUL_ESCAPE.search(raw):
+        raise InvalidRequest("text may not contain NUL (\\u0000) characters")
     try:
-        raw = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise InvalidRequest("the body is not valid JSON") from None
-    if not isinstance(raw, dict):
-        raise InvalidRequest("the body must be a JSON object")
-    return _validated(model, raw)
+        return model.model_validate_json(raw, strict=True)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        if not first["loc"] and first["type"] == "model_type":
+            raise InvalidRequest("the body must be a JSON object") from None
+        if first["type"] == "json_invalid":  # pydantic's words for where: "at line 1 column 2"
+            raise InvalidRequest(f"the body is not valid JSON ({first['msg']})") from None
+        raise InvalidRequest(validation_message(exc)) from None
 
 
 def parse_query(request: web.Request, model: type[M]) -> M:

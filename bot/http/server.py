@@ -5,13 +5,16 @@ serves it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from aiohttp import web
 
-from bot.http import api, console, metrics, openapi
-from bot.http.auth import auth_middleware
+from bot.http import api, console, metrics, openapi, reviews, signin
+from bot.http.auth import auth_middleware, browser_guard
 from bot.http.errors import error_middleware
 from bot.http.routes import Route
-from bot.http.state import ROUTE_TABLE, RUNTIME, SCHEDULER, SLACK_ON
+from bot.http.session import make_key
+from bot.http.state import ROUTE_TABLE, RUNTIME, SCHEDULER, SESSION_KEY, SLACK_ON
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.service.settings import ServiceSettings
@@ -19,16 +22,20 @@ from engine.errors import ConfigurationError
 
 MAX_BODY = 256 * 1024
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-ROUTES: tuple[Route, ...] = (*api.ROUTES, openapi.ROUTE, metrics.ROUTE, *console.ROUTES)
+ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, openapi.ROUTE, metrics.ROUTE,
+                             *console.ROUTES, *signin.ROUTES)
 
 
-def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool) -> web.Application:
-    """The API and console over `rt`; `slack_enabled` is what `/healthz` reports."""
+def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,
+              allowed_hosts: Iterable[str] = ()) -> web.Application:
+    """The API and console over `rt`; `slack_enabled` is what `/healthz` reports;
+    `allowed_hosts` are Host names to answer besides the public URL's and loopback's."""
     app = web.Application(client_max_size=MAX_BODY)
     app[RUNTIME] = rt
     app[SCHEDULER] = scheduler
     app[SLACK_ON] = slack_enabled
-    app.middlewares.extend([error_middleware, auth_middleware])
+    app[SESSION_KEY] = make_key(app)
+    app.middlewares.extend([error_middleware, browser_guard(allowed_hosts), auth_middleware])
     for r in ROUTES:
         if r.method == "GET":
             app.router.add_get(r.path, r.handler)  # and HEAD, as every GET may be asked
@@ -40,8 +47,10 @@ def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool) -> web.
 
 
 def check_exposure(settings: ServiceSettings, host: str) -> None:
-    """Refuse to listen beyond loopback without a token: the API starts paid debates."""
-    if settings.api_token is None and host not in LOOPBACK:
+    """Refuse to listen beyond loopback without a token: the API starts paid debates. An empty
+    token is no token (the settings refuse one; a value built around them is still caught)."""
+    token = settings.api_token
+    if (token is None or not token.get_secret_value().strip()) and host not in LOOPBACK:
         raise ConfigurationError(
             f"refusing to listen on {host} without DIALECTIC_API_TOKEN: set a token, or listen "
             "on 127.0.0.1")

@@ -24,11 +24,14 @@ class EventsQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
     after: NonNegativeInt = Field(default=0, description="resume after this event's seq "
                                                     "(the Last-Event-ID header wins)")
+    sig: str = Field(default="", description="a transcript link's signature, instead of a token")
+    exp: str = Field(default="", description="when that transcript link expires (Unix seconds)")
 
 
 async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamResponse:
-    """Each audit event as `id: <seq>`, `event: <kind>`, `data: <json>`; the stream ends once
-    the debate is finished or waits for a reviewer."""
+    """Each audit event as `id: <seq>`, `event: <kind>`, `data: <json>`; once the debate is
+    finished or waits for a reviewer, a last `event: settled` (no id) and the stream ends, so a
+    client knows not to reconnect."""
     rt = request.app[RUNTIME]
     debate_id = request.match_info["id"]
     await rt.service.get(debate_id)  # 404 before the stream starts
@@ -46,7 +49,9 @@ async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamR
             payload = json.dumps({"seq": ev.seq, "kind": ev.kind, "actor": ev.actor,
                                   "at": ev.at.isoformat(), "data": ev.data}, default=str)
             await resp.write(f"id: {ev.seq}\nevent: {ev.kind}\ndata: {payload}\n\n".encode())
-        if not events and await _settled(rt, debate_id):
+        if not events and (status := await _settled(rt, debate_id)) is not None:
+            settled = json.dumps({"kind": "settled", "status": status.value, "after": after})
+            await resp.write(f"event: settled\ndata: {settled}\n\n".encode())
             break
         idle = 0.0 if events else idle + STREAM_POLL
         if idle >= KEEP_ALIVE:
@@ -67,6 +72,8 @@ def _resume_after(request: web.Request, query: EventsQuery) -> int:
         raise InvalidRequest(validation_message(exc, prefix="Last-Event-ID")) from None
 
 
-async def _settled(rt: Runtime, debate_id: str) -> bool:
+async def _settled(rt: Runtime, debate_id: str) -> DebateStatus | None:
+    """The debate's status once it is settled (finished or waiting for a reviewer)."""
     record = await rt.service.get(debate_id)
-    return record.status in TERMINAL_STATUSES or record.status is DebateStatus.AWAITING_REVIEW
+    settled = record.status in TERMINAL_STATUSES or record.status is DebateStatus.AWAITING_REVIEW
+    return record.status if settled else None

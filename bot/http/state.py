@@ -1,6 +1,6 @@
 """What the HTTP app holds, under typed keys: the runtime every handler reads (the API and the
-console alike), the scheduler, whether Slack is on (for `/healthz`), and the route table it was
-built from."""
+console alike), the scheduler, whether Slack is on (for `/healthz`), the route table it was built
+from, and the key console sessions are signed with."""
 
 from __future__ import annotations
 
@@ -14,3 +14,4 @@ RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime", Runtime)
 SCHEDULER: web.AppKey[Scheduler] = web.AppKey("scheduler", Scheduler)
 SLACK_ON: web.AppKey[bool] = web.AppKey("slack_on", bool)
 ROUTE_TABLE: web.AppKey[tuple[Route, ...]] = web.AppKey("route_table", tuple)
+SESSION_KEY: web.AppKey[bytes] = web.AppKey("session_key", bytes)

@@ -32,6 +32,7 @@ from bot.scheduling.signals import Signal, SignalSourceError, parse_signals, rea
 from bot.service.runtime import Runtime
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
+from engine.redaction import public_url
 from storage import debates
 from storage import schedules as runs
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin, RunStatus
@@ -72,11 +73,12 @@ class Digests:
     """Runs claimed digest slots for the scheduler."""
 
     def __init__(self, rt: Runtime, *, publisher: Publisher | None, clock: Clock,
-                 wait_timeout: float | None = None) -> None:
+                 wait_timeout: float | None = None, allow_private_sources: bool = False) -> None:
         self.rt = rt
         self.publisher = publisher
         self.clock = clock
         self.wait_timeout = wait_timeout
+        self.allow_private_sources = allow_private_sources
 
     async def run(self, config: ScheduleConfig, slot: str) -> RunReport:
         signals, problems = await self.read_signals(config)
@@ -100,13 +102,14 @@ class Digests:
             return [Signal(title=topic) for topic in config.topics], []
         assert config.source is not None  # the config model requires topics or a source
         try:
-            text = await read_source(config.source)
+            text = await read_source(config.source, allow_private=self.allow_private_sources)
         except SignalSourceError as exc:
             log.warning("schedule %s: signal source failed: %s", config.id, exc)
             return [], [str(exc)]
-        signals, problems = parse_signals(text, origin=config.source)
+        label = public_url(config.source)
+        signals, problems = parse_signals(text, origin=label)
         if not signals and not problems:
-            problems.append(f"{config.source} has no signals")
+            problems.append(f"{label} has no signals")
         return signals, problems
 
     async def _debate(self, config: ScheduleConfig, slot: str,

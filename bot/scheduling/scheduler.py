@@ -88,7 +88,8 @@ class Scheduler:
         self.schedules = {config.id: config for config in settings.schedules}
         self.clock: Clock = clock or rt.service.clock
         self.digests = Digests(rt, publisher=publisher, clock=self.clock,
-                               wait_timeout=wait_timeout)
+                               wait_timeout=wait_timeout,
+                               allow_private_sources=settings.allow_private_sources)
         self.briefs = Briefs(rt, self.digests, publisher=publisher, clock=self.clock,
                              on_planned=self._add_brief_job)
         self.aps: AsyncIOScheduler | None = None

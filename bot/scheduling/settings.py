@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from bot.scheduling.config import ScheduleConfig, TimeZoneName
+from engine.redaction import url_secrets
 
 
 class SchedulingSettings(BaseModel):
@@ -15,6 +16,8 @@ class SchedulingSettings(BaseModel):
 
     timezone: TimeZoneName = "UTC"
     schedules: tuple[ScheduleConfig, ...] = ()
+    # fetch URL sources from loopback, link-local and private addresses too (an intranet feed)
+    allow_private_sources: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -26,6 +29,10 @@ class SchedulingSettings(BaseModel):
                 {"timezone": default, **entry} if isinstance(entry, dict) else entry
                 for entry in data["schedules"]]}
         return data
+
+    def secrets(self) -> tuple[str, ...]:
+        """Credentials inside the schedules' source URLs, for log redaction."""
+        return tuple(s for c in self.schedules for s in url_secrets(c.source))
 
     @field_validator("schedules")
     @classmethod

@@ -8,6 +8,11 @@
     results.py     reading a result the same way on every surface (complete or not, alpha
                    against its band, scores on the 1-10 scale)
     progress.py    a debate's events folded into what progress views show (Slack, terminal)
+    timeline.py    the same fold plus what each phase said and each judge's card, for the
+                   console's live page
+    reviews.py     ReviewDesk: who may decide (Reviewers, GroupDirectory) and the decisions
+    grants.py      signed, expiring identities: console sessions, reviewer links, the
+                   IdentityProvider port (Sign in with Slack)
     providers.py   the LLM client the settings ask for (gateway or rehearsal)
     telemetry.py   this process's Prometheus metrics
     logs.py        one-line, secret-free logging

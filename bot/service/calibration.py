@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from engine.debate import prepare
+from engine.errors import InvalidRequest
 from engine.settings import EngineSettings
 from engine.vocabulary import ResultStatus
 from storage import debates
@@ -56,7 +57,11 @@ class Calibration:
                 continue
             if result.cost.reused_calls or result.rehearsal != self.engine.is_rehearsal:
                 continue  # resumed or replayed: its token count is not one whole run
-            plan = prepare(self.engine, record.request).plan
+            try:
+                plan = prepare(self.engine, record.request).plan
+            except InvalidRequest:
+                continue  # its preset or model is no longer configured
+
             planned += sum(c.prompt_tokens + c.completion_tokens for c in plan.calls)
             actual += result.cost.prompt_tokens + result.cost.completion_tokens
             if planned > 200_000:

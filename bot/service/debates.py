@@ -22,6 +22,7 @@ from datetime import date, datetime, timedelta
 
 from bot.service import links
 from bot.service.calibration import Calibration
+from bot.service.purse import DbPurse
 from bot.service.results import alpha_text, thresholds_for
 from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
@@ -38,7 +39,7 @@ from engine.settings import EngineSettings, ThresholdSpec
 from engine.vocabulary import Mode, ResultStatus, Routing
 from storage import audit, budget, caches, debates, evidence, reviews, steps
 from storage.db import Database
-from storage.errors import AlreadyExists, IllegalTransition, NotFound
+from storage.errors import AlreadyExists, IllegalTransition, KeyReused, NotFound
 from storage.records import DebateRecord, DebateStatus, Origin, Review
 from storage.steps import DbCheckpointStore
 
@@ -100,7 +101,7 @@ class DebateService:
 
     def url(self, debate_id: str) -> str:
         """The debate's transcript page (signed when the service is token-protected)."""
-        return links.transcript_url(self.settings, debate_id)
+        return links.transcript_url(self.settings, debate_id, now=self.clock())
 
     async def aclose(self) -> None:
         if self._llm is not None:
@@ -114,9 +115,10 @@ class DebateService:
         return estimate_for(self.engine, prepared, scale)
 
     async def submit(self, request: DebateRequest, *, origin: Origin,
-                     idempotency_key: str | None = None, parent_id: str | None = None
-                     ) -> Submission:
+                     idempotency_key: str | None = None, parent_id: str | None = None,
+                     reused_steps: tuple[str, ...] = ()) -> Submission:
         """Validate, estimate, reserve and queue; or return the cached or duplicate debate.
+        `reused_steps`: a replay's steps read from `parent_id` (free, so not reserved).
 
         Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures).
         A new debate gets a fresh spotlight nonce, whatever the request carried; one built from
@@ -129,12 +131,17 @@ class DebateService:
             if hit is not None:
                 return Submission(hit, estimate_for(self.engine, prepared), cached=True)
         try:
-            return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id)
+            return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id,
+                                                 reused_steps)
         except AlreadyExists as exc:
             if exc.existing_id is None:
                 raise
             async with self.db.transaction() as session:
                 existing = await debates.get(session, exc.existing_id)
+            if idempotency_key is not None and not _same_request(existing, prepared.request):
+                raise KeyReused(f"the idempotency key {idempotency_key!r} belongs to debate "
+                                f"{existing.id}, submitted with a different request; use a new "
+                                "key for a new debate", existing_id=existing.id) from None
             return Submission(existing, estimate_for(self.engine, prepared), duplicate=True)
 
     async def _cached(self, prepared: Prepared) -> DebateRecord | None:
@@ -146,16 +153,16 @@ class DebateService:
             return await debates.find_cached(session, topic_key=key, since=since)
 
     async def _reserve_and_queue(self, prepared: Prepared, origin: Origin,
-                                 idempotency_key: str | None, parent_id: str | None
-                                 ) -> Submission:
+                                 idempotency_key: str | None, parent_id: str | None,
+                                 reused_steps: tuple[str, ...]) -> Submission:
         asked = prepared.request.mode
         day = budget_day(self.clock())
         while True:
             scale = await self.history.token_scale(prepared.plan.mode)
-            estimate = estimate_for(self.engine, prepared, scale)
+            estimate = estimate_for(self.engine, prepared, scale, reused=reused_steps)
             try:
                 record = await self._queue(prepared, estimate, origin, idempotency_key,
-                                           parent_id, downgraded_from=None if
+                                           parent_id, reused_steps, downgraded_from=None if
                                            prepared.request.mode == asked else asked, day=day)
                 break
             except BudgetExceeded:
@@ -171,15 +178,16 @@ class DebateService:
         return Submission(record, estimate, downgraded_from=downgraded)
 
     async def _queue(self, prepared: Prepared, estimate: Estimate, origin: Origin,
-                     idempotency_key: str | None, parent_id: str | None, *,
-                     downgraded_from: str | None, day: date) -> DebateRecord:
+                     idempotency_key: str | None, parent_id: str | None,
+                     reused_steps: tuple[str, ...], *, downgraded_from: str | None, day: date
+                     ) -> DebateRecord:
         now = self.clock()
         record = DebateRecord(
             id=uuid.uuid4().hex[:16], request=prepared.request, mode=prepared.request.mode,
             preset=prepared.preset.name, status=DebateStatus.QUEUED, origin=origin,
             requested_by=prepared.request.requested_by, estimate_usd=estimate.usd,
-            reserved_usd=estimate.usd, parent_id=parent_id, downgraded_from=downgraded_from,
-            created_at=now, updated_at=now,
+            reserved_usd=estimate.usd, parent_id=parent_id, reused_steps=reused_steps,
+            downgraded_from=downgraded_from, created_at=now, updated_at=now,
         )
         async with self.db.transaction() as session:
             await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
@@ -251,13 +259,17 @@ class DebateService:
                                   _StatusSink(self, record.id, prepared.protocol.judging_phases)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
         store: CheckpointStore = DbCheckpointStore(self.db)
-        replay = record.request.options.get("replay")
-        if isinstance(replay, dict) and record.parent_id:
-            store = ReplayStore(store, source_id=record.parent_id, reuse=replay.get("reuse", []))
+        if record.reused_steps and record.parent_id:
+            store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
+        purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
+                        cap_usd=self.settings.daily_budget_usd,
+                        margin_usd=record.reserved_usd * self.settings.budget_margin_fraction,
+                        clock=self.clock)
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
             step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
+            purse=purse,
         )
         return await self.finish(record.id, result, actor=worker_id)
 
@@ -314,13 +326,12 @@ class DebateService:
         if source.result is None:
             raise InvalidRequest(f"debate {source_id} has no result yet; replay a finished one")
         prepared = prepare(self.engine, source.request)
-        request = replay_request(source.request, protocol=prepared.protocol,
-                                 source_id=source_id, source_keys=keys,
-                                 default_rounds=prepared.preset.rounds, more_rounds=more_rounds,
-                                 synthesizer=synthesizer)
-        request = request.model_copy(update={"requested_by": actor})
+        replay = replay_request(source.request, protocol=prepared.protocol, source_keys=keys,
+                                default_rounds=prepared.preset.rounds, more_rounds=more_rounds,
+                                synthesizer=synthesizer)
+        request = replay.request.model_copy(update={"requested_by": actor})
         return await self.submit(request, origin=origin or Origin(surface="replay"),
-                                 parent_id=source_id)
+                                 parent_id=source_id, reused_steps=replay.reuse)
 
     def _judge_cache(self) -> StepCache | None:
         ttl = self.settings.judge_cache_ttl_seconds
@@ -367,6 +378,17 @@ def _flagged_result(result: DebateResult, flags: list[Finding]) -> DebateResult:
         return result
     routing = result.routing if result.routing in ROUTED else Routing.HUMAN_REVIEW
     return result.model_copy(update={"injection": injection, "routing": routing})
+
+
+def _same_request(existing: DebateRecord, request: DebateRequest) -> bool:
+    """Whether `request` is the one `existing` was submitted with (the mode as first asked,
+    before the budget downgraded it; the spotlight nonce is the service's, not the caller's)."""
+    asked = existing.request
+    if existing.downgraded_from:
+        asked = asked.model_copy(update={"mode": existing.downgraded_from})
+    mine = {"spotlight_nonce"}
+    return (asked.model_dump(mode="json", exclude=mine)
+            == request.model_dump(mode="json", exclude=mine))
 
 
 def _review_reason(result: DebateResult, thresholds: ThresholdSpec | None) -> str:

@@ -8,12 +8,14 @@ a second replica or a second surface learns it lost (`AlreadyDecided`). Escalati
 reason. A re-run is a new debate with the same request, linked to the one reviewed.
 
 Slack's buttons, the web console and the REST API all call `ReviewDesk`; none decides itself.
+A decision made on one surface is told to the others through `decided_hooks` (Slack updates its
+review request when the console or the CLI decided).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -95,16 +97,25 @@ class Decision:
     record: DebateRecord
 
 
+DecidedHook = Callable[[Decision, str], Awaitable[None]]   # (the decision, its surface)
+
+
 class ReviewDesk:
     """The review operations every surface calls."""
 
     def __init__(self, service: DebateService, reviewers: Reviewers) -> None:
         self.service = service
         self.reviewers = reviewers
+        self.decided_hooks: list[DecidedHook] = []
 
     async def get(self, review_id: str) -> Review:
         async with self.service.db.transaction(readonly=True) as session:
             return await reviews.get(session, review_id)
+
+    async def for_debate(self, debate_id: str) -> Review | None:
+        """The debate's review, if it was routed to one."""
+        async with self.service.db.transaction(readonly=True) as session:
+            return await reviews.get_by_debate(session, debate_id)
 
     async def pending(self, *, limit: int = 100) -> list[Review]:
         async with self.service.db.transaction(readonly=True) as session:
@@ -122,8 +133,9 @@ class ReviewDesk:
         return review
 
     async def decide(self, review_id: str, decision: ReviewStatus, *, by: str,
-                     note: str = "") -> Decision:
-        """Apply a reviewer's decision once, audited. Escalating needs a reason."""
+                     note: str = "", surface: str = "") -> Decision:
+        """Apply a reviewer's decision once, audited. Escalating needs a reason. `surface`
+        (slack, web, cli) is where it was made; the hooks tell the others."""
         if decision is ReviewStatus.PENDING:
             raise InvalidRequest("decide approve, escalate or rerun")
         note = note.strip()[:MAX_NOTE]
@@ -141,8 +153,14 @@ class ReviewDesk:
                 reason=f"review {decision.value}: {note}"[:500])
             await audit.append(session, debate_id=record.id, kind="review_decided", actor=by,
                                data={"review_id": review_id, "decision": decision.value,
-                                     "note": note})
-        return Decision(review, record)
+                                     "note": note, "surface": surface})
+        decided = Decision(review, record)
+        for hook in self.decided_hooks:
+            try:
+                await hook(decided, surface)
+            except Exception:  # telling another surface must not undo a stored decision
+                log.exception("decided-hook failed for review %s", review_id)
+        return decided
 
     async def rerun(self, decision: Decision, *, origin: Origin) -> Submission:
         """The re-run a RERUN decision asked for: the same request as a new debate, linked to

@@ -9,6 +9,7 @@ from typing import Any
 
 from bot.service import telemetry
 from bot.service.debates import DebateService
+from bot.service.grants import IdentityProvider
 from bot.service.providers import describe, make_llm
 from bot.service.reviews import ReviewDesk, Reviewers
 from bot.service.settings import ServiceSettings
@@ -29,6 +30,7 @@ class Runtime:
     service: DebateService
     reviews: ReviewDesk
     workers: list[Worker] = field(default_factory=list)
+    sign_in: IdentityProvider | None = None   # "Sign in with Slack", when Slack is configured
 
     @property
     def is_rehearsal(self) -> bool:

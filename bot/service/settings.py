@@ -16,6 +16,9 @@ class ServiceSettings(BaseModel):
     # --- money ---
     daily_budget_usd: float = Field(default=10.0, ge=0)
     budget_alert_fraction: float = Field(default=0.8, gt=0, le=1)
+    # How far past its reservation a running debate may spend, as a fraction of it, taken
+    # from the day's free budget; past that (or with the day full) it stops, incomplete.
+    budget_margin_fraction: float = Field(default=0.25, ge=0, le=10)
 
     # --- caches ---
     cache_ttl_seconds: int = Field(default=3600, ge=0)
@@ -31,6 +34,8 @@ class ServiceSettings(BaseModel):
     reviewers: tuple[str, ...] = ()   # Slack user ids (U…, W…) and user-group ids (S…)
     public_url: str = "http://127.0.0.1:3000"
     api_token: SecretStr | None = None
+    link_ttl_days: int = Field(default=30, ge=1, le=3650)          # signed transcript links
+    console_session_hours: float = Field(default=12.0, gt=0, le=24 * 90)  # console cookie
     log_level: str = "INFO"
 
     @field_validator("reviewers", mode="before")

@@ -9,6 +9,8 @@ and the scheduler's digests and briefs.
     notifier.py     debate updates into threads (the service's sink and finished hook); the
                     status message renders the service's progress fold (bot.service.progress)
     publisher.py    the scheduling layer's Publisher, in Slack
+    decisions.py    reviews decided in the console or CLI, told in Slack (the desk's hook)
+    signin.py       Sign in with Slack (OpenID Connect) for the console's reviewers
     pacing.py, mrkdwn.py, parsing.py, usergroups.py, starter.py, housekeeping.py
 
 Importing this package is free: the modules above load only when used.

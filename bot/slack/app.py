@@ -8,7 +8,7 @@ and answers 401 to a bad one). Socket Mode: an `AsyncSocketModeHandler` connecte
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
@@ -62,8 +62,20 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
     return app
 
 
+def signature_headers_readable(headers: Mapping[str, str]) -> bool:
+    """Whether Slack's signature headers can even be checked: a timestamp of digits and an
+    ASCII signature (Bolt raises on anything else, which would answer 500)."""
+    stamp = headers.get("X-Slack-Request-Timestamp", "")
+    signature = headers.get("X-Slack-Signature", "")
+    return (stamp.isascii() and stamp.isdigit() and len(stamp) <= 12
+            and signature.isascii() and 0 < len(signature) <= 256)
+
+
 def events_handler(bolt: AsyncApp) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def handle(request: web.Request) -> web.Response:
+        if not signature_headers_readable(request.headers):
+            log.info("refused a request to %s without readable signature headers", EVENTS_PATH)
+            return web.json_response({"error": "invalid request"}, status=401)
         response = await bolt.async_dispatch(await to_bolt_request(request))
         return await to_aiohttp_response(response)
 

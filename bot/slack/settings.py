@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from engine.redaction import url_secrets
+from engine.vocabulary import MAX_POLICY_CHARS
+
 
 class SlackSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -19,10 +22,27 @@ class SlackSettings(BaseModel):
     slack_api_url: str = Field(
         default="https://slack.com/api/",
         validation_alias=AliasChoices("SLACK_API_URL", "slack_api_url"))
+    # "Sign in with Slack" for the web console (the Slack app's OAuth client id and secret)
+    slack_client_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("SLACK_CLIENT_ID", "slack_client_id"))
+    slack_client_secret: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "slack_client_secret"))
     slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
     review_channel: str | None = None
-    appeal_policy: str = ""                                  # policy text for content appeals
-    workspace_policies: dict[str, str] = Field(default_factory=dict)  # team id -> policy text
+    # policy text for content appeals, and per workspace (team id -> text); a request's
+    # policy is bounded (engine/options.py), so the configured one is too
+    appeal_policy: str = Field(default="", max_length=MAX_POLICY_CHARS)
+    workspace_policies: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("workspace_policies")
+    @classmethod
+    def _bounded_policies(cls, value: dict[str, str]) -> dict[str, str]:
+        for team, text in value.items():
+            if len(text) > MAX_POLICY_CHARS:
+                raise ValueError(f"the policy of {team} is {len(text)} characters; the limit "
+                                 f"is {MAX_POLICY_CHARS}")
+        return value
 
     @field_validator("slack_api_url")
     @classmethod
@@ -35,6 +55,14 @@ class SlackSettings(BaseModel):
         return self.slack_bot_token is not None and (
             self.slack_signing_secret is not None or self.slack_app_token is not None)
 
+    @property
+    def sign_in(self) -> bool:
+        """Sign in with Slack is configured (and Slack itself is)."""
+        return self.enabled and bool(self.slack_client_id) and \
+            self.slack_client_secret is not None
+
     def secrets(self) -> tuple[str, ...]:
-        values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token)
-        return tuple(v.get_secret_value() for v in values if v is not None)
+        values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,
+                  self.slack_client_secret)
+        tokens = tuple(v.get_secret_value() for v in values if v is not None)
+        return tokens + url_secrets(self.slack_api_url)

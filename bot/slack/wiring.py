@@ -2,8 +2,11 @@
 
 `attach_notifier(rt, settings)` registers the notifier as the service's sink factory and
 finished hook, so this process's debates post their updates; every process that runs debates
-does it (a worker-only process too). `attach_slack(...)` builds the Bolt app around it, mounts it
-at POST /slack/events on the process's aiohttp application (or connects Socket Mode).
+does it (a worker-only process too). It also gives the runtime Slack's user groups (for the
+reviewer rule), tells Slack of reviews decided elsewhere and, with a client id and secret,
+"Sign in with Slack" for the console.
+`attach_slack(...)` builds the Bolt app around it, mounts it at POST /slack/events on the
+process's aiohttp application (or connects Socket Mode).
 """
 
 from __future__ import annotations
@@ -18,9 +21,11 @@ from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.slack.app import build_bolt_app, make_client, mount
 from bot.slack.context import SlackContext
+from bot.slack.decisions import told_in_slack
 from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
+from bot.slack.signin import SlackSignIn
 from bot.slack.usergroups import SlackUserGroups
 
 log = logging.getLogger("dialectic.slack")
@@ -36,6 +41,9 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
     rt.service.sink_factories.append(notifier.sink_for)
     rt.service.finished_hooks.append(notifier.on_finished)
     rt.reviews.reviewers.directory = SlackUserGroups(notifier.client)  # `S…` reviewer entries
+    rt.reviews.decided_hooks.append(told_in_slack(notifier))   # decided in the console or CLI
+    if settings.sign_in:   # the console's "Sign in with Slack"
+        rt.sign_in = SlackSignIn(settings)
     return notifier
 
 

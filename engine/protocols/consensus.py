@@ -20,9 +20,10 @@ class ConsensusProtocol:
     final_steps = FinalSteps(families=(JUDGE_FAMILY,))
 
     def plan(self, spec: PlanInput) -> Plan:
-        calls = debate_calls()
+        calls = debate_calls(spec)
         calls += [PlannedCall(key=judge_key(j), role=judge_key(j), phase=JUDGING, depth=4,
-                              prompt_tokens=2700, completion_tokens=800)
+                              prompt_tokens=2700 + spec.carried(j.expertise),
+                              completion_tokens=800, model=j.model)
                   for j in spec.judges]
         return Plan(mode=self.mode, calls=tuple(calls))
 

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
 
 from engine import prompts
 from engine.domain import EventKind, Plan, PlannedCall
-from engine.errors import InvalidRequest
 from engine.llm import Prompt
 from engine.material import quoted
 from engine.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
@@ -35,6 +33,7 @@ DEFAULT_ROUNDS = 3
 PROPOSAL, FINAL = "proposal", "final"
 FINAL_KEY = f"{FAMILY}/final"
 CONVERGED_FAMILY = f"{FAMILY}/converged/"
+ROLE_PROPOSER = "the proposer, who answers carefully and takes criticism seriously"
 
 
 def critique_phase(r: int) -> str:
@@ -88,13 +87,6 @@ def round_limit(requested: int | None, preset: PresetSpec) -> int:
     return max(1, min(MAX_ROUNDS, requested or preset.rounds or DEFAULT_ROUNDS))
 
 
-def wants_judge(options: dict[str, Any]) -> bool:
-    flag = options.get("convergence_judge", False)
-    if not isinstance(flag, bool):
-        raise InvalidRequest("options.convergence_judge must be true or false")
-    return flag
-
-
 @dataclass(slots=True)
 class Exchange:
     """The proposals (index = round) and critiques (index = round - 1) so far."""
@@ -124,11 +116,12 @@ class CritiqueProtocol:
 
     def plan(self, spec: PlanInput) -> Plan:
         """Every call of the longest run: `limit` rounds, none stopped early."""
-        limit, judge = round_limit(spec.rounds, spec.preset), wants_judge(spec.options)
+        limit, judge = round_limit(spec.rounds, spec.preset), spec.options.convergence_judge
+        own = spec.carried(ROLE_PROPOSER)  # every prompt carries the request's text
         calls = [PlannedCall(key=proposal_key(0), role="proposer", phase=PROPOSAL,
-                             depth=1, prompt_tokens=300, completion_tokens=600)]
+                             depth=1, prompt_tokens=300 + own, completion_tokens=600)]
         for r in range(1, limit + 1):
-            history = 700 + 1200 * r
+            history = 700 + 1200 * r + own
             calls.append(PlannedCall(key=critique_key(r), role="critic",
                                      phase=critique_phase(r), depth=2 * r, prompt_tokens=history,
                                      completion_tokens=450))
@@ -140,13 +133,13 @@ class CritiqueProtocol:
                                      phase=revision_phase(r), depth=2 * r + 1,
                                      prompt_tokens=history + 500, completion_tokens=650))
         calls.append(PlannedCall(key=FINAL_KEY, role="proposer", phase=FINAL,
-                                 depth=2 * limit + 2, prompt_tokens=1000 + 1200 * limit,
+                                 depth=2 * limit + 2, prompt_tokens=1000 + 1200 * limit + own,
                                  completion_tokens=650))
         return Plan(mode=self.mode, calls=tuple(calls))
 
     async def run(self, ctx: DebateContext) -> Outcome:
         limit = round_limit(ctx.request.rounds, ctx.preset)
-        judge = wants_judge(ctx.request.options)
+        judge = ctx.request.options.convergence_judge
         x = Exchange()
         async with ctx.phase(PROPOSAL) as summary:
             x.proposals.append(await _propose(ctx, x, 0))
@@ -217,8 +210,7 @@ def _prompt(ctx: DebateContext, x: Exchange, who: str, task: str) -> Prompt:
 
 
 async def _propose(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Proposal]:
-    prompt = _prompt(ctx, x, "the proposer, who answers carefully and takes criticism seriously",
-                     REVISE_TASK if r else PROPOSE_TASK)
+    prompt = _prompt(ctx, x, ROLE_PROPOSER, REVISE_TASK if r else PROPOSE_TASK)
     return await ctx.step(proposal_key(r), role="proposer", prompt=prompt,
                           schema=Proposal)
 

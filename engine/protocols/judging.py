@@ -206,6 +206,8 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
         band=summary.band, routing=summary.routing, irreconcilable=summary.irreconcilable,
         judges=sorted(scores), items=items, ratings={j: scores[j] for j in sorted(scores)},
         calls={j: calls[j] for j in sorted(calls)}, weighted_scores=weighted_map, weights=weights,
+        calibrated=verdicts.calibrate({j: scores[j] for j in sorted(scores)},
+                                      ctx.judge_history or None),
     )
     labels = _labels(t)
     divergence = DivergenceSummary(

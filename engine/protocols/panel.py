@@ -1,12 +1,12 @@
 """`panel` (mutual dissent): N panelists answer independently and in parallel, R reflection rounds
 in which each sees its own previous answer and everyone else's and refines it (a round's panelists
 in parallel), then a synthesizer distils the final answer. With a ground truth
-(`options["ground_truth"]`) a judge grades the synthesis. Critical path: 1 + R + 1 (+1 graded)
+(`options.ground_truth`) a judge grades the synthesis. Critical path: 1 + R + 1 (+1 graded)
 dependent calls.
 
 Multi-perspective review is the same mode with named perspectives (`preset.perspectives`, e.g.
 security, performance, maintainability): every answer carries `approve`, and reflection stops
-early once every perspective approves (`options["stop_when_all_approve"]` turns that rule on or
+early once every perspective approves (`options.stop_when_all_approve` turns that rule on or
 off for any panel; it is on by default only when perspectives are named).
 
 Agreement, per round, is stance agreement: 1 - sd / 4.5, where sd is the population standard
@@ -28,7 +28,6 @@ from typing import Any
 
 from engine import prompts
 from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
-from engine.errors import InvalidRequest
 from engine.material import (
     REFERENCE,
     Untrusted,
@@ -37,6 +36,7 @@ from engine.material import (
     quoted,
     section,
 )
+from engine.options import DebateOptions
 from engine.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
@@ -98,6 +98,11 @@ class Panelist:
     def role(self) -> str:
         return f"panelist/{self.name}"
 
+    @property
+    def untrusted(self) -> tuple[str, ...]:
+        """The untrusted text of its own that each of its prompts carries (for estimates)."""
+        return tuple(piece.text for piece in (self.perspective, self.context) if piece)
+
 
 # --- configuration: who sits on the panel, how many rounds ---------------------------------
 
@@ -116,16 +121,16 @@ def reflection_rounds(requested: int | None, preset: PresetSpec) -> int:
     return max(1, min(MAX_REFLECTION_ROUNDS, requested or preset.rounds))
 
 
-def panelists_for(preset: PresetSpec, options: dict[str, Any],
+def panelists_for(preset: PresetSpec, options: DebateOptions,
                   judges: int | None) -> list[Panelist]:
     """Personas from the preset's perspectives, the options' or the defaults; the count from
-    `options["panelists"]`, the request's judge count, the number of named perspectives, or 3."""
-    given = [] if preset.perspectives else _strings(options, "perspectives")
+    `options.panelists`, the request's judge count, the number of named perspectives, or 3."""
+    given = [] if preset.perspectives else list(options.perspectives)
     named = list(preset.perspectives) or given
-    count = _count(options) or judges or len(named) or 3
+    count = options.panelists or judges or len(named) or 3
     count = max(2, min(MAX_PANELISTS, count))
     pool = named or list(DEFAULT_PERSONAS)
-    contexts, models = _strings(options, "contexts"), _strings(options, "models")
+    contexts, models = options.contexts, options.models
     members: list[Panelist] = []
     seen: set[str] = set()
     for i in range(count):
@@ -144,31 +149,11 @@ def panelists_for(preset: PresetSpec, options: dict[str, Any],
     return members
 
 
-def stops_on_approval(preset: PresetSpec, options: dict[str, Any]) -> bool:
-    flag = options.get("stop_when_all_approve")
+def stops_on_approval(preset: PresetSpec, options: DebateOptions) -> bool:
+    flag = options.stop_when_all_approve
     if flag is None:
-        return bool(preset.perspectives or options.get("perspectives"))
-    if not isinstance(flag, bool):
-        raise InvalidRequest("options.stop_when_all_approve must be true or false")
+        return bool(preset.perspectives or options.perspectives)
     return flag
-
-
-def _count(options: dict[str, Any]) -> int | None:
-    value = options.get("panelists")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= MAX_PANELISTS:
-        raise InvalidRequest(f"options.panelists must be a whole number from 2 to {MAX_PANELISTS}")
-    return value
-
-
-def _strings(options: dict[str, Any], name: str) -> list[str]:
-    value = options.get(name)
-    if value is None:
-        return []
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise InvalidRequest(f"options.{name} must be a list of strings")
-    return list(value)
 
 
 def _slug(perspective: str) -> str:
@@ -236,18 +221,20 @@ class PanelProtocol:
 
     def plan(self, spec: PlanInput) -> Plan:
         members = panelists_for(spec.preset, spec.options, _plan_judges(spec))
-        stops_on_approval(spec.preset, spec.options)  # refuse a bad flag before anything runs
         rounds, n = reflection_rounds(spec.rounds, spec.preset), len(members)
         calls = [PlannedCall(key=answer_key(r, m), role=m.role, phase=round_phase(r), depth=1 + r,
-                             prompt_tokens=400 + (550 * n if r else 0),
-                             completion_tokens=550 if r else 450)
+                             prompt_tokens=400 + (550 * n if r else 0)
+                             + spec.carried(m.persona, untrusted=m.untrusted),
+                             completion_tokens=550 if r else 450, model=m.model)
                  for r in range(rounds + 1) for m in members]
         calls.append(PlannedCall(key=SYNTHESIS_KEY, role="synthesizer",
                                  phase=SYNTHESIS, depth=rounds + 2,
-                                 prompt_tokens=500 + 500 * n, completion_tokens=650))
-        if spec.options.get("ground_truth"):
+                                 prompt_tokens=500 + 500 * n + spec.carried(),
+                                 completion_tokens=650))
+        if spec.options.ground_truth:
+            truth = spec.carried(untrusted=(spec.options.ground_truth,), context=False)
             calls.append(PlannedCall(key=GRADE_KEY, role="judge", phase=GRADING,
-                                     depth=rounds + 3, prompt_tokens=1400,
+                                     depth=rounds + 3, prompt_tokens=1400 + truth,
                                      completion_tokens=300))
         return Plan(mode=self.mode, calls=tuple(calls))
 
@@ -270,9 +257,9 @@ class PanelProtocol:
             synthesis = await _synthesise(ctx, state, agreement)
             note(summary, "synthesizer", synthesis, lambda v: v.conclusion)
         grade = None
-        if options.get("ground_truth"):
+        if options.ground_truth:
             async with ctx.phase(GRADING) as summary:
-                grade = await _grade(ctx, synthesis, str(options["ground_truth"]))
+                grade = await _grade(ctx, synthesis, options.ground_truth)
                 note(summary, "judge", grade, lambda v: f"accuracy {v.accuracy}/10")
         return _outcome(state, agreement, stopped, synthesis, grade)
 

@@ -20,6 +20,7 @@ from engine.domain import PhaseSummary, TraceRow
 from engine.material import CONTEXT, Untrusted, quoted, section
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import Claim, Closing, CrossExamination, Position, Rebuttal
+from engine.settings import PresetSpec
 from engine.spotlight import Spotlight
 from engine.vocabulary import Side, StepStatus
 
@@ -158,8 +159,12 @@ def _render_closing(step: StepOutcome[Closing], name: str, say: _Say) -> str:
     return "\n".join(lines)
 
 
+def persona_of(preset: PresetSpec, side: Side) -> str:
+    return preset.pro_persona if side is Side.PRO else preset.con_persona
+
+
 def persona(ctx: DebateContext, side: Side) -> str:
-    return ctx.preset.pro_persona if side is Side.PRO else ctx.preset.con_persona
+    return persona_of(ctx.preset, side)
 
 
 def background(ctx: DebateContext) -> str:

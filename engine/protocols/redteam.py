@@ -86,7 +86,8 @@ class RedTeamProtocol:
 
     def plan(self, spec: PlanInput) -> Plan:
         calls = [PlannedCall(key=stage.key, role=stage.role, phase=stage.name, depth=depth,
-                             prompt_tokens=400 + 500 * (depth - 1), completion_tokens=500)
+                             prompt_tokens=400 + 500 * (depth - 1) + spec.carried(stage.persona),
+                             completion_tokens=500)
                  for depth, stage in enumerate(STAGES, start=1)]
         return Plan(mode=self.mode, calls=tuple(calls))
 

@@ -19,6 +19,7 @@ from engine.protocols.procon import (
     note,
     openings,
     persona,
+    persona_of,
     trace_rows,
 )
 from engine.runner import DebateContext, StepOutcome
@@ -28,6 +29,7 @@ from engine.vocabulary import Mode, Side
 FAMILY = Mode.SIMPLE.value      # the prefix of its step keys
 VERDICT = "verdict"
 VERDICT_KEY = f"{FAMILY}/verdict"
+VERDICT_LENS = "overall reasoning quality"
 VERDICT_TASK = (
     "Decide which position argued better (A, B or tie), with a short rationale and your "
     "confidence from 0 to 1."
@@ -48,14 +50,19 @@ class SimpleProtocol:
     final_steps = FinalSteps(keys=frozenset({VERDICT_KEY}))
 
     def plan(self, spec: PlanInput) -> Plan:
+        def side(s: Side) -> int:
+            return spec.carried(persona_of(spec.preset, s))
+
         calls = [PlannedCall(key=f"{FAMILY}/opening/{s}", role=s, phase=OPENING, depth=1,
-                             prompt_tokens=350, completion_tokens=350) for s in SIDES]
+                             prompt_tokens=350 + side(s), completion_tokens=350) for s in SIDES]
         for r in range(1, spec.rounds + 1):
             calls += [PlannedCall(key=rebuttal_key(r, s), role=s, phase=rebuttal_phase(r),
-                                  depth=1 + r, prompt_tokens=350 + 700 * r,
+                                  depth=1 + r, prompt_tokens=350 + 700 * r + side(s),
                                   completion_tokens=350) for s in SIDES]
+        judge = spec.carried(VERDICT_LENS)  # judges see the context too, spotlighted
         calls.append(PlannedCall(key=VERDICT_KEY, role="judge", phase=VERDICT,
-                                 depth=2 + spec.rounds, prompt_tokens=500 + 700 * (spec.rounds + 1),
+                                 depth=2 + spec.rounds,
+                                 prompt_tokens=500 + 700 * (spec.rounds + 1) + judge,
                                  completion_tokens=250))
         return Plan(mode=self.mode, calls=tuple(calls))
 
@@ -93,8 +100,8 @@ async def _verdict(ctx: DebateContext, t: Transcript, summary: PhaseSummary) -> 
     order = judge_order(ctx.debate_id, 0)
     label = neutral_labels(order)
     transcript = t.render(label=label, order=order)
-    prompt = prompts.judge(ctx.spotlight, "overall reasoning quality", t.topic, transcript,
-                           VERDICT_TASK, judge_material(ctx))
+    prompt = prompts.judge(ctx.spotlight, VERDICT_LENS, t.topic, transcript, VERDICT_TASK,
+                           judge_material(ctx))
     step = await ctx.step(VERDICT_KEY, role="judge", prompt=prompt, schema=Verdict,
                           temperature=0.2)
     note(summary, "judge", step, lambda v: v.rationale)

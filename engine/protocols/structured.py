@@ -24,6 +24,7 @@ from engine.protocols.procon import (
     note,
     openings,
     persona,
+    persona_of,
     trace_rows,
 )
 from engine.runner import DebateContext, StepOutcome
@@ -48,12 +49,14 @@ RUBRIC_JUDGE = JudgeSpec(name="rubric",
                          expertise="overall reasoning quality, evidence and fairness")
 
 
-def debate_calls(depth0: int = 0) -> list[PlannedCall]:
-    """The opening, cross-examination and closing calls that `structured` and `consensus` share."""
+def debate_calls(spec: PlanInput) -> list[PlannedCall]:
+    """The opening, cross-examination and closing calls that `structured` and `consensus` share;
+    each carries the request's text and its side's persona."""
     calls: list[PlannedCall] = []
-    for depth, (phase, key, p_tok) in enumerate(DEBATE_PHASES, start=depth0 + 1):
+    for depth, (phase, key, p_tok) in enumerate(DEBATE_PHASES, start=1):
         calls += [PlannedCall(key=f"{FAMILY}/{key}/{s}", role=s, phase=phase, depth=depth,
-                              prompt_tokens=p_tok, completion_tokens=350) for s in SIDES]
+                              prompt_tokens=p_tok + spec.carried(persona_of(spec.preset, s)),
+                              completion_tokens=350) for s in SIDES]
     return calls
 
 
@@ -91,9 +94,10 @@ class StructuredProtocol:
     final_steps = FinalSteps(keys=frozenset({JUDGE_KEY}))
 
     def plan(self, spec: PlanInput) -> Plan:
-        calls = [*debate_calls(), PlannedCall(key=JUDGE_KEY, role="judge", phase=JUDGING,
-                                              depth=4, prompt_tokens=2600,
-                                              completion_tokens=700)]
+        judge = spec.carried(RUBRIC_JUDGE.expertise)  # the context too, spotlighted
+        calls = [*debate_calls(spec), PlannedCall(key=JUDGE_KEY, role="judge", phase=JUDGING,
+                                                  depth=4, prompt_tokens=2600 + judge,
+                                                  completion_tokens=700)]
         return Plan(mode=self.mode, calls=tuple(calls))
 
     async def run(self, ctx: DebateContext) -> Outcome:

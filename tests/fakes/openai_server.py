@@ -8,7 +8,8 @@ It is a real HTTP server (aiohttp, port 0 by default), so the real `openai` clie
         settings = EngineSettings(openai_api_key="k", openai_base_url=fake.base_url)
 
 Replies are generated from the request's JSON schema (or a schema quoted in the system prompt)
-unless scripted; faults (HTTP errors, connection resets, hangs, content filter, bad JSON) take
+unless scripted (`verbosity` pads each with that many characters, billed like a wordy model's);
+faults (HTTP errors, connection resets, hangs, content filter, bad JSON) take
 priority over scripts, scripts over generated replies, each in insertion order. Every request is
 recorded; the API key itself never is.
 
@@ -274,8 +275,10 @@ class FakeOpenAI:
         host: str = "127.0.0.1",
         port: int = 0,
         obedient: bool = False,
+        verbosity: int = 0,
     ) -> None:
         self.latency = latency
+        self.verbosity = verbosity  # characters of padding after each reply: a wordy model
         self.seed = seed
         self.obedient = obedient
         self.host = host
@@ -378,6 +381,18 @@ class FakeOpenAI:
         """How many recorded requests match (all of them without `match`)."""
         return sum(1 for r in self.requests if match is None or matches(match, r.body))
 
+    def answered(self, match: Matcher | None = None) -> int:
+        """How many matching requests got a completion, and so a bill (a refusal, a reset or a
+        hang that never answered is not billed)."""
+        return sum(1 for r in self.requests
+                   if r.usage is not None and (match is None or matches(match, r.body)))
+
+    def billed(self) -> dict[str, int]:
+        """The usage summed over every answered request: what the provider would charge for."""
+        used = [r.usage for r in self.requests if r.usage is not None]
+        return {name: sum(u[name] for u in used)
+                for name in ("prompt_tokens", "completion_tokens")}
+
     # --- handling ---
 
     async def _models(self, request: web.Request) -> web.Response:
@@ -436,7 +451,7 @@ class FakeOpenAI:
             record.outcome = "invalid_json"
             return self._completion(record, str(fault.reply))
         record.outcome = "reply"
-        return self._completion(record, self._content_for(record))
+        return self._completion(record, self._content_for(record) + " " * self.verbosity)
 
     def _content_for(self, record: RecordedRequest) -> str:
         body = record.body

@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import itertools
 import json
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from aiohttp import web
 from slack_sdk.errors import SlackObjectFormationError
@@ -172,6 +174,9 @@ class FakeSlack:
         self._response_uses: dict[str, int] = {}
         self._ts = itertools.count()
         self._view_ids = itertools.count(1)
+        self._oidc: tuple[str, str] | None = None          # (client id, secret)
+        self._consenting: str | None = None                # who signs in at the authorize page
+        self._codes: dict[str, dict[str, str]] = {}
         self._changed: asyncio.Condition | None = None
         self._runner: web.AppRunner | None = None
         self._handlers: dict[str, Callable[[Args], Reply]] = {
@@ -197,6 +202,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/response/{token}", self._handle_response_url)
+        app.router.add_get("/openid/connect/authorize", self._handle_authorize)
         self._changed = asyncio.Condition()
         self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
         await self._runner.setup()
@@ -244,6 +250,14 @@ class FakeSlack:
                                 "real_name": profile.pop("real_name", name or user_id),
                                 "is_bot": profile.pop("is_bot", False),
                                 "tz": profile.pop("tz", "UTC"), "profile": profile}
+
+    def oidc_client(self, client_id: str, client_secret: str) -> None:
+        """The app's OAuth client: `openid.connect.token` accepts only these credentials."""
+        self._oidc = (client_id, client_secret)
+
+    def sign_in_as(self, user_id: str | None) -> None:
+        """Who consents at the authorize page (None: the person cancels)."""
+        self._consenting = user_id
 
     def set_usergroup(self, group_id: str, members: list[str]) -> None:
         """The members usergroups.users.list returns for `group_id`."""
@@ -331,6 +345,38 @@ class FakeSlack:
         await self._record(Call(method, args, time.time(), status, reply))
         return web.json_response(reply, status=status, headers=headers)
 
+    async def _handle_authorize(self, request: web.Request) -> web.Response:
+        """Slack's sign-in page, consenting (or not) at once: back to redirect_uri."""
+        q = request.query
+        await self._record(Call("openid.connect.authorize", dict(q), time.time()))
+        if self._oidc is None or q.get("client_id") != self._oidc[0]:
+            return web.Response(status=400, text="invalid_client_id")
+        if self._consenting is None:
+            answer = {"error": "access_denied", "state": q.get("state", "")}
+        else:
+            code = secrets.token_urlsafe(12)
+            self._codes[code] = {"user": self._consenting, "nonce": q.get("nonce", ""),
+                                 "redirect_uri": q.get("redirect_uri", "")}
+            answer = {"code": code, "state": q.get("state", "")}
+        raise web.HTTPFound(f"{q.get('redirect_uri', '')}?{urlencode(answer)}")
+
+    def _oidc_token(self, args: Args, auth: str) -> Reply:
+        """openid.connect.token: the client's Basic credentials, a code used once."""
+        expected = base64.b64encode(":".join(self._oidc or ("", "")).encode()).decode()
+        if self._oidc is None or auth != f"Basic {expected}":
+            return err("invalid_client")
+        grant = self._codes.pop(str(args.get("code", "")), None)
+        if grant is None:
+            return err("invalid_code")
+        if grant["redirect_uri"] != args.get("redirect_uri"):
+            return err("bad_redirect_uri")
+        claims = {"iss": "https://slack.com", "sub": grant["user"], "aud": self._oidc[0],
+                  "nonce": grant["nonce"], "https://slack.com/user_id": grant["user"],
+                  "https://slack.com/team_id": self.team_id}
+        part = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
+        return ok(access_token="xoxp-signin", token_type="Bearer",
+                  id_token=f"eyJhbGciOiJub25lIn0.{part}.")
+
     async def _handle_response_url(self, request: web.Request) -> web.Response:
         token = request.match_info["token"]
         body = decode_args(await _read_args(request))
@@ -355,6 +401,8 @@ class FakeSlack:
                 self._changed.notify_all()
 
     def _dispatch(self, method: str, args: Args, auth: str) -> tuple[int, Reply, dict[str, str]]:
+        if method == "openid.connect.token":
+            return 200, self._oidc_token(args, auth), {}
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         if not token:
             return 200, err("not_authed"), {}

@@ -15,6 +15,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 from bot.service.debates import Submission
 from bot.service.reviews import AlreadyDecided, Decision, NotReviewer
 from bot.slack.context import SlackContext
+from bot.slack.decisions import SURFACE
 from bot.slack.notifier import SLACK_ERRORS, slack_error, thread_of
 from bot.slack.parsing import ModalError, parse_modal
 from bot.slack.starter import NotInChannel, Place, open_debate, start_debate, submit_opening
@@ -116,7 +117,7 @@ async def decide(ctx: SlackContext, press: dict[str, Any], status: ReviewStatus,
     debate's thread."""
     try:
         decision = await ctx.reviews.decide(press["review_id"], status, by=press["user"],
-                                            note=note)
+                                            note=note, surface=SURFACE)
     except (NotReviewer, AlreadyDecided, NotFound) as exc:
         await _tell(ctx, press, _refusal(exc))
         return

@@ -21,6 +21,7 @@ from bot.slack.starter import NotInChannel, Place, start_debate
 from bot.slack.views import notices
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
+from engine.options import DebateOptions
 
 log = logging.getLogger("dialectic.slack.shortcuts")
 
@@ -67,7 +68,7 @@ def appeal_request(appeal: Appeal, policy: str) -> DebateRequest:
     context = (f"The message under appeal, posted by <@{appeal.author}>:\n{appeal.text}"
                if appeal.text else "The message under appeal has no text (files or blocks only).")
     return DebateRequest(topic=APPEAL_TOPIC, preset=APPEAL_PRESET, context=context,
-                         options={"policy": policy}, requested_by=appeal.user_id,
+                         options=DebateOptions(policy=policy), requested_by=appeal.user_id,
                          no_cache=True)
 
 

@@ -23,6 +23,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.slack.mrkdwn import chunk, escape, is_web_url, link, truncate
+from engine.cost import usd as money
 from engine.vocabulary import Band, Routing, Side
 from storage.records import DebateStatus
 
@@ -86,13 +87,8 @@ class Message:
 
 
 def usd(amount: float) -> str:
-    """Dollars with enough digits to tell small debates apart ("$0.0734", "$0.50", "$4.20")."""
-    if abs(amount) >= 1:
-        return f"${amount:,.2f}"
-    digits = f"{amount:.4f}"
-    while digits.endswith("0") and len(digits.split(".")[1]) > 2:
-        digits = digits[:-1]
-    return f"${digits}"
+    """Dollars as every surface writes them ("$0.0734", "$0.50", "$4.20"): engine/cost.py."""
+    return money(amount)
 
 
 def duration(seconds: float) -> str:

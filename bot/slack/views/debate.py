@@ -93,8 +93,7 @@ def _started_fields(record: DebateRecord, estimate: Estimate | None) -> list[tup
 def debate_started(record: DebateRecord, estimate: Estimate | None, transcript_url: str, *,
                    rehearsal: bool = False) -> Message:
     """The root message in the channel: what is debated, how, and roughly what it will cost."""
-    rehearsal = (rehearsal or bool(estimate and estimate.rehearsal)
-                 or bool(record.request.options.get("rehearsal")))
+    rehearsal = rehearsal or bool(estimate and estimate.rehearsal)
     head = [header("Debate started")]
     if rehearsal:
         head.append(rehearsal_banner())

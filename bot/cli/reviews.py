@@ -1,0 +1,60 @@
+"""`dialectic reviews list|decide` and `dialectic reviewers link`: the review desk from the
+terminal, with the same rules as Slack's buttons and the console (configured reviewers and user
+groups only, refusals audited, a reason to escalate, decided once), and the reviewer links an
+operator hands out where there is no Slack sign-in."""
+
+from __future__ import annotations
+
+import argparse
+
+from bot.cli.debate import EXIT_OK
+from bot.cli.host import CliContext
+from bot.service.grants import reviewer_grant, reviewer_link
+from storage.records import Origin, ReviewStatus
+
+DECISIONS = {"approve": ReviewStatus.APPROVED, "escalate": ReviewStatus.ESCALATED,
+             "rerun": ReviewStatus.RERUN}
+
+
+async def list_reviews(ctx: CliContext, args: argparse.Namespace) -> int:
+    async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
+        pending = await hosted.rt.reviews.pending()
+        if not pending:
+            ctx.console.print("nothing waits for a reviewer")
+        for review in pending:
+            record = await hosted.rt.service.get(review.debate_id)
+            waiting = review.created_at.strftime("%Y-%m-%d %H:%M")
+            ctx.console.print(f"{review.id}  {record.request.topic[:70]}\n"
+                              f"    {review.reason or 'routed for review'} · since {waiting} "
+                              f"UTC · {hosted.rt.url(record.id)}", markup=False)
+    return EXIT_OK
+
+
+async def decide(ctx: CliContext, args: argparse.Namespace) -> int:
+    ctx.host.setup_logging(ctx.settings)
+    async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
+        desk = hosted.rt.reviews
+        decision = await desk.decide(args.review_id, DECISIONS[args.decision],
+                                     by=args.reviewer, note=args.reason, surface="cli")
+        ctx.console.print(f"review {decision.review.id} {decision.review.status.value} by "
+                          f"{args.reviewer}; debate {decision.record.id} is "
+                          f"{decision.record.status.value.replace('_', ' ')}", markup=False)
+        if decision.review.status is ReviewStatus.RERUN:
+            sub = await desk.rerun(decision, origin=Origin(surface="cli", user_id=args.reviewer))
+            ctx.console.print(f"re-run {sub.record.id} queued (a running `dialectic serve` or "
+                              "`dialectic worker` runs it)", markup=False)
+    return EXIT_OK
+
+
+def link(ctx: CliContext, args: argparse.Namespace) -> int:
+    grant = reviewer_grant(ctx.settings.service, args.user, seconds=args.days * 86400)
+    reviewers = ctx.settings.service.reviewers
+    ctx.console.print(f"reviewer link for {args.user}, valid {args.days:g} days:\n"
+                      f"{reviewer_link(ctx.settings.service, grant)}\n"
+                      f"token (as the API's bearer, or pasted at /signin):\n{grant}",
+                      markup=False, soft_wrap=True)
+    if args.user not in reviewers:
+        ctx.console.print(f"note: {args.user} is not listed in DIALECTIC_REVIEWERS; they can "
+                          "sign in, but decide only as a member of a listed user group",
+                          markup=False)
+    return EXIT_OK

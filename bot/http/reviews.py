@@ -1,0 +1,81 @@
+"""Reviews over HTTP: the pending queue, and a reviewer's decision (`POST
+/api/reviews/{id}/decision`), which the console's Approve / Escalate / Re-run buttons call too.
+
+The reviewer is whoever the signed session or a reviewer token names (auth.reviewer_of); the API
+token alone names nobody and cannot decide. The decision goes through the same `ReviewDesk` as
+Slack's buttons: configured reviewers and user groups only (a refusal is audited), a reason to
+escalate, decided once.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.http import errors as err
+from bot.http.auth import reviewer_of
+from bot.http.routes import Reply, Route, json_reply, route, route_with_body
+from bot.http.state import RUNTIME
+from bot.service.reviews import MAX_NOTE
+from storage.records import DebateStatus, Origin, Review, ReviewStatus
+
+DECISIONS: dict[str, ReviewStatus] = {"approve": ReviewStatus.APPROVED,
+                                      "escalate": ReviewStatus.ESCALATED,
+                                      "rerun": ReviewStatus.RERUN}
+
+
+class DecisionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    decision: Literal["approve", "escalate", "rerun"]
+    reason: str = Field(default="", max_length=MAX_NOTE,
+                        description="why (needed to escalate); kept with the decision")
+
+
+class DecisionOut(BaseModel):
+    review: Review
+    debate_id: str
+    status: DebateStatus = Field(description="the reviewed debate's status after the decision")
+    rerun_id: str | None = Field(description="the re-run debate, when the decision was rerun")
+
+
+class ReviewsOut(BaseModel):
+    reviews: list[Review]
+
+
+async def decide_review(request: web.Request, body: DecisionIn) -> web.Response:
+    """Approve, escalate (with a reason) or re-run a pending review, as the signed-in reviewer
+    (the console's session, or a reviewer token as the bearer)."""
+    reviewer = reviewer_of(request)
+    if reviewer is None:
+        return err.error(403, "deciding needs a reviewer's identity: sign in to the console "
+                              "as a reviewer, or send a reviewer token (dialectic reviewers "
+                              "link) as the bearer")
+    rt = request.app[RUNTIME]
+    decision = await rt.reviews.decide(request.match_info["id"], DECISIONS[body.decision],
+                                       by=reviewer, note=body.reason, surface="web")
+    rerun_id = None
+    if decision.review.status is ReviewStatus.RERUN:
+        sub = await rt.reviews.rerun(decision, origin=Origin(surface="api", user_id=reviewer))
+        rt.notify_workers()
+        rerun_id = sub.record.id
+    out = DecisionOut(review=decision.review, debate_id=decision.record.id,
+                      status=decision.record.status, rerun_id=rerun_id)
+    return json_reply(out)
+
+
+async def list_reviews(request: web.Request) -> web.Response:
+    """The reviews waiting for a decision, oldest first."""
+    return json_reply(ReviewsOut(reviews=await request.app[RUNTIME].reviews.pending()))
+
+
+ROUTES: tuple[Route, ...] = (
+    route("GET", "/api/reviews", list_reviews, summary="Pending reviews",
+          replies={200: Reply(description="the pending reviews", schema=ReviewsOut)}),
+    route_with_body("/api/reviews/{id}/decision", DecisionIn, decide_review,
+                    summary="Decide a review",
+                    replies={200: Reply(description="decided", schema=DecisionOut),
+                             400: err.BAD_INPUT, 403: err.NOT_REVIEWER, 404: err.NO_REVIEW,
+                             409: err.DECIDED, 402: err.OVER_BUDGET}),
+)

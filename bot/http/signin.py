@@ -1,0 +1,142 @@
+"""Signing in to the console as a reviewer: "Sign in with Slack" (OpenID Connect, where Slack is
+configured with a client id and secret) or an operator-issued reviewer link
+(`dialectic reviewers link U123`); signing out. Each begins the signed session (session.py); who
+may decide is still the review desk's rule, checked at every decision."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.http import session
+from bot.http.pages import html, render
+from bot.http.routes import Reply, Route, route, route_with_query
+from bot.http.state import RUNTIME, SESSION_KEY
+from bot.service.grants import Identity, Purpose, SignInFailed, key_of, seal, unseal
+
+STATE_COOKIE = "dialectic_signin"
+STATE_SECONDS = 600
+CALLBACK = "/signin/slack/callback"
+
+
+def local_path(to: str) -> str:
+    """`to` if it is a path on this site, else "/" (no open redirects)."""
+    return to if to.startswith("/") and not to.startswith(("//", "/\\")) else "/"
+
+
+class SignInQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    to: str = Field(default="/reviews", max_length=500, description="where to go after")
+
+
+class LinkQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    grant: str = Field(default="", max_length=2000, description="the reviewer token")
+    to: str = Field(default="/reviews", max_length=500, description="where to go after")
+
+
+class CallbackQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    code: str = Field(default="", max_length=2000, description="the provider's code")
+    state: str = Field(default="", max_length=200, description="the round trip's state")
+    error: str = Field(default="", max_length=200, description="the provider's refusal")
+
+
+def _signin_page(request: web.Request, *, to: str, error: str = "", status: int = 200
+                 ) -> web.Response:
+    rt = request.app[RUNTIME]
+    page = render("signin.html", slack=rt.sign_in is not None, to=local_path(to), error=error,
+                  viewer=session.current(request))
+    return html(page, status=status)
+
+
+async def signin(request: web.Request, query: SignInQuery) -> web.Response:
+    """How to sign in as a reviewer: with Slack where configured, or a reviewer link."""
+    return _signin_page(request, to=query.to)
+
+
+async def signin_link(request: web.Request, query: LinkQuery) -> web.Response:
+    """A reviewer link (or pasted token): begins the reviewer's session when it is genuine."""
+    key = key_of(request.app[RUNTIME].settings)
+    grant = None if key is None else unseal(key, Purpose.REVIEWER, query.grant.strip())
+    if grant is None:
+        why = ("this server has no DIALECTIC_API_TOKEN, so it issues no reviewer links"
+               if key is None else "that reviewer link is not valid or has expired: ask your "
+               "operator for a new one")
+        return _signin_page(request, to=query.to, error=why, status=403)
+    return session.begin(request, grant.user, via="link", to=local_path(query.to))
+
+
+def _redirect_uri(request: web.Request) -> str:
+    return request.app[RUNTIME].settings.public_url.rstrip("/") + CALLBACK
+
+
+async def signin_slack(request: web.Request, query: SignInQuery) -> web.Response:
+    """To Slack's sign-in page, remembering (in a signed cookie) where to come back to."""
+    provider = request.app[RUNTIME].sign_in
+    if provider is None:
+        return _signin_page(request, to=query.to, status=404,
+                            error="Sign in with Slack is not configured on this server")
+    state, nonce = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+    memo = seal(request.app[SESSION_KEY], Purpose.SIGN_IN,
+                Identity(f"{state}.{nonce}", time.time() + STATE_SECONDS, local_path(query.to)))
+    found = web.HTTPFound(provider.authorize_url(state=state, nonce=nonce,
+                                                 redirect_uri=_redirect_uri(request)))
+    # Lax: the provider's redirect back is a cross-site navigation that must carry it
+    found.set_cookie(STATE_COOKIE, memo, max_age=STATE_SECONDS, httponly=True, samesite="Lax",
+                     secure=session.secure(request), path="/signin")
+    raise found
+
+
+async def signin_slack_callback(request: web.Request, query: CallbackQuery) -> web.Response:
+    """Slack's answer: the code is exchanged for the person's user id; the session begins."""
+    provider = request.app[RUNTIME].sign_in
+    memo = unseal(request.app[SESSION_KEY], Purpose.SIGN_IN,
+                  request.cookies.get(STATE_COOKIE, ""))
+    state, _, nonce = memo.user.partition(".") if memo is not None else ("", "", "")
+    if provider is None or memo is None or not query.state or \
+            not secrets.compare_digest(query.state, state):
+        return _signin_page(request, to="/reviews", status=400,
+                            error="that sign-in could not be matched to this browser: try again")
+    if query.error or not query.code:
+        return _signin_page(request, to=memo.via, status=403,
+                            error=f"Slack did not sign you in ({query.error or 'no code'})")
+    try:
+        user = await provider.identify(code=query.code, redirect_uri=_redirect_uri(request),
+                                       nonce=nonce)
+    except SignInFailed as exc:
+        return _signin_page(request, to=memo.via, status=403, error=str(exc))
+    response = session.begin(request, user, via="slack", to=memo.via)
+    response.del_cookie(STATE_COOKIE, path="/signin")
+    return response
+
+
+async def signout(request: web.Request) -> web.StreamResponse:
+    """Ends this browser's session."""
+    found = web.HTTPSeeOther("/")
+    session.end(found)
+    raise found
+
+
+PAGE = Reply(description="the page", content_type="text/html")
+REFUSED = Reply(description="the page, saying why not", content_type="text/html")
+MOVED = Reply(description="on to the next step", content_type="text/plain")
+
+ROUTES: tuple[Route, ...] = (
+    route_with_query("/signin", SignInQuery, signin, summary="Reviewer sign-in", tag="console",
+                     replies={200: PAGE}),
+    route_with_query("/signin/link", LinkQuery, signin_link,
+                     summary="Sign in with a reviewer link", tag="console",
+                     replies={200: PAGE, 403: REFUSED}),
+    route_with_query("/signin/slack", SignInQuery, signin_slack,
+                     summary="Sign in with Slack (to Slack)", tag="console",
+                     replies={302: MOVED, 404: REFUSED}),
+    route_with_query(CALLBACK, CallbackQuery, signin_slack_callback,
+                     summary="Sign in with Slack (back from Slack)", tag="console",
+                     replies={200: PAGE, 400: REFUSED, 403: REFUSED}),
+    route("POST", "/signout", signout, summary="Sign out", tag="console",
+          replies={303: MOVED}),
+)

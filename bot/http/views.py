@@ -1,0 +1,130 @@
+"""What the console's templates show, computed in Python where it is more than a lookup: the
+honest badges of a debate (addressed to the AI, rehearsal, downgraded, replay, re-run, cached,
+incomplete), why a
+result was routed where it was, each judge's row, money with enough digits to mean something at
+a small cap. Pure functions of the records."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from bot.service.results import alpha_text, band_rule, is_incomplete
+from bot.service.timeline import Timeline
+from engine.cost import usd as money
+from engine.domain import DebateResult
+from engine.outcomes import RedTeamOutcome
+from engine.settings import ThresholdSpec
+from engine.vocabulary import Routing
+from storage.records import DebateRecord, DebateStatus, Review
+
+ROUTING_WORDS = {Routing.AUTO_APPROVE: "published", Routing.TENTATIVE: "published as tentative",
+                 Routing.HUMAN_REVIEW: "sent to a human reviewer",
+                 Routing.ESCALATE: "escalated", Routing.NONE: "not routed (no judge panel)"}
+FLAG_BADGE = "addressed to the AI"
+STATUS_TONE = {DebateStatus.COMPLETED: "good", DebateStatus.APPROVED: "good",
+               DebateStatus.FAILED: "bad", DebateStatus.TIMED_OUT: "bad",
+               DebateStatus.ESCALATED: "bad", DebateStatus.AWAITING_REVIEW: "warn"}
+
+
+def usd(value: float | str, places: int | None = None) -> str:
+    """Money as every surface writes it (engine/cost.py): $12.30, $0.05, $0.0042."""
+    return money(float(value), decimals=places)
+
+
+def seconds(value: float) -> str:
+    """A duration as people read it: 840 ms, 12.3 s, 4 min 05 s."""
+    if value < 1:
+        return f"{value * 1000:.0f} ms"
+    if value < 60:
+        return f"{value:.1f} s"
+    minutes, rest = divmod(round(value), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+@dataclass(frozen=True, slots=True)
+class Badge:
+    text: str
+    tone: str = ""       # "", "good", "warn", "bad", "info"
+    href: str = ""
+
+
+def badges(record: DebateRecord, *, rehearsal: bool = False) -> list[Badge]:
+    """What a reader must know before trusting the result, in the order it matters."""
+    out = [Badge(record.status.value.replace("_", " "), STATUS_TONE.get(record.status, "info"))]
+    if record.flagged:
+        out.append(Badge(FLAG_BADGE, "bad", f"/debates/{record.id}#addressed-to-ai"))
+    result = record.result
+    if result is not None and is_incomplete(result):
+        out.append(Badge("incomplete", "bad"))
+    if (result.rehearsal if result is not None else rehearsal):
+        out.append(Badge("rehearsal", "warn"))
+    if record.downgraded_from:
+        out.append(Badge(f"asked {record.downgraded_from}, ran {record.mode}: budget", "warn"))
+    if record.parent_id:
+        replay = bool(record.reused_steps) or record.origin.surface == "replay"
+        kind = "replay of" if replay else "re-run of"
+        out.append(Badge(f"{kind} {record.parent_id}", "info", f"/debates/{record.parent_id}"))
+    if record.cached_from:
+        out.append(Badge(f"cached result of {record.cached_from}", "info",
+                         f"/debates/{record.cached_from}"))
+    return out
+
+
+def routing_story(result: DebateResult, thresholds: ThresholdSpec | None,
+                  review: Review | None) -> list[str]:
+    """Why the result went where it went, one sentence per reason."""
+    lines = []
+    if result.flagged:
+        lines.append("Its untrusted text addresses the AI, so a person reviews it whatever the "
+                     "judges' agreement.")
+    c = result.consensus
+    if c is not None and thresholds is not None:
+        lines.append(f"Alpha {alpha_text(c.alpha, thresholds)} is in the {c.band} band "
+                     f"({band_rule(c.band, thresholds)}).")
+    if c is not None and c.irreconcilable:
+        lines.append("The panel splits on the winner with a wide spread: irreconcilable.")
+    if isinstance(result.outcome, RedTeamOutcome) and result.outcome.consensus_reached is False:
+        lines.append("The synthesizer reports no consensus between strategist and red team.")
+    if is_incomplete(result):
+        lines.append("The result is incomplete, so it cannot be published on its own.")
+    lines.append(f"So it was {ROUTING_WORDS.get(result.routing, str(result.routing))}.")
+    if review is not None and review.reason:
+        lines.append(f"Review reason: {review.reason}.")
+    return lines
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRow:
+    name: str
+    winner: str
+    weight: float | None
+    model: str
+    rationale: str
+
+
+def judge_rows(result: DebateResult, timeline: Timeline | None) -> list[JudgeRow]:
+    """Each judge of the panel: its own winner, weight, model and rationale."""
+    c = result.consensus
+    if c is None:
+        return []
+    said: dict[str, str] = {}
+    for phase in result.phases:
+        said.update({k: v for k, v in phase.highlights.items() if k in c.judges})
+    cards = timeline.judges if timeline is not None else {}
+    rows = []
+    for judge in c.judges:
+        card = cards.get(judge)
+        rows.append(JudgeRow(judge, (card.winner or "") if card else "", c.weights.get(judge),
+                             timeline.judge_model(judge) if timeline else "",
+                             said.get(judge, "")))
+    return rows
+
+
+def mean_rubric(rubric: Mapping[str, Mapping[str, int]]) -> dict[str, float]:
+    """A live judge card's mean rubric score per side."""
+    return {side: sum(dims.values()) / len(dims) for side, dims in rubric.items() if dims}
+
+
+__all__ = ["Badge", "JudgeRow", "badges", "judge_rows", "mean_rubric", "routing_story",
+           "seconds", "usd"]

@@ -1,0 +1,119 @@
+"""Signed, expiring values that say who someone is: the console's session cookie and the reviewer
+links and tokens an operator issues (`dialectic reviewers link U123`).
+
+Each is `itsdangerous`'s URL-safe, timestamped signature over `{"u": user, "exp": epoch}` with a
+salt per purpose, so a reviewer link cannot be replayed as a session and neither as anything
+else signed with the same key. The key comes from `DIALECTIC_API_TOKEN` (every replica and the
+CLI share it); without a token a process signs its sessions with a key of its own (it serves
+loopback only then) and cannot issue reviewer links.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from itsdangerous import BadData, URLSafeTimedSerializer
+
+from bot.service.settings import ServiceSettings
+from engine.errors import ConfigurationError, DialecticError
+
+MAX_GRANT_SECONDS = 30 * 24 * 3600   # nothing signed here lives longer than 30 days
+SESSION_SECONDS = 12 * 3600
+LINK_SECONDS = 7 * 24 * 3600
+
+
+class Purpose(StrEnum):
+    """What a signed value is for; each is signed with its own salt."""
+
+    SESSION = "console-session"
+    REVIEWER = "reviewer-grant"
+    SIGN_IN = "sign-in-state"      # an identity provider's round trip: `user` is its state
+
+
+class SignInFailed(DialecticError):
+    """The identity provider did not vouch for anyone (a refused, expired or forged answer)."""
+
+
+class IdentityProvider(Protocol):
+    """Who someone is, by OpenID Connect (Slack's "Sign in with Slack" when configured)."""
+
+    label: str
+
+    def authorize_url(self, *, state: str, nonce: str, redirect_uri: str) -> str:
+        """Where to send the browser to sign in; it comes back to `redirect_uri`."""
+        ...
+
+    async def identify(self, *, code: str, redirect_uri: str, nonce: str) -> str:
+        """The user id the provider's `code` stands for; SignInFailed otherwise."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who a signed value names: a Slack user id (a reviewer), or "" for the console's operator
+    (signed in with the API token); until when; and how they signed in."""
+
+    user: str
+    expires_at: float
+    via: str
+
+
+def key_of(settings: ServiceSettings) -> bytes | None:
+    """The signing key shared by every process of the service; None without an API token."""
+    token = settings.api_token
+    if token is None:
+        return None
+    return hashlib.sha256(b"dialectic grants v1\0" + token.get_secret_value().encode()).digest()
+
+
+def seal(key: bytes, purpose: Purpose, identity: Identity) -> str:
+    """The signed value for `identity`."""
+    serializer = URLSafeTimedSerializer(key, salt=purpose.value)
+    return str(serializer.dumps({"u": identity.user, "exp": int(identity.expires_at),
+                                 "via": identity.via}))
+
+
+def unseal(key: bytes, purpose: Purpose, value: str, *,
+           clock: Callable[[], float] = time.time) -> Identity | None:
+    """The identity `value` names, if it is signed with `key` for `purpose` and not expired."""
+    if not value:
+        return None
+    serializer = URLSafeTimedSerializer(key, salt=purpose.value)
+    try:
+        data = serializer.loads(value, max_age=MAX_GRANT_SECONDS)
+    except BadData:
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("u"), str):
+        return None
+    expires = data.get("exp")
+    if not isinstance(expires, int) or expires <= clock():
+        return None
+    return Identity(data["u"], float(expires), str(data.get("via") or ""))
+
+
+def reviewer_grant(settings: ServiceSettings, user: str, *, seconds: float = LINK_SECONDS,
+                   clock: Callable[[], float] = time.time) -> str:
+    """A reviewer token for `user`, valid for `seconds`; ConfigurationError without a token to
+    sign it with (the server could not check it)."""
+    key = key_of(settings)
+    if key is None:
+        raise ConfigurationError("reviewer links are signed with DIALECTIC_API_TOKEN: set it "
+                                 "(the same value as the server's), then issue the link again")
+    if not 0 < seconds <= MAX_GRANT_SECONDS:
+        raise ConfigurationError(f"a reviewer link lives at most {MAX_GRANT_SECONDS // 86400} "
+                                 "days")
+    return seal(key, Purpose.REVIEWER, Identity(user, clock() + seconds, "link"))
+
+
+def reviewer_link(settings: ServiceSettings, grant: str) -> str:
+    """The console URL that signs the grant's reviewer in."""
+    return settings.public_url.rstrip("/") + f"/signin/link?grant={grant}"
+
+
+__all__ = ["LINK_SECONDS", "SESSION_SECONDS", "Identity", "IdentityProvider", "Purpose",
+           "SignInFailed", "key_of", "reviewer_grant", "reviewer_link", "seal", "unseal"]

@@ -1,0 +1,42 @@
+"""A running debate's purse on the day's budget in the database (engine.ports.Purse): what it
+holds, topped up within the operator's margin while the day has room, charged reply by reply.
+Every worker and replica reads and writes the same rows, so the cap holds across processes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime
+
+from storage import budget
+from storage.db import Database
+
+
+class DbPurse:
+    def __init__(self, db: Database, *, debate_id: str, day: date, cap_usd: float,
+                 margin_usd: float, clock: Callable[[], datetime]) -> None:
+        self.db = db
+        self.debate_id = debate_id
+        self.day = day                  # where spend no hold covers is booked (settle's day)
+        self.cap_usd = cap_usd
+        self.margin_left = max(margin_usd, 0.0)
+        self.clock = clock
+
+    async def held(self) -> float:
+        async with self.db.transaction(readonly=True) as session:
+            return await budget.held(session, self.debate_id)
+
+    async def top_up(self, usd: float) -> float:
+        """More money for this run, from today's free budget, never past the margin."""
+        wanted = min(usd, self.margin_left)
+        if wanted <= 0:
+            return 0.0
+        async with self.db.transaction() as session:
+            granted = await budget.extend(session, day=self.clock().date(), cap_usd=self.cap_usd,
+                                          amount_usd=wanted, debate_id=self.debate_id)
+        self.margin_left -= granted
+        return granted
+
+    async def charge(self, usd: float) -> None:
+        async with self.db.transaction() as session:
+            await budget.charge(session, day=self.day, debate_id=self.debate_id,
+                                amount_usd=usd)

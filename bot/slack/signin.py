@@ -1,0 +1,93 @@
+"""Sign in with Slack (OpenID Connect) for the web console: the service's `IdentityProvider`
+(bot/service/grants.py), so a reviewer's identity in the browser is their Slack user id, checked
+against the same reviewer list and user groups as the review buttons.
+
+The browser goes to Slack's authorize page; Slack sends it back with a code, which
+`openid.connect.token` exchanges for an ID token. The token comes straight from Slack over the
+Web API's connection, so its claims are read without checking a signature (OpenID Connect Core
+3.1.3.7); its nonce must be the one this browser's round trip carries.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import logging
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import ClientError
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.service.grants import SignInFailed
+from bot.slack.settings import SlackSettings
+
+log = logging.getLogger("dialectic.slack.signin")
+
+USER_CLAIM = "https://slack.com/user_id"
+SCOPES = "openid profile"
+
+
+def authorize_base(api_url: str) -> str:
+    """Slack's authorize page, beside its Web API: https://slack.com/openid/connect/authorize."""
+    root = api_url.rstrip("/").removesuffix("/api")
+    return f"{root}/openid/connect/authorize"
+
+
+def id_token_claims(token: Any) -> dict[str, Any]:
+    """The claims of a JWT's payload (no signature check: see the module docstring)."""
+    try:
+        payload = str(token).split(".")[1]
+        claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    except (IndexError, ValueError, binascii.Error):
+        raise SignInFailed("Slack's answer carried no readable identity") from None
+    if not isinstance(claims, dict):
+        raise SignInFailed("Slack's answer carried no readable identity")
+    return claims
+
+
+class SlackSignIn:
+    """The console's "Sign in with Slack"."""
+
+    label = "Slack"
+
+    def __init__(self, settings: SlackSettings, client: AsyncWebClient | None = None) -> None:
+        if settings.slack_client_id is None or settings.slack_client_secret is None:
+            raise ValueError("Sign in with Slack needs SLACK_CLIENT_ID and SLACK_CLIENT_SECRET")
+        # no bot token: the token exchange authenticates as the app's OAuth client
+        self.client = client or AsyncWebClient(base_url=settings.slack_api_url)
+        self.client_id = settings.slack_client_id
+        self.client_secret = settings.slack_client_secret.get_secret_value()
+        self.authorize = authorize_base(settings.slack_api_url)
+
+    def authorize_url(self, *, state: str, nonce: str, redirect_uri: str) -> str:
+        query = urlencode({"response_type": "code", "scope": SCOPES, "client_id": self.client_id,
+                           "state": state, "nonce": nonce, "redirect_uri": redirect_uri})
+        return f"{self.authorize}?{query}"
+
+    async def identify(self, *, code: str, redirect_uri: str, nonce: str) -> str:
+        # the client's credentials as HTTP Basic, by hand: slack_sdk's own `auth=` goes through
+        # aiohttp's deprecated BasicAuth
+        basic = base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
+        try:
+            reply = await self.client.api_call(
+                "openid.connect.token", data={"code": code, "redirect_uri": redirect_uri},
+                headers={"Authorization": f"Basic {basic}"})
+        except SlackApiError as exc:
+            raise SignInFailed(f"Slack refused the sign-in "
+                               f"({exc.response.get('error', 'error')}): try again") from None
+        except (ClientError, TimeoutError) as exc:
+            log.warning("Sign in with Slack: could not reach Slack (%s)", type(exc).__name__)
+            raise SignInFailed("Slack could not be reached to sign you in: try again") from None
+        claims = id_token_claims(reply.get("id_token"))
+        if claims.get("nonce") != nonce:
+            raise SignInFailed("that sign-in answer was not for this browser: try again")
+        user = claims.get(USER_CLAIM) or claims.get("sub")
+        if not isinstance(user, str) or not user:
+            raise SignInFailed("Slack's answer named nobody")
+        return user
+
+
+__all__ = ["SlackSignIn", "authorize_base", "id_token_claims"]

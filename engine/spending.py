@@ -1,0 +1,82 @@
+"""A debate's money as it runs: no call starts unless its predicted cost fits what the debate
+holds, so the day's cap holds for any input, however many debates run at once, anywhere.
+
+The service reserves an estimate for each debate in the day's budget before it is queued. While
+the debate runs, each call is predicted from its real prompt (a conservative token bound) and the
+plan's reply size, priced with the call's model. If the debate's hold cannot cover it, the purse
+is asked to top it up from the day's free budget, within a margin the operator configured; if it
+still cannot, the debate stops calling the provider and ends incomplete ("budget exhausted after
+phase X"). Each reply's real cost is charged as it arrives (so a crash loses none of it), turning
+held money into spent money. The day's committed money (holds + spend) therefore never passes the
+cap when a call starts; only what calls already in flight bill beyond their prediction can.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from engine.ports import Purse
+
+_EPSILON = 1e-9
+
+
+@dataclass(slots=True)
+class Exhaustion:
+    """Where the money ran out: the phase of the first refused call, the last phase finished
+    before it, and how many calls were refused."""
+
+    phase: str
+    after: str | None
+    refused: int = 0
+
+    def describe(self) -> str:
+        where = f"after phase {self.after}" if self.after else f"in phase {self.phase}"
+        calls = "call was" if self.refused == 1 else "calls were"
+        return f"budget exhausted {where}: {self.refused} {calls} not made"
+
+
+class Spending:
+    """Tracks one run's money against its purse. Without a purse nothing is limited (a debate
+    run in the terminal, with no budget to keep)."""
+
+    def __init__(self, purse: Purse | None) -> None:
+        self.purse = purse
+        self.available = 0.0      # held for this debate and not yet spent
+        self.pending = 0.0        # predicted cost of calls in flight
+        self.spent = 0.0          # billed in this run
+        self.exhausted: Exhaustion | None = None
+        self._started = False
+        self._lock = asyncio.Lock()
+
+    async def admit(self, predicted: float, *, phase: str, after: str | None) -> bool:
+        """May a call predicted to cost `predicted` start? Once one is refused, none is: the
+        debate has stopped calling the provider."""
+        if self.purse is None:
+            return True
+        async with self._lock:
+            if self.exhausted is None:
+                if not self._started:
+                    self.available, self._started = await self.purse.held(), True
+                short = self.pending + predicted - self.available
+                if short > _EPSILON:
+                    self.available += await self.purse.top_up(short)
+                if self.pending + predicted - self.available <= _EPSILON:
+                    self.pending += predicted
+                    return True
+                self.exhausted = Exhaustion(phase=phase, after=after)
+            self.exhausted.refused += 1
+            return False
+
+    async def settle(self, predicted: float, billed: float) -> None:
+        """A call that was admitted has ended: its prediction is freed and what it billed is
+        charged (turned from held into spent money)."""
+        if self.purse is None:
+            self.spent += billed
+            return
+        async with self._lock:
+            self.pending = max(self.pending - predicted, 0.0)
+            self.available -= billed
+            self.spent += billed
+        if billed > 0:
+            await self.purse.charge(billed)

@@ -1,0 +1,65 @@
+"""`dialectic reviews list|decide` and `dialectic reviewers link`: the review desk's rules from
+the terminal, and links that sign a reviewer in to the console."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from bot.service.grants import Purpose, key_of, unseal
+from bot.settings import Settings
+from storage.db import Database
+from tests.cli_fixtures import Cli, clean_env, cli
+from tests.service_fixtures import rehearsal_settings, runtime
+from tests.test_api_reviews import awaiting_review
+
+__all__ = ["clean_env", "cli"]  # fixtures
+
+
+async def test_decide_from_the_terminal(cli: Cli, tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/reviews.db"
+    db = Database(url)
+    await db.upgrade()
+    rt = runtime(db, rehearsal_settings(database_url=url, reviewers="UREV"))
+    debate_id = await awaiting_review(rt)
+    review = await rt.reviews.for_debate(debate_id)
+    assert review is not None
+    await db.dispose()
+    env = {"DATABASE_URL": url, "DIALECTIC_REVIEWERS": "UREV"}
+
+    def run(*args: str) -> tuple[int, str]:
+        done = cli(*args, env=env)
+        return done.returncode, done.stdout + done.stderr
+
+    code, out = await asyncio.to_thread(run, "reviews", "list")
+    assert code == 0 and review.id in out and "synthesizer reports no consensus" in out
+    code, out = await asyncio.to_thread(run, "reviews", "decide", review.id, "approve",
+                                        "--as", "UOUT")
+    assert code == 1 and "only configured reviewers can decide reviews" in out
+    code, out = await asyncio.to_thread(run, "reviews", "decide", review.id, "escalate",
+                                        "--as", "UREV")
+    assert code == 2 and "say why you escalate" in out
+    code, out = await asyncio.to_thread(run, "reviews", "decide", review.id, "escalate",
+                                        "--as", "UREV", "--reason", "needs legal")
+    assert code == 0 and f"review {review.id} escalated by UREV" in out
+    code, out = await asyncio.to_thread(run, "reviews", "decide", review.id, "approve",
+                                        "--as", "UREV")
+    assert code == 1 and "already decided (escalated by UREV)" in out
+    code, out = await asyncio.to_thread(run, "reviews", "list")
+    assert code == 0 and "nothing waits for a reviewer" in out
+
+
+def test_a_reviewer_link_needs_the_token_and_names_its_reviewer(cli: Cli) -> None:
+    done = cli("reviewers", "link", "U0123ABC")
+    assert done.returncode == 2 and "DIALECTIC_API_TOKEN" in done.stdout + done.stderr
+    env = {"DIALECTIC_API_TOKEN": "link-token", "DIALECTIC_PUBLIC_URL": "https://d.example"}
+    done = cli("reviewers", "link", "U0123ABC", "--days", "2", env=env)
+    assert done.returncode == 0, done.stderr
+    link = next(line for line in done.stdout.splitlines() if "/signin/link?grant=" in line)
+    assert link.startswith("https://d.example/signin/link?grant=")
+    key = key_of(Settings(api_token="link-token").service)
+    assert key is not None
+    identity = unseal(key, Purpose.REVIEWER, link.split("grant=", 1)[1])
+    assert identity is not None and identity.user == "U0123ABC"
+    assert unseal(key, Purpose.SESSION, link.split("grant=", 1)[1]) is None  # not a session
+    assert "not listed in DIALECTIC_REVIEWERS" in done.stdout
