@@ -1,8 +1,8 @@
 """The offline rehearsal model: schema-valid, topic-aware content, deterministic, free, and labelled
 *rehearsal* in every output. `make run` works with no key; nobody mistakes it for a real debate.
 
-Values are generated from the JSON schema of the requested pydantic model, seeded by the prompt,
-so the same prompt always gets the same reply. Judges find which neutral label is the "for" side
+Values are generated from the JSON schema of the requested pydantic model, seeded by the prompt
+(its random spotlight boundary masked), so the same prompt always gets the same reply. Judges find which neutral label is the "for" side
 and score it from a topic-seeded base plus a judge-specific wobble, so panels mostly agree, as
 real ones do, without the figures being fixed.
 """
@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from engine.domain import Usage, sha256
-from engine.llm import CallSpec, Reply, T
+from engine.llm import CallSpec, Prompt, Reply, T
 from engine.material import QUESTION, TOPIC
 from engine.spotlight import regions
 from engine.vocabulary import Side
@@ -37,7 +37,7 @@ class RehearsalModel:
     async def complete(self, spec: CallSpec[T]) -> Reply[T]:
         if self.latency:
             await asyncio.sleep(self.latency)
-        seed = int(sha256(spec.role + spec.prompt.system + spec.prompt.user)[:12], 16)
+        seed = int(sha256(spec.role + _without_boundaries(spec.prompt))[:12], 16)
         gen = _Generator(spec, random.Random(seed))
         schema = spec.schema.model_json_schema()
         value = spec.schema.model_validate(gen.value(schema, schema, ""))
@@ -152,6 +152,15 @@ class _Generator:
         if path.endswith("conceded") or path.endswith("rebutted"):
             return self.rng.random() < 0.25
         return self.rng.random() < 0.6
+
+
+def _without_boundaries(prompt: Prompt) -> str:
+    """The prompt with its spotlight boundaries masked: the same debate asked again (a new
+    random boundary) gets the same rehearsal replies."""
+    text = prompt.system + prompt.user
+    for boundary in {r.boundary for r in regions(text)}:
+        text = text.replace(boundary, "<boundary>")
+    return text
 
 
 def _topic(user: str) -> str:

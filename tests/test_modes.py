@@ -382,7 +382,7 @@ async def test_per_panelist_contexts_and_models() -> None:
     await debate("panel", llm, rounds=1, options={
         "perspectives": ["a DBA", "a finance lead"],
         "contexts": ["ctx-for-dba", "ctx-for-finance"],
-        "models": ["gpt-4.1", ""],
+        "models": ["gpt-4.1", ""], "stop_when_all_approve": False,  # both rounds, whatever
     })
     # perspectives the request names are untrusted: numbered, and spotlighted in the prompt
     dba = [c for c in llm.calls if c.role == "panelist/perspective-1"]
