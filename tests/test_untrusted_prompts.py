@@ -17,6 +17,7 @@ from engine.injection import scan
 from engine.llm import CallSpec, Reply, T
 from engine.material import QUOTED, spotlight_for
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
+from engine.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
 from engine.spotlight import BEGIN, END, Region, regions
 from engine.vocabulary import ROUTED_TO_HUMANS, Mode
@@ -181,3 +182,16 @@ async def test_a_debate_rebuilds_its_prompts_byte_for_byte(mode: str) -> None:
     legacy = hostile_request(mode, nonce="")
     assert spotlight_for(legacy, "walk") == spotlight_for(legacy, "walk")
     assert spotlight_for(legacy, "walk") != spotlight_for(legacy, "other")
+
+
+async def test_rehearsal_replies_do_not_depend_on_the_random_boundary() -> None:
+    """The offline model reads a prompt as a model would: a new nonce changes no reply."""
+    results = []
+    for nonce in (NONCE, "e" * 32):
+        request = DebateRequest(topic="Should we ship it?", mode="redteam", spotlight_nonce=nonce)
+        results.append(await run_debate(prepare(SETTINGS, request), debate_id=nonce,
+                                        settings=SETTINGS, llm=RehearsalModel(),
+                                        store=MemoryCheckpointStore(), sink=MemoryEventSink()))
+    first, second = (r.model_dump(include={"verdict", "rationale", "outcome", "routing"})
+                     for r in results)
+    assert first == second
