@@ -2,9 +2,9 @@
 *rehearsal* in every output. `make run` works with no key; nobody mistakes it for a real debate.
 
 Values are generated from the JSON schema of the requested pydantic model, seeded by the prompt
-(its random spotlight boundary masked), so the same prompt always gets the same reply. Judges find which neutral label is the "for" side
-and score it from a topic-seeded base plus a judge-specific wobble, so panels mostly agree, as
-real ones do, without the figures being fixed.
+(its random spotlight boundary masked), so the same prompt always gets the same reply. Judges find
+which neutral label is the "for" side and score it from a topic-seeded base plus a judge-specific
+wobble, so panels mostly agree, as real ones do, without the figures being fixed.
 """
 
 from __future__ import annotations
