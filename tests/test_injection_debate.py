@@ -64,7 +64,7 @@ def scores(result: DebateResult) -> tuple[Any, ...]:
 
 
 def judges(fake: FakeOpenAI) -> list[Any]:
-    return [r for r in fake.requests if r.step.startswith("judge/")]
+    return [r for r in fake.requests if r.role.startswith("judge/")]
 
 
 @pytest.mark.parametrize("quoting", [False, True], ids=["in the context", "quoted by a debater"])

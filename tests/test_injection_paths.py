@@ -69,7 +69,7 @@ async def held(rt: Runtime, fake: FakeOpenAI, debate_id: str, *,
     assert review is not None and "contains text addressed to the AI" in review.reason
     assert "injection_flagged" in kinds
     assert [r.obeyed for r in fake.requests if r.obeyed] == []
-    judged = [r for r in fake.requests if r.step.startswith("judge/")]
+    judged = [r for r in fake.requests if r.role.startswith("judge/")]
     assert judged
     for request in judged:
         honest = Scorecard.model_validate(fake.generated(request.body, obedient=False))
@@ -145,7 +145,7 @@ async def test_an_evidence_reply(tmp_path: Path, openai: FakeOpenAI) -> None:
         # judges score the debaters, who saw the evidence spotlighted; the judges never see it
         record = await held(h.rt, openai, debate.id, judges_see_it=False)
         assert {f.source for f in record.injection} == {"evidence from UBOB"}
-        debaters = [r for r in openai.requests if r.step in ("pro", "con")]
+        debaters = [r for r in openai.requests if r.role in ("pro", "con")]
         assert any(SEEN_BY_JUDGES in spotlit(r.last_user) for r in debaters)
 
 
