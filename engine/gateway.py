@@ -54,6 +54,7 @@ from engine.errors import (
 )
 from engine.llm import CallSpec, Reply, T
 from engine.redaction import public_url, redact_urls, url_secrets
+from engine.replies import JSON_ONLY, describe_validation_error, extract_json, schema_name
 from engine.settings import EngineSettings
 
 if TYPE_CHECKING:
@@ -64,9 +65,7 @@ log = logging.getLogger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-REASK_ERROR_CHARS = 1000
 TIMEOUT_RETRIES = 1
-JSON_ONLY = "Reply with one JSON object only: no prose, no markdown, no code fences."
 
 _TRANSIENT_STATUS = frozenset({429, 500, 502, 503})
 _FILTER_CODES = frozenset(
@@ -74,32 +73,10 @@ _FILTER_CODES = frozenset(
 )
 # `\bsafety\b` does not match parameter names such as `safety_identifier`.
 _FILTER_TEXT = re.compile(r"content[ _-]?(policy|filter)|content management|\bsafety\b", re.I)
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
-_SCHEMA_NAME_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 # --------------------------------------------------------------------------------------------
-# pure helpers
-
-
-def extract_json(text: str) -> str:
-    """The JSON object inside a reply: without markdown fences and prose around it."""
-    fenced = _FENCE.search(text)
-    if fenced is not None:
-        text = fenced.group(1)
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        return text[start : end + 1]
-    return text.strip()
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """A short, model-readable account of what was wrong with a reply."""
-    parts = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "<root>"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)[:REASK_ERROR_CHARS]
+# the schema a reply must match (the SDK derives it), and the SDK's reply models
 
 
 def strict_schema(schema: type[Any]) -> dict[str, Any]:
@@ -120,10 +97,6 @@ def _build_reply_models() -> None:
     CPU inside a debate's first phase): build them now, once per process."""
     for model in (ChatCompletion, Choice, ChatCompletionMessage, CompletionUsage):
         model.model_rebuild()
-
-
-def schema_name(schema: type[Any]) -> str:
-    return _SCHEMA_NAME_BAD_CHARS.sub("_", schema.__name__)[:64] or "reply"
 
 
 # --------------------------------------------------------------------------------------------
