@@ -7,6 +7,7 @@ a degraded record (the engine retries those), which a real outcome replaces.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, cast
 
 from sqlalchemy import select, update
@@ -115,24 +116,39 @@ async def list_steps(session: AsyncSession, debate_id: str) -> list[StepRecord]:
 class DbCheckpointStore:
     """engine.ports.CheckpointStore on the database. A run reads its debate's stored steps once,
     on its first `get` (a resumed debate's are all there; a new one has none), instead of once
-    per step. Each `put` is one row of the journal's group commit (storage/journal.py): committed
-    with the step's spend and audit links, and other debates' writes of the same moment."""
+    per step; concurrent first `get`s share that read. Each `put` is one row of the journal's
+    group commit (storage/journal.py): committed with the step's spend and audit links, and other
+    debates' writes of the same moment."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self._known: dict[str, dict[str, StepRecord]] = {}
+        self._loading: dict[str, asyncio.Lock] = {}
+        self._put_while_loading: dict[str, dict[str, StepRecord]] = {}
 
     async def get(self, debate_id: str, key: str) -> StepRecord | None:
         known = self._known.get(debate_id)
         if known is None:
-            async with self.db.transaction(readonly=True) as session:
-                known = {step.key: step for step in await list_steps(session, debate_id)}
-            self._known[debate_id] = known
+            known = await self._load(debate_id)
         return known.get(key)
+
+    async def _load(self, debate_id: str) -> dict[str, StepRecord]:
+        async with self._loading.setdefault(debate_id, asyncio.Lock()):
+            known = self._known.get(debate_id)
+            if known is None:
+                async with self.db.transaction(readonly=True) as session:
+                    known = {step.key: step for step in await list_steps(session, debate_id)}
+                # a put committed after the read began is in neither: keep it
+                known.update(self._put_while_loading.pop(debate_id, {}))
+                self._known[debate_id] = known
+            self._loading.pop(debate_id, None)
+            return known
 
     async def put(self, debate_id: str, record: StepRecord) -> StepRecord:
         stored: StepRecord = await journal_for(self.db).write(put_steps, (debate_id, record))
         known = self._known.get(debate_id)
         if known is not None:
             known[stored.key] = stored
+        else:
+            self._put_while_loading.setdefault(debate_id, {})[stored.key] = stored
         return stored
