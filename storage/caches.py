@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -10,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from storage.db import Database, upsert
-from storage.journal import journal_for
+from storage.journal import journal_for, lookups_for
 from storage.models import JudgeCacheRow, jsonable
 
 
@@ -19,6 +20,23 @@ async def judge_cache_get(session: AsyncSession, key: str, now: datetime) -> Any
     return await session.scalar(
         select(JudgeCacheRow.value).where(JudgeCacheRow.key == key, JudgeCacheRow.expires_at > now)
     )
+
+
+async def judge_cache_get_many(session: AsyncSession, keys: list[str], fresh: bool
+                               ) -> tuple[list[Any | None], None]:
+    """`judge_cache_get` of many keys, now, in one query (a batch function of `lookups_for`)."""
+    rows = await session.execute(
+        select(JudgeCacheRow.key, JudgeCacheRow.value)
+        .where(JudgeCacheRow.key.in_(set(keys)), JudgeCacheRow.expires_at > utcnow())
+    )
+    found: dict[str, Any] = {key: value for key, value in rows}
+    values: list[Any | None] = []
+    given: set[str] = set()
+    for key in keys:  # the same key asked twice: each caller gets its own copy
+        value = found.get(key)
+        values.append(copy.deepcopy(value) if key in given else value)
+        given.add(key)
+    return values, None
 
 
 async def judge_cache_put(
@@ -52,8 +70,8 @@ class DbStepCache:
         self.ttl = timedelta(seconds=ttl_seconds)
 
     async def get(self, key: str) -> dict[str, Any] | None:
-        async with self.db.transaction(readonly=True) as session:
-            value = await judge_cache_get(session, key, utcnow())
+        """Read with the other running debates' lookups of the moment (one query for all)."""
+        value = await lookups_for(self.db).read(judge_cache_get_many, key)
         return value if isinstance(value, dict) else None
 
     async def put(self, key: str, output: dict[str, Any]) -> None:

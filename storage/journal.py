@@ -9,6 +9,10 @@ write is exactly as durable as in a transaction of its own; under load it costs 
 transactions, statements and fsyncs. A batch that fails is retried write by write, so one bad
 write does not sink the others; a batch function that finds a cached view stale (an audit chain
 another process appended to) asks, with `Stale`, for the whole batch again without its caches.
+
+Reads that many debates make at the same moment (their evidence, the judge cache) are batched the
+same way by a read-only journal (`lookups_for(db)`): one query and one read-only transaction for
+all of them instead of one each.
 """
 
 from __future__ import annotations
@@ -46,10 +50,12 @@ class _Write:
 
 
 class Journal:
-    """The group commit of one database in this process (`journal_for(db)`)."""
+    """The group commit of one database in this process (`journal_for(db)`), or its batched
+    reads (`lookups_for(db)`: read-only transactions)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, readonly: bool = False) -> None:
         self.db = db
+        self.readonly = readonly
         self.pending: list[_Write] = []
         self.flusher: asyncio.Task[None] | None = None
         self.transactions = 0        # committed batches (for tests and benchmarks)
@@ -61,6 +67,9 @@ class Journal:
         if self.flusher is None or self.flusher.done():
             self.flusher = asyncio.create_task(self._flush(), name="journal-group-commit")
         return await asyncio.shield(done)  # a cancelled caller's write is still made
+
+    #: a lookup (on `lookups_for(db)`): the same batching, for a batch function that only reads
+    read = write
 
     async def _flush(self) -> None:
         while self.pending:
@@ -93,7 +102,7 @@ class Journal:
             kinds.setdefault(item.writer, []).append(index)
         results: list[Any] = [None] * len(batch)
         hooks: list[AfterCommit] = []
-        async with self.db.transaction() as session:
+        async with self.db.transaction(readonly=self.readonly) as session:
             for writer, indexes in kinds.items():
                 values, hook = await writer(session, [batch[i].payload for i in indexes], fresh)
                 for i, value in zip(indexes, values, strict=True):
@@ -132,3 +141,14 @@ def journal_for(db: Database) -> Journal:
     if journal is None:
         journal = _JOURNALS[db] = Journal(db)
     return journal
+
+
+_LOOKUPS: WeakKeyDictionary[Database, Journal] = WeakKeyDictionary()
+
+
+def lookups_for(db: Database) -> Journal:
+    """The batched reads of `db` in this process (batch functions that only read)."""
+    lookups = _LOOKUPS.get(db)
+    if lookups is None:
+        lookups = _LOOKUPS[db] = Journal(db, readonly=True)
+    return lookups
