@@ -32,6 +32,15 @@ def thresholds_for(settings: EngineSettings, preset: str | None) -> ThresholdSpe
     return found.thresholds if found is not None else None
 
 
+def routed_by(settings: EngineSettings, result: DebateResult) -> ThresholdSpec | None:
+    """The alpha cut-offs the result was routed by: the ones it recorded (an operator may have
+    applied others than the preset's), else its preset's today."""
+    c = result.consensus
+    if c is not None and c.thresholds is not None:
+        return c.thresholds
+    return thresholds_for(settings, result.preset)
+
+
 def _cutoffs(thresholds: ThresholdSpec) -> tuple[float, ...]:
     return thresholds.high, thresholds.tentative, thresholds.escalate
 
@@ -138,6 +147,7 @@ __all__ = [
     "is_incomplete",
     "on_scale",
     "point_figures",
+    "routed_by",
     "side_means",
     "thresholds_for",
 ]
