@@ -1,0 +1,96 @@
+"""Judged histories written through the real storage: each synthetic debate (tests/audit_fixtures)
+becomes a consensus result settled by `DebateService.finish()` (which keeps the judged debate and
+creates the review routing asks for), and each reviewer's label a decision at the `ReviewDesk`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from bot.service.debates import DebateService
+from bot.service.reviews import ReviewDesk
+from engine.domain import ConsensusSummary, DebateRequest, DebateResult
+from engine.panel_records import PanelRecord, ReviewLabel
+from engine.settings import ThresholdSpec
+from engine.verdicts import band_for
+from engine.vocabulary import Mode, ResultStatus, Routing, Side
+from storage import debates
+from storage.records import DebateRecord, DebateStatus, Origin, ReviewStatus
+
+REVIEWER = "U0REVIEWER"
+DECISIONS: dict[ReviewLabel, ReviewStatus] = {"approved": ReviewStatus.APPROVED,
+                                              "escalated": ReviewStatus.ESCALATED,
+                                              "rerun": ReviewStatus.RERUN}
+
+
+class Clock:
+    """A settable clock for the service: the history is written at its own times."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def judged_result(panel: PanelRecord, *, alpha: float, routing: Routing,
+                  thresholds: ThresholdSpec | None = None, irreconcilable: bool = False,
+                  complete: bool = True) -> DebateResult:
+    """A consensus result whose panel is `panel`: each judge's raw rubric means as its row."""
+    items = ["pro.logic", "con.logic"]
+    verdicts = panel.verdicts
+    consensus = ConsensusSummary(
+        alpha=alpha, band=band_for(alpha, thresholds or ThresholdSpec()), routing=routing,
+        irreconcilable=irreconcilable, judges=sorted(v.judge for v in verdicts), items=items,
+        ratings={v.judge: [v.scores.get("pro"), v.scores.get("con")] for v in verdicts},
+        winners={v.judge: None if v.winner is None else Side(v.winner) for v in verdicts},
+        shown_first={v.judge: Side(v.shown_first) for v in verdicts},
+        models={v.judge: v.model for v in verdicts},
+        weights={v.judge: 1.0 for v in verdicts}, lengths=dict(panel.lengths),
+        thresholds=thresholds or ThresholdSpec())
+    return DebateResult(
+        id=panel.debate_id, status=ResultStatus.COMPLETED, mode=Mode.CONSENSUS,
+        topic=f"Synthetic debate {panel.debate_id}", preset=panel.preset or "decision",
+        verdict="synthetic", winner=None if panel.panel_winner is None else Side(
+            panel.panel_winner), consensus=consensus, routing=routing, complete=complete,
+        missing=[] if complete else ["judge risk: degraded"])
+
+
+async def add_running(service: DebateService, debate_id: str, preset: str, at: datetime
+                      ) -> DebateRecord:
+    """A debate row as a worker holds it while it runs (status debating)."""
+    record = DebateRecord(
+        id=debate_id, request=DebateRequest(topic=f"Synthetic debate {debate_id}",
+                                            mode=Mode.CONSENSUS, preset=preset),
+        mode="consensus", preset=preset, status=DebateStatus.DEBATING,
+        origin=Origin(surface="api"), created_at=at, updated_at=at, started_at=at)
+    async with service.db.transaction() as session:
+        return await debates.create(session, record=record, topic_key=debate_id)
+
+
+async def settle_history(desk: ReviewDesk, clock: Clock, history: Sequence[PanelRecord]) -> None:
+    """Settle every debate of `history` through the service at its own time; those a reviewer
+    labelled are routed to review (alpha 0.55) and decided at the desk, the rest published
+    (alpha 0.9)."""
+    service = desk.service
+    for panel in history:
+        clock.now = panel.finished_at
+        labelled = panel.review is not None
+        routing = Routing.HUMAN_REVIEW if labelled else Routing.AUTO_APPROVE
+        result = judged_result(panel, alpha=0.55 if labelled else 0.9, routing=routing)
+        await add_running(service, panel.debate_id, result.preset or "decision",
+                          panel.finished_at - timedelta(minutes=5))
+        await service.finish(panel.debate_id, result, actor="worker-test")
+        if panel.review is not None:
+            review = await desk.for_debate(panel.debate_id)
+            assert review is not None
+            clock.now = panel.finished_at + timedelta(minutes=10)
+            await desk.decide(review.id, DECISIONS[panel.review], by=REVIEWER,
+                              note="the panel named the weaker side"
+                              if panel.review != "approved" else "", surface="cli",
+                              winner=panel.human_winner)
+
+
+__all__ = ["DECISIONS", "REVIEWER", "Clock", "add_running", "judged_result",
+           "settle_history"]
