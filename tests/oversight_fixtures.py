@@ -6,6 +6,7 @@ creates the review routing asks for), and each reviewer's label a decision at th
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from bot.service.debates import DebateService
@@ -17,6 +18,9 @@ from engine.verdicts import band_for
 from engine.vocabulary import Mode, ResultStatus, Routing, Side
 from storage import debates
 from storage.records import DebateRecord, DebateStatus, Origin, ReviewStatus
+
+__all__ = ["DECISIONS", "REVIEWER", "Clock", "add_running", "ending_now", "judged_result",
+           "settle_history"]
 
 REVIEWER = "U0REVIEWER"
 DECISIONS: dict[ReviewLabel, ReviewStatus] = {"approved": ReviewStatus.APPROVED,
@@ -92,5 +96,9 @@ async def settle_history(desk: ReviewDesk, clock: Clock, history: Sequence[Panel
                               winner=panel.human_winner)
 
 
-__all__ = ["DECISIONS", "REVIEWER", "Clock", "add_running", "judged_result",
-           "settle_history"]
+
+
+def ending_now(history: Sequence[PanelRecord], now: datetime) -> list[PanelRecord]:
+    """The history moved so its last debate finished an hour before `now`."""
+    shift = now - timedelta(hours=1) - history[-1].finished_at
+    return [replace(p, finished_at=p.finished_at + shift) for p in history]

@@ -27,7 +27,13 @@ from engine.protocols.judging import judge_key
 from engine.routing_audit import PresetRouting, needs_spot_check, routing_against_humans
 from engine.runner import step_model
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
-from engine.thresholds import SuggestionPolicy, ThresholdSuggestion, suggest_thresholds
+from engine.thresholds import (
+    SuggestionPolicy,
+    ThresholdEvaluation,
+    ThresholdSuggestion,
+    evaluate_thresholds,
+    suggest_thresholds,
+)
 from engine.vocabulary import ResultStatus
 from storage import audit, panels, thresholds
 from storage.db import Database
@@ -184,6 +190,16 @@ class Oversight:
         return Suggestion(preset=in_force.preset, days=days, since=since, policy=policy,
                           in_force=in_force,
                           suggestion=suggest_thresholds(outcomes, in_force.thresholds, policy))
+
+    async def evaluate(self, preset: str, cutoffs: ThresholdSpec, *,
+                       policy: SuggestionPolicy = SUGGESTION_POLICY, days: int | None = None
+                       ) -> ThresholdEvaluation:
+        """What these cut-offs would have done to the preset's labelled history."""
+        name = self.preset(preset).name
+        _, since = self.since(days)
+        outcomes = [i.outcome for i in await self.labelled(since, (name,))
+                    if i.outcome is not None]
+        return evaluate_thresholds(outcomes, cutoffs, policy)
 
     async def apply(self, preset: str, cutoffs: ThresholdSpec | None, *, by: str,
                     note: str = "", evidence: dict[str, Any] | None = None
