@@ -123,6 +123,14 @@ def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="the reviewer deciding: a Slack user id listed in DIALECTIC_REVIEWERS "
                           "(or a member of a listed user group)")
     dec.add_argument("--reason", default="", help="why (needed to escalate)")
+    dec.add_argument("--about", choices=["verdict", "process"], default=None,
+                     help="what the decision is about: the verdict (a label for the judge and "
+                          "routing audits) or the run itself, e.g. a degraded step (no label); "
+                          "default: the run when re-running or escalating an incomplete "
+                          "result, else the verdict")
+    dec.add_argument("--winner", choices=["pro", "con"], default=None,
+                     help="the side that should have won, if you name one (an appeal: pro "
+                          "overturns the moderation decision, con keeps it)")
     dec.set_defaults(func=Lazy("bot.cli.reviews", "decide"))
     people = sub.add_parser("reviewers", help="reviewer sign-in for the web console")
     acts = people.add_subparsers(dest="reviewers_action", required=True)

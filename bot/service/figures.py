@@ -15,7 +15,7 @@ from engine.settings import ThresholdSpec
 from engine.thresholds import ThresholdEvaluation
 
 __all__ = ["FIGURE_NAMES", "TITLES", "as_json", "cutoffs_text", "evaluation_summary",
-           "figure_text", "flag_lines", "in_force_text", "interval_text", "share"]
+           "figure_parts", "figure_text", "flag_lines", "in_force_text", "interval_text", "share"]
 
 TITLES = {"position_bias": "Position bias", "verbosity_bias": "Verbosity bias",
           "leniency": "Leniency", "drift": "Drift", "reviewer_agreement": "Agrees with reviewers"}
@@ -54,22 +54,31 @@ def interval_text(figure: Figure) -> str:
     return f"{low:+.2f} to {high:+.2f} pts"
 
 
+def figure_parts(figure: Figure) -> tuple[str, str]:
+    """(headline, evidence): "100% vs 50.0% expected" and "95% CI 98.1%–100%, n=200, p<1e-15
+    Holm"; or ("not enough data", "12 of the 30 needed") below the minimum."""
+    if figure.status != "ok" or figure.estimate is None:
+        return "not enough data", (f"{figure.n} of the {figure.min_n} needed"
+                                   if not figure.note or figure.note.startswith("not enough")
+                                   else figure.note)
+    headline = _number(figure.name, figure.estimate)
+    if figure.expected is not None and figure.name == "position_bias":
+        headline += f" vs {share(figure.expected)} expected"
+    if figure.name == "verbosity_bias":
+        headline += f", {figure.detail.get('points_per_doubling', 0.0):+.2f} pts per doubling"
+    evidence = f"{figure.confidence:.0%} CI {interval_text(figure)}, n={figure.n}"
+    if figure.adjusted_p is not None:
+        evidence += f", p{_p(figure.adjusted_p)} Holm"
+    return headline, evidence
+
+
 def figure_text(figure: Figure) -> str:
     """One line: the estimate, what no bias predicts, the interval, n and the adjusted p; or
     "not enough data: 12 of the 30 needed"."""
+    headline, evidence = figure_parts(figure)
     if figure.status != "ok" or figure.estimate is None:
-        return figure.note or f"not enough data: {figure.n} of the {figure.min_n} needed"
-    parts = [_number(figure.name, figure.estimate)]
-    if figure.expected is not None and figure.name == "position_bias":
-        parts.append(f"vs {share(figure.expected)} expected")
-    if figure.name == "verbosity_bias":
-        parts[0] += f", {figure.detail.get('points_per_doubling', 0.0):+.2f} pts per doubling"
-    text = " ".join(parts)
-    text += f" ({figure.confidence:.0%} CI {interval_text(figure)}, n={figure.n}"
-    if figure.adjusted_p is not None:
-        text += f", p{_p(figure.adjusted_p)} Holm"
-    text += ")"
-    return text + (" ⚑" if figure.flagged else "")
+        return f"{headline}: {evidence}"
+    return f"{headline} ({evidence})" + (" ⚑" if figure.flagged else "")
 
 
 def flag_lines(report: JudgeReport) -> list[str]:

@@ -43,7 +43,9 @@ from storage.records import AppliedThresholds
 __all__ = ["JudgeReport", "Oversight", "RoutingReport", "Suggestion", "ThresholdsInForce",
            "spot_check_reason"]
 
-WEIGHTS_TTL_SECONDS = 60.0
+#: Reports and evidence weights are read again at most this often (a Home tab opened by many
+#: people, a worker starting many debates); judged history moves by the hour, not the second.
+CACHE_SECONDS = 60.0
 AUDIT_POLICY = AuditPolicy()
 SUGGESTION_POLICY = SuggestionPolicy()
 WEIGHT_POLICY = WeightPolicy()
@@ -115,6 +117,8 @@ class Oversight:
         self.window_days = window_days
         self.clock = clock
         self._weights: dict[str, tuple[datetime, dict[str, AgreementCount]]] = {}
+        self._reports: dict[tuple[int, tuple[str, ...], AuditPolicy],
+                            tuple[datetime, JudgeReport]] = {}
         self._lock = asyncio.Lock()
 
     # --- reading the labelled history ---
@@ -141,13 +145,20 @@ class Oversight:
     async def judge_report(self, *, days: int | None = None, preset: str | None = None,
                            policy: AuditPolicy = AUDIT_POLICY) -> JudgeReport:
         """Position bias, verbosity bias, leniency, drift and agreement with the reviewers, per
-        judge and model, over the last `days` (of one preset, or all)."""
+        judge and model, over the last `days` (of one preset, or all); computed at most once a
+        minute for the same question."""
         presets = (self.preset(preset).name,) if preset else ()
         days, since = self.since(days)
+        key = (days, presets, policy)
+        cached = self._reports.get(key)
+        if cached is not None and (self.clock() - cached[0]).total_seconds() < CACHE_SECONDS:
+            return cached[1]
         history = [item.panel for item in await self.labelled(since, presets)]
-        return JudgeReport(days=days, since=since, presets=presets, debates=len(history),
-                           labelled=sum(1 for p in history if p.review is not None),
-                           policy=policy, judges=audit_judges(history, policy))
+        report = JudgeReport(days=days, since=since, presets=presets, debates=len(history),
+                             labelled=sum(1 for p in history if p.review is not None),
+                             policy=policy, judges=audit_judges(history, policy))
+        self._reports = {key: (self.clock(), report)}   # the newest only: it is what is asked
+        return report
 
     # --- thresholds: in force, measured, suggested, applied ---
 
@@ -265,7 +276,7 @@ class Oversight:
         async with self._lock:
             now = self.clock()
             cached = self._weights.get(preset)
-            if cached is not None and (now - cached[0]).total_seconds() < WEIGHTS_TTL_SECONDS:
+            if cached is not None and (now - cached[0]).total_seconds() < CACHE_SECONDS:
                 return cached[1]
             _, since = self.since(None)
             history = [i.panel for i in await self.labelled(since, (preset,))]
