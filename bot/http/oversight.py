@@ -172,6 +172,7 @@ def judges_page(report: JudgeReport, routing: RoutingReport,
             for audit in report.judges]
     return render("judges.html", report=report, rows=rows, routing=routing, presets=presets,
                   titles=[TITLES[n] for n in FIGURE_NAMES], preset_names=preset_names,
+                  spot_share=share(routing.spot_check_fraction),
                   viewer=viewer, nav="judges")
 
 

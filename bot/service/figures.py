@@ -30,12 +30,17 @@ def share(value: float) -> str:
     return f"{value:.0%}" if whole else f"{value:.1%}"
 
 
+def _signed(value: float) -> str:
+    """+0.42, -1.50; and 0.00 for what rounds to nothing (never "-0.00")."""
+    return "0.00" if abs(value) < 0.005 else f"{value:+.2f}"
+
+
 def _number(name: str, value: float) -> str:
     if name in SHARES:
         return share(value)
     if name == "verbosity_bias":
-        return f"ρ {value:+.2f}"
-    return f"{value:+.2f} pts"
+        return f"ρ {_signed(value)}"
+    return f"{_signed(value)} pts"
 
 
 def _p(value: float) -> str:
@@ -50,8 +55,8 @@ def interval_text(figure: Figure) -> str:
     if figure.name in SHARES:
         return f"{share(low)}–{share(high)}"
     if figure.name == "verbosity_bias":
-        return f"{low:+.2f} to {high:+.2f}"
-    return f"{low:+.2f} to {high:+.2f} pts"
+        return f"{_signed(low)} to {_signed(high)}"
+    return f"{_signed(low)} to {_signed(high)} pts"
 
 
 def figure_parts(figure: Figure) -> tuple[str, str]:
@@ -65,7 +70,7 @@ def figure_parts(figure: Figure) -> tuple[str, str]:
     if figure.expected is not None and figure.name == "position_bias":
         headline += f" vs {share(figure.expected)} expected"
     if figure.name == "verbosity_bias":
-        headline += f", {figure.detail.get('points_per_doubling', 0.0):+.2f} pts per doubling"
+        headline += f", {_signed(figure.detail.get('points_per_doubling', 0.0))} pts per doubling"
     evidence = f"{figure.confidence:.0%} CI {interval_text(figure)}, n={figure.n}"
     if figure.adjusted_p is not None:
         evidence += f", p{_p(figure.adjusted_p)} Holm"
