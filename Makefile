@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-fast bench lint screenshots clean
+.PHONY: install run test test-fast bench soak lint screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ test-fast: install
 ## make bench: speed and memory figures (prints them; asserts nothing about time)
 bench: install
 	scripts/with-postgres.sh $(PY) -m tests.benchmarks
+
+## make soak: debates in every mode through `dialectic serve` under injected provider faults, server
+## SIGKILLs and a PostgreSQL restart; prints what happened (not part of make test)
+soak: install
+	scripts/with-postgres.sh $(PY) -m tests.soak $(SOAK_ARGS)
 
 ## make screenshots: every console page at 1280 px and 390 px into docs/screenshots
 screenshots: install

@@ -35,7 +35,7 @@ from bot.service.housekeeping import housekeeping
 from bot.service.logs import setup_logging
 from bot.service.runtime import Runtime, build_runtime
 from bot.service.telemetry import REGISTRY
-from bot.service.worker import Worker
+from bot.service.worker import Worker, WorkerStopped
 from bot.settings import Settings, load_settings, unknown_variables
 from bot.slack.housekeeping import forget_messages
 from bot.slack.notifier import SlackNotifier
@@ -77,7 +77,9 @@ async def assembled(settings: Settings) -> AsyncIterator[Assembly]:
 async def running_workers(rt: Runtime, concurrency: int | None
                           ) -> AsyncIterator[asyncio.Task[None]]:
     """A worker claiming and running debates until the block ends (then a graceful stop);
-    yields the worker's task, which ends early only if the worker itself stops."""
+    yields the worker's task. It rides out database outages itself, so it ends early only on a
+    bug: then `WorkerStopped` is raised and the command exits non-zero, for its supervisor
+    (compose's `restart:`, systemd) to start a fresh process rather than limp on without one."""
     stop = asyncio.Event()
     worker = Worker(rt.service, concurrency=concurrency)
     rt.workers.append(worker)
@@ -86,8 +88,15 @@ async def running_workers(rt: Runtime, concurrency: int | None
         yield task
     finally:
         stop.set()
-        await task
-        rt.workers.remove(worker)
+        try:
+            await task
+        except Exception as exc:  # the loop retries database errors itself: this is a bug
+            log.error("worker %s stopped on an unexpected error", worker.worker_id, exc_info=exc)
+            raise WorkerStopped(
+                f"worker {worker.worker_id} stopped ({type(exc).__name__}: {exc}); exiting so "
+                "that a supervisor starts a fresh process") from exc
+        finally:
+            rt.workers.remove(worker)
 
 
 async def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:

@@ -8,6 +8,10 @@
     └── LLMError                    the provider failed; `retryable`: may a retry help
         ├── LLMAuthError            401/403: fail the debate at once, name the endpoint
         ├── LLMTransientError       429, 5xx, connection errors (retried with backoff)
+        │   ├── LLMUnreachable      connection refused, unknown host, no route: counts
+        │   │                       towards the circuit (engine/circuit.py)
+        │   └── LLMCircuitOpen      the endpoint was just found unreachable: fail at once,
+        │                           no retry (a later run of the debate may succeed)
         ├── LLMTimeout              one call ran past its timeout (retried once)
         ├── LLMInvalidOutput        the reply was not valid JSON for the schema (re-asked)
         ├── LLMContentFiltered      content filter refused (no retry; step "filtered")
@@ -86,6 +90,18 @@ class LLMTransientError(LLMError):
     ) -> None:
         super().__init__(message, status=status, endpoint=endpoint)
         self.retry_after = retry_after
+
+
+class LLMUnreachable(LLMTransientError):
+    """The endpoint could not be reached at all; `reason` says how ("connection refused")."""
+
+    def __init__(self, message: str, *, reason: str, endpoint: str = "") -> None:
+        super().__init__(message, endpoint=endpoint)
+        self.reason = reason
+
+
+class LLMCircuitOpen(LLMTransientError):
+    """The endpoint was unreachable moments ago: the call is not sent, nor retried."""
 
 
 class LLMTimeout(LLMError):

@@ -9,6 +9,8 @@ number of HTTP calls, the runner needs a callback per retry, and the backoff sch
     content filter               `LLMContentFiltered` at once
     401 / 403                    `LLMAuthError` at once, naming the endpoint (never the key)
     any other 4xx                `LLMBadRequest` at once
+    unreachable endpoint         counted by the circuit (engine/circuit.py); once it opens,
+                                 every call fails at once with `LLMCircuitOpen`
 
 This is the only module of the engine that imports `openai`; every foreign exception is
 translated in `map_openai_error`.
@@ -18,16 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import email.utils
 import json
 import logging
 import random
 import re
 import time
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import openai
@@ -35,16 +35,20 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import ValidationError
 
+from engine.backoff import backoff_delay, parse_retry_after
+from engine.circuit import Circuit, unreachable_reason
 from engine.domain import Usage
 from engine.errors import (
     ConfigurationError,
     LLMAuthError,
     LLMBadRequest,
+    LLMCircuitOpen,
     LLMContentFiltered,
     LLMError,
     LLMInvalidOutput,
     LLMTimeout,
     LLMTransientError,
+    LLMUnreachable,
 )
 from engine.llm import CallSpec, Reply, T
 from engine.redaction import public_url, redact_urls, url_secrets
@@ -58,7 +62,6 @@ log = logging.getLogger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-RETRY_AFTER_CAP_S = 60.0
 REASK_ERROR_CHARS = 1000
 TIMEOUT_RETRIES = 1
 JSON_ONLY = "Reply with one JSON object only: no prose, no markdown, no code fences."
@@ -75,39 +78,6 @@ _SCHEMA_NAME_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 # --------------------------------------------------------------------------------------------
 # pure helpers
-
-
-def parse_retry_after(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
-    """The server's wait hint in seconds: `retry-after-ms`, or `Retry-After` (seconds or a date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-
-
-def backoff_delay(
-    retry: int, *, base: float, cap: float, retry_after: float | None, rng: random.Random
-) -> float:
-    """Seconds to wait before retry number `retry` (0-based): jittered exponential backoff, but
-    never less than the server's Retry-After, and never more than a minute."""
-    computed = min(base * 2.0**retry, cap) * rng.uniform(0.5, 1.0)
-    return min(max(computed, retry_after or 0.0), RETRY_AFTER_CAP_S)
 
 
 def extract_json(text: str) -> str:
@@ -157,6 +127,10 @@ def map_openai_error(exc: BaseException, *, endpoint: str,
     if isinstance(exc, TimeoutError | openai.APITimeoutError):
         return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
     if isinstance(exc, openai.APIConnectionError):
+        reason = unreachable_reason(exc)
+        if reason is not None:
+            return LLMUnreachable(f"could not reach {endpoint}: {reason}", reason=reason,
+                                  endpoint=endpoint)
         message = f"could not reach {endpoint}: {_redact(str(exc), secret)}"
         return LLMTransientError(message, endpoint=endpoint)
     if isinstance(exc, openai.APIStatusError):
@@ -245,6 +219,7 @@ class OpenAIGateway:
         sleep: Sleep = asyncio.sleep,
         http_client: httpx2.AsyncClient | None = None,
         rng: random.Random | None = None,
+        circuit: Circuit | None = None,
     ) -> None:
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         if not key and not settings.openai_base_url:
@@ -257,6 +232,8 @@ class OpenAIGateway:
         self._endpoint = public_url(settings.openai_base_url or DEFAULT_BASE_URL)  # for messages
         self._sleep = sleep
         self._rng = rng or random.Random()
+        self._circuit = circuit or Circuit(threshold=settings.circuit_failures,
+                                           cooldown=settings.circuit_cooldown)
         self._client = openai.AsyncOpenAI(
             api_key=key or "not-needed",  # local servers (Ollama, vLLM) ignore the key
             base_url=settings.openai_base_url or DEFAULT_BASE_URL,
@@ -309,6 +286,8 @@ class OpenAIGateway:
                     raise
                 state.timeout_retries += 1
                 await self._notify(spec, state.calls, "timeout", 0.0)
+            except LLMCircuitOpen:
+                raise
             except LLMTransientError as exc:
                 delay = self._transient_delay(state, exc)
                 reason = f"HTTP {exc.status}" if exc.status else "connection error"
@@ -321,14 +300,16 @@ class OpenAIGateway:
     async def _send_once(
         self, spec: CallSpec[T], messages: list[ChatCompletionMessageParam]
     ) -> ChatCompletion:
-        with _translate_errors(self._endpoint, self._secret):
+        with self._circuit.request(self._endpoint), _translate_errors(self._endpoint,
+                                                                       self._secret):
             async with asyncio.timeout(spec.timeout):
                 return await self._client.chat.completions.create(
                     model=spec.model,
                     messages=messages,
                     temperature=openai.omit if spec.temperature is None else spec.temperature,
                     timeout=spec.timeout,
-                    extra_headers={"X-Dialectic-Role": spec.role},
+                    extra_headers={"X-Dialectic-Role": spec.role,
+                                   "X-Dialectic-Step": spec.step or spec.role},
                     # sent as-is: the SDK's typed transform walks the whole schema on every call
                     # (~2 ms of CPU) only to reproduce the same JSON
                     extra_body=self._extra_body(spec),

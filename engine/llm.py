@@ -67,7 +67,8 @@ class Meter:
 @dataclass(frozen=True, slots=True)
 class CallSpec(Generic[T]):
     """Everything one call needs; `on_retry` lets the runner report retries as events, and
-    `meter` (when given) is billed for every reply the provider sends back."""
+    `meter` (when given) is billed for every reply the provider sends back. `step` is the step's
+    key, sent along (X-Dialectic-Step) so a provider's logs can tell calls apart."""
 
     model: str
     prompt: Prompt
@@ -77,6 +78,7 @@ class CallSpec(Generic[T]):
     timeout: float = 60.0
     on_retry: Callable[[int, str, float], Awaitable[None]] | None = field(default=None)
     meter: Meter | None = None
+    step: str = ""
 
 
 class LLMClient(Protocol):

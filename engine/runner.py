@@ -212,7 +212,7 @@ class DebateContext:
             model=model, prompt=prompt, schema=schema, role=role,
             temperature=self._temperature(temperature),
             timeout=min(self.settings.call_timeout, remaining),
-            on_retry=self._retry_reporter(key), meter=meter,
+            on_retry=self._retry_reporter(key), meter=meter, step=key,
         )
         started = self.clock()
         try:

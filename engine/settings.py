@@ -149,6 +149,10 @@ class EngineSettings(BaseModel):
     backoff_base: float = Field(default=1.0, ge=0)
     backoff_cap: float = Field(default=8.0, ge=0)
     invalid_output_retries: int = Field(default=2, ge=0, le=5)
+    # an unreachable endpoint (refused, unknown host): this many failures in a row open the
+    # circuit, and calls then fail at once for `circuit_cooldown` seconds (engine/circuit.py)
+    circuit_failures: int = Field(default=3, ge=1, le=100)
+    circuit_cooldown: float = Field(default=15.0, ge=0)
 
     # --- debates ---
     judges: tuple[JudgeSpec, ...] = Field(default=DEFAULT_JUDGES, min_length=2,

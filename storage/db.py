@@ -9,7 +9,6 @@ The same repository code runs on both.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -30,10 +29,8 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.dml import Insert
 
-from storage.errors import StorageError, translate, unavailable
+from storage.errors import DatabaseUnavailable, translate, unavailable
 from storage.models import Base
-
-log = logging.getLogger("dialectic.storage")
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -116,23 +113,13 @@ class Database:
         try:
             await asyncio.wait_for(self._sqlite_writer.acquire(), SQLITE_LOCK_WAIT_S)
         except TimeoutError:
-            raise StorageError(
+            raise DatabaseUnavailable(
                 f"waited {SQLITE_LOCK_WAIT_S:.0f} s for SQLite's write lock (is a transaction "
                 "opened inside another?); use PostgreSQL for heavy concurrent load") from None
         try:
             yield
         finally:
             self._sqlite_writer.release()
-
-    async def ping(self) -> bool:
-        """True when the database answers a trivial query (the health check)."""
-        try:
-            async with self.engine.connect() as connection:
-                await connection.execute(text("SELECT 1"))
-        except (OSError, SQLAlchemyError) as exc:
-            log.error("database unreachable: %s", exc)
-            return False
-        return True
 
     async def upgrade(self, revision: str = "head") -> None:
         """Run the Alembic migrations up to `revision` on this database's own engine.

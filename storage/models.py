@@ -346,3 +346,12 @@ class BriefRow(Base):
     detail: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class HeartbeatRow(Base):
+    """The last time a process proved it can write (its health probe commits one)."""
+
+    __tablename__ = "heartbeats"
+
+    owner: Mapped[str] = mapped_column(String(255), primary_key=True)
+    beat_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)

@@ -8,9 +8,10 @@ from tests.storage_fixtures import db, pg_db, sqlite_db  # noqa: F401
 #: Tests that run whole stacks (servers, workers, Slack and the scheduler on loopback, other
 #: processes); `make test-fast` leaves them, and PostgreSQL, out.
 INTEGRATION = frozenset({
-    "test_api.py", "test_cli.py", "test_console_browser.py", "test_layers.py", "test_scheduler.py",
-    "test_scheduler_briefs.py", "test_service.py", "test_slack_e2e.py",
-    "test_slack_notifier.py", "test_slack_schedules.py", "test_workers_pg.py",
+    "test_api.py", "test_api_faults.py", "test_cli.py", "test_console_browser.py",
+    "test_layers.py", "test_outage_pg.py", "test_scheduler.py", "test_scheduler_briefs.py",
+    "test_service.py", "test_slack_e2e.py", "test_slack_faults.py", "test_slack_notifier.py",
+    "test_slack_schedules.py", "test_worker_outages.py", "test_workers_pg.py",
 })
 
 

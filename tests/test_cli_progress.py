@@ -56,7 +56,7 @@ def test_the_panel_shows_failed_and_partial_phases_and_the_calls() -> None:
                for line in lines)
     assert any("⚠" in line and "rebuttal" in line and "1 missing" in line for line in lines)
     assert any("·" in line and "verdict" in line for line in lines)
-    assert any("calls 3/5" in line and "$0.25" in line for line in lines)
+    assert any("calls 3/5, 2 missing" in line and "$0.25" in line for line in lines)
     assert any("! degraded: o/pro — refused" in line for line in lines)
     assert not any("✓" in line for line in lines)
 

@@ -228,7 +228,9 @@ async def test_models_per_role_and_per_judge_are_used() -> None:
     async with FakeOpenAI() as fake:
         settings = gateway_settings(fake.base_url, models={"pro": "model-pro", "judge": "model-j"})
         await _debate(settings)
-        models = {(r.step, r.body["model"]) for r in fake.requests}
+        models = {(r.role, r.body["model"]) for r in fake.requests}
+        steps = {r.step for r in fake.requests}  # each call names its step (X-Dialectic-Step)
+    assert {"structured/opening/pro", "structured/closing/con"} <= steps
     assert ("pro", "model-pro") in models
     assert ("con", "gpt-4o-mini") in models
     assert ("judge/risk", "model-j") in models

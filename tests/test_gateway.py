@@ -18,6 +18,7 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
+from engine.backoff import backoff_delay, parse_retry_after
 from engine.domain import Usage
 from engine.errors import (
     ConfigurationError,
@@ -28,12 +29,7 @@ from engine.errors import (
     LLMTimeout,
     LLMTransientError,
 )
-from engine.gateway import (
-    OpenAIGateway,
-    backoff_delay,
-    extract_json,
-    parse_retry_after,
-)
+from engine.gateway import OpenAIGateway, extract_json
 from engine.llm import CallSpec, Prompt
 from engine.settings import EngineSettings
 from tests.fakes import fixtures
@@ -322,6 +318,10 @@ async def test_timeout_is_retried_once_then_succeeds(
     assert reply.attempts == 2
     assert retries.calls == [(1, "timeout", 0.0)]
     assert sleeps.delays == []
+    async with asyncio.timeout(5):  # the hung request ends at the fake: its client had gone
+        while fake_openai.in_flight:
+            await asyncio.sleep(0.02)
+    assert [r.outcome for r in fake_openai.requests] == ["hung", "reply"]
 
 
 async def test_second_timeout_raises_llm_timeout(

@@ -103,6 +103,7 @@ def test_each_step_counts_once_and_problems_become_notes() -> None:
         step("step_filtered", "b", "p"),
     ], Progress(planned_calls=4))
     assert progress.calls_done == 2 and progress.cost_usd == 0.5
+    assert progress.calls_missing == 1 and progress.calls_text() == "calls 2/4, 1 missing"
     assert progress.notes == ["retry a #1: 429", "degraded: a — gave up", "filtered: b"]
 
 

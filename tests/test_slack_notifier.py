@@ -18,7 +18,7 @@ from bot.slack.notifier import SlackNotifier, Thread
 from bot.slack.wiring import attach_slack
 from engine.domain import DebateRequest, DebateResult, Event, EventKind, utcnow
 from engine.settings import PresetSpec, ThresholdSpec
-from storage import caches, debates, dedupe, queue, reviews
+from storage import caches, debates, dedupe, heartbeats, queue, reviews
 from storage import slack as slack_store
 from storage.records import DebateRecord, DebateStatus, Origin
 from tests.slack_fixtures import CHANNEL, REVIEW_CHANNEL, slack_harness
@@ -105,14 +105,18 @@ async def test_housekeeping_forgets_old_messages_dedupe_keys_and_judge_cache(
                 CHANNEL, "1.1", None, "U1", "old"), now=old)
             await dedupe.first_time(session, source="event", key="Ev1", now=old)
             await dedupe.first_time(session, source="event", key="Ev2")
+            await heartbeats.beat(session, owner="gone:1", now=old)
+            await heartbeats.beat(session, owner="here:2", now=utcnow())
             await caches.judge_cache_put(session, "judge:old", {"x": 1}, utcnow())
             await caches.judge_cache_put(session, "judge:new", {"x": 2},
                                          utcnow() + timedelta(hours=1))
         assert await forget_messages(h.rt) == {"Slack messages": 1}
-        assert await purge_once(h.rt) == {"judge cache entries": 1, "dedupe keys": 1}
+        assert await purge_once(h.rt) == {"judge cache entries": 1, "dedupe keys": 1,
+                                         "heartbeats": 1}
         async with housekeeping(h.rt, forget_messages, every=3600):   # runs once at start
             await asyncio.sleep(0.1)
-        assert await purge_once(h.rt) == {"judge cache entries": 0, "dedupe keys": 0}
+        assert await purge_once(h.rt) == {"judge cache entries": 0, "dedupe keys": 0,
+                                         "heartbeats": 0}
 
 
 async def test_socket_mode_is_used_when_an_app_token_is_set(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.vocabulary import MAX_JUDGES, MAX_REPLAY_ROUNDS, MAX_ROUNDS, Mode, choices
+from storage.records import DebateStatus
 
 if TYPE_CHECKING:
     from bot.cli.host import CliContext
@@ -91,6 +92,12 @@ def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rep.add_argument("--synthesizer", default=None, help="re-synthesise with this model")
     rep.add_argument("--wait", action="store_true", help="run it here and print the summary")
     rep.set_defaults(func=Lazy("bot.cli.service", "replay"))
+    lst = sub.add_parser("list", help="recent debates, newest first: status (a debate that "
+                         "finished with parts missing says incomplete), mode, cost, topic")
+    lst.add_argument("--status", choices=choices(DebateStatus), default=None,
+                     help="only debates in this state")
+    lst.add_argument("--limit", type=int, default=20, help="how many (default 20)")
+    lst.set_defaults(func=Lazy("bot.cli.service", "list_debates"))
     aud = sub.add_parser("audit", help="the tamper-evident audit log")
     aud.add_argument("action", choices=["verify"], help="verify: check the hash chains")
     aud.add_argument("debate_id", nargs="?", default=None,

@@ -57,8 +57,7 @@ def panel(progress: Progress, *, rehearsal: bool) -> Panel:
         mark, style = MARKS[phase.state]
         table.add_row(Text(mark, style=style), Text(phase.name), Text(_state_words(phase),
                                                                       style=style))
-    planned = f"/{progress.planned_calls}" if progress.planned_calls else ""
-    table.add_row("", f"calls {progress.calls_done}{planned}", f"{usd(progress.cost_usd)}")
+    table.add_row("", progress.calls_text(), usd(progress.cost_usd))
     notes = [Text(f"! {note}", style="yellow") for note in progress.notes[-NOTES_SHOWN:]]
     return Panel(Group(table, *notes), title=_title(progress, rehearsal))
 
@@ -118,12 +117,14 @@ def agreement_line(result: DebateResult, thresholds: ThresholdSpec | None = None
 
 
 def print_summary(console: Console, result: DebateResult,
-                  thresholds: ThresholdSpec | None = None) -> None:
-    """The result in a few lines; `thresholds` (the preset's) print the band's rule."""
+                  thresholds: ThresholdSpec | None = None, *, stored: str | None = None) -> None:
+    """The result in a few lines; `thresholds` (the preset's) print the band's rule. `stored`
+    is the debate's stored status in words (`awaiting review`), which heads it when given: the
+    engine's `completed` is not what a routed debate is."""
     if result.rehearsal:
         _say(console, REHEARSAL_NOTE, "bold yellow")
-    style = "green" if result.status == ResultStatus.COMPLETED else "red"
-    _say(console, f"{result.status.upper()} — {result.topic}", f"bold {style}")
+    style = "green" if result.status == ResultStatus.COMPLETED and not result.missing else "red"
+    _say(console, f"{(stored or result.status).upper()} — {result.topic}", f"bold {style}")
     _say(console, f"Verdict: {result.verdict or 'none'}")
     if result.rationale:
         _say(console, f"Rationale: {result.rationale}")

@@ -1,5 +1,6 @@
-"""`dialectic serve`, `worker`, `db upgrade`, `audit verify` and `replay`: the service's commands.
-Serving and working are the composition root's (the `Host`); the rest talk to the database."""
+"""`dialectic serve`, `worker`, `db upgrade`, `list`, `audit verify` and `replay`: the service's
+commands. Serving and working are the composition root's (the `Host`); the rest talk to the
+database."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ import asyncio
 from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_OK, exit_code
 from bot.cli.host import CliContext
 from bot.cli.progress import print_summary
-from bot.service.results import routed_by
+from bot.service.results import routed_by, status_words
 from engine.cost import usd
 from engine.errors import InvalidRequest
 from storage import audit, debates
 from storage.db import Database
 
 REPLAY_POLL = 0.2
+TOPIC_SHOWN = 70
+MAX_LISTED = 500
 
 
 async def serve(ctx: CliContext, args: argparse.Namespace) -> int:
@@ -38,6 +41,26 @@ async def db(ctx: CliContext, args: argparse.Namespace) -> int:
     finally:
         await database.dispose()
     ctx.console.print("database is at the latest migration")
+    return EXIT_OK
+
+
+async def list_debates(ctx: CliContext, args: argparse.Namespace) -> int:
+    """One line a debate, newest first; a finished debate with parts missing says so."""
+    database = Database(ctx.settings.storage.database_url)
+    try:
+        async with database.transaction(readonly=True) as session:
+            records = await debates.list_recent(session, status=args.status,
+                                                limit=min(max(args.limit, 1), MAX_LISTED))
+    finally:
+        await database.dispose()
+    if not records:
+        ctx.console.print("no debates" + (f" {args.status}" if args.status else "") +
+                          f" in the database {database.where}", markup=False)
+    for r in records:
+        topic = r.request.topic if len(r.request.topic) <= TOPIC_SHOWN else (
+            r.request.topic[:TOPIC_SHOWN - 1] + "…")
+        ctx.console.print(f"{r.id}  {status_words(r.status, r.result):<22}  {r.mode:<10}  "
+                          f"${r.cost_usd:.4f}  {topic}", markup=False)
     return EXIT_OK
 
 
@@ -76,6 +99,6 @@ async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
         while (record := await service.get(sub.record.id)).result is None:
             await asyncio.sleep(REPLAY_POLL)
     assert record.result is not None
-    print_summary(ctx.console, record.result, routed_by(ctx.settings.engine, record.result))
-    ctx.console.print(f"stored as {record.status.value.replace('_', ' ')}", markup=False)
+    print_summary(ctx.console, record.result, routed_by(ctx.settings.engine, record.result),
+                  stored=status_words(record.status, record.result))
     return exit_code(record.result.status, complete=record.result.complete)

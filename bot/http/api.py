@@ -15,6 +15,7 @@ from bot.http.routes import Reply, Route, json_reply, route, route_with_body, ro
 from bot.http.sse import EventsQuery, stream_events
 from bot.http.state import RUNTIME, SCHEDULER, SLACK_ON
 from bot.scheduling.reports import BriefPlan, ScheduleView
+from bot.service.results import is_incomplete, missing_count, status_words
 from engine.domain import DebateRequest, Estimate
 from engine.presets import all_presets
 from engine.settings import PresetSpec
@@ -74,6 +75,11 @@ class DebateSummaryOut(BaseModel):
     mode: str
     preset: str
     status: DebateStatus
+    incomplete: bool = Field(description="finished with parts missing (degraded or filtered "
+                                         "steps, or it failed): see the debate's result.missing")
+    missing: int = Field(description="how many parts are missing (0 until it finishes)")
+    status_text: str = Field(description="the status as lists say it, e.g. "
+                                         "'completed, incomplete'")
     cost_usd: float
     created_at: datetime
     verdict: str | None
@@ -81,6 +87,8 @@ class DebateSummaryOut(BaseModel):
     @classmethod
     def of(cls, r: DebateRecord) -> DebateSummaryOut:
         return cls(id=r.id, topic=r.request.topic, mode=r.mode, preset=r.preset, status=r.status,
+                   incomplete=r.result is not None and is_incomplete(r.result),
+                   missing=missing_count(r.result), status_text=status_words(r.status, r.result),
                    cost_usd=r.cost_usd, created_at=r.created_at,
                    verdict=r.result.verdict if r.result else None)
 
@@ -141,7 +149,8 @@ class SchedulesOut(BaseModel):
 
 
 class HealthOut(BaseModel):
-    ok: bool = Field(description="the database answers")
+    ok: bool = Field(description="the database takes writes and a worker can claim debates")
+    problems: list[str] = Field(description="why not, one sentence each; empty when ok")
     rehearsal: bool
     slack: bool = Field(description="Slack is configured")
     workers: int = Field(description="worker slots in this process")
@@ -231,12 +240,13 @@ async def get_presets(request: web.Request) -> web.Response:
 
 
 async def healthz(request: web.Request) -> web.Response:
-    """Whether the database answers; 503 when it does not."""
+    """Whether this process can work: the database takes a write and a worker can claim; 503,
+    saying why, when not."""
     rt = request.app[RUNTIME]
-    ok = await rt.db.ping()
-    out = HealthOut(ok=ok, rehearsal=rt.is_rehearsal, slack=request.app[SLACK_ON],
-                    workers=rt.worker_slots())
-    return json_reply(out, status=200 if ok else 503)
+    health = await rt.health()
+    out = HealthOut(ok=health.ok, problems=list(health.problems), rehearsal=rt.is_rehearsal,
+                    slack=request.app[SLACK_ON], workers=rt.worker_slots())
+    return json_reply(out, status=200 if health.ok else 503)
 
 
 def _reply(description: str, schema: Any = None) -> Reply:
@@ -279,5 +289,5 @@ ROUTES: tuple[Route, ...] = (
           replies={200: _reply("the presets by name", dict[str, PresetSpec])}),
     route("GET", "/healthz", healthz, summary="Health", tag="operations",
           replies={200: _reply("healthy", HealthOut),
-                   503: _reply("the database does not answer", HealthOut)}),
+                   503: _reply("unhealthy: `problems` says why", HealthOut)}),
 )

@@ -4,6 +4,7 @@ and the replies the API document lists for them.
     InvalidRequest -> 400    NotFound -> 404    IllegalTransition -> 409
     BudgetExceeded -> 402    a body over the size cap -> 413    KeyReused -> 409
     NotReviewer -> 403       AlreadyDecided -> 409
+    DatabaseUnavailable -> 503 with Retry-After (the database is down, read-only or full)
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from pydantic import BaseModel, Field
 from bot.http.routes import Handler, Reply
 from bot.service.reviews import AlreadyDecided, NotReviewer
 from engine.errors import BudgetExceeded, InvalidRequest
-from storage.errors import IllegalTransition, KeyReused, NotFound
+from storage.errors import DatabaseUnavailable, IllegalTransition, KeyReused, NotFound
+
+RETRY_AFTER_S = 5  # what a 503 asks the client to wait before trying again
 
 
 class ErrorOut(BaseModel):
-    """Every 4xx body: a sentence saying what went wrong (and, over budget, the figures)."""
+    """Every 4xx and 503 body: a sentence saying what went wrong (and, over budget, the figures)."""
 
     error: str = Field(description="what went wrong and what to do")
     estimate_usd: float | None = Field(default=None, description="402: the debate's estimate")
@@ -39,13 +42,17 @@ NOT_REVIEWER = Reply(description="no reviewer signed in, or not a configured rev
                      schema=ErrorOut)
 NO_REVIEW = Reply(description="no such review", schema=ErrorOut)
 DECIDED = Reply(description="someone decided it first; `error` says how", schema=ErrorOut)
+UNAVAILABLE = Reply(description="the database cannot be used right now; retry after "
+                                "Retry-After seconds", schema=ErrorOut)
 
 
 def error(status: int, message: str, *, estimate_usd: float | None = None,
-          remaining_usd: float | None = None, debate_id: str | None = None) -> web.Response:
+          remaining_usd: float | None = None, debate_id: str | None = None,
+          headers: dict[str, str] | None = None) -> web.Response:
     body = ErrorOut(error=message, estimate_usd=estimate_usd, remaining_usd=remaining_usd,
                     debate_id=debate_id)
-    return web.json_response(body.model_dump(exclude_none=True), status=status)
+    return web.json_response(body.model_dump(exclude_none=True), status=status,
+                             headers=headers)
 
 
 @web.middleware
@@ -69,3 +76,5 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except BudgetExceeded as exc:
         return error(402, str(exc), estimate_usd=exc.estimate_usd,
                      remaining_usd=exc.remaining_usd)
+    except DatabaseUnavailable as exc:
+        return error(503, str(exc), headers={"Retry-After": str(RETRY_AFTER_S)})

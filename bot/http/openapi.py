@@ -12,7 +12,7 @@ from pydantic import TypeAdapter
 from pydantic.json_schema import JsonSchemaMode
 
 from bot.http.auth import needs_token
-from bot.http.errors import BAD_INPUT, TOO_LARGE, UNAUTHORIZED
+from bot.http.errors import BAD_INPUT, TOO_LARGE, UNAUTHORIZED, UNAVAILABLE
 from bot.http.routes import Reply, Route, route
 from bot.http.session import COOKIE
 
@@ -60,7 +60,7 @@ def _schema_keys(routes: Sequence[Route]) -> Iterator[SchemaKey]:
         for model in (r.body, r.query):
             if model is not None:
                 yield model, "validation"
-        for reply in r.replies.values():
+        for reply in _replies(r).values():
             if reply.schema is not None:
                 yield reply.schema, "serialization"
 
@@ -110,6 +110,7 @@ def _replies(r: Route) -> dict[int, Reply]:
         replies.setdefault(413, TOO_LARGE)
     if needs_token(r.path):
         replies.setdefault(401, UNAUTHORIZED)
+    replies.setdefault(503, UNAVAILABLE)  # any route may find the database away
     return replies
 
 

@@ -1,19 +1,28 @@
 """`GET /api/debates/{id}/events`: the debate's audit chain as Server-Sent Events, live until the
-debate settles, resumable with `Last-Event-ID` (or `?after=`)."""
+debate settles, resumable with `Last-Event-ID` (or `?after=`).
+
+A client that goes away is normal (a closed tab): the stream stops polling at once and says so at
+DEBUG, never as an error. If the database goes away mid-stream, the stream ends; the client's
+EventSource reconnects after `retry` with its Last-Event-ID and resumes where it stopped."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, TypeAdapter, ValidationError
 
 from bot.http.state import RUNTIME
 from bot.service.runtime import Runtime
+from bot.service.telemetry import STREAMS
 from engine.errors import InvalidRequest, validation_message
 from storage import audit
+from storage.errors import DATABASE_ERRORS
 from storage.records import TERMINAL_STATUSES, DebateStatus
+
+log = logging.getLogger("dialectic.http")
 
 STREAM_POLL = 0.25      # seconds between reads of the chain
 KEEP_ALIVE = 15.0       # seconds of silence before a comment line keeps proxies from closing it
@@ -39,9 +48,22 @@ async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamR
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                        "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     await resp.prepare(request)
-    await resp.write(b"retry: 2000\n\n")
+    with STREAMS.track_inprogress():
+        try:
+            await resp.write(b"retry: 2000\n\n")
+            await _follow(request, resp, rt, debate_id, after)
+        except ConnectionResetError:  # aiohttp's ClientConnectionResetError: the client left
+            log.debug("events of %s: the client went away", debate_id)
+        except DATABASE_ERRORS as exc:  # the client reconnects with its Last-Event-ID
+            log.warning("events of %s: ending the stream: %s", debate_id, exc)
+    return resp  # aiohttp ends it (write_eof), minding a client that has gone
+
+
+async def _follow(request: web.Request, resp: web.StreamResponse, rt: Runtime, debate_id: str,
+                  after: int) -> None:
+    """Write events as they are appended until the debate settles or the client leaves."""
     idle = 0.0
-    while True:
+    while not _gone(request):
         async with rt.db.transaction(readonly=True) as session:
             events = await audit.events(session, debate_id, after_seq=after)
         for ev in events:
@@ -52,14 +74,19 @@ async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamR
         if not events and (status := await _settled(rt, debate_id)) is not None:
             settled = json.dumps({"kind": "settled", "status": status.value, "after": after})
             await resp.write(f"event: settled\ndata: {settled}\n\n".encode())
-            break
+            return
         idle = 0.0 if events else idle + STREAM_POLL
         if idle >= KEEP_ALIVE:
             await resp.write(b": keep-alive\n\n")
             idle = 0.0
         await asyncio.sleep(STREAM_POLL)
-    await resp.write_eof()
-    return resp
+    log.debug("events of %s: the client went away", debate_id)
+
+
+def _gone(request: web.Request) -> bool:
+    """The client closed the connection (nothing would read what we write)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 def _resume_after(request: web.Request, query: EventsQuery) -> int:

@@ -245,8 +245,7 @@ class DebateService:
             store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
         purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
                         cap_usd=self.settings.daily_budget_usd,
-                        margin_usd=record.reserved_usd * self.settings.budget_margin_fraction,
-                        clock=self.clock)
+                        margin_usd=self._margin(record, prepared), clock=self.clock)
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
@@ -267,6 +266,16 @@ class DebateService:
                                            "share": w.share, "reason": w.reason}
                                        for j, w in weights.items()})
         return prepared
+
+    def _margin(self, record: DebateRecord, prepared: Prepared) -> float:
+        """What a run may draw beyond its reservation while the day has room. The reservation
+        is the estimate calibrated by recent debates, and may be far below the plan's own
+        figure; the run-time gate predicts each call from the plan and the real prompt, so the
+        margin is counted from the larger of the two (else a debate stops, "budget exhausted",
+        with most of its reservation unspent)."""
+        planned = estimate_for(self.engine, prepared, reused=record.reused_steps).usd
+        fraction = self.settings.budget_margin_fraction
+        return max(planned, record.reserved_usd) * (1 + fraction) - record.reserved_usd
 
     async def give_up(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
         """A debate whose runs keep dying (it crashed its worker every time) fails, saying so."""

@@ -111,6 +111,17 @@ class Progress:
         return len(self.steps)
 
     @property
+    def calls_missing(self) -> int:
+        """Calls that ended without an output (degraded or filtered)."""
+        return sum(1 for _, how in self.steps.values() if how is not StepStatus.OK)
+
+    def calls_text(self) -> str:
+        """`calls 7/10`, saying how many gave nothing: `calls 5/5, 5 missing`."""
+        planned = f"/{self.planned_calls}" if self.planned_calls else ""
+        missing = f", {self.calls_missing} missing" if self.calls_missing else ""
+        return f"calls {self.calls_done}{planned}{missing}"
+
+    @property
     def finished_phases(self) -> int:
         return sum(1 for p in self.phases() if p.finished)
 

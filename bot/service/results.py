@@ -1,5 +1,6 @@
-"""Reading a debate's result the same way on every surface: whether it is complete, how to print
-alpha so it cannot contradict its band, and judges' scores on the scale they were given in."""
+"""Reading a debate's result the same way on every surface: whether it is complete, its stored
+status in words, how to print alpha so it cannot contradict its band, and judges' scores on the
+scale they were given in."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from engine.presets import all_presets
 from engine.schemas.procon import RubricScores
 from engine.settings import EngineSettings, ThresholdSpec
 from engine.vocabulary import Band, ResultStatus
+from storage.records import DebateStatus
 
 NOT_AVAILABLE = "n/a"
 
@@ -20,6 +22,23 @@ def is_incomplete(result: DebateResult) -> bool:
     """True when anything is missing: a partial result must never look complete."""
     return (not result.complete or bool(result.missing)
             or result.status in (ResultStatus.FAILED, ResultStatus.TIMED_OUT))
+
+
+def missing_count(result: DebateResult | None) -> int:
+    """How many parts of a finished debate are missing (0 while it has no result)."""
+    return len(result.missing) if result is not None else 0
+
+
+def status_words(status: DebateStatus | str, result: DebateResult | None) -> str:
+    """The stored status as lists and summaries say it (`awaiting review`), with `incomplete`
+    added when the debate finished with parts missing (`completed, incomplete`): a partial
+    result must not pass for a whole one in a list either."""
+    status = DebateStatus(status)
+    words = status.value.replace("_", " ")
+    failed = status in (DebateStatus.FAILED, DebateStatus.TIMED_OUT)
+    if result is not None and is_incomplete(result) and not failed:
+        words += ", incomplete"
+    return words
 
 
 # --------------------------------------------------------------------------------------------

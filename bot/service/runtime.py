@@ -1,9 +1,13 @@
 """What a running process shares, built once from its settings: the database, the service and
-the workers it runs. The composition root (bot/main.py) adds the surfaces around it."""
+the workers it runs, and its health. The composition root (bot/main.py) adds the surfaces
+around it."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import socket
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,11 +19,31 @@ from bot.service.reviews import ReviewDesk, Reviewers
 from bot.service.settings import ServiceSettings
 from bot.service.worker import Worker
 from engine.settings import EngineSettings
+from storage import heartbeats
 from storage import metrics as metrics_repo
 from storage.db import Database
+from storage.errors import DATABASE_ERRORS
 from storage.settings import StorageSettings
 
 log = logging.getLogger("dialectic")
+
+WRITE_PROBE_TIMEOUT_S = 3.0  # a database that takes longer to commit one row is not healthy
+
+
+def process_name() -> str:
+    """This process as the heartbeats table names it."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(frozen=True, slots=True)
+class Health:
+    """Whether this process can do its work; `problems` say why not, one sentence each."""
+
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
 
 
 @dataclass
@@ -31,6 +55,7 @@ class Runtime:
     reviews: ReviewDesk
     workers: list[Worker] = field(default_factory=list)
     sign_in: IdentityProvider | None = None   # "Sign in with Slack", when Slack is configured
+    name: str = field(default_factory=process_name)
 
     @property
     def is_rehearsal(self) -> bool:
@@ -46,6 +71,30 @@ class Runtime:
 
     def worker_slots(self) -> int:
         return sum(w.concurrency for w in self.workers)
+
+    async def health(self) -> Health:
+        """Unhealthy while the database cannot be written (a committed heartbeat, not `SELECT
+        1`: a read-only file or a full disk still answers reads) or no worker can claim."""
+        problems: list[str] = []
+        unwritable = await self._write_problem()
+        if unwritable is not None:
+            problems.append(unwritable)
+        stuck = [p for w in self.workers if (p := w.problem()) is not None]
+        if self.workers and len(stuck) == len(self.workers):
+            problems += stuck
+        return Health(tuple(problems))
+
+    async def _write_problem(self) -> str | None:
+        try:
+            async with asyncio.timeout(WRITE_PROBE_TIMEOUT_S):
+                async with self.db.transaction() as session:
+                    await heartbeats.beat(session, owner=self.name, now=self.service.clock())
+        except TimeoutError:
+            return (f"the database {self.db.where} did not take a write within "
+                    f"{WRITE_PROBE_TIMEOUT_S:.0f} s")
+        except DATABASE_ERRORS as exc:
+            return str(exc) or type(exc).__name__
+        return None
 
     async def metrics(self) -> dict[str, Any]:
         day = self.service.clock().date()

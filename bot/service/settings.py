@@ -16,8 +16,9 @@ class ServiceSettings(BaseModel):
     # --- money ---
     daily_budget_usd: float = Field(default=10.0, ge=0)
     budget_alert_fraction: float = Field(default=0.8, gt=0, le=1)
-    # How far past its reservation a running debate may spend, as a fraction of it, taken
-    # from the day's free budget; past that (or with the day full) it stops, incomplete.
+    # How far past its reservation a running debate may spend, as a fraction of it (or of its
+    # plan's uncalibrated cost, when history made the reservation smaller), taken from the
+    # day's free budget; past that (or with the day full) it stops, incomplete.
     budget_margin_fraction: float = Field(default=0.25, ge=0, le=10)
 
     # --- caches ---

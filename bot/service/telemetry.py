@@ -4,7 +4,7 @@ serves them at `/metrics`; worker-only processes on `DIALECTIC_METRICS_PORT` if 
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from engine.domain import Event, EventKind
 from storage.records import DebateRecord, Review
@@ -22,6 +22,8 @@ TOKENS = Counter("dialectic_llm_tokens_total", "Tokens reported by the provider"
                  registry=REGISTRY)
 DURATION = Histogram("dialectic_debate_duration_seconds", "Wall time of finished debates",
                      buckets=(1, 5, 15, 30, 60, 120, 300, 600), registry=REGISTRY)
+STREAMS = Gauge("dialectic_event_streams_open", "Server-Sent Event streams being served",
+                registry=REGISTRY)
 _OUTCOMES = {EventKind.STEP_FINISHED: "ok", EventKind.STEP_REUSED: "reused",
              EventKind.STEP_DEGRADED: "degraded", EventKind.STEP_FILTERED: "filtered"}
 

@@ -3,6 +3,13 @@
 A debate whose worker died is reclaimed once its lease expires and resumes from its checkpointed
 steps. On shutdown a worker stops claiming, gives running debates `grace` seconds, then cancels
 them and releases their leases so another worker picks them up at once.
+
+The database may go away under a running worker (a restart, a failover, a full disk). Nothing
+of the worker dies with it: claiming is retried with a capped, jittered backoff until the
+database answers again, a lease that cannot be renewed is tried again at the next renewal, and
+a debate whose step could not be saved stops and is reclaimed from its checkpoints. While
+claiming fails, `problem()` says so (the health check reports it). Any other error ends `run`;
+the process then exits non-zero (bot/main.py) so its supervisor starts a clean one.
 """
 
 from __future__ import annotations
@@ -11,18 +18,35 @@ import asyncio
 import contextlib
 import logging
 import os
+import random
 import socket
 import uuid
+from datetime import datetime
 
 from bot.service.debates import DebateService
+from engine.errors import DialecticError
 from storage import queue
+from storage.errors import DATABASE_ERRORS
 from storage.records import DebateRecord
 
 log = logging.getLogger("dialectic.worker")
 
+RETRY_CAP_S = 10.0        # the longest wait between claims while the database is away
+STILL_FAILING_EVERY = 20  # failed claims between two "still cannot claim" log lines
+
+
+class WorkerStopped(DialecticError):
+    """A worker's claim loop ended on an error it could not retry: the process should exit
+    (non-zero) so that its supervisor starts a fresh one."""
+
 
 def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def retry_delay(failures: int, *, first: float, rng: random.Random) -> float:
+    """Seconds before claim attempt `failures + 1`: doubling from `first`, capped, jittered."""
+    return min(first * 2.0 ** (failures - 1), RETRY_CAP_S) * rng.uniform(0.5, 1.0)
 
 
 class Worker:
@@ -35,20 +59,63 @@ class Worker:
         self.grace = grace
         self.running: dict[str, asyncio.Task[None]] = {}
         self.wakeup = asyncio.Event()
+        self.alive = False
+        self.failing: tuple[datetime, str] | None = None  # since when claiming fails, and why
+        self._rng = random.Random()
 
     def notify(self) -> None:
         """Something was queued: look now instead of waiting for the next poll."""
         self.wakeup.set()
 
+    def problem(self) -> str | None:
+        """Why this worker cannot take debates right now, or None when it can."""
+        if not self.alive:
+            return f"worker {self.worker_id} is not running"
+        if self.failing is not None:
+            since, reason = self.failing
+            return (f"worker {self.worker_id} cannot claim debates since "
+                    f"{since:%H:%M:%S} UTC: {reason}")
+        return None
+
     async def run(self, stop: asyncio.Event) -> None:
         log.info("worker %s started (%d slots)", self.worker_id, self.concurrency)
+        self.alive = True
+        failures = 0
         try:
             while not stop.is_set():
-                claimed = await self._fill_slots()
+                try:
+                    claimed = await self._fill_slots()
+                except DATABASE_ERRORS as exc:
+                    failures += 1
+                    self._claim_failed(exc, failures)
+                    await self._wait(stop, retry_delay(failures, first=self.settings.poll_interval,
+                                                       rng=self._rng))
+                    continue
+                if failures:
+                    self._claim_recovered(failures)
+                    failures = 0
                 if not claimed:
                     await self._idle(stop)
         finally:
+            self.alive = False
             await self._shutdown()
+
+    def _claim_failed(self, exc: BaseException, failures: int) -> None:
+        reason = str(exc) or type(exc).__name__
+        if self.failing is None:
+            self.failing = (self.service.clock(), reason)
+            log.warning("worker %s cannot claim debates: %s; retrying with backoff",
+                        self.worker_id, reason)
+        elif failures % STILL_FAILING_EVERY == 0:
+            log.warning("worker %s still cannot claim debates after %d attempts: %s",
+                        self.worker_id, failures, reason)
+
+    def _claim_recovered(self, failures: int) -> None:
+        since = self.failing[0] if self.failing else self.service.clock()
+        seconds = (self.service.clock() - since).total_seconds()
+        log.info("worker %s claims debates again (after %d failed attempts, %.0f s)",
+                 self.worker_id, failures, seconds)
+        self.failing = None
 
     async def _fill_slots(self) -> bool:
         claimed = False
@@ -66,6 +133,16 @@ class Worker:
         async with self.service.db.transaction() as session:
             return await queue.claim(session, worker_id=self.worker_id,
                                      lease_seconds=self.settings.lease_seconds, now=now)
+
+    async def _wait(self, stop: asyncio.Event, seconds: float) -> None:
+        """Up to `seconds`, or until asked to stop or told something was queued."""
+        self.wakeup.clear()
+        waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.wakeup.wait())]
+        try:
+            await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waiters:
+                w.cancel()
 
     async def _idle(self, stop: asyncio.Event) -> None:
         self.wakeup.clear()
@@ -87,6 +164,9 @@ class Worker:
             log.warning("debate %s interrupted on %s; it will resume elsewhere", record.id,
                         self.worker_id)
             raise
+        except DATABASE_ERRORS as exc:  # its saved steps are kept; the lease runs out
+            log.warning("debate %s stopped on %s: %s; it resumes from its saved steps once its "
+                        "lease runs out", record.id, self.worker_id, exc)
         except Exception:  # the debate stays leased and is reclaimed and resumed after expiry
             log.exception("debate %s crashed on %s", record.id, self.worker_id)
         finally:
@@ -100,9 +180,14 @@ class Worker:
         while True:
             await asyncio.sleep(every)
             now = self.service.clock()
-            async with self.service.db.transaction() as session:
-                held = await queue.renew(session, debate_id=debate_id, worker_id=self.worker_id,
-                                         lease_seconds=self.settings.lease_seconds, now=now)
+            try:
+                async with self.service.db.transaction() as session:
+                    held = await queue.renew(session, debate_id=debate_id,
+                                             worker_id=self.worker_id,
+                                             lease_seconds=self.settings.lease_seconds, now=now)
+            except DATABASE_ERRORS as exc:  # nobody else can claim it while this fails either
+                log.warning("could not renew the lease on %s (%s); trying again", debate_id, exc)
+                continue
             if not held and work is not None:
                 log.warning("lost the lease on %s; stopping my copy", debate_id)
                 work.cancel()
@@ -118,6 +203,14 @@ class Worker:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
         for debate_id in [t.get_name().removeprefix("debate-") for t in pending]:
+            await self._release(debate_id)
+
+    async def _release(self, debate_id: str) -> None:
+        try:
             async with self.service.db.transaction() as session:
                 await queue.release(session, debate_id=debate_id, worker_id=self.worker_id)
-            log.info("released %s for another worker", debate_id)
+        except DATABASE_ERRORS as exc:
+            log.warning("could not release %s (%s); another worker takes it once its lease runs "
+                        "out", debate_id, exc)
+            return
+        log.info("released %s for another worker", debate_id)

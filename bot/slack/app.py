@@ -14,10 +14,12 @@ from typing import Any
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.slack.client import WebClient
 from bot.slack.context import SlackContext
 from bot.slack.listeners import actions, commands, events, home, shortcuts
 from bot.slack.settings import SlackSettings
@@ -31,19 +33,36 @@ Cleanup = Callable[[web.Application], AsyncIterator[None]]
 
 
 def make_client(settings: SlackSettings) -> AsyncWebClient:
-    """The Web API client: configurable base URL (tests use a fake), 429s retried."""
+    """The Web API client: configurable base URL (tests use a fake), 429s retried, a reply
+    that is not Slack's JSON an error like any other (bot/slack/client.py)."""
     if settings.slack_bot_token is None:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set")
-    client = AsyncWebClient(token=settings.slack_bot_token.get_secret_value(),
-                            base_url=settings.slack_api_url)
+    client = WebClient(token=settings.slack_bot_token.get_secret_value(),
+                       base_url=settings.slack_api_url)
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     return client
+
+
+class _TokenFromClient(logging.Filter):
+    """Bolt reads SLACK_BOT_TOKEN from the environment itself and, given a client as well, warns
+    on every start that the token "will be unused". Our client is built from that very token
+    (settings read the same variable), so the warning is always true and never actionable."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+
+
+def _bolt_logger() -> logging.Logger:
+    logger = logging.getLogger("dialectic.bolt")
+    if not any(isinstance(f, _TokenFromClient) for f in logger.filters):
+        logger.addFilter(_TokenFromClient())
+    return logger
 
 
 def build_bolt_app(ctx: SlackContext) -> AsyncApp:
     """The Bolt app with every listener registered and repeated event deliveries dropped."""
     secret = ctx.settings.slack_signing_secret
-    app = AsyncApp(client=ctx.client, name="dialectic", logger=logging.getLogger("dialectic.bolt"),
+    app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
                    signing_secret=secret.get_secret_value() if secret is not None else "",
                    request_verification_enabled=secret is not None)
 

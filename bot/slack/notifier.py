@@ -17,13 +17,12 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from aiohttp import ClientError
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import progress_for
 from bot.service.results import routed_by
 from bot.service.runtime import Runtime
+from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
 from bot.slack.views import debate as views
@@ -39,15 +38,7 @@ from storage.records import DebateRecord, Review
 log = logging.getLogger("dialectic.slack")
 
 T = TypeVar("T")
-SLACK_ERRORS = (SlackApiError, ClientError, TimeoutError)
 SETTLE_TIMEOUT = 30.0
-
-
-def slack_error(exc: BaseException) -> str:
-    """A short, secret-free description of a Slack call's failure."""
-    if isinstance(exc, SlackApiError):
-        return str(exc.response.get("error") or "error")
-    return type(exc).__name__
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,8 +202,8 @@ class SlackNotifier:
             reply = await self.client.chat_getPermalink(channel=thread.channel_id,
                                                         message_ts=thread.ts)
         except SLACK_ERRORS as exc:
-            log.info("no permalink for %s/%s: %s", thread.channel_id, thread.ts,
-                     slack_error(exc))
+            log.info("no permalink for %s/%s (%s): the review request goes without it",
+                     thread.channel_id, thread.ts, slack_error(exc))
             return None
         return str(reply.get("permalink") or "") or None
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from slack_sdk.errors import SlackApiError
 
 from bot.service.debates import Submission
+from bot.slack.client import error_code
 from bot.slack.context import SlackContext
 from bot.slack.notifier import Thread
 from bot.slack.views import notices
@@ -85,7 +86,7 @@ async def open_debate(ctx: SlackContext, request: DebateRequest, place: Place) -
     try:
         ts = await ctx.notifier.post(place.channel_id, first, thread_ts=place.thread_ts)
     except SlackApiError as exc:
-        error = str(exc.response.get("error") or "")
+        error = error_code(exc)
         if error in NOT_IN_CHANNEL:
             raise NotInChannel(place.channel_id, error) from exc
         raise

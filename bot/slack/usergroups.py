@@ -10,9 +10,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from aiohttp import ClientError
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.client import SLACK_ERRORS, slack_error
 
 log = logging.getLogger("dialectic.slack.usergroups")
 
@@ -35,19 +35,13 @@ class SlackUserGroups:
             return cached[1]
         try:
             reply = await self.client.usergroups_users_list(usergroup=group)
-        except (SlackApiError, ClientError, TimeoutError) as exc:
-            log.warning("could not list user group %s (%s); using %s", group, _why(exc),
+        except SLACK_ERRORS as exc:
+            log.warning("could not list user group %s (%s); using %s", group, slack_error(exc),
                         "the last known members" if cached else "no members")
             return cached[1] if cached else frozenset()
         members = frozenset(str(u) for u in reply.get("users") or [])
         self._members[group] = (self.clock() + self.ttl, members)
         return members
-
-
-def _why(exc: BaseException) -> str:
-    if isinstance(exc, SlackApiError):
-        return str(exc.response.get("error", "error"))
-    return type(exc).__name__
 
 
 __all__ = ["DEFAULT_TTL", "SlackUserGroups"]

@@ -5,6 +5,7 @@ It is a real HTTP server (aiohttp, port 0 by default), so the real `openai` clie
     async with FakeOpenAI(latency=0.2) as fake:
         fake.script("Should we", {"stance": "pro", ...})      # scripted reply for a prompt
         fake.fail("judge", 429, headers={"Retry-After": "2"})  # one rate limit, then normal
+        fake.fail(lambda body: rng.random() < 0.05, 500, times=None)   # 5 % of all requests
         settings = EngineSettings(openai_api_key="k", openai_base_url=fake.base_url)
 
 Replies are generated from the request's JSON schema (or a schema quoted in the system prompt)
@@ -90,6 +91,7 @@ class RecordedRequest:
     step: str  # X-Dialectic-Step or X-Dialectic-Role header, "" when absent
     authorized: bool  # whether an Authorization header was sent (its value is never kept)
     path: str
+    role: str = ""  # X-Dialectic-Role header
     outcome: str = "pending"
     usage: dict[str, int] | None = None
     obeyed: list[str] = field(default_factory=list)  # orders followed in obedient mode
@@ -292,7 +294,8 @@ class FakeOpenAI:
     async def start(self) -> str:
         """Start serving; returns the base URL, e.g. "http://127.0.0.1:PORT/v1"."""
         app = web.Application()
-        for prefix in ("/v1", ""):
+        # `/{client}/v1`: one fake told apart by several clients (`RecordedRequest.path`)
+        for prefix in ("/v1", "", "/{client}/v1"):
             app.router.add_post(f"{prefix}/chat/completions", self._handle)
             app.router.add_get(f"{prefix}/models", self._models)
         app.router.add_get("/_fake/arrivals", self._arrivals)
@@ -335,7 +338,7 @@ class FakeOpenAI:
         match: Matcher,
         status: int,
         *,
-        times: int = 1,
+        times: int | None = 1,
         headers: dict[str, str] | None = None,
         body: Body | None = None,
     ) -> None:
@@ -348,7 +351,7 @@ class FakeOpenAI:
         """Close the connection without answering."""
         self._faults.append(_Rule(match, "reset", times))
 
-    def hang(self, match: Matcher, seconds: float, times: int = 1) -> None:
+    def hang(self, match: Matcher, seconds: float, times: int | None = 1) -> None:
         """Wait `seconds` before answering (as normal, or with a fault that also matches)."""
         self._hangs.append(_Rule(match, "hang", times, seconds=seconds))
 
@@ -356,7 +359,8 @@ class FakeOpenAI:
         """Answer 200 with finish_reason "content_filter" and no content."""
         self._faults.append(_Rule(match, "content_filter", times))
 
-    def invalid_json(self, match: Matcher, times: int = 1, *, content: str | None = None) -> None:
+    def invalid_json(self, match: Matcher, times: int | None = 1, *,
+                     content: str | None = None) -> None:
         """Answer 200 with content that is not valid for the schema (prose, unless given)."""
         self._faults.append(
             _Rule(match, "invalid_json", times, reply=content or DEFAULT_INVALID_CONTENT)
@@ -408,6 +412,7 @@ class FakeOpenAI:
             step=headers.get("X-Dialectic-Step") or headers.get("X-Dialectic-Role") or "",
             authorized=bool(headers.get("Authorization")),
             path=request.path,
+            role=headers.get("X-Dialectic-Role") or "",
         )
         self.requests.append(record)
         self.in_flight += 1
@@ -430,6 +435,9 @@ class FakeOpenAI:
             record.outcome = "hung"  # stays so if the client gives up and the server stops
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closing.wait(), hang.seconds)
+            transport = request.transport
+            if transport is None or transport.is_closing():  # the client gave up: no reply
+                return web.Response(status=499)
         fault = _first(self._faults, body)
         if fault is not None and fault.kind == "fail":
             record.outcome = f"fail {fault.status}"

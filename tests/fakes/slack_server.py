@@ -5,6 +5,7 @@
         slack.not_in_channel("C999")                 # chat.postMessage there fails
         slack.rate_limit("chat.update", times=1)     # one HTTP 429 with Retry-After
         slack.fail("views.open", "expired_trigger_id")
+        slack.not_json("chat.getPermalink", 502)   # a proxy's HTML error page instead
         await client.chat_postMessage(channel="C1", text="hi")
         assert slack.messages("C1")[0]["text"] == "hi"
 
@@ -70,6 +71,18 @@ class _Fault:
     remaining: int
     error: str = ""
     retry_after: int = 0
+    status: int = 200
+    content_type: str = ""
+    body: str = ""
+
+
+# What stands between a client and Slack answers with these when it fails (see `not_json`).
+PROXY_PAGES = {
+    "text/html": "<html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad "
+                 "Gateway</h1></center><hr><center>nginx</center></body></html>",
+    "text/plain": "upstream connect error or disconnect/reset before headers",
+    "application/json": "<html><body>Service Unavailable</body></html>",  # a lying proxy
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,6 +184,7 @@ class FakeSlack:
         self._usergroups: dict[str, list[str]] = {}
         self._rate_limits: dict[str, list[_Fault]] = {}
         self._failures: dict[str, list[_Fault]] = {}
+        self._not_json: dict[str, list[_Fault]] = {}
         self._response_uses: dict[str, int] = {}
         self._ts = itertools.count()
         self._view_ids = itertools.count(1)
@@ -272,6 +286,15 @@ class FakeSlack:
         """The next `times` calls to `method` reply {"ok": false, "error": error}."""
         self._failures.setdefault(method, []).append(_Fault(remaining=times, error=error))
 
+    def not_json(self, method: str, status: int = 502, *, content_type: str = "text/html",
+                 body: str | None = None, times: int = 1) -> None:
+        """The next `times` calls to `method` get what a proxy or load balancer sends when it
+        fails: HTTP `status` with a body that is not Slack's JSON (an HTML error page, plain
+        text, or HTML labelled application/json; `PROXY_PAGES` unless `body` is given)."""
+        page = PROXY_PAGES.get(content_type, "") if body is None else body
+        self._not_json.setdefault(method, []).append(_Fault(
+            remaining=times, status=status, content_type=content_type, body=page))
+
     def response_url(self, token: str) -> str:
         """A response_url on this server; what is POSTed there lands in `responses`."""
         if not self.base_url:
@@ -340,6 +363,12 @@ class FakeSlack:
         method = request.match_info["method"]
         args = decode_args(await _read_args(request))
         args.pop("token", None)  # never recorded
+        page = _take(self._not_json, method)
+        if page is not None:
+            await self._record(Call(method, args, time.time(), page.status,
+                                    {"not_json": page.body}))
+            return web.Response(status=page.status, body=page.body.encode(),
+                                headers={"Content-Type": page.content_type})
         status, reply, headers = self._dispatch(method, args, request.headers.get(
             "Authorization", ""))
         await self._record(Call(method, args, time.time(), status, reply))

@@ -127,8 +127,7 @@ def status(record: DebateRecord, progress: Progress, *, rehearsal: bool,
     phase = "done" if final and record.status is not DebateStatus.QUEUED else progress.current
     emoji, word = STATUS_WORDS.get(state, ("⏳", escape(str(state))))
     bar = _bar(progress)
-    calls = (f" · calls {progress.calls_done}/{progress.planned_calls}"
-             if progress.planned_calls else "")
+    calls = f" · {progress.calls_text()}" if progress.planned_calls else ""
     lines = [f"{emoji} *{word}*  {bar}",
              f"Phase: *{escape(phase) or '—'}*{calls} · Cost so far: {usd(cost)}"]
     if state in (DebateStatus.FAILED, DebateStatus.TIMED_OUT) and record.error:
