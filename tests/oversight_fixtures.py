@@ -12,15 +12,19 @@ from datetime import datetime, timedelta
 from bot.service.debates import DebateService
 from bot.service.reviews import ReviewDesk
 from engine.domain import ConsensusSummary, DebateRequest, DebateResult
-from engine.panel_records import PanelRecord, ReviewLabel
+from engine.panel_records import JudgeVerdict, PanelRecord, ReviewLabel
+from engine.routing_audit import spot_check
 from engine.settings import ThresholdSpec
-from engine.verdicts import band_for
-from engine.vocabulary import Mode, ResultStatus, Routing, Side
-from storage import debates
+from engine.verdicts import band_for, route
+from engine.vocabulary import ROUTED_TO_HUMANS, Mode, ResultStatus, Routing, Side
+from storage import debates, panels, reviews
+from storage.db import Database
 from storage.records import DebateRecord, DebateStatus, Origin, ReviewStatus
+from tests.audit_fixtures import START
+from tests.storage_fixtures import make_record
 
-__all__ = ["DECISIONS", "REVIEWER", "Clock", "add_running", "ending_now", "judged_result",
-           "settle_history"]
+__all__ = ["DECISIONS", "GOLDEN", "REVIEWER", "Clock", "add_running", "decided_history",
+           "ending_now", "judged_result", "panel_of_two", "settle_history", "upheld_share"]
 
 REVIEWER = "U0REVIEWER"
 DECISIONS: dict[ReviewLabel, ReviewStatus] = {"approved": ReviewStatus.APPROVED,
@@ -102,3 +106,54 @@ def ending_now(history: Sequence[PanelRecord], now: datetime) -> list[PanelRecor
     """The history moved so its last debate finished an hour before `now`."""
     shift = now - timedelta(hours=1) - history[-1].finished_at
     return [replace(p, finished_at=p.finished_at + shift) for p in history]
+
+
+def panel_of_two(debate_id: str, index: int, *, review: ReviewLabel | None = None,
+                 start: datetime = START) -> PanelRecord:
+    """A plain two-judge panel that named "pro", `index` hours after `start`."""
+    verdicts = tuple(JudgeVerdict(judge=name, model="gpt-4o-mini", shown_first=first,
+                                  winner="pro", scores={"pro": 7.0, "con": 5.0})
+                     for name, first in (("technical", "pro"), ("general", "con")))
+    return PanelRecord(debate_id=debate_id, finished_at=start + timedelta(hours=index),
+                       lengths={"pro": 1000, "con": 900}, verdicts=verdicts,
+                       panel_winner="pro", review=review, preset="decision")
+
+
+#: The golden ratio's fraction: i * GOLDEN mod 1 spreads evenly over [0, 1) (a low-discrepancy
+#: sequence), so synthetic shares hold closely in a few hundred draws.
+GOLDEN = (5 ** 0.5 - 1) / 2
+
+
+def upheld_share(alpha: float) -> float:
+    """How often reviewers uphold a result: 99 % from alpha 0.72, 70 % from 0.45, 20 % below.
+    Published from c, the upheld share is 95 % at c = 0.6752 (alpha uniform on [0.2, 1])."""
+    return 0.99 if alpha >= 0.72 else 0.7 if alpha >= 0.45 else 0.2
+
+
+async def decided_history(db: Database, *, results: int, fraction: float,
+                          start: datetime = START) -> datetime:
+    """Results routed by the preset's thresholds, alphas spread evenly over [0.2, 1], a minute
+    apart from `start`; every routed and spot-checked one decided, upheld at `upheld_share`.
+    Written through the repositories; returns a moment just after the last."""
+    for first in range(0, results, 100):
+        async with db.transaction() as session:
+            for i in range(first, min(first + 100, results)):
+                debate_id, alpha = f"h-{i:05d}", 0.2 + 0.8 * ((i * 0.7548776662) % 1.0)
+                at = start + timedelta(minutes=i)
+                routing = route(alpha, False, ThresholdSpec())
+                routed = routing in ROUTED_TO_HUMANS
+                spot = not routed and spot_check(debate_id, fraction)
+                result = judged_result(panel_of_two(debate_id, 0), alpha=alpha, routing=routing)
+                await debates.create(session, topic_key=debate_id, record=make_record(
+                    id=debate_id, preset="decision", created_at=at))
+                await panels.record(session, result=result, finished_at=at, spot_check=spot,
+                                    fraction=fraction)
+                if spot or routed:
+                    review = await reviews.create(session, debate_id=debate_id, reason="t",
+                                                  spot_check=spot, now=at)
+                    upheld = (i * GOLDEN) % 1.0 < upheld_share(alpha)
+                    await reviews.decide(session, review_id=review.id, by=REVIEWER,
+                                         status=ReviewStatus.APPROVED if upheld
+                                         else ReviewStatus.ESCALATED,
+                                         now=at + timedelta(seconds=1))
+    return start + timedelta(minutes=results + 1)

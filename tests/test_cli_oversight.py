@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from pathlib import Path
 
 from engine.domain import utcnow
@@ -13,7 +14,13 @@ from storage import audit
 from storage.db import Database
 from tests.audit_fixtures import SyntheticJudge, history
 from tests.cli_fixtures import Cli, clean_env, cli
-from tests.oversight_fixtures import REVIEWER, Clock, ending_now, settle_history
+from tests.oversight_fixtures import (
+    REVIEWER,
+    Clock,
+    decided_history,
+    ending_now,
+    settle_history,
+)
 from tests.service_fixtures import rehearsal_settings, runtime
 
 __all__ = ["clean_env", "cli"]  # fixtures
@@ -92,3 +99,37 @@ async def test_suggest_applies_nothing_and_apply_is_audited(cli: Cli, tmp_path: 
     assert [(e.actor, e.data["note"]) for e in applied] == [("ops", "trial"), ("ops", "")]
     assert applied[0].data["evidence"]["source"] == "operator"
     assert "published_upheld" in applied[0].data["evidence"]["evaluation"]
+
+
+async def test_applying_the_suggestion_puts_it_in_force_with_its_evidence(
+        cli: Cli, tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/suggested.db"
+    db = Database(url)
+    await db.upgrade()
+    await decided_history(db, results=600, fraction=1.0,
+                          start=utcnow() - timedelta(days=2))
+    await db.dispose()
+    env = {"DATABASE_URL": url}
+    target = ["--target", "0.95", "--tentative-target", "0.95", "--criterion", "point"]
+    done = await asyncio.to_thread(cli, "thresholds", "suggest", "--preset", "decision",
+                                   *target, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "Suggested: high 0.68 · tentative 0.68 · escalate 0.45" in done.stdout
+    done = await asyncio.to_thread(cli, "thresholds", "suggest", "--preset", "decision",
+                                   *target, "--json", env=env)
+    data = json.loads(done.stdout)
+    assert data["suggestion"]["status"] == "ok" and data["in_force"]["source"] == "preset"
+    done = await asyncio.to_thread(cli, "thresholds", "apply", "--preset", "decision",
+                                   "--suggested", *target, "--as", "ops",
+                                   "--reason", "measured over 600 results", env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "applied to preset decision by ops: high 0.68 · tentative 0.68" in done.stdout
+    db = Database(url)
+    async with db.transaction(readonly=True) as session:
+        [applied] = [e for e in await audit.events(session, None)
+                     if e.kind == "thresholds_applied"]
+    await db.dispose()
+    evidence = applied.data["evidence"]
+    assert evidence["source"] == "suggestion" and evidence["labelled"] > 300
+    assert evidence["suggested"]["published_upheld"]["estimate"] >= 0.95
+    assert applied.data["thresholds"]["tentative"] == 0.68

@@ -20,7 +20,6 @@ from engine.protocols.judging import judge_order
 from engine.routing_audit import spot_check
 from engine.settings import ThresholdSpec
 from engine.thresholds import SuggestionPolicy
-from engine.verdicts import route
 from engine.vocabulary import Routing
 from storage import audit, debates, panels, reviews
 from storage.db import Database
@@ -29,14 +28,16 @@ from tests.audit_fixtures import START, SyntheticJudge, history
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
 from tests.oversight_fixtures import (
+    GOLDEN,
     REVIEWER,
     Clock,
     add_running,
+    decided_history,
     judged_result,
+    panel_of_two,
     settle_history,
 )
 from tests.service_fixtures import rehearsal_settings, running_worker, runtime, wait_done
-from tests.storage_fixtures import make_record
 
 MIXED = [SyntheticJudge(name="fair-a"), SyntheticJudge(name="first", habit="first"),
          SyntheticJudge(name="verbose", habit="verbose"),
@@ -94,15 +95,6 @@ async def test_stored_panels_are_the_settled_ones_with_their_labels(db: Database
                                        Routing.AUTO_APPROVE)
 
 
-def _panel(debate_id: str, index: int, *, review: ReviewLabel | None = None) -> PanelRecord:
-    verdicts = tuple(JudgeVerdict(judge=name, model="gpt-4o-mini", shown_first=first,
-                                  winner="pro", scores={"pro": 7.0, "con": 5.0})
-                     for name, first in (("technical", "pro"), ("general", "con")))
-    return PanelRecord(debate_id=debate_id, finished_at=START + timedelta(hours=index),
-                       lengths={"pro": 1000, "con": 900}, verdicts=verdicts,
-                       panel_winner="pro", review=review, preset="decision")
-
-
 @pytest.mark.parametrize(("decision", "about", "label"), [
     (ReviewStatus.APPROVED, None, "approved"),
     (ReviewStatus.ESCALATED, None, "escalated"),
@@ -115,7 +107,7 @@ async def test_a_decision_is_a_label_unless_it_is_about_the_run(
         label: ReviewLabel | None) -> None:
     clock = Clock(START)
     rt = _runtime(db, clock)
-    result = judged_result(_panel("d1", 0), alpha=0.6, routing=Routing.HUMAN_REVIEW)
+    result = judged_result(panel_of_two("d1", 0), alpha=0.6, routing=Routing.HUMAN_REVIEW)
     await add_running(rt.service, "d1", "decision", START)
     await rt.service.finish("d1", result, actor="w")
     review = await rt.reviews.for_debate("d1")
@@ -136,7 +128,7 @@ async def test_sending_back_an_incomplete_result_is_about_the_run_by_default(
         db: Database) -> None:
     clock = Clock(START)
     rt = _runtime(db, clock)
-    result = judged_result(_panel("d2", 0), alpha=0.9, routing=Routing.HUMAN_REVIEW,
+    result = judged_result(panel_of_two("d2", 0), alpha=0.9, routing=Routing.HUMAN_REVIEW,
                            complete=False)
     await add_running(rt.service, "d2", "decision", START)
     await rt.service.finish("d2", result, actor="w")
@@ -159,7 +151,7 @@ async def test_the_spot_check_rate_holds_within_its_binomial_interval(db: Databa
         clock.now = START + timedelta(minutes=i)
         routing = Routing.AUTO_APPROVE if i % 3 else Routing.TENTATIVE
         await add_running(rt.service, debate_id, "decision", clock.now)
-        await rt.service.finish(debate_id, judged_result(_panel(debate_id, i), alpha=0.85,
+        await rt.service.finish(debate_id, judged_result(panel_of_two(debate_id, i), alpha=0.85,
                                                          routing=routing), actor="w")
     async with db.transaction(readonly=True) as session:
         sampled = [r for r in await reviews.list_pending(session, limit=n) if r.spot_check]
@@ -185,48 +177,11 @@ async def test_the_spot_check_rate_holds_within_its_binomial_interval(db: Databa
     assert decision_routing.routing.pending == len(drawn) - 2
 
 
-GOLDEN = (5 ** 0.5 - 1) / 2
-
-
-def _upheld_share(alpha: float) -> float:
-    """How often reviewers uphold a result: 99 % from alpha 0.72, 70 % from 0.45, 20 % below.
-    Published from c, the upheld share is 95 % at c = 0.6752 (alpha uniform on [0.2, 1])."""
-    return 0.99 if alpha >= 0.72 else 0.7 if alpha >= 0.45 else 0.2
-
-
-async def _decided_history(rt: Runtime, clock: Clock, *, results: int, fraction: float) -> None:
-    """Results routed by the preset's thresholds, alphas spread evenly over [0.2, 1]; every
-    routed and spot-checked one decided, upheld at `_upheld_share` (a low-discrepancy sequence,
-    so the shares hold closely in a few hundred). Written through the repositories."""
-    for start in range(0, results, 100):
-        async with rt.service.db.transaction() as session:
-            for i in range(start, min(start + 100, results)):
-                debate_id, alpha = f"h-{i:05d}", 0.2 + 0.8 * ((i * 0.7548776662) % 1.0)
-                at = START + timedelta(minutes=i)
-                routing = route(alpha, False, ThresholdSpec())
-                routed = routing in (Routing.HUMAN_REVIEW, Routing.ESCALATE)
-                spot = not routed and spot_check(debate_id, fraction)
-                result = judged_result(_panel(debate_id, 0), alpha=alpha, routing=routing)
-                await debates.create(session, topic_key=debate_id, record=make_record(
-                    id=debate_id, preset="decision", created_at=at))
-                await panels.record(session, result=result, finished_at=at, spot_check=spot,
-                                    fraction=fraction)
-                if spot or routed:
-                    review = await reviews.create(session, debate_id=debate_id, reason="t",
-                                                  spot_check=spot, now=at)
-                    upheld = (i * GOLDEN) % 1.0 < _upheld_share(alpha)
-                    await reviews.decide(session, review_id=review.id, by=REVIEWER,
-                                         status=ReviewStatus.APPROVED if upheld
-                                         else ReviewStatus.ESCALATED,
-                                         now=at + timedelta(seconds=1))
-    clock.now = START + timedelta(minutes=results + 1)
-
-
 async def test_the_suggester_recovers_a_known_cut_off_from_stored_decisions(
         db: Database) -> None:
     clock = Clock(START)
     rt = _runtime(db, clock)
-    await _decided_history(rt, clock, results=600, fraction=1.0)
+    clock.now = await decided_history(rt.service.db, results=600, fraction=1.0)
     policy = SuggestionPolicy(target=0.95, tentative_target=0.95, criterion="point")
     found = await rt.service.oversight.suggest("decision", policy=policy, days=30)
     assert found.suggestion.status == "ok" and found.suggestion.suggested is not None
