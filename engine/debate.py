@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from engine.cost import breakdown, estimate
 from engine.domain import DebateRequest, DebateResult, Estimate, EventKind, Plan
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
+from engine.injection import Finding
 from engine.llm import LLMClient
+from engine.material import in_output
 from engine.options import check_models
 from engine.ports import (
     CheckpointStore,
@@ -29,7 +31,7 @@ from engine.prompts import PROMPT_VERSION
 from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
 from engine.runner import DebateContext, step_model
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
-from engine.vocabulary import Mode, ResultStatus, Routing, StepStatus
+from engine.vocabulary import ROUTED_TO_HUMANS, Mode, ResultStatus, Routing, StepStatus
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
 _HARD_STOP_MARGIN = 10.0
@@ -156,6 +158,7 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
     if exhausted is not None:  # said first, on every surface that lists what is missing
         missing.insert(0, exhausted.describe())
         error = error or exhausted.describe()
+    injection = findings(ctx, prepared)
     return DebateResult(
         id=ctx.debate_id, status=status, mode=prepared.protocol.mode,
         topic=prepared.request.topic, preset=prepared.preset.name,
@@ -166,18 +169,32 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
         cost=breakdown(records, reused=ctx.reused),
         elapsed_seconds=round(ctx.clock() - ctx.started, 3), rehearsal=ctx.rehearsal,
         complete=not missing, missing=missing, error=error, evidence=list(ctx.evidence),
-        routing=routing_for(outcome, complete=not missing),
+        routing=routing_for(outcome, complete=not missing, flagged=bool(injection)),
         versions={"prompts": PROMPT_VERSION, "models": ",".join(sorted(
             {r.model for r in records})), "rehearsal": str(ctx.rehearsal).lower()},
+        injection=injection,
     )
+
+
+def findings(ctx: DebateContext, prepared: Prepared) -> list[Finding]:
+    """Text addressed to the AI in the request and the evidence (found as they came), and in
+    the outputs later steps read. A final step's words (a judge's "Position B wins") are the
+    conclusion, not material for another model, and are not screened."""
+    for record in ctx.records.values():
+        if record.status is StepStatus.OK and record.key not in prepared.protocol.final_steps:
+            ctx.flag(in_output(record.output, source=record.key))
+    return ctx.findings
 
 
 _PUBLISHED = frozenset({Routing.AUTO_APPROVE, Routing.TENTATIVE})
 
 
-def routing_for(outcome: Outcome, *, complete: bool) -> Routing:
-    """Where the result goes: the panel's routing, made stricter by gaps and explicit flags."""
+def routing_for(outcome: Outcome, *, complete: bool, flagged: bool = False) -> Routing:
+    """Where the result goes: the panel's routing, made stricter by gaps and explicit flags. A
+    debate whose text addresses the AI goes to a human whatever its alpha."""
     routing = outcome.consensus.routing if outcome.consensus else Routing.NONE
+    if flagged and routing not in ROUTED_TO_HUMANS:
+        return Routing.HUMAN_REVIEW
     if outcome.needs_review and (routing in _PUBLISHED or routing is Routing.NONE):
         return Routing.HUMAN_REVIEW
     if not complete and routing in _PUBLISHED:

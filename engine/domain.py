@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from engine.injection import Finding
 from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome, legacy_outcome
 from engine.settings import ThresholdSpec
@@ -57,6 +58,9 @@ class DebateRequest(BaseModel):
     options: DebateOptions = Field(default_factory=DebateOptions)
     requested_by: str = "cli"
     no_cache: bool = False
+    # the secret the debate's spotlight boundary is derived from (engine.material.spotlight_for);
+    # set once at submit, kept by replays, so every prompt of the debate is rebuilt identically
+    spotlight_nonce: str = Field(default="", pattern=r"^(?:[0-9a-f]{32})?$")
 
     @classmethod
     def stored(cls, data: dict[str, Any]) -> DebateRequest:
@@ -276,6 +280,13 @@ class DebateResult(BaseModel):
     error: str = ""
     evidence: list[Evidence] = Field(default_factory=list)
     versions: dict[str, str] = Field(default_factory=dict)
+    # text addressed to the AI found in its untrusted material, its evidence or its models'
+    # outputs (engine.injection); any finding flags the debate and sends it to a human
+    injection: list[Finding] = Field(default_factory=list)
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.injection)
 
     @model_validator(mode="before")
     @classmethod

@@ -1,10 +1,10 @@
 """The offline rehearsal model: schema-valid, topic-aware content, deterministic, free, and labelled
 *rehearsal* in every output. `make run` works with no key; nobody mistakes it for a real debate.
 
-Values are generated from the JSON schema of the requested pydantic model, seeded by the prompt,
-so the same prompt always gets the same reply. Judges find which neutral label is the "for" side
-and score it from a topic-seeded base plus a judge-specific wobble, so panels mostly agree, as
-real ones do, without the figures being fixed.
+Values are generated from the JSON schema of the requested pydantic model, seeded by the prompt
+(its random spotlight boundary masked), so the same prompt always gets the same reply. Judges find
+which neutral label is the "for" side and score it from a topic-seeded base plus a judge-specific
+wobble, so panels mostly agree, as real ones do, without the figures being fixed.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ import re
 from typing import Any
 
 from engine.domain import Usage, sha256
-from engine.llm import CallSpec, Reply, T
+from engine.llm import CallSpec, Prompt, Reply, T
+from engine.material import QUESTION, TOPIC
+from engine.spotlight import regions
 from engine.vocabulary import Side
 
 MARK = "[rehearsal]"
@@ -35,7 +37,7 @@ class RehearsalModel:
     async def complete(self, spec: CallSpec[T]) -> Reply[T]:
         if self.latency:
             await asyncio.sleep(self.latency)
-        seed = int(sha256(spec.role + spec.prompt.system + spec.prompt.user)[:12], 16)
+        seed = int(sha256(spec.role + _without_boundaries(spec.prompt))[:12], 16)
         gen = _Generator(spec, random.Random(seed))
         schema = spec.schema.model_json_schema()
         value = spec.schema.model_validate(gen.value(schema, schema, ""))
@@ -54,8 +56,7 @@ class _Generator:
     def __init__(self, spec: CallSpec[Any], rng: random.Random) -> None:
         self.spec = spec
         self.rng = rng
-        topic = re.search(r"^(?:Proposition|Question): (.+)$", spec.prompt.user, re.M)
-        self.topic = (topic.group(1) if topic else "the question")[:80]
+        self.topic = _topic(spec.prompt.user)[:80]
         self.role = spec.role
         self.for_label = _for_label(spec.prompt.user)
         self.last_ref = ""
@@ -151,6 +152,21 @@ class _Generator:
         if path.endswith("conceded") or path.endswith("rebutted"):
             return self.rng.random() < 0.25
         return self.rng.random() < 0.6
+
+
+def _without_boundaries(prompt: Prompt) -> str:
+    """The prompt with its spotlight boundaries masked: the same debate asked again (a new
+    random boundary) gets the same rehearsal replies."""
+    text = prompt.system + prompt.user
+    for boundary in {r.boundary for r in regions(text)}:
+        text = text.replace(boundary, "<boundary>")
+    return text
+
+
+def _topic(user: str) -> str:
+    """The proposition or question, read from its spotlighted region (as text, datamarks gone)."""
+    found = next((r.text for r in regions(user) if r.label in (TOPIC, QUESTION)), "")
+    return " ".join(found.split()) or "the question"
 
 
 def _for_label(user: str) -> str | None:

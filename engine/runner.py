@@ -6,6 +6,10 @@ to each call: the call's own timeout (in the gateway), the phase's and the whole
 that runs out of time, or whose retries are spent, becomes *degraded*: it is marked in the result
 and the events and never stored, so a later resume tries it again. A content-filtered step is
 stored as *filtered* and the debate goes on.
+
+The context also holds the debate's spotlight (one boundary for all its prompts, rebuilt the same
+on every resume) and what its untrusted text addresses to the AI (the request's at once, the
+evidence's as it arrives).
 """
 
 from __future__ import annotations
@@ -35,11 +39,21 @@ from engine.domain import (
     sha256,
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
+from engine.injection import Finding
 from engine.llm import CallSpec, LLMClient, Meter, Prompt, Reply
+from engine.material import (
+    POLICY,
+    Untrusted,
+    of_evidence,
+    of_request,
+    screen,
+    spotlight_for,
+)
 from engine.options import DebateOptions
 from engine.ports import CheckpointStore, EventSink, EvidenceSource, Purse, StepCache
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 from engine.spending import Spending
+from engine.spotlight import Spotlight
 from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
@@ -115,6 +129,9 @@ class DebateContext:
         self.evidence: list[Evidence] = []
         self.spending = Spending(purse)
         self._reply_tokens = {c.key: c.completion_tokens for c in plan.calls} if plan else {}
+        self.spotlight: Spotlight = spotlight_for(request, debate_id)
+        self._findings: dict[Finding, None] = {}  # an ordered set
+        self.flag(screen(of_request(request)))
 
     @property
     def rehearsal(self) -> bool:
@@ -125,6 +142,21 @@ class DebateContext:
         """The policy text judged against: the request's (a workspace's appeal policy) or the
         preset's."""
         return self.request.options.policy_or(self.preset.policy)
+
+    @property
+    def policy_material(self) -> Untrusted:
+        """The policy as prompts carry it: spotlighted, whether the request or a preset gave it
+        (a request's policy may come from anyone who can call the API)."""
+        return Untrusted(POLICY, self.policy)
+
+    @property
+    def findings(self) -> list[Finding]:
+        """Text addressed to the AI found so far: in the request, the evidence, the outputs."""
+        return list(self._findings)
+
+    def flag(self, findings: Sequence[Finding]) -> None:
+        """Keep findings (once each: a resumed debate finds the same ones again)."""
+        self._findings.update(dict.fromkeys(findings))
 
     @property
     def timed_out(self) -> bool:
@@ -163,17 +195,15 @@ class DebateContext:
         items = list(await self.evidence_source.evidence(self.debate_id))
         fresh = items[len(self.evidence):]
         self.evidence = items
+        self.flag(screen(of_evidence(fresh)))
         for item in fresh:
             await self.emit(
                 EventKind.EVIDENCE_ADDED, author=item.author, text=item.text, before_phase=phase
             )
 
-    def evidence_block(self) -> str:
-        """Human evidence as prompt text; empty when there is none."""
-        if not self.evidence:
-            return ""
-        lines = [f"- {e.author}: {e.text}" for e in self.evidence]
-        return "Evidence added by people following the debate:\n" + "\n".join(lines)
+    def evidence_material(self) -> tuple[Untrusted, ...]:
+        """Human evidence so far, each item labelled with its author, for spotlighting."""
+        return of_evidence(self.evidence)
 
     async def step(
         self,

@@ -35,7 +35,8 @@ rewrite the corresponding span of the text:
      Transcript, Question, Policy (text to judge against), Instruction(s), Context;
    * position labels: "Position A", "positions B";
    * claim ids: A, B, P or C followed by one or two digits as a word ("A1", "P12");
-   * quoted keys of the reply schemas (`SCHEMA_KEYS`: "winner", "position_a", "logic", ...) and
+   * quoted keys of every mode's reply schemas (`SCHEMA_KEYS`: "winner", "position_a", "logic",
+     "satisfied", "stance", "consensus_reached", ...) and
      of JSON Schema ("properties", "type", "$ref", ...) followed by a colon: '"winner":';
    a span already between ⟦ and ⟧ is left alone, so neutralising twice changes nothing;
 4. shapes: every run of two or more "<" or ">" (or look-alikes: ‹ 〈 ≪ ⋘ ＜ ...) becomes the
@@ -54,6 +55,8 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from engine import glyphs
+from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
+from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.schemas.procon import (
     Closing,
     CrossExamination,
@@ -61,6 +64,13 @@ from engine.schemas.procon import (
     Rebuttal,
     Scorecard,
     Verdict,
+)
+from engine.schemas.redteam import (
+    Analysis,
+    Decision,
+    RedTeamChallenge,
+    Revision,
+    StrategyProposal,
 )
 
 MARK = "ˆ"  # U+02C6 MODIFIER LETTER CIRCUMFLEX ACCENT, the paper's datamark
@@ -71,7 +81,10 @@ LABEL_CHARS = 80
 BEGIN = "<<<UNTRUSTED-BEGIN id="
 END = "<<<UNTRUSTED-END id="
 REPLY_SCHEMAS: tuple[type[BaseModel], ...] = (
-    Position, Rebuttal, CrossExamination, Closing, Scorecard, Verdict)
+    Position, Rebuttal, CrossExamination, Closing, Scorecard, Verdict,  # simple ... consensus
+    Proposal, CritiqueReview, Convergence, FinalAnswer,                 # critique
+    PanelAnswer, PanelReflection, PanelSynthesis, PanelGrade,           # panel
+    Analysis, StrategyProposal, RedTeamChallenge, Revision, Decision)   # redteam
 _JSON_SCHEMA_WORDS = ("properties", "required", "additionalProperties", "type", "enum", "items",
                       "$defs", "$ref", "$schema", "anyOf")
 _ROLE_WORDS = ("system", "assistant", "developer", "user", "human", "ai", "bot", "model",

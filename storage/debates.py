@@ -11,12 +11,13 @@ import re
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import DebateRequest, DebateResult, canonical_json, sha256, utcnow
+from engine.injection import Finding, summary
 from storage import audit
 from storage.errors import AlreadyExists, IllegalTransition, NotFound, translate
 from storage.models import DebateRow, jsonable
@@ -27,9 +28,11 @@ MUTABLE_FIELDS = frozenset({
     "result", "error", "cost_usd", "estimate_usd", "reserved_usd", "started_at", "finished_at",
     "origin", "lease_owner", "lease_expires_at", "attempts", "cached_from", "downgraded_from",
 })
+FLAGGED = "injection_flagged"  # the audit event of text addressed to the AI
 CACHEABLE_STATUSES = (DebateStatus.COMPLETED.value, DebateStatus.APPROVED.value)
 _FINISHED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
 _SPACE = re.compile(r"\s+")
+_FINDINGS = TypeAdapter(list[Finding])
 
 
 def topic_key(request: DebateRequest, preset: str) -> str:
@@ -54,7 +57,7 @@ def to_record(row: DebateRow) -> DebateRecord:
         downgraded_from=row.downgraded_from,
         lease_owner=row.lease_owner, lease_expires_at=row.lease_expires_at,
         created_at=row.created_at, updated_at=row.updated_at, started_at=row.started_at,
-        finished_at=row.finished_at,
+        finished_at=row.finished_at, injection=_FINDINGS.validate_python(row.injection or []),
     )
 
 
@@ -79,8 +82,12 @@ def _new_row(record: DebateRecord, topic_key: str, idempotency_key: str | None) 
         lease_owner=record.lease_owner, lease_expires_at=record.lease_expires_at,
         created_at=record.created_at, updated_at=record.updated_at,
         started_at=record.started_at, finished_at=record.finished_at,
-        idempotency_key=idempotency_key,
+        idempotency_key=idempotency_key, injection=_findings_value(record.injection),
     )
+
+
+def _findings_value(findings: list[Finding]) -> list[dict[str, Any]] | None:
+    return jsonable([f.as_dict() for f in findings]) if findings else None
 
 
 async def create(
@@ -198,6 +205,24 @@ async def update_origin(session: AsyncSession, debate_id: str, origin: Origin) -
     row.updated_at = utcnow()
     await session.flush()
     return to_record(row)
+
+
+async def flag(session: AsyncSession, debate_id: str, findings: list[Finding], *, stage: str,
+               actor: str) -> list[Finding]:
+    """Flag the debate with the `findings` (text addressed to the AI) it does not carry yet,
+    and audit them as `injection_flagged` with the `stage` that found them (submit, evidence,
+    run). Returns those new findings. Not a status change."""
+    row = await _load(session, debate_id, lock=True)
+    known = to_record(row).injection
+    fresh = [f for f in dict.fromkeys(findings) if f not in known]
+    if not fresh:
+        return []
+    row.injection = _findings_value([*known, *fresh])
+    row.updated_at = utcnow()
+    await session.flush()
+    await audit.append(session, debate_id=debate_id, kind=FLAGGED, actor=actor, data={
+        "stage": stage, "summary": summary(fresh), "findings": [f.as_dict() for f in fresh]})
+    return fresh
 
 
 async def find_cached(

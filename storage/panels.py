@@ -52,10 +52,12 @@ class Labelled:
 async def record(session: AsyncSession, *, result: DebateResult, finished_at: datetime,
                  spot_check: bool, fraction: float) -> bool:
     """Keep the judged debate a settled result records (again, when a retried debate settles
-    anew); False when there is nothing to keep: no panel, a rehearsal, routed nowhere."""
+    anew); False when there is nothing to keep: no panel, a rehearsal, routed nowhere, or
+    flagged for text addressed to the AI (its judging and routing may have been steered)."""
     panel = panel_of(result, finished_at)
     c = result.consensus
-    if panel is None or c is None or result.rehearsal or result.routing is Routing.NONE:
+    if (panel is None or c is None or result.rehearsal or result.routing is Routing.NONE
+            or result.flagged):
         return False
     values: dict[str, Any] = {
         "preset": panel.preset, "finished_at": finished_at, "alpha": c.alpha,

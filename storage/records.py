@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.domain import DebateRequest, DebateResult, utcnow
+from engine.injection import Finding
 from engine.panel_records import Side as PanelSide
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ResultStatus
@@ -125,6 +126,13 @@ class DebateRecord(BaseModel):
     updated_at: datetime = Field(default_factory=utcnow)
     started_at: datetime | None = None
     finished_at: datetime | None = None
+    # text addressed to the AI found in its untrusted material (at submit, as evidence arrived,
+    # in its models' outputs): the debate is flagged, shown as such and never auto-approved
+    injection: list[Finding] = Field(default_factory=list)
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.injection)
 
 
 class ReviewStatus(StrEnum):

@@ -33,7 +33,7 @@ TOPICS = {
     Mode.CONSENSUS: "Should we move billing to PostgreSQL?",
     Mode.PANEL: "What should our on-call rotation look like for a team of six?",
     Mode.CRITIQUE: "Draft our incident-review policy",
-    Mode.REDTEAM: "Should we move billing to PostgreSQL (redteam)?",   # waits for a reviewer
+    Mode.REDTEAM: "Should we move billing to PostgreSQL (red team)?",   # waits for a reviewer
 }
 
 

@@ -72,6 +72,7 @@ async def test_post_follow_and_read_a_debate(api: tuple[str, Runtime]) -> None:
     ({"topic": "ok", "mode": "shouting"}, "mode: Input should be 'simple', 'structured'"),
     ({"topic": "ok", "rounds": 99}, "rounds"),
     ({"topic": "ok", "surprise": 1}, "surprise"),
+    ({"topic": "ok", "spotlight_nonce": "a" * 32}, "the service sets each debate's spotlight"),
     ([1, 2], "JSON object"),
 ])
 async def test_bad_input_gets_a_clear_4xx_and_changes_nothing(

@@ -29,7 +29,7 @@ from tests.service_fixtures import rehearsal_settings, running_worker, wait_done
 
 TOKEN = "reviews-test-token"
 REVIEWER, GROUP_MEMBER, OUTSIDER = "UREV", "UGROUPIE", "UOUT"
-SPLIT_TOPIC = "Should we move billing to PostgreSQL (redteam)?"   # no consensus: reviewed
+SPLIT_TOPIC = "Should we move billing to PostgreSQL (red team)?"   # no consensus: reviewed
 API = {"Authorization": f"Bearer {TOKEN}"}
 
 Stack = tuple[str, Runtime, Settings]

@@ -32,7 +32,7 @@ REVIEWER = "UREVIEWER"
 TOPIC = "Should we move billing to PostgreSQL?"
 #: a topic on which the offline model's red team and strategist find no consensus (the offline
 #: model is seeded by the prompt): the debate waits for a reviewer
-SPLIT_TOPIC = "Should we move billing to PostgreSQL (redteam)?"
+SPLIT_TOPIC = "Should we move billing to PostgreSQL (red team)?"
 RECORD_PROGRESS = """
 window.__marker = 'no reload';
 window.__seen = [];

@@ -16,7 +16,7 @@ from engine.gateway import OpenAIGateway
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
 from engine.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
-from tests.fakes.fixtures import TEST_API_KEY, gateway_settings
+from tests.fakes.fixtures import TEST_API_KEY, gateway_settings, spotlit
 from tests.fakes.openai_server import FakeOpenAI
 
 TOPIC = "Should a startup adopt microservices from day one?"
@@ -180,8 +180,8 @@ async def test_human_evidence_reaches_the_next_phase() -> None:
         result = await _debate(gateway_settings(fake.base_url), sink=sink, evidence=evidence)
     openings = [r for r in fake.requests if "Give your opening" in r.last_user]
     cross = [r for r in fake.requests if "Cross-examine" in r.last_user]
-    assert openings and all("3 engineers" not in r.last_user for r in openings)
-    assert cross and all("3 engineers" in r.last_user for r in cross)
+    assert openings and all("3 engineers" not in spotlit(r.last_user) for r in openings)
+    assert cross and all("3 engineers" in spotlit(r.last_user) for r in cross)
     assert [e.text for e in result.evidence] == ["Our team has 3 engineers."]
     assert any(e.kind is EventKind.EVIDENCE_ADDED for e in sink.events)
 

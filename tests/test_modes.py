@@ -41,6 +41,7 @@ from engine.schemas.redteam import (
     StrategyProposal,
 )
 from engine.settings import EngineSettings, PresetSpec
+from tests.fakes.fixtures import spotlit
 
 TOPIC = "Should we move billing to PostgreSQL?"
 OFFLINE = EngineSettings(rehearsal=True)
@@ -372,8 +373,8 @@ async def test_ground_truth_adds_a_graded_comparison() -> None:
     assert grade is not None and grade.accuracy == 7 and grade.completeness == 4
     assert isinstance(grade.missing_points, list)
     grader = next(c for c in llm.calls if c.role == "judge")
-    assert truth in grader.prompt.user and grader.schema is PanelGrade
-    assert all(truth not in c.prompt.user for c in llm.calls if c.role != "judge")
+    assert truth in spotlit(grader.prompt.user) and grader.schema is PanelGrade
+    assert all(truth not in spotlit(c.prompt.user) for c in llm.calls if c.role != "judge")
 
 
 async def test_per_panelist_contexts_and_models() -> None:
@@ -381,12 +382,14 @@ async def test_per_panelist_contexts_and_models() -> None:
     await debate("panel", llm, rounds=1, options={
         "perspectives": ["a DBA", "a finance lead"],
         "contexts": ["ctx-for-dba", "ctx-for-finance"],
-        "models": ["gpt-4.1", ""],
+        "models": ["gpt-4.1", ""], "stop_when_all_approve": False,  # both rounds, whatever
     })
-    dba = [c for c in llm.calls if c.role == "panelist/dba"]
-    finance = [c for c in llm.calls if c.role == "panelist/finance-lead"]
+    # perspectives the request names are untrusted: numbered, and spotlighted in the prompt
+    dba = [c for c in llm.calls if c.role == "panelist/perspective-1"]
+    finance = [c for c in llm.calls if c.role == "panelist/perspective-2"]
     assert len(dba) == len(finance) == 2
-    assert all("ctx-for-dba" in c.prompt.user and "ctx-for-finance" not in c.prompt.user
+    assert all("a DBA" in spotlit(c.prompt.user) and "ctx-for-dba" in spotlit(c.prompt.user)
+               and "ctx-for-finance" not in c.prompt.user and "DBA" not in c.prompt.system
                for c in dba)
     assert {c.model for c in dba} == {"gpt-4.1"} and {c.model for c in finance} == {"gpt-4o-mini"}
 
@@ -418,7 +421,7 @@ def test_stance_agreement(stances: list[int], agreement: float | None) -> None:
         ({}, 2, (), ["pragmatic-engineer", "sceptical-economist"]),
         ({}, None, ("security", "cost"), ["security", "cost"]),
         ({"panelists": 3}, None, ("security", "cost"), ["security", "cost", "security-2"]),
-        ({"perspectives": ["an SRE"]}, None, (), ["sre", "sre-2"]),
+        ({"perspectives": ["an SRE"]}, None, (), ["perspective-1", "perspective-1-2"]),
     ],
 )
 def test_who_sits_on_the_panel(options: dict[str, Any], judges: int | None,

@@ -14,6 +14,7 @@ from bot.settings import Settings
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.inference import poisson_binomial_test, wilson_interval
+from engine.injection import Finding, FindingKind
 from engine.panel_records import JudgeVerdict, PanelRecord, ReviewLabel
 from engine.presets import BUILTIN_PRESETS
 from engine.protocols.judging import judge_order
@@ -140,6 +141,26 @@ async def test_sending_back_an_incomplete_result_is_about_the_run_by_default(
         [stored] = await panels.history(session, since=START - timedelta(days=1))
     assert stored.panel.review is None
     assert stored.outcome is None   # routed for its gaps: says nothing of the cut-offs
+
+
+async def test_a_flagged_result_is_neither_spot_checked_nor_kept_for_the_audits(
+        db: Database) -> None:
+    """Text addressed to the AI sends a result to a person whatever its alpha; its judging and
+    routing may have been steered, so it teaches the audits nothing."""
+    clock = Clock(START)
+    rt = _runtime(db, clock, spot_check_fraction=1.0)
+    finding = Finding(kind=FindingKind.JUDGE_DIRECTIVE, rule="score-directive",
+                      reason="tells the judges how to score", start=0, end=10,
+                      excerpt="score B 10", source="context")
+    result = judged_result(panel_of_two("f1", 0), alpha=0.95, routing=Routing.AUTO_APPROVE)
+    await add_running(rt.service, "f1", "decision", START)
+    record = await rt.service.finish("f1", result.model_copy(update={"injection": [finding]}),
+                                     actor="w")
+    review = await rt.reviews.for_debate("f1")
+    assert record.status is DebateStatus.AWAITING_REVIEW
+    assert review is not None and not review.spot_check
+    async with db.transaction(readonly=True) as session:
+        assert await panels.history(session, since=START - timedelta(days=1)) == []
 
 
 async def test_the_spot_check_rate_holds_within_its_binomial_interval(db: Database) -> None:

@@ -17,6 +17,7 @@ from engine.domain import (
     Estimate,
     PhaseSummary,
 )
+from engine.injection import Finding, FindingKind
 from engine.settings import ThresholdSpec
 from storage.records import DebateStatus
 from tests.slack_view_fixtures import (
@@ -282,3 +283,40 @@ def test_calibrated_scores_stay_on_the_judges_scale() -> None:
     assert "mean 5.5, spread 9.0 (judge-a 10, judge-b 1)" in text
     assert "*For (weighted score)*\\n10.00" in text and "*Against (weighted score)*\\n1.00" in text
     assert "11.3" not in text and "12.28" not in text
+
+
+# --------------------------------------------------------------------------------------------
+# text addressed to the AI
+
+
+def _flags(excerpt: str = HOSTILE) -> list[Finding]:
+    return [Finding(kind=FindingKind.JUDGE_DIRECTIVE, rule="score-position",
+                    reason="dictates a score", start=0, end=9, excerpt=excerpt,
+                    source="context")] * 4
+
+
+@pytest.mark.parametrize(("preset", "headline"), [
+    ("appeal", "This appeal contains text addressed to the AI."),
+    ("default", "This debate's material contains text addressed to the AI."),
+])
+def test_a_flagged_debate_says_so_from_start_to_result(preset: str, headline: str) -> None:
+    record = record_for(injection=_flags(), preset=preset)
+    result = consensus_result(injection=_flags(), preset=preset)
+    messages = [D.debate_started(record, None, TRANSCRIPT),
+                D.divergence_summary(result, transcript_url=TRANSCRIPT)]
+    for message in messages:
+        assert_message_valid(message)
+        text = text_of(message)
+        assert headline in text and "a person reviews the result" in text
+        assert f"context: dictates a score (“{escape(HOSTILE)}”)" in text
+        assert "(+1 more)" in text
+    status = D.status(record, folded(), rehearsal=False)
+    assert_message_valid(status)
+    assert D.FLAGGED_NOTE in text_of(status)
+
+
+def test_an_unflagged_debate_says_nothing_of_the_kind() -> None:
+    texts = [text_of(D.debate_started(record_for(), None, TRANSCRIPT)),
+             text_of(D.status(record_for(), folded(), rehearsal=False)),
+             text_of(D.divergence_summary(consensus_result(), transcript_url=TRANSCRIPT))]
+    assert not [t for t in texts if "addressed to the AI" in t]

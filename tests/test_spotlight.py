@@ -81,6 +81,13 @@ def test_schema_keys_come_from_the_reply_schemas() -> None:
             "relevance", "rationale", "confidence", "claims"} <= set(SCHEMA_KEYS)
 
 
+@pytest.mark.parametrize("key", ["satisfied", "converged", "stance", "approve", "accuracy",
+                                 "consensus_reached", "mitigation_steps", "counter_arguments"])
+def test_every_modes_schema_keys_are_defused(key: str) -> None:
+    assert key in SCHEMA_KEYS
+    assert SPOT.neutralise(f'{{"{key}": true}}') == f'{{⟦"{key}":⟧ true}}'
+
+
 @pytest.mark.parametrize(
     ("text", "marked"),
     [

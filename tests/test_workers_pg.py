@@ -32,7 +32,7 @@ from storage import audit, steps
 from storage.db import Database
 from storage.models import DebateRow, StepRow
 from storage.records import DebateRecord, DebateStatus, Origin
-from tests.fakes.fixtures import gateway_settings
+from tests.fakes.fixtures import gateway_settings, spotlit
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, message_text
 from tests.service_fixtures import service
 from tests.storage_fixtures import PG_URL_ENV
@@ -86,7 +86,7 @@ class Calls:
 
     def step(self, request: RecordedRequest) -> Step:
         text = "\n".join(message_text(m) for m in request.messages)
-        found = TOPIC.search(text)
+        found = TOPIC.search(spotlit(text))  # the topic reaches the model spotlighted
         assert found is not None, text[:300]
         return self.debate_of_topic[found.group(1)], request.step
 

@@ -11,6 +11,7 @@ from bot.cli.progress import print_estimate, print_summary, run_with_progress
 from bot.service.providers import describe, make_llm
 from engine.debate import estimate_for, prepare, run_debate
 from engine.domain import DebateRequest
+from engine.material import with_nonce
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.presets import all_presets, judges_for
 from engine.vocabulary import ResultStatus
@@ -37,7 +38,7 @@ def exit_code(status: str, *, complete: bool) -> int:
 
 async def run(ctx: CliContext, args: argparse.Namespace) -> int:
     settings = ctx.settings.engine
-    prepared = prepare(settings, request_of(args))
+    prepared = prepare(settings, with_nonce(request_of(args)))
     llm = make_llm(settings)
     sink = MemoryEventSink()
     queue = sink.queue()

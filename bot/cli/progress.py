@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
-from bot.service.results import alpha_text, band_rule, point_figures
+from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
 from engine.cost import usd
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
 from engine.settings import ThresholdSpec
@@ -134,6 +134,10 @@ def print_summary(console: Console, result: DebateResult,
     _print_points(console, "Disagreements", result.divergence.disagreements[:3])
     for key, value in list(result.outcome_details().items())[:6]:
         _say(console, f"{key}: {str(value)[:300]}")
+    if result.flagged:
+        _say(console, f"{flag_headline(result.preset)} {FLAG_MEANING}", "bold red")
+        for finding in result.injection[:5]:
+            _say(console, f"  - {finding.source}: {finding.reason} ({finding.excerpt!r})")
     if result.missing:
         _say(console, "Incomplete — missing:", "bold red")
         for item in result.missing:

@@ -43,6 +43,15 @@ class DebateIn(DebateRequest):
     idempotency_key: str | None = Field(
         default=None, max_length=MAX_NAME_CHARS,
         description="the same key again returns the first debate instead of a new one")
+    spotlight_nonce: str = Field(default="", description="set by the service for every debate, "
+                                 "never by a caller: leave it out")
+
+    @field_validator("spotlight_nonce")
+    @classmethod
+    def _nonce_is_the_services(cls, value: str) -> str:
+        if value:
+            raise ValueError("the service sets each debate's spotlight nonce; leave it out")
+        return value
 
     def request(self) -> DebateRequest:
         """The DebateRequest, with the fields not given left unset so the preset decides."""

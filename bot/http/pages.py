@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.http.charts import alpha_scale_svg, heatmap_svg
 from bot.http.views import mean_rubric, seconds, usd
-from bot.service.results import alpha_text, band_rule, point_figures
+from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
 from engine.outcomes import CritiqueStop, PanelStop
 from engine.schemas.procon import DIMENSIONS
 
@@ -66,7 +66,8 @@ TEMPLATES.filters.update(usd=usd, seconds=seconds)
 TEMPLATES.globals.update(
     static_url=static_url, alpha_text=alpha_text, band_rule=band_rule, heatmap_svg=heatmap_svg,
     alpha_scale_svg=alpha_scale_svg, point_figures=point_figures, mean_rubric=mean_rubric,
-    yes_no=yes_no, stop_words=STOP_WORDS, state_mark=STATE_MARK, rubric_dimensions=DIMENSIONS)
+    yes_no=yes_no, stop_words=STOP_WORDS, state_mark=STATE_MARK, rubric_dimensions=DIMENSIONS,
+    flag_headline=flag_headline, flag_meaning=FLAG_MEANING)
 
 
 def render(template: str, **context: Any) -> str:

@@ -1,5 +1,6 @@
 """What the console's templates show, computed in Python where it is more than a lookup: the
-honest badges of a debate (rehearsal, downgraded, replay, re-run, cached, incomplete), why a
+honest badges of a debate (addressed to the AI, rehearsal, downgraded, replay, re-run, cached,
+incomplete), why a
 result was routed where it was, each judge's row, money with enough digits to mean something at
 a small cap. Pure functions of the records."""
 
@@ -20,6 +21,7 @@ from storage.records import DebateRecord, DebateStatus, Review
 ROUTING_WORDS = {Routing.AUTO_APPROVE: "published", Routing.TENTATIVE: "published as tentative",
                  Routing.HUMAN_REVIEW: "sent to a human reviewer",
                  Routing.ESCALATE: "escalated", Routing.NONE: "not routed (no judge panel)"}
+FLAG_BADGE = "addressed to the AI"
 STATUS_TONE = {DebateStatus.COMPLETED: "good", DebateStatus.APPROVED: "good",
                DebateStatus.FAILED: "bad", DebateStatus.TIMED_OUT: "bad",
                DebateStatus.ESCALATED: "bad", DebateStatus.AWAITING_REVIEW: "warn"}
@@ -50,6 +52,8 @@ class Badge:
 def badges(record: DebateRecord, *, rehearsal: bool = False) -> list[Badge]:
     """What a reader must know before trusting the result, in the order it matters."""
     out = [Badge(record.status.value.replace("_", " "), STATUS_TONE.get(record.status, "info"))]
+    if record.flagged:
+        out.append(Badge(FLAG_BADGE, "bad", f"/debates/{record.id}#addressed-to-ai"))
     result = record.result
     if result is not None and is_incomplete(result):
         out.append(Badge("incomplete", "bad"))
@@ -71,6 +75,9 @@ def routing_story(result: DebateResult, thresholds: ThresholdSpec | None,
                   review: Review | None) -> list[str]:
     """Why the result went where it went, one sentence per reason."""
     lines = []
+    if result.flagged:
+        lines.append("Its untrusted text addresses the AI, so a person reviews it whatever the "
+                     "judges' agreement.")
     c = result.consensus
     if c is not None and thresholds is not None:
         lines.append(f"Alpha {alpha_text(c.alpha, thresholds)} is in the {c.band} band "

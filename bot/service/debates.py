@@ -5,6 +5,11 @@ Submitting estimates the cost from the protocol's plan, reserves it against toda
 queues the debate in one transaction (downgrading the mode when the preset allows, refusing with
 the figures otherwise). Running goes through the durable checkpoint store, so a reclaimed debate
 resumes where it stopped. Finishing settles the real cost and routes the result.
+
+Untrusted text is screened where it enters: the request at submit, evidence as it arrives, the
+models' outputs when the result comes back (engine.material). Whatever addresses the AI flags the
+debate (stored on its record, audited as `injection_flagged`), and a flagged debate goes to a
+human whatever its alpha.
 """
 
 from __future__ import annotations
@@ -24,13 +29,15 @@ from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
+from engine.injection import Finding
 from engine.llm import LLMClient
+from engine.material import new_nonce, of_evidence, of_request, screen, with_nonce
 from engine.outcomes import RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
 from engine.settings import EngineSettings, ThresholdSpec
-from engine.vocabulary import Mode, ResultStatus
+from engine.vocabulary import Mode, ResultStatus, Routing
 from storage import audit, budget, caches, debates, evidence, panels, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, KeyReused, NotFound
@@ -44,6 +51,17 @@ ROUTED = frozenset({"human_review", "escalate"})
 
 FinishedHook = Callable[[DebateRecord, Review | None], Awaitable[None]]
 SinkFactory = Callable[[DebateRecord], EventSink | None]
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceAdded:
+    """Whether evidence was recorded (truthy when it was), and what in it addresses the AI."""
+
+    added: bool
+    findings: tuple[Finding, ...] = ()
+
+    def __bool__(self) -> bool:
+        return self.added
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +126,12 @@ class DebateService:
         """Validate, estimate, reserve and queue; or return the cached or duplicate debate.
         `reused_steps`: a replay's steps read from `parent_id` (free, so not reserved).
 
-        Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures)."""
-        prepared = prepare(self.engine, request)
+        Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures).
+        A new debate gets a fresh spotlight nonce, whatever the request carried; one built from
+        another (a replay, a re-run: `parent_id`) keeps its source's."""
+        nonce = request.spotlight_nonce if parent_id is not None else new_nonce()
+        prepared = prepare(self.engine, with_nonce(request.model_copy(
+            update={"spotlight_nonce": nonce})))
         if not request.no_cache and parent_id is None:
             hit = await self._cached(prepared)
             if hit is not None:
@@ -187,7 +209,9 @@ class DebateService:
                                    "estimate": estimate.model_dump(mode="json"),
                                    "downgraded_from": downgraded_from, "parent_id": parent_id,
                                    "versions": self.versions()})
-        return record
+            await debates.flag(session, record.id, list(screen(of_request(prepared.request))),
+                               stage="submit", actor=prepared.request.requested_by)
+            return await debates.get(session, record.id)
 
     def versions(self) -> dict[str, str]:
         return {"prompts": PROMPT_VERSION, "default_model": self.engine.model_for("pro"),
@@ -291,10 +315,13 @@ class DebateService:
                      ) -> DebateRecord:
         """Record the result, settle the budget with the real cost, route it for review."""
         review: Review | None = None
-        spot = self.oversight.spot_check(result)
         finished_at = self.clock()
         async with self.db.transaction() as session:
             current = await debates.get(session, debate_id)
+            found = await debates.flag(session, debate_id, result.injection, stage="run",
+                                       actor=actor)
+            result = _flagged_result(result, [*current.injection, *found])
+            spot = self.oversight.spot_check(result)
             record = await debates.transition(
                 session, debate_id, DebateStatus(result.status), actor=actor,
                 reason=result.error or result.verdict[:200], result=result,
@@ -347,19 +374,23 @@ class DebateService:
         return caches.DbStepCache(self.db, ttl_seconds=ttl) if ttl > 0 else None
 
     # --- people acting on debates ---
-    async def add_evidence(self, debate_id: str, item: Evidence) -> bool:
-        """Record human evidence for a running debate; False if it is not running or a dupe."""
+    async def add_evidence(self, debate_id: str, item: Evidence) -> EvidenceAdded:
+        """Record human evidence for a running debate (falsy if it is not running or a dupe).
+        Evidence addressed to the AI flags the debate; the findings come back to be shown."""
         async with self.db.transaction() as session:
             record = await debates.get(session, debate_id)
             if record.status not in (DebateStatus.QUEUED, DebateStatus.DEBATING,
                                      DebateStatus.JUDGING):
-                return False
-            added = await evidence.add(session, debate_id=debate_id, evidence=item)
-            if added:
-                await audit.append(session, debate_id=debate_id, kind="evidence_recorded",
-                                   actor=item.author, data={"text": item.text,
-                                                            "source_id": item.source_id})
-            return added
+                return EvidenceAdded(False)
+            if not await evidence.add(session, debate_id=debate_id, evidence=item):
+                return EvidenceAdded(False)
+            await audit.append(session, debate_id=debate_id, kind="evidence_recorded",
+                               actor=item.author, data={"text": item.text,
+                                                        "source_id": item.source_id})
+            found = screen(of_evidence([item]))
+            await debates.flag(session, debate_id, list(found), stage="evidence",
+                               actor=item.author)
+            return EvidenceAdded(True, found)
 
     async def retry(self, debate_id: str, *, actor: str) -> DebateRecord:
         """Send a failed or timed-out debate back to the queue; its finished steps are reused."""
@@ -375,17 +406,31 @@ class DebateService:
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
                                             actor=actor, reason="retry", error="", attempts=0)
 
+def _flagged_result(result: DebateResult, flags: list[Finding]) -> DebateResult:
+    """The result carrying every finding of its debate (some, such as evidence that came after
+    the last phase began, only the record knew), routed to a human when there is any."""
+    injection = list(dict.fromkeys([*flags, *result.injection]))
+    if not injection:
+        return result
+    routing = result.routing if result.routing in ROUTED else Routing.HUMAN_REVIEW
+    return result.model_copy(update={"injection": injection, "routing": routing})
+
+
 def _same_request(existing: DebateRecord, request: DebateRequest) -> bool:
     """Whether `request` is the one `existing` was submitted with (the mode as first asked,
-    before the budget downgraded it)."""
+    before the budget downgraded it; the spotlight nonce is the service's, not the caller's)."""
     asked = existing.request
     if existing.downgraded_from:
         asked = asked.model_copy(update={"mode": existing.downgraded_from})
-    return asked.model_dump(mode="json") == request.model_dump(mode="json")
+    mine = {"spotlight_nonce"}
+    return (asked.model_dump(mode="json", exclude=mine)
+            == request.model_dump(mode="json", exclude=mine))
 
 
 def _review_reason(result: DebateResult, thresholds: ThresholdSpec | None) -> str:
     parts = []
+    if result.injection:
+        parts.append("contains text addressed to the AI")
     c = result.consensus
     if c is not None:
         parts.append(f"alpha {alpha_text(c.alpha, thresholds)} ({c.band})")

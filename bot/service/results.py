@@ -1,6 +1,7 @@
 """Reading a debate's result the same way on every surface: whether it is complete, its stored
-status in words, how to print alpha so it cannot contradict its band, and judges' scores on the
-scale they were given in."""
+status in words, how to print alpha so it cannot contradict its band, judges' scores on the
+scale they were given in, and the words of the flag on a debate whose untrusted text addresses
+the AI."""
 
 from __future__ import annotations
 
@@ -16,6 +17,15 @@ from engine.vocabulary import Band, ResultStatus
 from storage.records import DebateStatus
 
 NOT_AVAILABLE = "n/a"
+APPEAL_PRESET = "appeal"  # the preset content appeals run under
+FLAG_MEANING = ("The models see it only as quoted material, and a person reviews the result "
+                "whatever the judges' agreement.")
+
+
+def flag_headline(preset: str | None) -> str:
+    """"This appeal contains text addressed to the AI." (or "This debate's material ...")."""
+    subject = "This appeal" if preset == APPEAL_PRESET else "This debate's material"
+    return f"{subject} contains text addressed to the AI."
 
 
 def is_incomplete(result: DebateResult) -> bool:

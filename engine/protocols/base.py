@@ -9,11 +9,15 @@ from typing import Protocol
 
 from engine.cost import token_bound
 from engine.domain import ConsensusSummary, DivergenceSummary, Plan, TraceRow
+from engine.material import TOPIC
 from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome
 from engine.runner import DebateContext
 from engine.settings import JudgeSpec, PresetSpec
+from engine.spotlight import Spotlight
 from engine.vocabulary import Mode, Side
+
+_PLANNED_SPOT = Spotlight.from_seed("plan")  # every boundary has the same length
 
 
 @dataclass(slots=True)
@@ -47,14 +51,17 @@ class PlanInput:
     def policy(self) -> str:
         return self.options.policy_or(self.preset.policy)
 
-    def carried(self, *texts: str, context: bool = True) -> int:
-        """Tokens (a conservative bound) of the request's own text in one prompt: the topic,
-        the policy, `texts` (a persona, a judge's lens), and the context unless left out.
-        A plan adds it to every call whose prompt carries it."""
-        parts = [self.topic, self.policy, *texts]
-        if context:
-            parts.append(self.context)
-        return sum(token_bound(p) for p in parts)
+    def carried(self, *texts: str, untrusted: tuple[str, ...] = (),
+                context: bool = True) -> int:
+        """Tokens (a conservative bound) of the request's own text in one prompt, as the prompt
+        carries it: the spotlight's rule, the topic, the policy, the context unless left out and
+        `untrusted` texts (a panelist's perspective) spotlighted (datamarks cost more than
+        spaces), and `texts` (a persona, a judge's lens) as they are. A plan adds it to every
+        call whose prompt carries it."""
+        spotlit = [self.topic, self.policy, *untrusted] + ([self.context] if context else [])
+        wrapped = (_PLANNED_SPOT.wrap(text, label=TOPIC) for text in spotlit if text.strip())
+        return (token_bound(_PLANNED_SPOT.rule) + sum(token_bound(w) for w in wrapped)
+                + sum(token_bound(text) for text in texts))
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ class ConsensusProtocol:
     def plan(self, spec: PlanInput) -> Plan:
         calls = debate_calls(spec)
         calls += [PlannedCall(key=judge_key(j), role=judge_key(j), phase=JUDGING, depth=4,
-                              prompt_tokens=2700 + spec.carried(j.expertise, context=False),
+                              prompt_tokens=2700 + spec.carried(j.expertise),
                               completion_tokens=800, model=j.model)
                   for j in spec.judges]
         return Plan(mode=self.mode, calls=tuple(calls))

@@ -17,12 +17,15 @@ from dataclasses import dataclass, field
 
 from engine import prompts
 from engine.domain import EventKind, Plan, PlannedCall
+from engine.llm import Prompt
+from engine.material import quoted
 from engine.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.settings import PresetSpec
+from engine.spotlight import Spotlight
 from engine.vocabulary import MAX_ROUNDS, Mode
 
 FAMILY = Mode.CRITIQUE.value      # the prefix of its step keys
@@ -96,12 +99,13 @@ class Exchange:
         return next((p for p in reversed(self.proposals) if p.value is not None),
                     self.proposals[-1])
 
-    def render(self) -> str:
-        parts = [_render_proposal(0, self.proposals[0])]
+    def render(self, spot: Spotlight) -> str:
+        """The exchange as text; what addresses the AI is shown spotlighted."""
+        parts = [_render_proposal(spot, 0, self.proposals[0])]
         for r, critique in enumerate(self.critiques, start=1):
-            parts.append(_render_critique(r, critique))
+            parts.append(_render_critique(spot, r, critique))
             if r < len(self.proposals):
-                parts.append(_render_proposal(r, self.proposals[r]))
+                parts.append(_render_proposal(spot, r, self.proposals[r]))
         return "\n\n".join(parts)
 
 
@@ -197,55 +201,58 @@ def _converged_flag(judged: StepOutcome[Convergence] | None) -> bool | None:
 def _context(ctx: DebateContext, x: Exchange) -> str:
     parts = [context_text(ctx)]
     if x.proposals:
-        parts.append("The exchange so far:\n" + x.render())
+        parts.append("The exchange so far:\n" + x.render(ctx.spotlight))
     return "\n\n".join(p for p in parts if p)
 
 
+def _prompt(ctx: DebateContext, x: Exchange, who: str, task: str) -> Prompt:
+    return prompts.role(ctx.spotlight, who, ctx.request.topic, task, _context(ctx, x))
+
+
 async def _propose(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Proposal]:
-    prompt = prompts.role(ROLE_PROPOSER, ctx.request.topic,
-                          REVISE_TASK if r else PROPOSE_TASK, _context(ctx, x))
+    prompt = _prompt(ctx, x, ROLE_PROPOSER, REVISE_TASK if r else PROPOSE_TASK)
     return await ctx.step(proposal_key(r), role="proposer", prompt=prompt,
                           schema=Proposal)
 
 
 async def _critique(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[CritiqueReview]:
-    prompt = prompts.role("a rigorous critic: specific, fair, hard to satisfy with vague answers",
-                          ctx.request.topic, CRITIC_TASK, _context(ctx, x))
+    prompt = _prompt(ctx, x, "a rigorous critic: specific, fair, hard to satisfy with vague "
+                     "answers", CRITIC_TASK)
     return await ctx.step(critique_key(r), role="critic", prompt=prompt,
                           schema=CritiqueReview, temperature=0.3)
 
 
 async def _converged(ctx: DebateContext, x: Exchange, r: int) -> StepOutcome[Convergence]:
-    prompt = prompts.role("an impartial judge of whether a critique exchange has converged",
-                          ctx.request.topic, CONVERGED_TASK, _context(ctx, x))
+    prompt = _prompt(ctx, x, "an impartial judge of whether a critique exchange has converged",
+                     CONVERGED_TASK)
     return await ctx.step(converged_key(r), role="judge", prompt=prompt,
                           schema=Convergence, temperature=0.2)
 
 
 async def _final(ctx: DebateContext, x: Exchange) -> StepOutcome[FinalAnswer]:
-    prompt = prompts.role("the proposer, writing the final answer after the critique",
-                          ctx.request.topic, FINAL_TASK, _context(ctx, x))
+    prompt = _prompt(ctx, x, "the proposer, writing the final answer after the critique",
+                     FINAL_TASK)
     return await ctx.step(FINAL_KEY, role="proposer", prompt=prompt, schema=FinalAnswer)
 
 
-def _render_proposal(r: int, step: StepOutcome[Proposal]) -> str:
+def _render_proposal(spot: Spotlight, r: int, step: StepOutcome[Proposal]) -> str:
     title = "## Proposal" if r == 0 else f"## Revision {r}"
     if step.value is None:
         return f"{title}\n{step.missing_note()}"
     v = step.value
-    lines = [title, v.answer, *(f"- {p}" for p in v.key_points)]
-    lines += [f"- changed: {c}" for c in v.changes]
+    lines = [title, quoted(spot, v.answer), *(f"- {quoted(spot, p)}" for p in v.key_points)]
+    lines += [f"- changed: {quoted(spot, c)}" for c in v.changes]
     return "\n".join(lines)
 
 
-def _render_critique(r: int, step: StepOutcome[CritiqueReview]) -> str:
+def _render_critique(spot: Spotlight, r: int, step: StepOutcome[CritiqueReview]) -> str:
     if step.value is None:
         return f"## Critique {r}\n{step.missing_note()}"
     v = step.value
     mood = "satisfied" if v.satisfied else "not satisfied"
-    lines = [f"## Critique {r} (overall severity {v.severity}; {mood})", v.summary]
-    lines += [f"- [{o.severity}] {o.point}" for o in v.objections]
-    lines += [f"- missing case: {c}" for c in v.missing_cases]
+    lines = [f"## Critique {r} (overall severity {v.severity}; {mood})", quoted(spot, v.summary)]
+    lines += [f"- [{o.severity}] {quoted(spot, o.point)}" for o in v.objections]
+    lines += [f"- missing case: {quoted(spot, c)}" for c in v.missing_cases]
     return "\n".join(lines)
 
 

@@ -2,6 +2,9 @@
 
 Each judge sees the positions as A and B in an order drawn per judge (position bias is real), and
 scores both on the rubric and every claim. Scores are mapped back to pro/con before any statistic.
+Judges score the debaters' arguments: the untrusted material (the request's context, the policy)
+reaches them only spotlighted beside the transcript, and human evidence only through what the
+debaters made of it.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from engine.domain import (
     sha256,
 )
 from engine.llm import Prompt
+from engine.material import section
 from engine.prompts import PROMPT_VERSION
-from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, id_relabel
+from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, background, id_relabel
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import DIMENSIONS, Label, Scorecard
 from engine.settings import JudgeSpec, ThresholdSpec
@@ -84,23 +88,31 @@ async def run_judge(ctx: DebateContext, t: Transcript, judge: JudgeSpec, index: 
     label = neutral_labels(order)
     transcript = t.render(label=label, order=order)
     neutral_ids = _neutral_ids(t, label)
-    prompt = prompts.judge(judge.expertise, t.topic, transcript, JUDGE_TASK, ctx.policy)
+    prompt = prompts.judge(ctx.spotlight, judge.expertise, t.topic, transcript, JUDGE_TASK,
+                           judge_material(ctx))
     step = await ctx.step(key, role=judge_key(judge), prompt=prompt, schema=Scorecard,
                           model=judge.model or None, temperature=0.2,
-                          cache_key=judge_cache_key(prompt, judge))
+                          cache_key=judge_cache_key(prompt, judge, ctx.spotlight.boundary))
     return _map_back(judge, order, label, neutral_ids, step)
 
 
-def judge_cache_key(prompt: Prompt, judge: JudgeSpec) -> str:
+def judge_material(ctx: DebateContext) -> str:
+    """What a judge sees beside the transcript: the request's context and the policy to judge
+    against, both spotlighted."""
+    policy = section(ctx.spotlight, "Policy text to judge against:", [ctx.policy_material])
+    return "\n\n".join(p for p in (background(ctx), policy) if p)
+
+
+def judge_cache_key(prompt: Prompt, judge: JudgeSpec, boundary: str) -> str:
     """(the transcript as this judge saw it, labels and order included; the judge's
-    configuration and the prompt version). The model is appended by the runner."""
-    transcript = sha256(prompt.system + "\n" + prompt.user)
+    configuration and the prompt version). The debate's spotlight boundary is masked: another
+    debate with the same transcript gets the same scores. The model is appended by the runner."""
+    seen = (prompt.system + "\n" + prompt.user).replace(boundary, "<boundary>")
+    transcript = sha256(seen)
     # The vote weight is left out: it changes no scorecard (and evidence weights move it).
     config = sha256(canonical_json({"judge": judge.model_dump(mode="json", exclude={"weight"}),
                                     "prompts": PROMPT_VERSION}))
     return f"judge:{transcript[:32]}:{config[:16]}"
-
-
 
 
 def _neutral_ids(t: Transcript, label: dict[Side, str]) -> dict[str, str]:

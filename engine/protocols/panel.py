@@ -28,6 +28,14 @@ from typing import Any
 
 from engine import prompts
 from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
+from engine.material import (
+    REFERENCE,
+    Untrusted,
+    panelist_context_label,
+    perspective_label,
+    quoted,
+    section,
+)
 from engine.options import DebateOptions
 from engine.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
@@ -35,6 +43,7 @@ from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.settings import PresetSpec
+from engine.spotlight import Spotlight
 from engine.vocabulary import MAX_JUDGES, Mode
 
 FAMILY = Mode.PANEL.value      # the prefix of its step keys
@@ -70,18 +79,29 @@ GRADE_TASK = (
 )
 
 
+GIVEN_PERSONA = "a panelist reviewing from the perspective given to you below"
+
+
 @dataclass(frozen=True, slots=True)
 class Panelist:
-    """One panelist: `name` goes into step keys and its role (`panelist/<name>`)."""
+    """One panelist: `name` goes into step keys and its role (`panelist/<name>`). A perspective
+    the request named (not the preset) is untrusted: the persona is then neutral, the name a
+    number, and the perspective itself is spotlighted in the panelist's prompt, as its context."""
 
     name: str
     persona: str
-    context: str = ""
+    perspective: Untrusted | None = None
+    context: Untrusted | None = None
     model: str | None = None
 
     @property
     def role(self) -> str:
         return f"panelist/{self.name}"
+
+    @property
+    def untrusted(self) -> tuple[str, ...]:
+        """The untrusted text of its own that each of its prompts carries (for estimates)."""
+        return tuple(piece.text for piece in (self.perspective, self.context) if piece)
 
 
 # --- configuration: who sits on the panel, how many rounds ---------------------------------
@@ -105,7 +125,8 @@ def panelists_for(preset: PresetSpec, options: DebateOptions,
                   judges: int | None) -> list[Panelist]:
     """Personas from the preset's perspectives, the options' or the defaults; the count from
     `options.panelists`, the request's judge count, the number of named perspectives, or 3."""
-    named = list(preset.perspectives) or list(options.perspectives)
+    given = [] if preset.perspectives else list(options.perspectives)
+    named = list(preset.perspectives) or given
     count = options.panelists or judges or len(named) or 3
     count = max(2, min(MAX_PANELISTS, count))
     pool = named or list(DEFAULT_PERSONAS)
@@ -113,13 +134,18 @@ def panelists_for(preset: PresetSpec, options: DebateOptions,
     members: list[Panelist] = []
     seen: set[str] = set()
     for i in range(count):
-        perspective = pool[i % len(pool)]
-        name = _unique(_slug(perspective), seen)
-        members.append(Panelist(
-            name=name, persona=_persona(perspective),
-            context=contexts[i] if i < len(contexts) else "",
-            model=(models[i] or None) if i < len(models) else None,
-        ))
+        j = i % len(pool)
+        context = (Untrusted(panelist_context_label(i), contexts[i])
+                   if i < len(contexts) and contexts[i].strip() else None)
+        model = (models[i] or None) if i < len(models) else None
+        if given:
+            members.append(Panelist(
+                name=_unique(f"perspective-{j + 1}", seen), persona=GIVEN_PERSONA,
+                perspective=Untrusted(perspective_label(j), pool[j]), context=context,
+                model=model))
+        else:
+            members.append(Panelist(name=_unique(_slug(pool[j]), seen),
+                                    persona=_persona(pool[j]), context=context, model=model))
     return members
 
 
@@ -183,8 +209,8 @@ class PanelState:
         usable = [s for s in steps if s.value is not None]
         return usable[-1] if usable else (steps[-1] if steps else None)
 
-    def render(self, exclude: str | None = None) -> str:
-        return "\n\n".join(_render(m, self.latest(m.name)) for m in self.members
+    def render(self, spot: Spotlight, exclude: str | None = None) -> str:
+        return "\n\n".join(_render(spot, m, self.latest(m.name)) for m in self.members
                            if m.name != exclude)
 
 
@@ -198,7 +224,7 @@ class PanelProtocol:
         rounds, n = reflection_rounds(spec.rounds, spec.preset), len(members)
         calls = [PlannedCall(key=answer_key(r, m), role=m.role, phase=round_phase(r), depth=1 + r,
                              prompt_tokens=400 + (550 * n if r else 0)
-                             + spec.carried(m.persona, m.context),
+                             + spec.carried(m.persona, untrusted=m.untrusted),
                              completion_tokens=550 if r else 450, model=m.model)
                  for r in range(rounds + 1) for m in members]
         calls.append(PlannedCall(key=SYNTHESIS_KEY, role="synthesizer",
@@ -206,7 +232,7 @@ class PanelProtocol:
                                  prompt_tokens=500 + 500 * n + spec.carried(),
                                  completion_tokens=650))
         if spec.options.ground_truth:
-            truth = spec.carried(spec.options.ground_truth, context=False)
+            truth = spec.carried(untrusted=(spec.options.ground_truth,), context=False)
             calls.append(PlannedCall(key=GRADE_KEY, role="judge", phase=GRADING,
                                      depth=rounds + 3, prompt_tokens=1400 + truth,
                                      completion_tokens=300))
@@ -241,21 +267,20 @@ class PanelProtocol:
 async def _answer_round(ctx: DebateContext, state: PanelState, r: int, rounds: int,
                         summary: PhaseSummary) -> list[StepOutcome[Any]]:
     """Every panelist of round `r` in parallel; round 0 independent, later rounds reflective."""
-    shared = context_text(ctx)
+    shared, spot = context_text(ctx), ctx.spotlight
 
     async def one(m: Panelist) -> StepOutcome[Any]:
-        parts = [shared] if shared else []
+        parts = [shared, *_own_material(spot, m)]
         schema: type[PanelAnswer] = PanelAnswer
-        if m.context:
-            parts.append(f"Context given to you alone:\n{m.context}")
         if r == 0:
             task = ANSWER_TASK
         else:
-            parts.append("Your previous answer:\n" + _render(m, state.latest(m.name)))
-            parts.append("The other panelists' latest answers:\n" + state.render(exclude=m.name))
+            parts.append("Your previous answer:\n" + _render(spot, m, state.latest(m.name)))
+            parts.append("The other panelists' latest answers:\n"
+                         + state.render(spot, exclude=m.name))
             task, schema = REFLECT_TASK.format(r=r, n=rounds), PanelReflection
-        prompt = prompts.role(m.persona + ", sitting on a panel of experts", ctx.request.topic,
-                              task, "\n\n".join(parts))
+        prompt = prompts.role(spot, m.persona + ", sitting on a panel of experts",
+                              ctx.request.topic, task, "\n\n".join(p for p in parts if p))
         return await ctx.step(answer_key(r, m), role=m.role, prompt=prompt,
                               schema=schema, model=m.model)
 
@@ -264,6 +289,12 @@ async def _answer_round(ctx: DebateContext, state: PanelState, r: int, rounds: i
         state.answers[m.name].append(step)
         note(summary, m.name, step, lambda v: v.summary)
     return steps
+
+
+def _own_material(spot: Spotlight, m: Panelist) -> list[str]:
+    """A panelist's own perspective (when the request named it) and context, spotlighted."""
+    return [section(spot, "Your perspective:", [m.perspective] if m.perspective else []),
+            section(spot, "Context given to you alone:", [m.context] if m.context else [])]
 
 
 async def _report_round(ctx: DebateContext, members: list[Panelist],
@@ -295,25 +326,30 @@ async def _report_round(ctx: DebateContext, members: list[Panelist],
 async def _synthesise(ctx: DebateContext, state: PanelState,
                       agreement: list[RoundAgreement]) -> StepOutcome[PanelSynthesis]:
     trend = ", ".join(f"round {a.round}: {a.agreement}" for a in agreement)
-    parts = [context_text(ctx), "The panelists' final answers:\n" + state.render(),
+    parts = [context_text(ctx), "The panelists' final answers:\n" + state.render(ctx.spotlight),
              f"Stance agreement by round (1 = identical stances): {trend}"]
-    prompt = prompts.role("the synthesizer of an expert panel, fair to every panelist",
-                          ctx.request.topic, SYNTHESIS_TASK, "\n\n".join(p for p in parts if p))
+    prompt = prompts.role(ctx.spotlight, "the synthesizer of an expert panel, fair to every "
+                          "panelist", ctx.request.topic, SYNTHESIS_TASK,
+                          "\n\n".join(p for p in parts if p))
     return await ctx.step(SYNTHESIS_KEY, role="synthesizer", prompt=prompt,
                           schema=PanelSynthesis, temperature=0.3)
 
 
 async def _grade(ctx: DebateContext, synthesis: StepOutcome[PanelSynthesis],
                  truth: str) -> StepOutcome[PanelGrade]:
-    answer = synthesis.value.answer if synthesis.value is not None else synthesis.missing_note()
-    context = f"Reference answer:\n{truth}\n\nAnswer to grade:\n{answer}"
-    prompt = prompts.role("an exacting grader comparing an answer with a reference answer",
+    spot = ctx.spotlight
+    answer = (quoted(spot, synthesis.value.answer) if synthesis.value is not None
+              else synthesis.missing_note())
+    reference = section(spot, "Reference answer:", [Untrusted(REFERENCE, truth)])
+    context = f"{reference}\n\nAnswer to grade:\n{answer}"
+    prompt = prompts.role(spot, "an exacting grader comparing an answer with a reference answer",
                           ctx.request.topic, GRADE_TASK, context)
     return await ctx.step(GRADE_KEY, role="judge", prompt=prompt, schema=PanelGrade,
                           temperature=0.2)
 
 
-def _render(m: Panelist, step: StepOutcome[Any] | None) -> str:
+def _render(spot: Spotlight, m: Panelist, step: StepOutcome[Any] | None) -> str:
+    """A panelist's answer as the others see it; what addresses the AI is spotlighted."""
     if step is None:
         return f"## {m.name}\n[no answer yet]"
     if step.value is None:
@@ -321,8 +357,8 @@ def _render(m: Panelist, step: StepOutcome[Any] | None) -> str:
     v = step.value
     verdict = "approves" if v.approve else "does not approve"
     lines = [f"## {m.name} (stance {v.stance}/10, confidence {v.confidence:.2f}, {verdict})",
-             v.answer]
-    lines += [f"- {point}" for point in v.key_points]
+             quoted(spot, v.answer)]
+    lines += [f"- {quoted(spot, point)}" for point in v.key_points]
     return "\n".join(lines)
 
 
@@ -332,7 +368,8 @@ def _outcome(state: PanelState, agreement: list[RoundAgreement], stopped: PanelS
     out = Outcome()
     final = {m.name: state.latest(m.name) for m in state.members}
     out.outcome = PanelOutcome(
-        panelists=[PanelistFinal(name=m.name, persona=m.persona, final=_value(final[m.name]))
+        panelists=[PanelistFinal(name=m.name, persona=m.perspective.text if m.perspective
+                                 else m.persona, final=_value(final[m.name]))
                    for m in state.members],
         agreement_by_round=agreement, rounds_run=len(agreement) - 1, stopped_because=stopped,
         synthesis=synthesis.value, grade=grade.value if grade is not None else None,

@@ -2,7 +2,8 @@
 
 Debaters see their claims as P1, P2... (for) and C1, C2... (against). Judges see the same content
 under neutral labels, A and B, in an order that varies from judge to judge; `JudgeView` maps the
-labels back.
+labels back. Whatever a debater wrote that addresses the AI is shown spotlighted
+(`engine.material.quoted`), so a quoted order reaches no one as an order.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import PhaseSummary, TraceRow
+from engine.material import CONTEXT, Untrusted, quoted, section
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import Claim, Closing, CrossExamination, Position, Rebuttal
 from engine.settings import PresetSpec
+from engine.spotlight import Spotlight
 from engine.vocabulary import Side, StepStatus
 
 Reply = TypeVar("Reply", bound=BaseModel)
@@ -43,6 +46,7 @@ class Transcript:
     """Everything said so far, by side; degraded or filtered steps render as marked notes."""
 
     topic: str
+    spot: Spotlight
     openings: dict[Side, StepOutcome[Position]] = field(default_factory=dict)
     rebuttals: list[dict[Side, StepOutcome[Rebuttal]]] = field(default_factory=list)
     cross: dict[Side, StepOutcome[CrossExamination]] = field(default_factory=dict)
@@ -69,29 +73,31 @@ class Transcript:
         else:
             names = {s: f"Position {label[s]}" for s in SIDES}
         ids = id_relabel(self, label)
+        say = _Say(self.spot, ids)
         parts: list[str] = []
         for side in order:
-            parts.append(self._render_opening(side, names[side], ids))
+            parts.append(self._render_opening(side, names[side], say))
         for n, round_ in enumerate(self.rebuttals, start=1):
             for side in order:
-                parts.append(_render_rebuttal(round_.get(side), n, names[side], ids))
+                parts.append(_render_rebuttal(round_.get(side), n, names[side], say))
         for side in order:
             if side in self.cross:
-                parts.append(_render_cross(self.cross[side], names[side], ids))
+                parts.append(_render_cross(self.cross[side], names[side], say))
         for side in order:
             if side in self.closings:
-                parts.append(_render_closing(self.closings[side], names[side], ids))
+                parts.append(_render_closing(self.closings[side], names[side], say))
         return "\n\n".join(p for p in parts if p)
 
-    def _render_opening(self, side: Side, name: str, ids: dict[str, str]) -> str:
+    def _render_opening(self, side: Side, name: str, say: _Say) -> str:
         step = self.openings.get(side)
         if step is None:
             return ""
         if step.value is None:
             return f"## {name} — opening\n{step.missing_note()}"
-        lines = [f"## {name} — opening", step.value.summary]
+        lines = [f"## {name} — opening", say(step.value.summary)]
         for cid, claim in self.claims(side)[: len(step.value.claims)]:
-            lines.append(f"{ids.get(cid, cid)}. {claim.claim} (evidence: {claim.evidence})")
+            lines.append(f"{say.ids.get(cid, cid)}. {say(claim.claim)} "
+                         f"(evidence: {say(claim.evidence)})")
         return "\n".join(lines)
 
 
@@ -106,39 +112,50 @@ def id_relabel(t: Transcript, label: dict[Side, str] | None) -> dict[str, str]:
     return mapping
 
 
-def _sub(text: str, ids: dict[str, str]) -> str:
-    return ids.get(text.strip(), text)
+@dataclass(frozen=True, slots=True)
+class _Say:
+    """How a debater's words are shown: spotlighted where they address the AI; a claim id they
+    name (`ref`) under the reader's labels."""
+
+    spot: Spotlight
+    ids: dict[str, str]
+
+    def __call__(self, text: str) -> str:
+        return quoted(self.spot, text)
+
+    def ref(self, text: str) -> str:
+        return self.ids.get(text.strip()) or self(text)
 
 
-def _render_rebuttal(step: StepOutcome[Rebuttal] | None, n: int, name: str,
-                     ids: dict[str, str]) -> str:
+def _render_rebuttal(step: StepOutcome[Rebuttal] | None, n: int, name: str, say: _Say) -> str:
     if step is None:
         return ""
     if step.value is None:
         return f"## {name} — rebuttal {n}\n{step.missing_note()}"
-    lines = [f"## {name} — rebuttal {n}", step.value.summary]
-    lines += [f"- re {_sub(r.target, ids)}: {r.response}" for r in step.value.responses]
-    lines += [f"- new claim: {c.claim} (evidence: {c.evidence})" for c in step.value.new_claims]
+    lines = [f"## {name} — rebuttal {n}", say(step.value.summary)]
+    lines += [f"- re {say.ref(r.target)}: {say(r.response)}" for r in step.value.responses]
+    lines += [f"- new claim: {say(c.claim)} (evidence: {say(c.evidence)})"
+              for c in step.value.new_claims]
     return "\n".join(lines)
 
 
-def _render_cross(step: StepOutcome[CrossExamination], name: str, ids: dict[str, str]) -> str:
+def _render_cross(step: StepOutcome[CrossExamination], name: str, say: _Say) -> str:
     if step.value is None:
         return f"## {name} — cross-examination\n{step.missing_note()}"
-    lines = [f"## {name} — cross-examination", step.value.summary]
+    lines = [f"## {name} — cross-examination", say(step.value.summary)]
     for c in step.value.challenges:
-        lines.append(f"- to {_sub(c.target, ids)}: {c.question} — {c.challenge}")
+        lines.append(f"- to {say.ref(c.target)}: {say(c.question)} — {say(c.challenge)}")
     return "\n".join(lines)
 
 
-def _render_closing(step: StepOutcome[Closing], name: str, ids: dict[str, str]) -> str:
+def _render_closing(step: StepOutcome[Closing], name: str, say: _Say) -> str:
     if step.value is None:
         return f"## {name} — closing\n{step.missing_note()}"
-    lines = [f"## {name} — closing", step.value.summary]
+    lines = [f"## {name} — closing", say(step.value.summary)]
     for a in step.value.answers:
         mark = " (conceded)" if a.conceded else ""
-        lines.append(f"- defending {_sub(a.claim, ids)}{mark}: {a.response}")
-    lines.append(f"Final claim: {step.value.final_claim}")
+        lines.append(f"- defending {say.ref(a.claim)}{mark}: {say(a.response)}")
+    lines.append(f"Final claim: {say(step.value.final_claim)}")
     return "\n".join(lines)
 
 
@@ -150,18 +167,25 @@ def persona(ctx: DebateContext, side: Side) -> str:
     return persona_of(ctx.preset, side)
 
 
+def background(ctx: DebateContext) -> str:
+    """The request's context, spotlighted under its heading ("" without one)."""
+    return section(ctx.spotlight, "Background (from the conversation being debated):",
+                   [Untrusted(CONTEXT, ctx.request.context)])
+
+
+def policy(ctx: DebateContext) -> str:
+    return section(ctx.spotlight, "Policy text:", [ctx.policy_material])
+
+
 def context_text(ctx: DebateContext, transcript: Transcript | None = None) -> str:
-    parts = []
-    if ctx.request.context:
-        parts.append(f"Background (from the conversation being debated):\n{ctx.request.context}")
-    if ctx.policy:
-        parts.append(f"Policy text:\n{ctx.policy}")
-    evidence = ctx.evidence_block()
-    if evidence:
-        parts.append(evidence)
+    """What every role but the judges sees besides the topic: the request's context, the policy
+    and human evidence (all spotlighted), and the debate so far."""
+    parts = [background(ctx), policy(ctx),
+             section(ctx.spotlight, "Evidence added by people following the debate:",
+                     ctx.evidence_material())]
     if transcript is not None:
         parts.append("Debate so far:\n" + transcript.render())
-    return "\n\n".join(parts)
+    return "\n\n".join(p for p in parts if p)
 
 
 async def openings(ctx: DebateContext, family: str, t: Transcript, summary: PhaseSummary) -> None:
@@ -172,7 +196,8 @@ async def openings(ctx: DebateContext, family: str, t: Transcript, summary: Phas
     )
 
     async def one(side: Side) -> StepOutcome[Position]:
-        prompt = prompts.debater(persona(ctx, side), t.topic, task, context_text(ctx))
+        prompt = prompts.debater(ctx.spotlight, persona(ctx, side), t.topic, task,
+                                 context_text(ctx))
         return await ctx.step(f"{family}/opening/{side}", role=side, prompt=prompt,
                               schema=Position)
 

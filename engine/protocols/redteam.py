@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import Plan, PlannedCall
+from engine.material import quoted
 from engine.outcomes import RedTeamOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
@@ -28,6 +29,7 @@ from engine.schemas.redteam import (
     Revision,
     StrategyProposal,
 )
+from engine.spotlight import Spotlight
 from engine.vocabulary import Mode
 
 FAMILY = Mode.REDTEAM.value      # the prefix of its step keys
@@ -93,8 +95,10 @@ class RedTeamProtocol:
         done: list[tuple[str, StepOutcome[Any]]] = []
         for stage in STAGES:
             async with ctx.phase(stage.name) as summary:
-                context = "\n\n".join(p for p in (context_text(ctx), _render(done)) if p)
-                prompt = prompts.role(stage.persona, ctx.request.topic, stage.task, context)
+                context = "\n\n".join(p for p in (context_text(ctx),
+                                                   _render(ctx.spotlight, done)) if p)
+                prompt = prompts.role(ctx.spotlight, stage.persona, ctx.request.topic,
+                                      stage.task, context)
                 step = await ctx.step(stage.key, role=stage.role, prompt=prompt,
                                       schema=stage.schema, temperature=TEMPERATURES[stage.role])
                 note(summary, stage.role, step, _highlight)
@@ -109,30 +113,31 @@ def _highlight(value: BaseModel) -> str:
     return ""
 
 
-def _render(done: list[tuple[str, StepOutcome[Any]]]) -> str:
-    """The work so far, each stage under its own heading; missing stages as marked notes."""
+def _render(spot: Spotlight, done: list[tuple[str, StepOutcome[Any]]]) -> str:
+    """The work so far, each stage under its own heading; missing stages as marked notes; what
+    addresses the AI is spotlighted."""
     parts = []
     for key, step in done:
-        body = step.missing_note() if step.value is None else _lines(step.value)
+        body = step.missing_note() if step.value is None else _lines(spot, step.value)
         parts.append(f"## {key.capitalize()}\n{body}")
     return "\n\n".join(parts)
 
 
-def _lines(value: BaseModel) -> str:
+def _lines(spot: Spotlight, value: BaseModel) -> str:
     lines = []
     for name, item in value.model_dump(mode="json").items():
         if isinstance(item, list):
             lines.append(f"{name}:")
-            lines += [f"- {_flat(i)}" for i in item]
+            lines += [f"- {_flat(spot, i)}" for i in item]
         else:
-            lines.append(f"{name}: {item}")
+            lines.append(f"{name}: {_flat(spot, item)}")
     return "\n".join(lines)
 
 
-def _flat(item: Any) -> str:
+def _flat(spot: Spotlight, item: Any) -> str:
     if isinstance(item, dict):
-        return "; ".join(f"{k}: {v}" for k, v in item.items())
-    return str(item)
+        return "; ".join(f"{k}: {_flat(spot, v)}" for k, v in item.items())
+    return quoted(spot, item) if isinstance(item, str) else str(item)
 
 
 def _outcome(steps: dict[str, StepOutcome[Any]]) -> Outcome:

@@ -9,7 +9,7 @@ from engine import prompts
 from engine.domain import PhaseSummary, Plan, PlannedCall
 from engine.outcomes import SimpleOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
-from engine.protocols.judging import judge_order, neutral_labels, side_of
+from engine.protocols.judging import judge_material, judge_order, neutral_labels, side_of
 from engine.protocols.procon import (
     OPENING,
     SIDE_NAME,
@@ -59,7 +59,7 @@ class SimpleProtocol:
             calls += [PlannedCall(key=rebuttal_key(r, s), role=s, phase=rebuttal_phase(r),
                                   depth=1 + r, prompt_tokens=350 + 700 * r + side(s),
                                   completion_tokens=350) for s in SIDES]
-        judge = spec.carried(VERDICT_LENS, context=False)
+        judge = spec.carried(VERDICT_LENS)  # judges see the context too, spotlighted
         calls.append(PlannedCall(key=VERDICT_KEY, role="judge", phase=VERDICT,
                                  depth=2 + spec.rounds,
                                  prompt_tokens=500 + 700 * (spec.rounds + 1) + judge,
@@ -67,7 +67,7 @@ class SimpleProtocol:
         return Plan(mode=self.mode, calls=tuple(calls))
 
     async def run(self, ctx: DebateContext) -> Outcome:
-        t = Transcript(topic=ctx.request.topic)
+        t = Transcript(topic=ctx.request.topic, spot=ctx.spotlight)
         async with ctx.phase(OPENING) as summary:
             await openings(ctx, FAMILY, t, summary)
         rounds = ctx.request.rounds if ctx.request.rounds is not None else ctx.preset.rounds
@@ -87,7 +87,7 @@ async def _rebuttal_round(ctx: DebateContext, t: Transcript, r: int,
     context = context_text(ctx, t)
 
     async def one(side: Side) -> StepOutcome[Rebuttal]:
-        prompt = prompts.debater(persona(ctx, side), t.topic, task, context)
+        prompt = prompts.debater(ctx.spotlight, persona(ctx, side), t.topic, task, context)
         return await ctx.step(rebuttal_key(r, side), role=side, prompt=prompt, schema=Rebuttal)
 
     pro, con = await asyncio.gather(one(Side.PRO), one(Side.CON))
@@ -100,7 +100,8 @@ async def _verdict(ctx: DebateContext, t: Transcript, summary: PhaseSummary) -> 
     order = judge_order(ctx.debate_id, 0)
     label = neutral_labels(order)
     transcript = t.render(label=label, order=order)
-    prompt = prompts.judge(VERDICT_LENS, t.topic, transcript, VERDICT_TASK, ctx.policy)
+    prompt = prompts.judge(ctx.spotlight, VERDICT_LENS, t.topic, transcript, VERDICT_TASK,
+                           judge_material(ctx))
     step = await ctx.step(VERDICT_KEY, role="judge", prompt=prompt, schema=Verdict,
                           temperature=0.2)
     note(summary, "judge", step, lambda v: v.rationale)

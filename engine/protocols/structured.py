@@ -62,7 +62,7 @@ def debate_calls(spec: PlanInput) -> list[PlannedCall]:
 
 async def run_debate_phases(ctx: DebateContext) -> Transcript:
     """Opening, cross-examination and closing; each phase's two calls run concurrently."""
-    t = Transcript(topic=ctx.request.topic)
+    t = Transcript(topic=ctx.request.topic, spot=ctx.spotlight)
     async with ctx.phase(OPENING) as summary:
         await openings(ctx, FAMILY, t, summary)
     async with ctx.phase(CROSS_EXAMINATION) as summary:
@@ -81,7 +81,7 @@ async def _both(ctx: DebateContext, t: Transcript, key: str, task: str,
     context = context_text(ctx, t)
 
     async def one(side: Side) -> StepOutcome[Reply]:
-        prompt = prompts.debater(persona(ctx, side), t.topic, task, context)
+        prompt = prompts.debater(ctx.spotlight, persona(ctx, side), t.topic, task, context)
         return await ctx.step(f"{FAMILY}/{key}/{side}", role=side, prompt=prompt, schema=schema)
 
     pro, con = await asyncio.gather(one(Side.PRO), one(Side.CON))
@@ -94,7 +94,7 @@ class StructuredProtocol:
     final_steps = FinalSteps(keys=frozenset({JUDGE_KEY}))
 
     def plan(self, spec: PlanInput) -> Plan:
-        judge = spec.carried(RUBRIC_JUDGE.expertise, context=False)
+        judge = spec.carried(RUBRIC_JUDGE.expertise)  # the context too, spotlighted
         calls = [*debate_calls(spec), PlannedCall(key=JUDGE_KEY, role="judge", phase=JUDGING,
                                                   depth=4, prompt_tokens=2600 + judge,
                                                   completion_tokens=700)]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from engine.settings import EngineSettings
+from engine.spotlight import regions
 from tests.fakes.openai_server import FakeOpenAI
 
 TEST_API_KEY = "test-key"
@@ -27,6 +28,11 @@ def gateway_settings(base_url: str, **overrides: Any) -> EngineSettings:
     }
     values.update(overrides)
     return EngineSettings(**values)
+
+
+def spotlit(prompt_text: str) -> str:
+    """The untrusted text a prompt carries, readable again: its spotlighted regions' text."""
+    return "\n".join(region.text for region in regions(prompt_text))
 
 
 @pytest.fixture

@@ -81,6 +81,17 @@ def outside_regions(text: str, markers: Markers | None) -> str:
     return "\n".join(kept)
 
 
+def readable(text: str, markers: Markers | None) -> str:
+    """`text` as a model reads it: the marker lines gone, datamarks as spaces. What the fake
+    echoes in the free text it invents: a model does not copy the markers into its answer."""
+    if markers is None:
+        return text
+    kept = [line for line in text.split("\n")
+            if not line.startswith((markers.begin, markers.end))]
+    text = "\n".join(kept)
+    return text.replace(markers.space, " ") if markers.space else text
+
+
 def mask_boundaries(text: str, markers: Markers | None) -> str:
     """`text` with the random ids of the markers replaced, so replies do not depend on them."""
     for boundary in markers.boundaries if markers else ():

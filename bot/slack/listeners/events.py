@@ -115,6 +115,9 @@ async def _maybe_evidence(ctx: SlackContext, message: slack_store.SeenMessage) -
             continue
         if added:
             await _react(ctx, message)
+            if added.findings:
+                await _reply(ctx, message, notices.evidence_addressed_to_ai(),
+                             str(message.thread_ts))
             return
 
 

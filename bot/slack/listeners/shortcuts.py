@@ -13,6 +13,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
 
+from bot.service.results import APPEAL_PRESET
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.settings import SlackSettings
@@ -25,7 +26,6 @@ from engine.options import DebateOptions
 log = logging.getLogger("dialectic.slack.shortcuts")
 
 APPEAL_CALLBACK = "appeal_decision"
-APPEAL_PRESET = "appeal"
 APPEAL_TOPIC = "Should the moderation decision on this message be overturned?"
 
 

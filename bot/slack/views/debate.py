@@ -1,7 +1,9 @@
 """A debate's own messages: the "Debate started" root, the status message kept current, one
 reply per finished phase, and the divergence summary it ends with. Pure functions over values.
 
-The result pieces (head, verdict, agreement, flags) are also what the review request shows.
+The result pieces (head, verdict, agreement, flags) are also what the review request shows. A
+debate whose untrusted text addresses the AI says so in its root, its status and its result
+(`addressed_to_ai`).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from typing import Any
 
 from bot.service.progress import PhaseState, PhaseView, Progress
 from bot.service.results import (
+    FLAG_MEANING,
     alpha_text,
     band_rule,
+    flag_headline,
     is_incomplete,
     point_figures,
     side_means,
@@ -48,10 +52,21 @@ from engine.domain import (
     Estimate,
     PhaseSummary,
 )
+from engine.injection import Finding
 from engine.settings import ThresholdSpec
 from storage.records import DebateRecord, DebateStatus
 
 NEEDS_JUDGES = "n/a (needs 2+ judges)"
+FLAGGED_NOTE = "⚠ Contains text addressed to the AI: a person reviews the result."
+
+
+def addressed_to_ai(findings: Sequence[Finding], preset: str | None) -> Block:
+    """The flag on a debate: its untrusted text addresses the AI, what was found, and what that
+    means (the models see it only as quoted material; a person reviews the result)."""
+    found = listing([escape(f"{f.source}: {f.reason} (“{f.excerpt}”)" if f.source
+                            else f"{f.reason} (“{f.excerpt}”)") for f in findings], 1500,
+                    shown=3)
+    return section(f"⚠ *{flag_headline(preset)}* {FLAG_MEANING}\n_Found:_ {found}")
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,6 +98,8 @@ def debate_started(record: DebateRecord, estimate: Estimate | None, transcript_u
     if rehearsal:
         head.append(rehearsal_banner())
     head.append(section("*Topic*\n" + quote(record.request.topic, 2500)))
+    if record.flagged:
+        head.append(addressed_to_ai(record.injection, record.preset))
     body = [fields(_started_fields(record, estimate))]
     if record.request.context:
         body.append(context(["Includes context from the conversation it was started in."]))
@@ -132,6 +149,8 @@ def status(record: DebateRecord, progress: Progress, *, rehearsal: bool,
              f"Phase: *{escape(phase) or '—'}*{calls} · Cost so far: {usd(cost)}"]
     if state in (DebateStatus.FAILED, DebateStatus.TIMED_OUT) and record.error:
         lines.append(f"⚠ {truncate(escape(record.error), 600)}")
+    if record.flagged:
+        lines.append(FLAGGED_NOTE)
     head = [rehearsal_banner()] if rehearsal else []
     head.append(section("\n".join(lines)))
     phases = progress.phases()
@@ -216,6 +235,8 @@ def result_head(result: DebateResult, title: str) -> list[Block]:
     if is_incomplete(result):
         head.append(incomplete_banner(result))
     head.append(section("*Topic*\n" + quote(result.topic, 600)))
+    if result.flagged:
+        head.append(addressed_to_ai(result.injection, result.preset))
     return head
 
 
@@ -358,6 +379,7 @@ def divergence_summary(result: DebateResult, *, transcript_url: str,
 
 
 __all__ = [
+    "addressed_to_ai",
     "agreement",
     "band_of",
     "debate_started",

@@ -118,6 +118,12 @@ def no_policy() -> B.Message:
                  "`workspace_policies` in dialectic.toml) and try again.")
 
 
+def evidence_addressed_to_ai() -> B.Message:
+    """A thread reply taken as evidence holds text addressed to the AI."""
+    return _note("⚠ This reply contains text addressed to the AI. The debaters see it only as "
+                 "quoted material, and a person will review the result.")
+
+
 def mention_help() -> B.Message:
     return _note("Say `@Dialectic debate [question]` in a thread to debate it; without a "
                  "question I debate the thread's first message.")
@@ -164,6 +170,7 @@ __all__ = [
     "decision",
     "error",
     "estimate_reply",
+    "evidence_addressed_to_ai",
     "help_text",
     "mention_help",
     "no_debates",

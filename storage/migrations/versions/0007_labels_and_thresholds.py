@@ -7,8 +7,8 @@ with the reviews it is what the judge audit, the routing audit and the threshold
 run itself) and the side a reviewer named. `applied_thresholds` keeps every change of a preset's
 alpha cut-offs an operator applied; the newest is in force.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-01
 """
 
@@ -20,8 +20,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0006"
-down_revision: str | None = "0005"
+revision: str = "0007"
+down_revision: str | None = "0006"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
