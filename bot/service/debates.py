@@ -24,7 +24,7 @@ from bot.service import links
 from bot.service.calibration import Calibration
 from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
-from bot.service.results import alpha_text, routed_by
+from bot.service.results import review_reason, routed_by
 from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
@@ -32,11 +32,10 @@ from engine.errors import BudgetExceeded, InvalidRequest
 from engine.injection import Finding
 from engine.llm import LLMClient
 from engine.material import new_nonce, of_evidence, of_request, screen, with_nonce
-from engine.outcomes import RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
-from engine.settings import EngineSettings, ThresholdSpec
+from engine.settings import EngineSettings
 from engine.vocabulary import Mode, ResultStatus, Routing
 from storage import audit, budget, caches, debates, evidence, panels, reviews, steps
 from storage.db import Database
@@ -260,7 +259,8 @@ class DebateService:
     async def execute(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
         if record.attempts > self.settings.max_attempts:
             return await self.give_up(record, worker_id=worker_id)
-        prepared = await self._for_run(record.id, prepare(self.engine, record.request))
+        prepared = await self.oversight.prepare_run(record.id,
+                                                    prepare(self.engine, record.request))
         sinks: list[EventSink] = [audit.DbEventSink(self.db),
                                   _StatusSink(self, record.id, prepared.protocol.judging_phases)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
@@ -277,19 +277,6 @@ class DebateService:
             purse=purse,
         )
         return await self.finish(record.id, result, actor=worker_id)
-
-    async def _for_run(self, debate_id: str, prepared: Prepared) -> Prepared:
-        """The cut-offs in force and, where the preset opted in, evidence weights (each
-        weight's reason audited; the weights themselves are recorded in the result)."""
-        prepared, weights = await self.oversight.for_run(prepared)
-        if weights:
-            async with self.db.transaction() as session:
-                await audit.append(session, debate_id=debate_id, kind="judge_weights",
-                                   actor="oversight", data={
-                                       j: {"weight": w.weight, "configured": w.configured,
-                                           "share": w.share, "reason": w.reason}
-                                       for j, w in weights.items()})
-        return prepared
 
     def _margin(self, record: DebateRecord, prepared: Prepared) -> float:
         """What a run may draw beyond its reservation while the day has room. The reservation
@@ -330,7 +317,7 @@ class DebateService:
             await budget.settle(session, day=budget_day(current.created_at),
                                 debate_id=debate_id, actual_usd=result.cost.usd)
             if result.routing in ROUTED and result.status in ("completed", "timed_out"):
-                reason = _review_reason(result, routed_by(self.engine, result))
+                reason = review_reason(result, routed_by(self.engine, result))
                 record = await debates.transition(session, debate_id,
                                                   DebateStatus.AWAITING_REVIEW,
                                                   actor=actor, reason=reason)
@@ -425,22 +412,6 @@ def _same_request(existing: DebateRecord, request: DebateRequest) -> bool:
     mine = {"spotlight_nonce"}
     return (asked.model_dump(mode="json", exclude=mine)
             == request.model_dump(mode="json", exclude=mine))
-
-
-def _review_reason(result: DebateResult, thresholds: ThresholdSpec | None) -> str:
-    parts = []
-    if result.injection:
-        parts.append("contains text addressed to the AI")
-    c = result.consensus
-    if c is not None:
-        parts.append(f"alpha {alpha_text(c.alpha, thresholds)} ({c.band})")
-        if c.irreconcilable:
-            parts.append("the panel splits on the winner (irreconcilable)")
-    if isinstance(result.outcome, RedTeamOutcome) and result.outcome.consensus_reached is False:
-        parts.append("the synthesizer reports no consensus")
-    if not result.complete:
-        parts.append("incomplete: " + "; ".join(result.missing[:3]))
-    return "; ".join(parts) or "routed for review"
 
 
 async def _run_hook(hook: FinishedHook, record: DebateRecord, review: Review | None) -> None:

@@ -257,6 +257,19 @@ class Oversight:
                            for j in judges)
         return dataclasses.replace(prepared, preset=preset, judges=judges), weights
 
+    async def prepare_run(self, debate_id: str, prepared: Prepared) -> Prepared:
+        """`for_run`, with each evidence weight's reason audited in the debate's chain (the
+        weights themselves are recorded in its result)."""
+        prepared, weights = await self.for_run(prepared)
+        if weights:
+            async with self.db.transaction() as session:
+                await audit.append(session, debate_id=debate_id, kind="judge_weights",
+                                   actor="oversight", data={
+                                       j: {"weight": w.weight, "configured": w.configured,
+                                           "share": w.share, "reason": w.reason}
+                                       for j, w in weights.items()})
+        return prepared
+
     async def weights(self, preset: str, judges: Sequence[JudgeSpec], prepared: Prepared,
                       policy: WeightPolicy = WEIGHT_POLICY) -> dict[str, JudgeWeight]:
         """Evidence weights for these judges: agreement with the reviewers on this preset's
