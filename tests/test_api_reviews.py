@@ -100,6 +100,23 @@ async def test_decisions_follow_the_review_desks_rules(stack: Stack) -> None:
     assert (await rt.service.get(debate_id)).status is DebateStatus.APPROVED
 
 
+async def test_a_decision_says_what_it_is_about_and_who_should_have_won(stack: Stack) -> None:
+    base, rt, settings = stack
+    debate_id = await awaiting_review(rt)
+    url = f"{base}/api/reviews/{await review_id(rt, debate_id)}/decision"
+    mine = as_reviewer(settings, REVIEWER)
+    async with aiohttp.ClientSession() as s:
+        status, body = await call(s, "POST", url, headers=mine, json={
+            "decision": "escalate", "reason": "x", "about": "mood"})
+        assert status == 400 and body["error"].startswith("about:")
+        status, body = await call(s, "POST", url, headers=mine, json={
+            "decision": "escalate", "reason": "the source was down", "about": "process",
+            "winner": "con"})
+    assert status == 200
+    assert (body["review"]["about"], body["review"]["named_winner"]) == ("process", "con")
+    assert body["review"]["spot_check"] is False
+
+
 @pytest.mark.parametrize("grant", ["", "not-a-grant", "expired"])
 async def test_a_forged_or_expired_reviewer_token_opens_nothing(stack: Stack,
                                                                 grant: str) -> None:
