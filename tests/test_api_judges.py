@@ -122,4 +122,5 @@ async def test_the_judges_page(app: tuple[str, Runtime]) -> None:
     assert "100% vs" in page and "200 judged debates" in page
     assert "applied by ops" in page and "routing uses these over the preset" in page
     assert "not applied" in page or "No suggestion" in page
+    assert "targets: 95% of auto-approved and 90% of published results upheld" in page
     assert "not enough data" in thin and 'value="decision" selected' in thin

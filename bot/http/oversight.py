@@ -149,10 +149,11 @@ def _suggestion_text(found: Suggestion | None) -> str:
     if found is None:
         return ""
     s = found.suggestion
-    target = share(found.policy.target)
+    targets = (f"targets: {share(found.policy.target)} of auto-approved and "
+               f"{share(found.policy.tentative_target)} of published results upheld")
     if s.suggested is None:
-        return f"No suggestion at a {target} target: {s.reason}."
-    return (f"At a {target} target the data suggest {cutoffs_text(s.suggested.thresholds)} "
+        return f"No suggestion ({targets}): {s.reason}."
+    return (f"For the {targets}, the data suggest {cutoffs_text(s.suggested.thresholds)} "
             f"({s.reason}); not applied.")
 
 
