@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from engine.injection import Finding
 from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome, legacy_outcome
+from engine.settings import ThresholdSpec
 from engine.vocabulary import (
     MAX_JUDGES,
     MAX_ROUNDS,
@@ -208,7 +209,13 @@ class ConsensusSummary(BaseModel):
     calibrated: dict[str, list[float | None]] = Field(default_factory=dict)
     calls: dict[str, list[Side | None]] = Field(default_factory=dict)     # judge -> winner per dim
     weighted_scores: dict[str, float | None] = Field(default_factory=dict)
-    weights: dict[str, float] = Field(default_factory=dict)
+    weights: dict[str, float] = Field(default_factory=dict)   # the vote weights used
+    # What the judge audit reads (engine/panel_records.py); {} / None: stored before it was kept.
+    winners: dict[str, Side | None] = Field(default_factory=dict)  # judge -> the side it named
+    shown_first: dict[str, Side] = Field(default_factory=dict)  # judge -> its "Position A"
+    models: dict[str, str] = Field(default_factory=dict)   # judge -> the model that answered
+    lengths: dict[str, int] = Field(default_factory=dict)  # side -> characters it argued
+    thresholds: ThresholdSpec | None = None                # the alpha cut-offs routed by
 
 
 class DivergencePoint(BaseModel):

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, get_args
 
+from engine.domain import DebateResult
+
 __all__ = [
     "REVIEW_LABELS",
     "SIDES",
@@ -24,7 +26,10 @@ __all__ = [
     "Winner",
     "agreement_counts",
     "agrees_with_reviewer",
+    "panel_of",
     "side_means",
+    "side_of",
+    "winner_of",
 ]
 
 Side = Literal["pro", "con"]
@@ -88,6 +93,38 @@ def side_means(items: Sequence[str], row: Sequence[float | None]) -> dict[Side, 
     return result
 
 
+
+
+def side_of(value: object) -> Side | None:
+    """"pro" or "con" from any value that equals one (a vocabulary Side, stored text)."""
+    return "pro" if value == "pro" else "con" if value == "con" else None
+
+
+def winner_of(value: object) -> Winner | None:
+    """A winner ("pro", "con", "tie") from any value that equals one; None otherwise."""
+    return "tie" if value == "tie" else side_of(value)
+
+
+def panel_of(result: DebateResult, finished_at: datetime) -> PanelRecord | None:
+    """The judged debate a consensus result records (no review yet), or None when it has no
+    panel or was judged before results kept each judge's order, winner and model."""
+    c = result.consensus
+    if c is None or not c.shown_first:
+        return None
+    verdicts = []
+    for judge in c.judges:
+        first = side_of(c.shown_first.get(judge))
+        if first is None:
+            continue
+        row = c.ratings.get(judge, [])
+        verdicts.append(JudgeVerdict(
+            judge=judge, model=c.models.get(judge, ""), shown_first=first,
+            winner=winner_of(c.winners.get(judge)),
+            scores=side_means(c.items, row) if len(row) == len(c.items) else {}))
+    lengths: dict[Side, int] = {side: int(c.lengths.get(side, 0)) for side in SIDES}
+    return PanelRecord(debate_id=result.id, finished_at=finished_at, lengths=lengths,
+                       verdicts=tuple(verdicts), panel_winner=winner_of(result.winner),
+                       preset=result.preset or "")
 
 
 def agrees_with_reviewer(judge_winner: Winner | None, panel_winner: Winner | None,

@@ -87,6 +87,9 @@ class PresetSpec(BaseModel):
     policy: str = ""
     perspectives: tuple[str, ...] = ()
     temperature: float | None = Field(default=None, ge=0, le=2)
+    # Opt-in: judges' vote weights moved by their measured agreement with the reviewers
+    # (engine/judge_weights.py, bounded so no judge dominates); the weights used are recorded.
+    evidence_weights: bool = False
 
     @model_validator(mode="after")
     def _panel_size(self) -> PresetSpec:

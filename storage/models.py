@@ -27,6 +27,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -186,6 +187,50 @@ class ReviewRow(Base):
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     decision_note: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    spot_check: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    about: Mapped[str | None] = mapped_column(String(16))
+    named_winner: Mapped[str | None] = mapped_column(String(8))
+
+
+class PanelRow(Base):
+    """A judged debate as routed: what each judge saw and said, and the routing's inputs. What
+    the judge audit, the routing audit and the threshold suggester read (with the reviews)."""
+
+    __tablename__ = "panels"
+    __table_args__ = (Index("ix_panels_preset_finished_at", "preset", "finished_at"),)
+
+    debate_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True
+    )
+    preset: Mapped[str] = mapped_column(String(64))
+    finished_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    alpha: Mapped[float | None] = mapped_column(Float)
+    band: Mapped[str] = mapped_column(String(16))
+    routing: Mapped[str] = mapped_column(String(16))
+    irreconcilable: Mapped[bool] = mapped_column(Boolean)
+    complete: Mapped[bool] = mapped_column(Boolean)
+    winner: Mapped[str | None] = mapped_column(String(8))
+    lengths: Mapped[dict[str, Any]] = mapped_column(json_type())
+    verdicts: Mapped[list[dict[str, Any]]] = mapped_column(json_type())
+    weights: Mapped[dict[str, Any]] = mapped_column(json_type())
+    thresholds: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
+    spot_check: Mapped[bool] = mapped_column(Boolean)
+    spot_check_fraction: Mapped[float] = mapped_column(Float)
+
+
+class AppliedThresholdsRow(Base):
+    """Alpha cut-offs an operator applied to a preset; the newest row per preset is in force."""
+
+    __tablename__ = "applied_thresholds"
+    __table_args__ = (Index("ix_applied_thresholds_preset_applied_at", "preset", "applied_at"),)
+
+    id: Mapped[int] = mapped_column(big_id(), primary_key=True, autoincrement=True)
+    preset: Mapped[str] = mapped_column(String(64))
+    thresholds: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
+    applied_by: Mapped[str] = mapped_column(String(255))
+    applied_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    note: Mapped[str] = mapped_column(Text)
+    evidence: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
 
 
 class BudgetDayRow(Base):

@@ -13,6 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.domain import DebateRequest, DebateResult, utcnow
 from engine.injection import Finding
+from engine.panel_records import Side as PanelSide
+from engine.settings import ThresholdSpec
 
 # defined in storage/lifecycle.py (light: the command line's grammar reads it), used from here
 from storage.lifecycle import DebateStatus as DebateStatus
@@ -55,7 +57,10 @@ ALLOWED_TRANSITIONS: dict[DebateStatus, frozenset[DebateStatus]] = {
     DebateStatus.JUDGING: frozenset({
         DebateStatus.COMPLETED, DebateStatus.FAILED, DebateStatus.TIMED_OUT,
         DebateStatus.QUEUED, DebateStatus.AWAITING_REVIEW}),
-    DebateStatus.COMPLETED: frozenset({DebateStatus.AWAITING_REVIEW}),
+    # A published result a reviewer spot-checks is upheld (approved) or overturned (escalated)
+    # without ever waiting: it was out already.
+    DebateStatus.COMPLETED: frozenset({DebateStatus.AWAITING_REVIEW, DebateStatus.APPROVED,
+                                       DebateStatus.ESCALATED}),
     DebateStatus.FAILED: frozenset({DebateStatus.QUEUED}),
     DebateStatus.TIMED_OUT: frozenset({DebateStatus.QUEUED, DebateStatus.AWAITING_REVIEW}),
     DebateStatus.AWAITING_REVIEW: frozenset({DebateStatus.APPROVED, DebateStatus.ESCALATED}),
@@ -124,17 +129,40 @@ class ReviewStatus(StrEnum):
     RERUN = "rerun"
 
 
+class DecisionAbout(StrEnum):
+    """What a decision says: about the verdict (a label for the judge and routing audits), or
+    about the run itself (a degraded step, a broken source), which labels nothing."""
+
+    VERDICT = "verdict"
+    PROCESS = "process"
+
+
 class Review(BaseModel):
     id: str
     debate_id: str
     status: ReviewStatus = ReviewStatus.PENDING
     reason: str = ""                  # why it was routed (band, irreconcilable, consensus flag)
+    spot_check: bool = False          # published, then drawn by the sampler to measure routing
+    about: DecisionAbout | None = None            # decided: what the decision is about
+    named_winner: PanelSide | None = None  # the side the reviewer said should win
     channel_id: str | None = None
     message_ts: str | None = None
     decided_by: str | None = None
     decided_at: datetime | None = None
     decision_note: str = ""
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class AppliedThresholds(BaseModel):
+    """Alpha cut-offs an operator applied to a preset (routing uses them over the preset's own);
+    ``thresholds`` None puts the preset's own back. Every change is kept, the newest in force."""
+
+    preset: str
+    thresholds: ThresholdSpec | None
+    applied_by: str
+    applied_at: datetime
+    note: str = ""
+    evidence: dict[str, Any] = Field(default_factory=dict)
 
 
 class AuditEvent(BaseModel):

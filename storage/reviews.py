@@ -14,9 +14,11 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
+from engine.panel_records import Side as PanelSide
+from engine.panel_records import side_of
 from storage.errors import NotFound
 from storage.models import DebateRow, ReviewRow
-from storage.records import Review, ReviewStatus
+from storage.records import DecisionAbout, Review, ReviewStatus
 
 
 def to_review(row: ReviewRow) -> Review:
@@ -24,18 +26,22 @@ def to_review(row: ReviewRow) -> Review:
         id=row.id, debate_id=row.debate_id, status=ReviewStatus(row.status), reason=row.reason,
         channel_id=row.channel_id, message_ts=row.message_ts, decided_by=row.decided_by,
         decided_at=row.decided_at, decision_note=row.decision_note, created_at=row.created_at,
+        spot_check=row.spot_check, about=DecisionAbout(row.about) if row.about else None,
+        named_winner=side_of(row.named_winner),
     )
 
 
 async def create(
-    session: AsyncSession, *, debate_id: str, reason: str, now: datetime | None = None
+    session: AsyncSession, *, debate_id: str, reason: str, now: datetime | None = None,
+    spot_check: bool = False,
 ) -> Review:
-    """A pending review of the debate (NotFound if there is no such debate)."""
+    """A pending review of the debate (NotFound if there is no such debate); `spot_check`: a
+    published result the sampler drew, to measure how often routing publishes wrongly."""
     if await session.scalar(select(DebateRow.id).where(DebateRow.id == debate_id)) is None:
         raise NotFound("debate", debate_id)
     row = ReviewRow(
         id=uuid4().hex, debate_id=debate_id, status=ReviewStatus.PENDING.value, reason=reason,
-        decision_note="", created_at=now or utcnow(),
+        decision_note="", created_at=now or utcnow(), spot_check=spot_check,
     )
     session.add(row)
     await session.flush()
@@ -88,11 +94,12 @@ async def set_message(
 
 async def decide(
     session: AsyncSession, *, review_id: str, status: ReviewStatus, by: str, note: str = "",
-    now: datetime | None = None,
+    now: datetime | None = None, about: DecisionAbout = DecisionAbout.VERDICT,
+    named_winner: PanelSide | None = None,
 ) -> Review | None:
     """Record the decision if the review is still pending; None if someone already decided.
-    NotFound if there is no such review. Auditing the press is the caller's (it knows what the
-    decision leads to)."""
+    NotFound if there is no such review. `about` and `named_winner` make it a label (see
+    storage.panels). Auditing the press is the caller's (it knows what the decision leads to)."""
     status = ReviewStatus(status)
     if status is ReviewStatus.PENDING:
         raise ValueError("a decision cannot be 'pending'")
@@ -100,7 +107,8 @@ async def decide(
     result = await session.execute(
         update(ReviewRow)
         .where(ReviewRow.id == review_id, ReviewRow.status == ReviewStatus.PENDING.value)
-        .values(status=status.value, decided_by=by, decided_at=decided_at, decision_note=note)
+        .values(status=status.value, decided_by=by, decided_at=decided_at, decision_note=note,
+                about=DecisionAbout(about).value, named_winner=named_winner)
         .returning(ReviewRow.debate_id).execution_options(synchronize_session=False)
     )
     decided = result.scalar_one_or_none() is not None

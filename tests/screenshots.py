@@ -5,7 +5,9 @@ phone), written as PNGs for people to look at (the README shows two of them).
 
 Runs the whole service in this process on a throwaway SQLite database, in rehearsal mode (no
 model, nothing leaves the machine): one debate per mode, one waiting for a reviewer, a reviewer
-signed in with a link.
+signed in with a link. The Judges page reads a synthetic judged history written through the
+service (tests/audit_fixtures.py: a judge that favours Position A, one that loves length, a harsh
+one), settled and reviewed as real debates are, since rehearsals are left out of the audit.
 """
 
 from __future__ import annotations
@@ -16,12 +18,15 @@ import tempfile
 from pathlib import Path
 
 from bot.service.grants import reviewer_grant
-from engine.domain import DebateRequest
+from bot.service.runtime import Runtime
+from engine.domain import DebateRequest, utcnow
 from engine.vocabulary import Mode
 from storage.db import Database
 from storage.records import Origin
+from tests.audit_fixtures import SyntheticJudge, history
 from tests.browser_fixtures import DESKTOP, PHONE, Browser, start_chromium
 from tests.http_fixtures import free_port, served
+from tests.oversight_fixtures import REVIEWER, Clock, ending_now, settle_history
 from tests.service_fixtures import rehearsal_settings, running_worker, wait_done
 
 TOPICS = {
@@ -40,7 +45,7 @@ async def shoot(out: Path) -> list[Path]:
         await db.upgrade()
         port = free_port()
         settings = rehearsal_settings(database_url=url, api_token="screenshots",
-                                      reviewers="U0REVIEWER",
+                                      reviewers=REVIEWER, spot_check_fraction=0.05,
                                       public_url=f"http://127.0.0.1:{port}")
         try:
             async with served(db, settings, workers=0, port=port) as (base, rt, _):
@@ -52,13 +57,30 @@ async def shoot(out: Path) -> list[Path]:
                 async with running_worker(rt.service):
                     for debate_id in ids.values():
                         await wait_done(rt.service, debate_id)
-                pages = {"index": "/", "reviews": "/reviews", "signin": "/signin",
+                await _judged_history(rt)
+                pages = {"index": "/", "reviews": "/reviews", "judges": "/judges",
+                         "signin": "/signin",
                          **{f"debate-{m.value}": f"/debates/{i}" for m, i in ids.items()}}
                 pages["debate"] = pages.pop("debate-consensus")
-                grant = reviewer_grant(settings.service, "U0REVIEWER")
+                grant = reviewer_grant(settings.service, REVIEWER)
                 return await asyncio.to_thread(_capture, base.rstrip("/"), grant, pages, out)
         finally:
             await db.dispose()
+
+
+async def _judged_history(rt: Runtime) -> None:
+    """Two hundred judged debates ending now, settled and reviewed through the service."""
+    judges = [SyntheticJudge(name="technical"), SyntheticJudge(name="business", habit="first"),
+              SyntheticJudge(name="risk", habit="harsh"),
+              SyntheticJudge(name="general", habit="verbose")]
+    planted = ending_now(history(judges, seed=31, debates=200), utcnow())
+    service_clock = rt.service.clock
+    clock = Clock(planted[0].finished_at)
+    rt.service.clock = clock
+    try:
+        await settle_history(rt.reviews, clock, planted)
+    finally:
+        rt.service.clock = service_clock
 
 
 def _capture(base: str, grant: str, pages: dict[str, str], out: Path) -> list[Path]:

@@ -100,12 +100,31 @@ async def test_decisions_follow_the_review_desks_rules(stack: Stack) -> None:
     assert (await rt.service.get(debate_id)).status is DebateStatus.APPROVED
 
 
-@pytest.mark.parametrize("grant", ["", "not-a-grant", "expired"])
+async def test_a_decision_says_what_it_is_about_and_who_should_have_won(stack: Stack) -> None:
+    base, rt, settings = stack
+    debate_id = await awaiting_review(rt)
+    url = f"{base}/api/reviews/{await review_id(rt, debate_id)}/decision"
+    mine = as_reviewer(settings, REVIEWER)
+    async with aiohttp.ClientSession() as s:
+        status, body = await call(s, "POST", url, headers=mine, json={
+            "decision": "escalate", "reason": "x", "about": "mood"})
+        assert status == 400 and body["error"].startswith("about:")
+        status, body = await call(s, "POST", url, headers=mine, json={
+            "decision": "escalate", "reason": "the source was down", "about": "process",
+            "winner": "con"})
+    assert status == 200
+    assert (body["review"]["about"], body["review"]["named_winner"]) == ("process", "con")
+    assert body["review"]["spot_check"] is False
+
+
+@pytest.mark.parametrize("grant", ["", "not-a-grant", "expired", "old-token"])
 async def test_a_forged_or_expired_reviewer_token_opens_nothing(stack: Stack,
                                                                 grant: str) -> None:
     base, _, settings = stack
     if grant == "expired":
         grant = reviewer_grant(settings.service, REVIEWER, seconds=1, clock=lambda: 0.0)
+    if grant == "old-token":   # issued before DIALECTIC_API_TOKEN changed
+        grant = reviewer_grant(rehearsal_settings(api_token="the-token-before").service, REVIEWER)
     async with aiohttp.ClientSession() as s:
         status, _ = await call(s, "POST", f"{base}/api/reviews/r1/decision",
                                json={"decision": "approve"},
@@ -188,3 +207,24 @@ async def test_sign_in_with_slack_names_the_reviewer_by_slack_identity(stack: St
                              params={"code": "stolen", "state": "guess"}) as forged:
                 assert forged.status == 400     # no round trip began in this browser
     assert ("review_decided", GROUP_MEMBER) in await audited(rt, debate_id)
+
+
+async def test_taking_a_reviewer_off_the_list_ends_what_their_link_decides(
+        sqlite_db: Database) -> None:
+    """Membership is checked at each decision: a link issued while UREV was a reviewer, used
+    after the service restarted without UREV in DIALECTIC_REVIEWERS, decides nothing."""
+    port = free_port()
+    before = rehearsal_settings(api_token=TOKEN, reviewers=REVIEWER,
+                                public_url=f"http://127.0.0.1:{port}")
+    link = as_reviewer(before, REVIEWER)
+    after = rehearsal_settings(api_token=TOKEN, reviewers="UOTHER",
+                               public_url=f"http://127.0.0.1:{port}")
+    async with served(sqlite_db, after, port=port) as (base, rt, _):
+        debate_id = await awaiting_review(rt)
+        rid = await review_id(rt, debate_id)
+        async with aiohttp.ClientSession() as s:
+            status, body = await call(s, "POST", f"{base.rstrip('/')}/api/reviews/{rid}/decision",
+                                      json={"decision": "approve"}, headers=link)
+        assert status == 403 and body["error"] == "only configured reviewers can decide reviews"
+        assert ("review_refused", REVIEWER) in await audited(rt, debate_id)
+        assert (await rt.service.get(debate_id)).status is DebateStatus.AWAITING_REVIEW

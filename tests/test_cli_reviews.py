@@ -63,3 +63,21 @@ def test_a_reviewer_link_needs_the_token_and_names_its_reviewer(cli: Cli) -> Non
     assert identity is not None and identity.user == "U0123ABC"
     assert unseal(key, Purpose.SESSION, link.split("grant=", 1)[1]) is None  # not a session
     assert "not listed in DIALECTIC_REVIEWERS" in done.stdout
+
+
+async def test_a_decision_from_the_terminal_can_say_it_is_about_the_run(
+        cli: Cli, tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/about.db"
+    db = Database(url)
+    await db.upgrade()
+    rt = runtime(db, rehearsal_settings(database_url=url, reviewers="UREV"))
+    debate_id = await awaiting_review(rt)
+    review = await rt.reviews.for_debate(debate_id)
+    assert review is not None
+    done = await asyncio.to_thread(
+        cli, "reviews", "decide", review.id, "rerun", "--as", "UREV", "--about", "process",
+        "--winner", "pro", env={"DATABASE_URL": url, "DIALECTIC_REVIEWERS": "UREV"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    decided = await rt.reviews.get(review.id)
+    await db.dispose()
+    assert (decided.about, decided.named_winner) == ("process", "pro")

@@ -18,7 +18,7 @@ from bot.slack.notifier import SlackNotifier, Thread
 from bot.slack.wiring import attach_slack
 from engine.domain import DebateRequest, DebateResult, Event, EventKind, utcnow
 from engine.settings import PresetSpec, ThresholdSpec
-from storage import caches, dedupe, heartbeats, queue
+from storage import caches, debates, dedupe, heartbeats, queue, reviews
 from storage import slack as slack_store
 from storage.records import DebateRecord, DebateStatus, Origin
 from tests.slack_fixtures import CHANNEL, REVIEW_CHANNEL, slack_harness
@@ -134,3 +134,30 @@ async def test_socket_mode_is_used_when_an_app_token_is_set(tmp_path: Path) -> N
         notifier = parts.notifier
         assert parts.rt.service.finished_hooks.count(notifier.on_finished) == 1
         assert parts.rt.service.sink_factories.count(notifier.sink_for) == 1
+
+
+async def test_a_spot_check_is_requested_but_the_thread_keeps_the_published_result(
+        tmp_path: Path) -> None:
+    """A spot-checked result was published: its thread gets the summary and no "awaits a
+    reviewer" notice; the review channel gets a request marked as a spot check."""
+    async with slack_harness(tmp_path, workers=0) as h:
+        result = DebateResult(id="d1", status="completed", mode="consensus",
+                              topic="Adopt PostgreSQL?", preset="decision", verdict="Adopt it",
+                              winner="pro", routing="auto_approve")
+        record = DebateRecord(id="d1", request=DebateRequest(topic=result.topic),
+                              mode="consensus", preset="decision",
+                              status=DebateStatus.COMPLETED, result=result,
+                              origin=Origin(surface="slack", channel_id=CHANNEL,
+                                            thread_ts="1700000000.000001"))
+        async with h.rt.db.transaction() as session:
+            await debates.create(session, record=record, topic_key="d1")
+            review = await reviews.create(session, debate_id="d1", reason="spot check",
+                                          spot_check=True)
+        notifier: SlackNotifier = h.notifier
+        await notifier.on_finished(record, review)
+        await notifier.drain()
+        [request] = h.fake.messages(REVIEW_CHANNEL)
+        assert request["text"].startswith("Spot check requested:")
+        in_thread = json.dumps(h.fake.messages(CHANNEL))
+        assert "Adopt it" in in_thread and "awaits a reviewer" not in in_thread
+        h.assert_all_blocks_valid()

@@ -7,11 +7,14 @@ from typing import Any
 import pytest
 from slack_sdk.models.views import View
 
+from bot.service.oversight import JudgeReport
 from bot.slack.views import budget as G
 from bot.slack.views import home as H
 from bot.slack.views import modals as M
+from engine.judge_audit import AuditPolicy, audit_judges
 from engine.vocabulary import MAX_JUDGES, MAX_TOPIC_CHARS
 from storage.records import DebateStatus
+from tests.audit_fixtures import START, SyntheticJudge, history
 from tests.slack_view_fixtures import (
     TRANSCRIPT,
     assert_blocks_valid,
@@ -90,3 +93,37 @@ def test_app_home_empty() -> None:
     assert "No debates yet" in text_of(view)
 
 
+
+
+def _report(judges: list[SyntheticJudge], debates: int = 240) -> JudgeReport:
+    panels = history(judges, seed=41, debates=debates)
+    return JudgeReport(days=90, since=START, presets=(), debates=len(panels),
+                       labelled=sum(p.review is not None for p in panels),
+                       policy=AuditPolicy(), judges=audit_judges(panels))
+
+
+def test_the_home_tab_has_a_line_of_the_judge_audit() -> None:
+    report = _report([SyntheticJudge(name="technical"),
+                      SyntheticJudge(name="risk<!here>", habit="first"),
+                      SyntheticJudge(name="business", habit="harsh"),
+                      SyntheticJudge(name="general")])
+    view = H.app_home([], {}, [], is_reviewer=False, public_url="https://d.example/",
+                      judges=report)
+    assert_blocks_valid(view["blocks"], max_blocks=100, max_chars=None)
+    assert_no_raw_markup(view)
+    text = text_of(view)
+    assert "Judge audit, last 90 days* (240 debates): ⚑" in text
+    assert "risk&lt;!here&gt; (gpt-4o-mini): position bias 100% vs" in text
+    assert "business (gpt-4o-mini): leniency -1." in text and "(n=240)" in text
+    assert "technical" not in text and "<https://d.example/judges|judges>" in text
+
+
+@pytest.mark.parametrize(("report", "said"), [
+    (None, "no judged debates in the last 90 days yet"),
+    ("fair", "no judge flagged"),
+])
+def test_the_judge_audit_line_without_flags(report: str | None, said: str) -> None:
+    found = _report([SyntheticJudge(name=n) for n in ("a", "b", "c")]) if report else None
+    line = H.judge_audit_line(found, "https://d.example/judges")
+    assert_blocks_valid([line])
+    assert said in text_of([line])

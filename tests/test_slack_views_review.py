@@ -89,11 +89,29 @@ def test_escalate_modal() -> None:
     assert view["callback_id"] == "review_escalate_modal"
     assert view["private_metadata"] == "rev-42"
     assert len(view["title"]["text"]) <= 24 and view["submit"]["text"] == "Escalate"
-    (field,) = [b for b in view["blocks"] if b["type"] == "input"]
+    field, about = [b for b in view["blocks"] if b["type"] == "input"]
     assert field["block_id"] == "reason"
     assert field["element"] | {"placeholder": None} == field["element"] | {
         "type": "plain_text_input", "action_id": "reason_input", "multiline": True,
         "placeholder": None}
+    # what the escalation is about: optional; a broken run labels nothing for the audits
+    assert about["block_id"] == "about" and about["optional"] is True
+    assert about["element"]["type"] == "radio_buttons"
+    assert [o["value"] for o in about["element"]["options"]] == ["verdict", "process"]
+
+
+def test_a_spot_check_request_says_it_was_published_and_why_it_is_reviewed() -> None:
+    review = review_for().model_copy(update={"spot_check": True, "reason": "spot check: 5%"})
+    message = R.review_request(review, near_threshold_result(), transcript_url=TRANSCRIPT,
+                               thread_link=None, thresholds=ThresholdSpec())
+    assert_message_valid(message)
+    text = text_of(message)
+    assert "Spot check requested" in text and "published without a reviewer" in text
+    assert "Why it needs a review" not in text
+    assert message.text.startswith("Spot check requested:")
+    decided = R.review_decided(review.model_copy(update={"status": ReviewStatus.APPROVED}),
+                               near_threshold_result(), transcript_url=TRANSCRIPT)
+    assert "Spot check decided" in text_of(decided)
 
 
 

@@ -39,7 +39,8 @@ db, sqlite_db, pg_db = fx.db, fx.sqlite_db, fx.pg_db  # fixtures (until conftest
 
 TABLES = {
     "debates", "steps", "audit_events", "reviews", "budget_days", "budget_ledger", "evidence",
-    "judge_cache", "scheduled_runs", "slack_dedupe", "schedules_state",
+    "judge_cache", "scheduled_runs", "slack_dedupe", "schedules_state", "panels",
+    "applied_thresholds",
 }
 
 

@@ -6,5 +6,7 @@
     debate.py    run / estimate / presets, in this terminal
     service.py   serve / worker / db / audit / replay
     schedule.py  schedule list / run
+    reviews.py   reviews list / decide, reviewers link
+    oversight.py judges report, thresholds show / suggest / apply
     progress.py  the live progress panel and the summaries
 """

@@ -131,6 +131,14 @@ def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="the reviewer deciding: a Slack user id listed in DIALECTIC_REVIEWERS "
                           "(or a member of a listed user group)")
     dec.add_argument("--reason", default="", help="why (needed to escalate)")
+    dec.add_argument("--about", choices=["verdict", "process"], default=None,
+                     help="what the decision is about: the verdict (a label for the judge and "
+                          "routing audits) or the run itself, e.g. a degraded step (no label); "
+                          "default: the run when re-running or escalating an incomplete "
+                          "result, else the verdict")
+    dec.add_argument("--winner", choices=["pro", "con"], default=None,
+                     help="the side that should have won, if you name one (an appeal: pro "
+                          "overturns the moderation decision, con keeps it)")
     dec.set_defaults(func=Lazy("bot.cli.reviews", "decide"))
     people = sub.add_parser("reviewers", help="reviewer sign-in for the web console")
     acts = people.add_subparsers(dest="reviewers_action", required=True)
@@ -141,6 +149,64 @@ def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     link.set_defaults(func=Lazy("bot.cli.reviews", "link"))
 
 
+def _window(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--days", type=int, default=None,
+                   help="the window read back (default DIALECTIC_AUDIT_WINDOW_DAYS, 90)")
+
+
+def _target(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--target", type=float, default=0.95,
+                   help="share of auto-approved results reviewers must uphold (default 0.95)")
+    p.add_argument("--tentative-target", type=float, default=None,
+                   help="share of everything published (tentative too) that must be upheld "
+                        "(default 0.90, or --target when lower)")
+    p.add_argument("--criterion", choices=["lower_bound", "point"], default="lower_bound",
+                   help="lower_bound: the interval's lower bound must reach the target "
+                        "(default); point: the estimate itself")
+
+
+def _oversight(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    judges = sub.add_parser("judges", help="the judge audit: bias, drift and agreement with "
+                            "reviewers, per judge and model")
+    acts = judges.add_subparsers(dest="judges_action", required=True)
+    report = acts.add_parser("report", help="position bias, verbosity bias, leniency, drift and "
+                             "agreement with the reviewers, with sample sizes and intervals")
+    _window(report)
+    report.add_argument("--preset", default=None, help="one preset's debates (default: all)")
+    report.add_argument("--json", action="store_true", help="print the report as JSON")
+    report.set_defaults(func=Lazy("bot.cli.oversight", "judges_report"))
+    cutoffs = sub.add_parser("thresholds", help="alpha cut-offs: in force, measured against the "
+                             "reviewers, suggested, applied")
+    acts = cutoffs.add_subparsers(dest="thresholds_action", required=True)
+    show = acts.add_parser("show", help="the cut-offs in force per preset and how routing fared "
+                           "against the reviewers")
+    _window(show)
+    show.add_argument("--json", action="store_true", help="print it as JSON")
+    show.set_defaults(func=Lazy("bot.cli.oversight", "show"))
+    sug = acts.add_parser("suggest", help="cut-offs that meet a target with the fewest results "
+                          "sent to review, with the data behind them (nothing is applied)")
+    sug.add_argument("--preset", required=True, help="the preset to suggest for")
+    _target(sug)
+    _window(sug)
+    sug.add_argument("--json", action="store_true", help="print it as JSON")
+    sug.set_defaults(func=Lazy("bot.cli.oversight", "suggest"))
+    app = acts.add_parser("apply", help="put cut-offs in force for a preset (audited); routing "
+                          "uses them over the preset's own")
+    app.add_argument("--preset", required=True, help="the preset they apply to")
+    for name in ("high", "tentative", "escalate"):
+        app.add_argument(f"--{name}", type=float, default=None,
+                         help=f"the {name} cut-off (others keep the values in force)")
+    app.add_argument("--suggested", action="store_true",
+                     help="apply what `thresholds suggest` proposes now (with --target ...)")
+    app.add_argument("--reset", action="store_true", help="back to the preset's own cut-offs")
+    _target(app)
+    _window(app)
+    app.add_argument("--as", dest="by", required=True, metavar="NAME",
+                     help="who applies them (recorded in the audit log)")
+    app.add_argument("--reason", default="", help="why (recorded in the audit log)")
+    app.set_defaults(func=Lazy("bot.cli.oversight", "apply"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dialectic", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -149,4 +215,5 @@ def build_parser() -> argparse.ArgumentParser:
     _service(sub)
     _schedules(sub)
     _reviews(sub)
+    _oversight(sub)
     return parser

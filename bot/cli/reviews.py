@@ -10,7 +10,7 @@ import argparse
 from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_OK
 from bot.service.grants import reviewer_grant, reviewer_link
-from storage.records import Origin, ReviewStatus
+from storage.records import DecisionAbout, Origin, ReviewStatus
 
 DECISIONS = {"approve": ReviewStatus.APPROVED, "escalate": ReviewStatus.ESCALATED,
              "rerun": ReviewStatus.RERUN}
@@ -24,7 +24,8 @@ async def list_reviews(ctx: CliContext, args: argparse.Namespace) -> int:
         for review in pending:
             record = await hosted.rt.service.get(review.debate_id)
             waiting = review.created_at.strftime("%Y-%m-%d %H:%M")
-            ctx.console.print(f"{review.id}  {record.request.topic[:70]}\n"
+            spot = "[spot check] " if review.spot_check else ""
+            ctx.console.print(f"{review.id}  {spot}{record.request.topic[:70]}\n"
                               f"    {review.reason or 'routed for review'} · since {waiting} "
                               f"UTC · {hosted.rt.url(record.id)}", markup=False)
     return EXIT_OK
@@ -35,7 +36,9 @@ async def decide(ctx: CliContext, args: argparse.Namespace) -> int:
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         desk = hosted.rt.reviews
         decision = await desk.decide(args.review_id, DECISIONS[args.decision],
-                                     by=args.reviewer, note=args.reason, surface="cli")
+                                     by=args.reviewer, note=args.reason, surface="cli",
+                                     about=DecisionAbout(args.about) if args.about else None,
+                                     winner=args.winner)
         ctx.console.print(f"review {decision.review.id} {decision.review.status.value} by "
                           f"{args.reviewer}; debate {decision.record.id} is "
                           f"{decision.record.status.value.replace('_', ' ')}", markup=False)

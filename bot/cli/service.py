@@ -11,7 +11,7 @@ from bot.cli.debate import exit_code
 from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_summary
-from bot.service.results import status_words, thresholds_for
+from bot.service.results import routed_by, status_words
 from engine.cost import usd
 from engine.errors import InvalidRequest
 from storage import audit, debates
@@ -100,7 +100,6 @@ async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
         while (record := await service.get(sub.record.id)).result is None:
             await asyncio.sleep(REPLAY_POLL)
     assert record.result is not None
-    print_summary(ctx.console, record.result,
-                  thresholds_for(ctx.settings.engine, record.result.preset),
+    print_summary(ctx.console, record.result, routed_by(ctx.settings.engine, record.result),
                   stored=status_words(record.status, record.result))
     return exit_code(record.result.status, complete=record.result.complete)

@@ -11,6 +11,8 @@ the OpenAPI document, so they cannot disagree.
                  review queue); pages.py renders them (Jinja2 templates/ with autoescape,
                  static/ for the stylesheet and the one script); views.py and charts.py (the
                  heatmap and band scale as SVG) compute what the templates show
+    oversight.py the judge audit and routing against the reviewers: /api/judges, /api/routing
+                 and the console's Judges page
     signin.py    reviewer sign-in: Sign in with Slack (OpenID Connect) or a reviewer link
     openapi.py   the OpenAPI document, generated from the route table
     auth.py      who may: the token, a reviewer token, the console's session, a signed link

@@ -21,7 +21,7 @@ from bot.http.routes import Reply, Route, route, route_with_query
 from bot.http.state import RUNTIME
 from bot.http.views import Badge, badges, judge_rows, routing_story, usd
 from bot.service.grants import Identity
-from bot.service.results import alpha_text, is_incomplete, thresholds_for
+from bot.service.results import alpha_text, is_incomplete, routed_by, thresholds_for
 from bot.service.timeline import Timeline, load_timeline
 from engine.domain import EventKind
 from engine.presets import all_presets
@@ -80,8 +80,9 @@ def body_context(engine: EngineSettings, record: DebateRecord, *, timeline: Time
                  review: Review | None, reviewer: str | None, rehearsal: bool
                  ) -> dict[str, Any]:
     """What partials/debate_body.html reads (the page and its live fragment alike)."""
-    thresholds = thresholds_for(engine, record.preset)
     result = record.result
+    thresholds = (routed_by(engine, result) if result is not None
+                  else thresholds_for(engine, record.preset))
     banner = rehearsal and (result is None or result.rehearsal)
     context: dict[str, Any] = {
         "record": record, "badges": badges(record, rehearsal=rehearsal), "rehearsal": banner,
@@ -206,7 +207,8 @@ async def review_queue(request: web.Request) -> web.Response:
     for review in await rt.reviews.pending():
         record = await rt.service.get(review.debate_id)
         c = record.result.consensus if record.result is not None else None
-        alpha = "" if c is None else alpha_text(c.alpha, thresholds_for(rt.engine, record.preset))
+        alpha = "" if c is None or record.result is None else alpha_text(
+            c.alpha, routed_by(rt.engine, record.result))
         items.append(QueueItem(review, record, badges(record), alpha))
     page = render("reviews.html", items=items, reviewer=reviewer_of(request),
                   viewer=session.current(request), nav="reviews")

@@ -19,7 +19,7 @@ from bot.http.auth import reviewer_of
 from bot.http.routes import Reply, Route, json_reply, route, route_with_body
 from bot.http.state import RUNTIME
 from bot.service.reviews import MAX_NOTE
-from storage.records import DebateStatus, Origin, Review, ReviewStatus
+from storage.records import DebateStatus, DecisionAbout, Origin, Review, ReviewStatus
 
 DECISIONS: dict[str, ReviewStatus] = {"approve": ReviewStatus.APPROVED,
                                       "escalate": ReviewStatus.ESCALATED,
@@ -31,6 +31,13 @@ class DecisionIn(BaseModel):
     decision: Literal["approve", "escalate", "rerun"]
     reason: str = Field(default="", max_length=MAX_NOTE,
                         description="why (needed to escalate); kept with the decision")
+    about: DecisionAbout | None = Field(
+        default=None, description="what the decision is about: the verdict (a label for the "
+        "judge and routing audits) or the run itself (a degraded step: no label); default: "
+        "the run for a re-run or escalation of an incomplete result, else the verdict")
+    winner: Literal["pro", "con"] | None = Field(
+        default=None, description="the side that should have won, when the reviewer names one "
+        "(an appeal: pro overturns the moderation decision, con keeps it)")
 
 
 class DecisionOut(BaseModel):
@@ -54,7 +61,8 @@ async def decide_review(request: web.Request, body: DecisionIn) -> web.Response:
                               "link) as the bearer")
     rt = request.app[RUNTIME]
     decision = await rt.reviews.decide(request.match_info["id"], DECISIONS[body.decision],
-                                       by=reviewer, note=body.reason, surface="web")
+                                       by=reviewer, note=body.reason, surface="web",
+                                       about=body.about, winner=body.winner)
     rerun_id = None
     if decision.review.status is ReviewStatus.RERUN:
         sub = await rt.reviews.rerun(decision, origin=Origin(surface="api", user_id=reviewer))

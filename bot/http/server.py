@@ -9,7 +9,7 @@ from collections.abc import Iterable
 
 from aiohttp import web
 
-from bot.http import api, console, metrics, openapi, reviews, signin
+from bot.http import api, console, metrics, openapi, oversight, reviews, signin
 from bot.http.auth import auth_middleware, browser_guard
 from bot.http.errors import error_middleware
 from bot.http.routes import Route
@@ -22,8 +22,8 @@ from engine.errors import ConfigurationError
 
 MAX_BODY = 256 * 1024
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, openapi.ROUTE, metrics.ROUTE,
-                             *console.ROUTES, *signin.ROUTES)
+ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, *oversight.ROUTES, openapi.ROUTE,
+                             metrics.ROUTE, *console.ROUTES, *signin.ROUTES)
 
 
 def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,

@@ -89,7 +89,10 @@ def routing_story(result: DebateResult, thresholds: ThresholdSpec | None,
     if is_incomplete(result):
         lines.append("The result is incomplete, so it cannot be published on its own.")
     lines.append(f"So it was {ROUTING_WORDS.get(result.routing, str(result.routing))}.")
-    if review is not None and review.reason:
+    if review is not None and review.spot_check:
+        lines.append("A random spot check sent it to a reviewer all the same, so how often "
+                     "routing publishes wrongly is measured.")
+    elif review is not None and review.reason:
         lines.append(f"Review reason: {review.reason}.")
     return lines
 

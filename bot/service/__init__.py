@@ -11,6 +11,10 @@
     timeline.py    the same fold plus what each phase said and each judge's card, for the
                    console's live page
     reviews.py     ReviewDesk: who may decide (Reviewers, GroupDirectory) and the decisions
+                   (each a label: what it is about, the side that should have won)
+    oversight.py   what the reviewers teach: the judge audit, routing against the reviewers,
+                   the spot-check sampler, suggested and applied thresholds, evidence weights
+    figures.py     how every surface writes an audit figure (n, interval, not enough data)
     grants.py      signed, expiring identities: console sessions, reviewer links, the
                    IdentityProvider port (Sign in with Slack)
     providers.py   the LLM client the settings ask for (gateway or rehearsal)

@@ -22,8 +22,9 @@ from datetime import date, datetime, timedelta
 
 from bot.service import links
 from bot.service.calibration import Calibration
+from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
-from bot.service.results import alpha_text, thresholds_for
+from bot.service.results import review_reason, routed_by
 from bot.service.settings import ServiceSettings
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
@@ -31,13 +32,12 @@ from engine.errors import BudgetExceeded, InvalidRequest
 from engine.injection import Finding
 from engine.llm import LLMClient
 from engine.material import new_nonce, of_evidence, of_request, screen, with_nonce
-from engine.outcomes import RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
-from engine.settings import EngineSettings, ThresholdSpec
+from engine.settings import EngineSettings
 from engine.vocabulary import Mode, ResultStatus, Routing
-from storage import audit, budget, caches, debates, evidence, reviews, steps
+from storage import audit, budget, caches, debates, evidence, panels, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, KeyReused, NotFound
 from storage.records import DebateRecord, DebateStatus, Origin, Review
@@ -88,9 +88,14 @@ class DebateService:
     submitted_hooks: list[Callable[[DebateRecord], None]] = field(default_factory=list)
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
     history: Calibration = field(init=False, repr=False)
+    oversight: Oversight = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.history = Calibration(self.engine, self.db, clock=lambda: self.clock())
+        self.oversight = Oversight(self.engine, self.db,
+                                   spot_check_fraction=self.settings.spot_check_fraction,
+                                   window_days=self.settings.audit_window_days,
+                                   clock=lambda: self.clock())
 
     def llm(self) -> LLMClient:
         """One client for every debate of the process: its connection pool (and TLS context)
@@ -254,7 +259,8 @@ class DebateService:
     async def execute(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
         if record.attempts > self.settings.max_attempts:
             return await self.give_up(record, worker_id=worker_id)
-        prepared = prepare(self.engine, record.request)
+        prepared = await self.oversight.prepare_run(record.id,
+                                                    prepare(self.engine, record.request))
         sinks: list[EventSink] = [audit.DbEventSink(self.db),
                                   _StatusSink(self, record.id, prepared.protocol.judging_phases)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
@@ -296,24 +302,32 @@ class DebateService:
                      ) -> DebateRecord:
         """Record the result, settle the budget with the real cost, route it for review."""
         review: Review | None = None
+        finished_at = self.clock()
         async with self.db.transaction() as session:
             current = await debates.get(session, debate_id)
             found = await debates.flag(session, debate_id, result.injection, stage="run",
                                        actor=actor)
             result = _flagged_result(result, [*current.injection, *found])
+            spot = self.oversight.spot_check(result)
             record = await debates.transition(
                 session, debate_id, DebateStatus(result.status), actor=actor,
                 reason=result.error or result.verdict[:200], result=result,
-                cost_usd=result.cost.usd, error=result.error, finished_at=self.clock(),
+                cost_usd=result.cost.usd, error=result.error, finished_at=finished_at,
                 lease_owner=None, lease_expires_at=None)
             await budget.settle(session, day=budget_day(current.created_at),
                                 debate_id=debate_id, actual_usd=result.cost.usd)
             if result.routing in ROUTED and result.status in ("completed", "timed_out"):
-                reason = _review_reason(result, thresholds_for(self.engine, result.preset))
+                reason = review_reason(result, routed_by(self.engine, result))
                 record = await debates.transition(session, debate_id,
                                                   DebateStatus.AWAITING_REVIEW,
                                                   actor=actor, reason=reason)
                 review = await reviews.create(session, debate_id=debate_id, reason=reason)
+            elif spot:  # published all the same: the reviewer's decision measures routing
+                review = await reviews.create(session, debate_id=debate_id, spot_check=True,
+                                              reason=spot_check_reason(
+                                                  self.oversight.spot_check_fraction))
+            await panels.record(session, result=result, finished_at=finished_at,
+                                spot_check=spot, fraction=self.oversight.spot_check_fraction)
         for hook in self.finished_hooks:
             await _run_hook(hook, record, review)
         return record
@@ -398,22 +412,6 @@ def _same_request(existing: DebateRecord, request: DebateRequest) -> bool:
     mine = {"spotlight_nonce"}
     return (asked.model_dump(mode="json", exclude=mine)
             == request.model_dump(mode="json", exclude=mine))
-
-
-def _review_reason(result: DebateResult, thresholds: ThresholdSpec | None) -> str:
-    parts = []
-    if result.injection:
-        parts.append("contains text addressed to the AI")
-    c = result.consensus
-    if c is not None:
-        parts.append(f"alpha {alpha_text(c.alpha, thresholds)} ({c.band})")
-        if c.irreconcilable:
-            parts.append("the panel splits on the winner (irreconcilable)")
-    if isinstance(result.outcome, RedTeamOutcome) and result.outcome.consensus_reached is False:
-        parts.append("the synthesizer reports no consensus")
-    if not result.complete:
-        parts.append("incomplete: " + "; ".join(result.missing[:3]))
-    return "; ".join(parts) or "routed for review"
 
 
 async def _run_hook(hook: FinishedHook, record: DebateRecord, review: Review | None) -> None:

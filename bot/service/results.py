@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.domain import DebateResult, DivergencePoint
+from engine.outcomes import RedTeamOutcome
 from engine.presets import all_presets
 from engine.schemas.procon import RubricScores
 from engine.settings import EngineSettings, ThresholdSpec
@@ -59,6 +60,33 @@ def thresholds_for(settings: EngineSettings, preset: str | None) -> ThresholdSpe
     """The alpha cut-offs the result's preset routed by; None when the preset is unknown."""
     found = all_presets(settings).get(preset or "default")
     return found.thresholds if found is not None else None
+
+
+def routed_by(settings: EngineSettings, result: DebateResult) -> ThresholdSpec | None:
+    """The alpha cut-offs the result was routed by: the ones it recorded (an operator may have
+    applied others than the preset's), else its preset's today."""
+    c = result.consensus
+    if c is not None and c.thresholds is not None:
+        return c.thresholds
+    return thresholds_for(settings, result.preset)
+
+
+def review_reason(result: DebateResult, thresholds: ThresholdSpec | None) -> str:
+    """Why a result waits for a person, in one line: a flag, alpha against its band, a split
+    panel, no consensus, what is missing."""
+    parts = []
+    if result.injection:
+        parts.append("contains text addressed to the AI")
+    c = result.consensus
+    if c is not None:
+        parts.append(f"alpha {alpha_text(c.alpha, thresholds)} ({c.band})")
+        if c.irreconcilable:
+            parts.append("the panel splits on the winner (irreconcilable)")
+    if isinstance(result.outcome, RedTeamOutcome) and result.outcome.consensus_reached is False:
+        parts.append("the synthesizer reports no consensus")
+    if not result.complete:
+        parts.append("incomplete: " + "; ".join(result.missing[:3]))
+    return "; ".join(parts) or "routed for review"
 
 
 def _cutoffs(thresholds: ThresholdSpec) -> tuple[float, ...]:
@@ -167,6 +195,8 @@ __all__ = [
     "is_incomplete",
     "on_scale",
     "point_figures",
+    "review_reason",
+    "routed_by",
     "side_means",
     "thresholds_for",
 ]

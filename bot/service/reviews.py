@@ -20,10 +20,19 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bot.service.debates import DebateService, Submission
+from bot.service.results import is_incomplete
 from engine.errors import DialecticError, InvalidRequest
+from engine.panel_records import Side as PanelSide
 from storage import audit, debates, reviews
 from storage.errors import NotFound
-from storage.records import DebateRecord, DebateStatus, Origin, Review, ReviewStatus
+from storage.records import (
+    DebateRecord,
+    DebateStatus,
+    DecisionAbout,
+    Origin,
+    Review,
+    ReviewStatus,
+)
 
 log = logging.getLogger("dialectic.reviews")
 
@@ -133,9 +142,15 @@ class ReviewDesk:
         return review
 
     async def decide(self, review_id: str, decision: ReviewStatus, *, by: str,
-                     note: str = "", surface: str = "") -> Decision:
+                     note: str = "", surface: str = "", about: DecisionAbout | None = None,
+                     winner: PanelSide | None = None) -> Decision:
         """Apply a reviewer's decision once, audited. Escalating needs a reason. `surface`
-        (slack, web, cli) is where it was made; the hooks tell the others."""
+        (slack, web, cli) is where it was made; the hooks tell the others.
+
+        The decision is a label for the judge and routing audits: `about` says whether it is
+        about the verdict or the run itself (default: the run, for a re-run or escalation of an
+        incomplete result; else the verdict); `winner` is the side the reviewer says should win
+        (an appeal's outcome: "pro" overturns the moderation decision, "con" keeps it)."""
         if decision is ReviewStatus.PENDING:
             raise InvalidRequest("decide approve, escalate or rerun")
         note = note.strip()[:MAX_NOTE]
@@ -144,8 +159,11 @@ class ReviewDesk:
             raise InvalidRequest("say why you escalate: the reason goes with the escalation")
         service = self.service
         async with service.db.transaction() as session:
+            current = await reviews.get(session, review_id)
+            about = about or _about(decision, await debates.get(session, current.debate_id))
             review = await reviews.decide(session, review_id=review_id, status=decision, by=by,
-                                          note=note, now=service.clock())
+                                          note=note, now=service.clock(), about=about,
+                                          named_winner=winner)
             if review is None:
                 raise AlreadyDecided(await reviews.get(session, review_id))
             record = await debates.transition(
@@ -153,7 +171,8 @@ class ReviewDesk:
                 reason=f"review {decision.value}: {note}"[:500])
             await audit.append(session, debate_id=record.id, kind="review_decided", actor=by,
                                data={"review_id": review_id, "decision": decision.value,
-                                     "note": note, "surface": surface})
+                                     "note": note, "surface": surface, "about": about.value,
+                                     "winner": winner, "spot_check": review.spot_check})
         decided = Decision(review, record)
         for hook in self.decided_hooks:
             try:
@@ -184,3 +203,12 @@ class ReviewDesk:
             await audit.append(session, debate_id=review.debate_id, kind="review_refused",
                                actor=user, data={"review_id": review_id,
                                                  "reason": "not a configured reviewer"})
+
+
+def _about(decision: ReviewStatus, record: DebateRecord) -> DecisionAbout:
+    """What a decision is about when the reviewer did not say: sending back or escalating a
+    result with steps missing is about the run; anything else about the verdict."""
+    incomplete = record.result is None or is_incomplete(record.result)
+    if decision is not ReviewStatus.APPROVED and incomplete:
+        return DecisionAbout.PROCESS
+    return DecisionAbout.VERDICT

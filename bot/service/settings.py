@@ -31,6 +31,12 @@ class ServiceSettings(BaseModel):
     max_attempts: int = Field(default=5, ge=1, le=50)  # claims before a crashing debate fails
     poll_interval: float = Field(default=0.5, gt=0)
 
+    # --- reviewers measuring routing (bot/service/oversight.py) ---
+    # The share of published (auto-approved or tentative) results sent to a reviewer anyway,
+    # marked as spot checks, so how often routing publishes wrongly is measured, not assumed.
+    spot_check_fraction: float = Field(default=0.05, ge=0, le=1)
+    audit_window_days: int = Field(default=90, ge=1, le=3650)  # what the audits read back
+
     # --- people and links ---
     reviewers: tuple[str, ...] = ()   # Slack user ids (U…, W…) and user-group ids (S…)
     public_url: str = "http://127.0.0.1:3000"

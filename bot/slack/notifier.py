@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import progress_for
-from bot.service.results import thresholds_for
+from bot.service.results import routed_by
 from bot.service.runtime import Runtime
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.pacing import ChannelPacer
@@ -132,8 +132,8 @@ class SlackNotifier:
         return self.rt.url(debate_id)
 
     def thresholds(self, result: DebateResult) -> ThresholdSpec | None:
-        """The alpha cut-offs the result was routed by (its preset's), for its summary."""
-        return thresholds_for(self.rt.engine, result.preset)
+        """The alpha cut-offs the result was routed by (its own record, else its preset's)."""
+        return routed_by(self.rt.engine, result)
 
     # --- engine hooks ---
 
@@ -179,7 +179,7 @@ class SlackNotifier:
         if not channel:
             log.warning("debate %s awaits review but DIALECTIC_REVIEW_CHANNEL is not set",
                         record.id)
-            if thread is not None:
+            if thread is not None and not review.spot_check:
                 await self.post(thread.channel_id, notices.no_review_channel(),
                                 thread_ts=thread.ts)
             return
@@ -191,7 +191,7 @@ class SlackNotifier:
         ts = await self.post(channel, message)
         async with self.rt.db.transaction() as session:
             await reviews.set_message(session, review.id, channel, ts)
-        if thread is not None:
+        if thread is not None and not review.spot_check:   # a spot check was published
             await self.post(thread.channel_id, notices.awaiting_review(channel),
                             thread_ts=thread.ts)
 

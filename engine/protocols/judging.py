@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from engine import prompts, verdicts
 from engine.domain import (
@@ -107,7 +109,8 @@ def judge_cache_key(prompt: Prompt, judge: JudgeSpec, boundary: str) -> str:
     debate with the same transcript gets the same scores. The model is appended by the runner."""
     seen = (prompt.system + "\n" + prompt.user).replace(boundary, "<boundary>")
     transcript = sha256(seen)
-    config = sha256(canonical_json({"judge": judge.model_dump(mode="json"),
+    # The vote weight is left out: it changes no scorecard (and evidence weights move it).
+    config = sha256(canonical_json({"judge": judge.model_dump(mode="json", exclude={"weight"}),
                                     "prompts": PROMPT_VERSION}))
     return f"judge:{transcript[:32]}:{config[:16]}"
 
@@ -208,6 +211,10 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
         calls={j: calls[j] for j in sorted(calls)}, weighted_scores=weighted_map, weights=weights,
         calibrated=verdicts.calibrate({j: scores[j] for j in sorted(scores)},
                                       ctx.judge_history or None),
+        winners={r.judge.name: r.winner for r in ok},
+        shown_first={r.judge.name: r.order[0] for r in ok},
+        models={r.judge.name: r.step.record.model for r in ok}, lengths=argued_lengths(t),
+        thresholds=thresholds,
     )
     labels = _labels(t)
     divergence = DivergenceSummary(
@@ -217,6 +224,29 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     rationale = _rationale(ok, winner)
     return PanelResult(consensus, divergence, winner, verdict, rationale,
                        judged_trace(trace, ok))
+
+
+def argued_lengths(t: Transcript) -> dict[str, int]:
+    """Characters each side argued over every phase (the text of its outputs), which the judge
+    audit correlates with each judge's scores."""
+    outputs: dict[Side, list[StepOutcome[Any]]] = {side: [] for side in SIDES}
+    phases: list[Mapping[Side, StepOutcome[Any]]] = [t.openings, *t.rebuttals, t.cross,
+                                                     t.closings]
+    for phase in phases:
+        for side, step in phase.items():
+            outputs[side].append(step)
+    return {str(side): sum(_characters(s.value.model_dump()) for s in steps if s.value)
+            for side, steps in outputs.items()}
+
+
+def _characters(value: object) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(_characters(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return sum(_characters(v) for v in value)
+    return 0
 
 
 def _verdict(weighted: dict[str, float | None]) -> tuple[Side | None, str]:

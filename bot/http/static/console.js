@@ -104,12 +104,15 @@ async function decide(event) {
     form.reason.focus();
     return;
   }
+  const body = {decision, reason};
+  if (form.about && form.about.value) body.about = form.about.value;
+  if (form.winner && form.winner.value) body.winner = form.winner.value;
   const buttons = form.querySelectorAll("button");
   for (const b of buttons) b.disabled = true;
   try {
     const reply = await fetch(`/api/reviews/${form.dataset.review}/decision`, {
       method: "POST", credentials: "same-origin",
-      headers: {"Content-Type": "application/json"}, body: JSON.stringify({decision, reason})});
+      headers: {"Content-Type": "application/json"}, body: JSON.stringify(body)});
     const j = await reply.json();
     if (reply.ok) {
       location.assign(j.rerun_id ? `/debates/${j.rerun_id}` : location.pathname + location.search);

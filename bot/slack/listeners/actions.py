@@ -25,7 +25,7 @@ from bot.slack.views.common import Message
 from bot.slack.views.modals import DEBATE_MODAL, MODAL_IDS, TOPIC_BLOCK
 from engine.errors import InvalidRequest
 from storage.errors import NotFound
-from storage.records import DebateRecord, Origin, Review, ReviewStatus
+from storage.records import DebateRecord, DecisionAbout, Origin, Review, ReviewStatus
 
 log = logging.getLogger("dialectic.slack.actions")
 
@@ -92,6 +92,16 @@ def modal_text(view: dict[str, Any], block_id: str, action_id: str) -> str:
     return str(((values.get(block_id) or {}).get(action_id) or {}).get("value") or "").strip()
 
 
+ABOUTS = frozenset(a.value for a in DecisionAbout)
+
+
+def modal_choice(view: dict[str, Any], block_id: str, action_id: str) -> str:
+    """The value of the option chosen in a radio or select input ("" when none was)."""
+    values = (view.get("state") or {}).get("values") or {}
+    chosen = ((values.get(block_id) or {}).get(action_id) or {}).get("selected_option") or {}
+    return str(chosen.get("value") or "")
+
+
 def _refusal(exc: Exception) -> Message:
     """What the presser is told when the service refuses the decision."""
     if isinstance(exc, NotReviewer):
@@ -112,12 +122,12 @@ async def _tell(ctx: SlackContext, press: dict[str, Any], message: Message) -> N
 
 
 async def decide(ctx: SlackContext, press: dict[str, Any], status: ReviewStatus, *,
-                 note: str = "") -> None:
+                 note: str = "", about: DecisionAbout | None = None) -> None:
     """Apply the decision once (the service's rules); update the request in place; tell the
     debate's thread."""
     try:
         decision = await ctx.reviews.decide(press["review_id"], status, by=press["user"],
-                                            note=note, surface=SURFACE)
+                                            note=note, surface=SURFACE, about=about)
     except (NotReviewer, AlreadyDecided, NotFound) as exc:
         await _tell(ctx, press, _refusal(exc))
         return
@@ -188,8 +198,10 @@ async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, An
         return
     await ack()
     press = {"review_id": review_id, "user": user, "channel": None, "message_ts": None}
+    about = modal_choice(view, R.ABOUT_BLOCK, R.ABOUT_ACTION)
     await ctx.track(decide(ctx, press, ReviewStatus.ESCALATED,
-                           note=modal_text(view, R.REASON_BLOCK, R.REASON_ACTION)))
+                           note=modal_text(view, R.REASON_BLOCK, R.REASON_ACTION),
+                           about=DecisionAbout(about) if about in ABOUTS else None))
 
 
 async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],

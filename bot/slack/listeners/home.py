@@ -34,8 +34,9 @@ async def publish_home(ctx: SlackContext, user_id: str) -> None:
     is_reviewer = await ctx.reviews.reviewers.is_reviewer(user_id)
     async with ctx.rt.db.transaction(readonly=True) as session:
         pending = await reviews.list_pending(session, limit=PENDING)
+    judges = await ctx.service.oversight.judge_report()
     view = app_home(recent, dict(budget), pending, is_reviewer=is_reviewer,
-                      public_url=ctx.rt.settings.public_url)
+                    public_url=ctx.rt.settings.public_url, judges=judges)
     try:
         await ctx.client.views_publish(user_id=user_id, view=view)
     except SLACK_ERRORS as exc:

@@ -23,7 +23,7 @@ from bot.slack.views.common import (
     sections,
     side_name,
 )
-from bot.slack.views.debate import band_of, incomplete_banner, verdict_words
+from bot.slack.views.debate import addressed_to_ai, band_of, incomplete_banner, verdict_words
 from engine.domain import DebateResult, TraceRow
 from engine.vocabulary import ROUTED_TO_HUMANS
 from storage.records import DebateStatus
@@ -82,6 +82,8 @@ def brief_message(topic: str, *, meeting_at: datetime, result: DebateResult | No
                         f"For the meeting at {date_fmt(meeting_at)}"))
     if result is not None and is_incomplete(result):
         head.append(incomplete_banner(result))
+    if result is not None and result.flagged:
+        head.append(addressed_to_ai(result.injection, result.preset))
     if result is None:
         state = escape(str(getattr(status, "value", status)))
         body = [section(f"⚠ The debate is not finished ({state}); the brief is not ready. "

@@ -56,6 +56,8 @@ def _signal_line(outcome: SignalOutcome) -> str:
     else:
         parts.append(truncate(verdict_words(result), 240))
         parts.append(band_of(result))
+        if result.flagged:
+            parts.append("⚠ its material contains text addressed to the AI (a person reviews it)")
         if outcome.status in UNSETTLED_STATUSES or result.routing in ROUTED_TO_HUMANS:
             words = routing_words(result.routing)
             parts.append(escape(outcome.status.replace("_", " ")) + f" ({words})")

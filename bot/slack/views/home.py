@@ -8,6 +8,8 @@ from typing import Any
 
 from slack_sdk.models.views import View
 
+from bot.service.figures import TITLES, figure_parts
+from bot.service.oversight import JudgeReport
 from bot.service.results import is_incomplete
 from bot.slack.mrkdwn import channel, date_fmt, escape, link, truncate
 from bot.slack.views.budget import budget_blocks
@@ -48,10 +50,30 @@ def _review_line(review: Review, topics: Mapping[str, str], url: str) -> Block:
     return section(f"*{truncate(escape(topic), 200)}*{where}\n{reason} · {link(url, 'transcript')}")
 
 
+def judge_audit_line(report: JudgeReport | None, judges_url: str) -> Block:
+    """One line of the judge audit: what is flagged (with n), or that nothing is, or that there
+    is not enough yet; linking the console's Judges page."""
+    more = link(judges_url, "judges") if judges_url else "the console's Judges page"
+    if report is None or not report.judges:
+        return context([f"⚖ Judge audit: no judged debates in the last "
+                        f"{report.days if report else 90} days yet · {more}"])
+    flagged = [(a, f) for a in report.judges for f in a.figures if f.flagged]
+    if not flagged:
+        return context([f"⚖ Judge audit, last {report.days} days ({report.debates} debates): "
+                        f"no judge flagged · {more}"])
+    parts = [f"{escape(a.judge)} ({escape(a.model)}): {TITLES[f.name].lower()} "
+             f"{figure_parts(f)[0]} (n={f.n})" for a, f in flagged[:4]]
+    rest = f"; and {len(flagged) - 4} more" if len(flagged) > 4 else ""
+    return section(truncate(f"⚖ *Judge audit, last {report.days} days* ({report.debates} "
+                            f"debates): ⚑ {'; '.join(parts)}{rest} · {more}", 2900))
+
+
 def app_home(recent: list[DebateRecord], budget: Mapping[str, Any],
              pending_reviews: list[Review], *, is_reviewer: bool, public_url: str,
-             transcript_path: str = "/debates/{id}") -> dict[str, Any]:
-    """The Home tab: how to start, today's budget, reviews waiting (for reviewers), recent debates.
+             transcript_path: str = "/debates/{id}", judges: JudgeReport | None = None
+             ) -> dict[str, Any]:
+    """The Home tab: how to start, today's budget, the judge audit in a line, reviews waiting
+    (for reviewers), recent debates.
 
     `transcript_path` is joined to `public_url` with the debate id to link each transcript.
     """
@@ -61,7 +83,8 @@ def app_home(recent: list[DebateRecord], budget: Mapping[str, Any],
     console = link(public_url, "web console") if public_url else "web console"
     head = [header("Dialectic"),
             section(f"Start a debate with `/debate` in any channel, or from the {console}."),
-            divider(), header("Today's budget"), *budget_blocks(budget)]
+            divider(), header("Today's budget"), *budget_blocks(budget),
+            judge_audit_line(judges, public_url.rstrip("/") + "/judges" if public_url else "")]
     reviews: list[Block] = []
     if is_reviewer and pending_reviews:
         topics = {r.id: r.request.topic for r in recent}
@@ -78,4 +101,4 @@ def app_home(recent: list[DebateRecord], budget: Mapping[str, Any],
     return View(type="home", blocks=blocks).to_dict()
 
 
-__all__ = ["app_home"]
+__all__ = ["app_home", "judge_audit_line"]

@@ -12,7 +12,9 @@ from slack_sdk.models.blocks import (
     ActionsBlock,
     ButtonElement,
     InputBlock,
+    Option,
     PlainTextInputElement,
+    RadioButtonsElement,
 )
 from slack_sdk.models.views import View
 
@@ -37,6 +39,15 @@ RERUN_ACTION = "review_rerun"
 REVIEW_ACTIONS_BLOCK = "review_actions"
 ESCALATE_MODAL = "review_escalate_modal"
 REASON_BLOCK, REASON_ACTION = "reason", "reason_input"
+ABOUT_BLOCK, ABOUT_ACTION = "about", "about_input"
+ABOUT_CHOICES = {"verdict": "The verdict is wrong",
+                 "process": "The run itself is broken (a failed step, a bad source)"}
+
+
+SPOT_CHECK_NOTE = ("🎯 *Spot check.* This result was published without a reviewer; a random "
+                   "sample of published results is reviewed so routing's precision is measured. "
+                   "Approve if it should stand; escalate or re-run if it should not have been "
+                   "published.")
 
 
 def _review_body(review: Review, result: DebateResult,
@@ -46,8 +57,9 @@ def _review_body(review: Review, result: DebateResult,
     stats = [f"Routing: {routing_words(result.routing)}"]
     if summary is not None:
         stats.insert(0, f"α {agreement(summary, thresholds)} · κ {stat(summary.kappa)}")
-    return [verdict(result, 1200), section(truncate(f"*Why it needs a review:* {reason}", 1500)),
-            context([" · ".join(stats)]), *result_flags(result)]
+    why = (section(SPOT_CHECK_NOTE) if review.spot_check
+           else section(truncate(f"*Why it needs a review:* {reason}", 1500)))
+    return [verdict(result, 1200), why, context([" · ".join(stats)]), *result_flags(result)]
 
 
 def review_buttons(review_id: str) -> Block:
@@ -64,10 +76,11 @@ def review_buttons(review_id: str) -> Block:
 def review_request(review: Review, result: DebateResult, *, transcript_url: str,
                    thread_link: str | None, thresholds: ThresholdSpec | None = None) -> Message:
     """Asks a reviewer to approve, escalate or re-run a routed result."""
-    head = result_head(result, "Review requested")
+    kind = "Spot check requested" if review.spot_check else "Review requested"
+    head = result_head(result, kind)
     tail = [links(transcript_url, result.id, thread_link), review_buttons(review.id)]
     prefix = "[Rehearsal] " if result.rehearsal else ""
-    text = f"{prefix}Review requested: {escape(result.topic)}"
+    text = f"{prefix}{kind}: {escape(result.topic)}"
     return message(text, head, _review_body(review, result, thresholds), tail, transcript_url)
 
 
@@ -88,7 +101,7 @@ def decision_line(review: Review) -> str:
 def review_decided(review: Review, result: DebateResult, *, transcript_url: str,
                    thresholds: ThresholdSpec | None = None) -> Message:
     """The review request once decided: the buttons give way to who decided what, and when."""
-    head = result_head(result, "Review decided")
+    head = result_head(result, "Spot check decided" if review.spot_check else "Review decided")
     tail = [links(transcript_url, result.id), section(decision_line(review))]
     words = {ReviewStatus.APPROVED: "approved", ReviewStatus.ESCALATED: "escalated",
              ReviewStatus.RERUN: "sent back for a re-run"}.get(review.status, "pending")
@@ -100,18 +113,25 @@ def escalate_modal(review_id: str) -> dict[str, Any]:
     """Asks the reviewer why they escalate; the review id rides in `private_metadata`."""
     reason = PlainTextInputElement(action_id=REASON_ACTION, multiline=True, max_length=2000,
                                    placeholder="What is wrong with this result?")
+    about = RadioButtonsElement(action_id=ABOUT_ACTION, options=[
+        Option(value=value, text=text) for value, text in ABOUT_CHOICES.items()])
     view = View(
         type="modal", callback_id=ESCALATE_MODAL, title="Escalate review",
         submit="Escalate", close="Cancel", private_metadata=review_id,
         blocks=[
             section("The reason is recorded in the audit log and posted in the debate's thread."),
             InputBlock(block_id=REASON_BLOCK, label="Reason", element=reason),
+            InputBlock(block_id=ABOUT_BLOCK, label="What is wrong", element=about,
+                       optional=True, hint="A wrong verdict teaches the judge audit and the "
+                       "routing thresholds; a broken run does not."),
         ],
     )
     return view.to_dict()
 
 
 __all__ = [
+    "ABOUT_ACTION",
+    "ABOUT_BLOCK",
     "APPROVE_ACTION",
     "ESCALATE_ACTION",
     "ESCALATE_MODAL",

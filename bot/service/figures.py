@@ -1,0 +1,138 @@
+"""How every surface writes what the audits measured: a figure with its sample size and interval
+(or "not enough data" with the minimum), a judge's flags, alpha cut-offs and where they come
+from. Pure functions, so the terminal, Slack and the console say the same thing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from bot.service.oversight import JudgeReport, ThresholdsInForce
+from engine.inference import Figure
+from engine.judge_audit import JudgeAudit
+from engine.settings import ThresholdSpec
+from engine.thresholds import ThresholdEvaluation
+
+__all__ = ["FIGURE_NAMES", "TITLES", "as_json", "cutoffs_text", "evaluation_summary",
+           "figure_parts", "figure_text", "flag_lines", "in_force_text", "interval_text", "share"]
+
+TITLES = {"position_bias": "Position bias", "verbosity_bias": "Verbosity bias",
+          "leniency": "Leniency", "drift": "Drift", "reviewer_agreement": "Agrees with reviewers"}
+FIGURE_NAMES = tuple(TITLES)
+SHARES = frozenset({"position_bias", "reviewer_agreement", "overturned", "approved_unchanged",
+                    "auto_approved_upheld", "published_upheld", "escalated_overturned"})
+
+
+def share(value: float) -> str:
+    """A share as a percentage: whole when it is one ("100%"), else with a decimal."""
+    whole = abs(value * 100 - round(value * 100)) < 1e-9
+    return f"{value:.0%}" if whole else f"{value:.1%}"
+
+
+def _signed(value: float) -> str:
+    """+0.42, -1.50; and 0.00 for what rounds to nothing (never "-0.00")."""
+    return "0.00" if abs(value) < 0.005 else f"{value:+.2f}"
+
+
+def _number(name: str, value: float) -> str:
+    if name in SHARES:
+        return share(value)
+    if name == "verbosity_bias":
+        return f"ρ {_signed(value)}"
+    return f"{_signed(value)} pts"
+
+
+def _p(value: float) -> str:
+    return "<1e-15" if value < 1e-15 else f"={value:.2g}"
+
+
+def interval_text(figure: Figure) -> str:
+    """"62%–79%", "-1.62 to -1.38 pts": the figure's interval in its own unit."""
+    if figure.interval is None:
+        return ""
+    low, high = figure.interval
+    if figure.name in SHARES:
+        return f"{share(low)}–{share(high)}"
+    if figure.name == "verbosity_bias":
+        return f"{_signed(low)} to {_signed(high)}"
+    return f"{_signed(low)} to {_signed(high)} pts"
+
+
+def figure_parts(figure: Figure) -> tuple[str, str]:
+    """(headline, evidence): "100% vs 50.0% expected" and "95% CI 98.1%–100%, n=200, p<1e-15
+    Holm"; or ("not enough data", "12 of the 30 needed") below the minimum."""
+    if figure.status != "ok" or figure.estimate is None:
+        return "not enough data", (f"{figure.n} of the {figure.min_n} needed"
+                                   if not figure.note or figure.note.startswith("not enough")
+                                   else figure.note)
+    headline = _number(figure.name, figure.estimate)
+    if figure.expected is not None and figure.name == "position_bias":
+        headline += f" vs {share(figure.expected)} expected"
+    if figure.name == "verbosity_bias":
+        headline += f", {_signed(figure.detail.get('points_per_doubling', 0.0))} pts per doubling"
+    evidence = f"{figure.confidence:.0%} CI {interval_text(figure)}, n={figure.n}"
+    if figure.adjusted_p is not None:
+        evidence += f", p{_p(figure.adjusted_p)} Holm"
+    return headline, evidence
+
+
+def figure_text(figure: Figure) -> str:
+    """One line: the estimate, what no bias predicts, the interval, n and the adjusted p; or
+    "not enough data: 12 of the 30 needed"."""
+    headline, evidence = figure_parts(figure)
+    if figure.status != "ok" or figure.estimate is None:
+        return f"{headline}: {evidence}"
+    return f"{headline} ({evidence})" + (" ⚑" if figure.flagged else "")
+
+
+def flag_lines(report: JudgeReport) -> list[str]:
+    """One line per flagged figure: "risk (gpt-4o-mini): position bias 100% vs 52% expected"."""
+    lines = []
+    for audit in report.judges:
+        for figure in _flagged(audit):
+            lines.append(f"{audit.judge} ({audit.model}): {TITLES[figure.name].lower()} "
+                         f"{figure_text(figure).removesuffix(' ⚑')}")
+    return lines
+
+
+def _flagged(audit: JudgeAudit) -> list[Figure]:
+    return [f for f in audit.figures if f.flagged]
+
+
+def cutoffs_text(thresholds: ThresholdSpec) -> str:
+    return (f"high {thresholds.high:g} · tentative {thresholds.tentative:g} · "
+            f"escalate {thresholds.escalate:g}")
+
+
+def in_force_text(in_force: ThresholdsInForce) -> str:
+    """Which cut-offs routing uses for the preset, and where they come from."""
+    text = cutoffs_text(in_force.thresholds)
+    applied = in_force.applied
+    if in_force.source == "applied" and applied is not None:
+        when = applied.applied_at.strftime("%Y-%m-%d %H:%M")
+        text += (f" — applied by {applied.applied_by} on {when} UTC; routing uses these over "
+                 f"the preset's own ({cutoffs_text(in_force.preset_thresholds)})")
+    else:
+        text += " — the preset's own"
+    return text
+
+
+def evaluation_summary(evaluation: ThresholdEvaluation) -> dict[str, Any]:
+    """What a set of cut-offs would have done to the history, as plain data for the audit."""
+    def rate(figure: Figure) -> dict[str, Any]:
+        return {"estimate": figure.estimate, "interval": figure.interval, "n": figure.n,
+                "status": figure.status}
+    return {"thresholds": evaluation.thresholds.model_dump(mode="json"),
+            "auto_approved_upheld": rate(evaluation.auto_approved_upheld),
+            "published_upheld": rate(evaluation.published_upheld),
+            "escalated_overturned": rate(evaluation.escalated_overturned),
+            "review_share": evaluation.review_share}
+
+
+def as_json(value: Any) -> Any:
+    """A report (dataclasses, pydantic models, figures) as JSON data, the API's form too."""
+    return _ANY.dump_python(value, mode="json")
+
+
+_ANY: TypeAdapter[Any] = TypeAdapter(Any)

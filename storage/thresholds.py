@@ -1,0 +1,60 @@
+"""Alpha cut-offs an operator applied to a preset. Every change is a row (who, when, why, the
+evidence shown); the newest row of a preset is in force, and one without cut-offs puts the
+preset's own back. Routing reads these over the preset's; nothing here applies anything by
+itself."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.settings import ThresholdSpec
+from storage.models import AppliedThresholdsRow, jsonable
+from storage.records import AppliedThresholds
+
+__all__ = ["apply", "changes", "in_force"]
+
+
+def _record(row: AppliedThresholdsRow) -> AppliedThresholds:
+    return AppliedThresholds(
+        preset=row.preset,
+        thresholds=ThresholdSpec.model_validate(row.thresholds) if row.thresholds else None,
+        applied_by=row.applied_by, applied_at=row.applied_at, note=row.note,
+        evidence=row.evidence or {})
+
+
+async def apply(session: AsyncSession, *, preset: str, thresholds: ThresholdSpec | None,
+                by: str, at: datetime, note: str = "",
+                evidence: dict[str, Any] | None = None) -> AppliedThresholds:
+    """Record a change of the preset's cut-offs (None: back to the preset's own). Auditing it
+    is the caller's."""
+    row = AppliedThresholdsRow(
+        preset=preset, applied_by=by, applied_at=at, note=note,
+        thresholds=thresholds.model_dump(mode="json") if thresholds is not None else None,
+        evidence=jsonable(evidence) if evidence else None)
+    session.add(row)
+    await session.flush()
+    return _record(row)
+
+
+async def changes(session: AsyncSession, *, preset: str | None = None, limit: int = 50
+                  ) -> list[AppliedThresholds]:
+    """The newest changes first (of one preset, or all)."""
+    query = select(AppliedThresholdsRow)
+    if preset is not None:
+        query = query.where(AppliedThresholdsRow.preset == preset)
+    rows = await session.scalars(query.order_by(AppliedThresholdsRow.applied_at.desc(),
+                                                AppliedThresholdsRow.id.desc()).limit(limit))
+    return [_record(row) for row in rows]
+
+
+async def in_force(session: AsyncSession) -> dict[str, AppliedThresholds]:
+    """Per preset, the applied cut-offs in force; presets back on their own are absent."""
+    rows = await session.scalars(select(AppliedThresholdsRow).order_by(
+        AppliedThresholdsRow.applied_at, AppliedThresholdsRow.id))
+    newest = {row.preset: row for row in rows}
+    return {preset: _record(row) for preset, row in sorted(newest.items())
+            if row.thresholds is not None}
