@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import openai
 from openai.types import CompletionUsage
@@ -239,11 +240,8 @@ class OpenAIGateway:
             base_url=settings.openai_base_url or DEFAULT_BASE_URL,
             max_retries=0,
             timeout=settings.call_timeout,
-            # the SDK's aiohttp transport: half the CPU per call of its default one, whose pool
-            # also scans every idle connection on each request (quadratic with a thousand
-            # debates in flight); it reports a dropped connection as a timeout, which
-            # `map_openai_error` tells apart
-            http_client=http_client or openai.DefaultAioHttpClient(timeout=settings.call_timeout),
+            http_client=http_client or _transport(settings.openai_base_url,
+                                                  settings.call_timeout),
         )
         # the SDK imports its chat resource on first use (a quarter of a second of CPU): load it
         # now, while the debate is being prepared, so the first call costs what later ones do
@@ -431,6 +429,17 @@ class OpenAIGateway:
         state.model = completion.model or state.model
         if spec.meter is not None:
             spec.meter.bill(usage, completion.model or spec.model)
+
+
+def _transport(base_url: str | None, timeout: float) -> openai.DefaultAioHttpClient | None:
+    """The SDK's aiohttp transport: half the CPU per call of its default one, whose pool scans
+    every idle connection per request; a dropped connection it calls a timeout (see
+    `map_openai_error`). A URL with credentials, which aiohttp refuses beside the Authorization
+    header, keeps the SDK's default transport (None)."""
+    parts = urlsplit(base_url or DEFAULT_BASE_URL)
+    if parts.username is not None or parts.password is not None:
+        return None
+    return openai.DefaultAioHttpClient(timeout=timeout)
 
 
 def _schema_instructions(schema: type[Any], mode: str) -> str:
