@@ -27,9 +27,12 @@ test: install
 test-fast: install
 	$(PY) -m pytest -m "not postgres and not integration"
 
-## make bench: speed and memory figures (prints them; asserts nothing about time)
+## make bench: speed and memory figures (prints them; asserts nothing about time); BENCH_ARGS
+## names sections (engine cli peer service slack). matplotlib (for the plot) and the peer tool
+## install into the harness's own places, never as the product's dependencies
 bench: install
-	scripts/with-postgres.sh $(PY) -m tests.benchmarks
+	$(PY) -c "import matplotlib" 2>/dev/null || $(PY) -m pip install -q -r tests/benchmarks/requirements.txt
+	scripts/with-postgres.sh $(PY) -m tests.benchmarks $(BENCH_ARGS)
 
 ## make soak: debates in every mode through `dialectic serve` under injected provider faults, server
 ## SIGKILLs and a PostgreSQL restart; prints what happened (not part of make test)

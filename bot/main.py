@@ -1,201 +1,27 @@
-"""The `dialectic` command, and the composition root: the one module that wires every layer.
+"""The `dialectic` command: the composition root's entry point, and the `Host` the command line
+runs on (bot/cli/host.py).
 
-Settings are loaded once (bot/settings.py) and each layer is handed its part: the runtime (the
-service layer) gets the engine's, storage's and its own; the scheduler its schedules; Slack and
-the HTTP server theirs. Three process shapes come out of it:
-
-    serve    the HTTP server (API, console, Slack's events route) with workers and the scheduler
-    worker   workers and the scheduler only (several of them share a PostgreSQL queue)
-    hosted   a runtime with its scheduler and Slack posting for one CLI command's lifetime
-
-All stop gracefully on SIGTERM: stop claiming, let running steps finish for a grace period,
-release the rest for another worker.
+It loads only what a command uses. Settings and logging are light; the wiring of whole processes
+(the database, the workers, the scheduler, Slack, the HTTP server: bot/assembly.py) is imported by
+the three host methods that build one, so `dialectic --help`, `run`, `estimate` and `presets`
+never load it. Those imports sit inside the methods for start-up time, not to dodge a cycle: they
+point down the layers like any other (import-linter checks them; bot.assembly imports nothing of
+this module).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import errno
 import logging
 import os
-import signal
-from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
-
-from aiohttp import web
-from prometheus_client import start_http_server
+from collections.abc import AsyncIterator, Sequence
 
 from bot.cli import app as cli
 from bot.cli.host import CliSettings, Hosted
-from bot.http.server import build_app, check_exposure
-from bot.scheduling.scheduler import Scheduler
-from bot.service.housekeeping import housekeeping
 from bot.service.logs import setup_logging
-from bot.service.runtime import Runtime, build_runtime
-from bot.service.telemetry import REGISTRY
-from bot.service.worker import Worker, WorkerStopped
 from bot.settings import Settings, load_settings, unknown_variables
-from bot.slack.housekeeping import forget_messages
-from bot.slack.notifier import SlackNotifier
-from bot.slack.publisher import SlackPublisher
-from bot.slack.wiring import attach_notifier, attach_slack, close_notifier
-from engine.errors import ConfigurationError
 
 log = logging.getLogger("dialectic.server")
-Cleanup = Callable[[web.Application], AsyncIterator[None]]
-SLACK_OFF = ("Slack is off: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or "
-             "SLACK_APP_TOKEN (Socket Mode) to enable it; the API and console still run")
-
-
-@dataclass(frozen=True, slots=True)
-class Assembly:
-    """One process's parts: the runtime, the scheduler, and Slack's notifier when configured."""
-
-    rt: Runtime
-    scheduler: Scheduler
-    notifier: SlackNotifier | None
-
-
-@contextlib.asynccontextmanager
-async def assembled(settings: Settings) -> AsyncIterator[Assembly]:
-    rt = await build_runtime(settings.engine, settings.service, settings.storage)
-    notifier = attach_notifier(rt, settings.slack) if settings.slack.enabled else None
-    publisher = SlackPublisher(notifier) if notifier is not None else None
-    scheduler = Scheduler(rt, settings.scheduling, publisher=publisher)
-    try:
-        yield Assembly(rt, scheduler, notifier)
-    finally:
-        scheduler.shutdown()
-        if notifier is not None:
-            await close_notifier(notifier)
-        await rt.close()
-
-
-@contextlib.asynccontextmanager
-async def running_workers(rt: Runtime, concurrency: int | None
-                          ) -> AsyncIterator[asyncio.Task[None]]:
-    """A worker claiming and running debates until the block ends (then a graceful stop);
-    yields the worker's task. It rides out database outages itself, so it ends early only on a
-    bug: then `WorkerStopped` is raised and the command exits non-zero, for its supervisor
-    (compose's `restart:`, systemd) to start a fresh process rather than limp on without one."""
-    stop = asyncio.Event()
-    worker = Worker(rt.service, concurrency=concurrency)
-    rt.workers.append(worker)
-    task = asyncio.create_task(worker.run(stop), name="worker")
-    try:
-        yield task
-    finally:
-        stop.set()
-        try:
-            await task
-        except Exception as exc:  # the loop retries database errors itself: this is a bug
-            log.error("worker %s stopped on an unexpected error", worker.worker_id, exc_info=exc)
-            raise WorkerStopped(
-                f"worker {worker.worker_id} stopped ({type(exc).__name__}: {exc}); exiting so "
-                "that a supervisor starts a fresh process") from exc
-        finally:
-            rt.workers.remove(worker)
-
-
-async def serve(settings: Settings, *, host: str | None = None, port: int | None = None) -> None:
-    """Bind first; only then start the workers and the scheduler (a port in use must not leave
-    a process that claims debates while it cannot serve)."""
-    host = host or settings.http.host
-    port = settings.http.port if port is None else port
-    check_exposure(settings.service, host)
-    async with assembled(settings) as parts:
-        if parts.notifier is None:
-            log.warning(SLACK_OFF)
-        runner = web.AppRunner(web_app(parts, settings, workers=0, scheduler=False),
-                               handle_signals=False)
-        await runner.setup()
-        try:
-            await listen(runner, host, port)
-            log.info("serving on http://%s:%d (console /, API /api, Slack /slack/events)", host,
-                     port)
-            async with running_workers(parts.rt, None) as task, chores(parts):
-                await parts.scheduler.start()
-                await until_signalled(task)
-                parts.scheduler.shutdown()
-        finally:
-            await runner.cleanup()
-
-
-async def listen(runner: web.AppRunner, host: str, port: int) -> None:
-    """Start listening; a port in use (or an address we cannot bind) is a ConfigurationError
-    that says which setting to change."""
-    try:
-        await web.TCPSite(runner, host, port).start()
-    except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            raise ConfigurationError(
-                f"port {port} on {host} is in use: stop what listens there, or choose another "
-                "port with DIALECTIC_PORT (or --port)") from None
-        raise ConfigurationError(
-            f"cannot listen on {host}:{port} ({exc.strerror or exc}): check DIALECTIC_HOST and "
-            "DIALECTIC_PORT") from None
-
-
-def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
-            scheduler: bool = True) -> web.Application:
-    """The served application: the API and console, Slack's route when configured, and the
-    process's workers (`workers` slots; None: the settings'; 0: none) and scheduler."""
-    app = build_app(parts.rt, parts.scheduler, slack_enabled=parts.notifier is not None,
-                    allowed_hosts=settings.http.allowed_hosts)
-    if parts.notifier is not None:
-        attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
-    if workers != 0:
-        app.cleanup_ctx.append(_workers_ctx(parts.rt, workers))
-    if scheduler:
-        app.cleanup_ctx.append(_scheduler_ctx(parts.scheduler))
-    return app
-
-
-def _workers_ctx(rt: Runtime, concurrency: int | None) -> Cleanup:
-    async def ctx(app: web.Application) -> AsyncIterator[None]:
-        async with running_workers(rt, concurrency):
-            yield
-
-    return ctx
-
-
-def _scheduler_ctx(scheduler: Scheduler) -> Cleanup:
-    async def ctx(app: web.Application) -> AsyncIterator[None]:
-        await scheduler.start()
-        yield
-        scheduler.shutdown()
-
-    return ctx
-
-
-async def work(settings: Settings, *, concurrency: int | None = None) -> None:
-    async with assembled(settings) as parts:
-        await parts.scheduler.start()  # slot claims keep replicas from firing twice
-        if settings.http.metrics_port:
-            start_http_server(settings.http.metrics_port, addr="127.0.0.1", registry=REGISTRY)
-        async with running_workers(parts.rt, concurrency) as task, chores(parts):
-            await until_signalled(task)
-
-
-def chores(parts: Assembly) -> contextlib.AbstractAsyncContextManager[None]:
-    """Housekeeping for this process (Slack's part when Slack is on)."""
-    return housekeeping(parts.rt, *([forget_messages] if parts.notifier is not None else []))
-
-
-async def until_signalled(task: asyncio.Task[None] | None = None) -> None:
-    """Until SIGTERM or SIGINT (or `task`, a worker's loop, ends on its own)."""
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
-    waiters: set[asyncio.Future[Any]] = {asyncio.ensure_future(stop.wait())}
-    if task is not None:
-        waiters.add(task)
-    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    log.info("shutting down")
 
 
 class Processes:
@@ -211,15 +37,21 @@ class Processes:
             log.warning(line)
 
     async def serve(self, settings: CliSettings, *, host: str | None, port: int | None) -> None:
+        from bot.assembly import serve  # a whole process: loaded only for this command
+
         assert isinstance(settings, Settings)
         await serve(settings, host=host, port=port)
 
     async def work(self, settings: CliSettings, *, concurrency: int | None) -> None:
+        from bot.assembly import work  # a whole process: loaded only for this command
+
         assert isinstance(settings, Settings)
         await work(settings, concurrency=concurrency)
 
     @contextlib.asynccontextmanager
     async def hosted(self, settings: CliSettings, *, workers: int) -> AsyncIterator[Hosted]:
+        from bot.assembly import assembled, running_workers  # loaded only for these commands
+
         assert isinstance(settings, Settings)
         async with assembled(settings) as parts:
             if not workers:
@@ -233,4 +65,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     return cli.main(argv, Processes())
 
 
-__all__ = ["Assembly", "Processes", "assembled", "main", "serve", "web_app", "work"]
+__all__ = ["Processes", "main"]

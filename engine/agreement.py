@@ -205,3 +205,22 @@ def fleiss_kappa(calls: Sequence[Sequence[str | None]]) -> float | None:
     n_total = pooled.total()
     p_e = sum((c / n_total) ** 2 for c in pooled.values())
     return (p_bar - p_e) / (1.0 - p_e)
+
+
+def warm() -> None:
+    """numpy loads parts of itself on first use (a tenth of a second of CPU): compute the
+    statistics once on a tiny panel, so a debate's judging phase costs the same whether or not it
+    is the process's first. Once per process; run it while a debate waits on the provider."""
+    if _WARMED:
+        return
+    interval_alpha([[1.0, 2.0, 3.0], [1.0, 3.0, 3.0]])
+    bootstrap_alpha_interval([[1.0, 2.0, 3.0], [1.0, 3.0, 3.0]], iterations=10)
+    fleiss_kappa([["pro", "con"], ["pro", "pro"]])
+    _WARMED.append(True)
+
+
+def warmed() -> bool:
+    return bool(_WARMED)
+
+
+_WARMED: list[bool] = []

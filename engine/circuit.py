@@ -35,8 +35,9 @@ def unreachable_reason(exc: BaseException) -> str | None:
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError):
-            return "connection refused"
+        if isinstance(current, ConnectionRefusedError) or (
+                isinstance(current, OSError) and current.errno == errno.ECONNREFUSED):
+            return "connection refused"   # the refusal itself, or a transport's wrapper of it
         if isinstance(current, socket.gaierror):
             return f"the host name does not resolve ({current.strerror or current})"
         if isinstance(current, OSError) and current.errno in _NO_ROUTE:

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from engine import agreement
 from engine.cost import breakdown, estimate
 from engine.domain import DebateRequest, DebateResult, Estimate, EventKind, Plan
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
@@ -113,6 +114,9 @@ async def run_debate(
                    mode=prepared.protocol.mode, preset=prepared.preset.name,
                    judges=[j.name for j in prepared.judges], depth=prepared.plan.depth)
     status, error, outcome = ResultStatus.COMPLETED, "", Outcome()
+    # the statistics load while the first phases wait on the provider, not inside judging
+    warming = (asyncio.ensure_future(asyncio.to_thread(agreement.warm))
+               if prepared.protocol.judging_phases and not agreement.warmed() else None)
     try:
         async with asyncio.timeout(settings.debate_timeout + _HARD_STOP_MARGIN):
             outcome = await prepared.protocol.run(ctx)
@@ -130,6 +134,8 @@ async def run_debate(
         status = ResultStatus.FAILED
         error = ("no model call succeeded" + (f": {first.error}" if first and first.error
                                                else ""))
+    if warming is not None:
+        await warming
     result = build_result(ctx, prepared, outcome, status, error)
     await ctx.emit(EventKind.DEBATE_FINISHED, status=result.status, verdict=result.verdict,
                    cost_usd=result.cost.usd, complete=result.complete,

@@ -29,9 +29,12 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageParam
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionMessage, ChatCompletionMessageParam
+from openai.types.chat.chat_completion import Choice
 from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import ValidationError
 
@@ -52,6 +55,7 @@ from engine.errors import (
 )
 from engine.llm import CallSpec, Reply, T
 from engine.redaction import public_url, redact_urls, url_secrets
+from engine.replies import JSON_ONLY, describe_validation_error, extract_json, schema_name
 from engine.settings import EngineSettings
 
 if TYPE_CHECKING:
@@ -62,9 +66,7 @@ log = logging.getLogger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-REASK_ERROR_CHARS = 1000
 TIMEOUT_RETRIES = 1
-JSON_ONLY = "Reply with one JSON object only: no prose, no markdown, no code fences."
 
 _TRANSIENT_STATUS = frozenset({429, 500, 502, 503})
 _FILTER_CODES = frozenset(
@@ -72,32 +74,10 @@ _FILTER_CODES = frozenset(
 )
 # `\bsafety\b` does not match parameter names such as `safety_identifier`.
 _FILTER_TEXT = re.compile(r"content[ _-]?(policy|filter)|content management|\bsafety\b", re.I)
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
-_SCHEMA_NAME_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 # --------------------------------------------------------------------------------------------
-# pure helpers
-
-
-def extract_json(text: str) -> str:
-    """The JSON object inside a reply: without markdown fences and prose around it."""
-    fenced = _FENCE.search(text)
-    if fenced is not None:
-        text = fenced.group(1)
-    start, end = text.find("{"), text.rfind("}")
-    if 0 <= start < end:
-        return text[start : end + 1]
-    return text.strip()
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    """A short, model-readable account of what was wrong with a reply."""
-    parts = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(part) for part in error["loc"]) or "<root>"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)[:REASK_ERROR_CHARS]
+# the schema a reply must match (the SDK derives it), and the SDK's reply models
 
 
 def strict_schema(schema: type[Any]) -> dict[str, Any]:
@@ -113,8 +93,11 @@ def strict_schema(schema: type[Any]) -> dict[str, Any]:
 _STRICT_SCHEMAS: dict[type[Any], dict[str, Any]] = {}
 
 
-def schema_name(schema: type[Any]) -> str:
-    return _SCHEMA_NAME_BAD_CHARS.sub("_", schema.__name__)[:64] or "reply"
+def _build_reply_models() -> None:
+    """The SDK defers building its reply models until the first reply arrives (tens of ms of
+    CPU inside a debate's first phase): build them now, once per process."""
+    for model in (ChatCompletion, Choice, ChatCompletionMessage, CompletionUsage):
+        model.model_rebuild()
 
 
 # --------------------------------------------------------------------------------------------
@@ -124,7 +107,7 @@ def schema_name(schema: type[Any]) -> str:
 def map_openai_error(exc: BaseException, *, endpoint: str,
                      secret: str | tuple[str, ...] = "") -> LLMError:
     """Translate an SDK (or asyncio timeout) exception into the engine's hierarchy."""
-    if isinstance(exc, TimeoutError | openai.APITimeoutError):
+    if isinstance(exc, TimeoutError | openai.APITimeoutError) and not _dropped(exc):
         return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
     if isinstance(exc, openai.APIConnectionError):
         reason = unreachable_reason(exc)
@@ -136,6 +119,24 @@ def map_openai_error(exc: BaseException, *, endpoint: str,
     if isinstance(exc, openai.APIStatusError):
         return _map_status_error(exc, endpoint=endpoint, secret=secret)
     return LLMError(f"{endpoint}: {_redact(str(exc), secret)}", endpoint=endpoint)
+
+
+def _dropped(exc: BaseException) -> bool:
+    """Whether a "timeout" was in fact a connection the server refused, reset or closed: the
+    SDK's aiohttp transport reports those as connect timeouts. Found in the chain of causes."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionError) or type(current).__name__ in _DROPPED:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+#: aiohttp's "the server closed the connection" (not an OSError); by name: the engine does not
+#: import aiohttp
+_DROPPED = frozenset({"ServerDisconnectedError"})
 
 
 def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
@@ -239,8 +240,13 @@ class OpenAIGateway:
             base_url=settings.openai_base_url or DEFAULT_BASE_URL,
             max_retries=0,
             timeout=settings.call_timeout,
-            http_client=http_client,
+            http_client=http_client or _transport(settings.openai_base_url,
+                                                  settings.call_timeout),
         )
+        # the SDK imports its chat resource on first use (a quarter of a second of CPU): load it
+        # now, while the debate is being prepared, so the first call costs what later ones do
+        self._completions = self._client.chat.completions
+        _build_reply_models()
 
     @property
     def rehearsal(self) -> bool:
@@ -303,7 +309,7 @@ class OpenAIGateway:
         with self._circuit.request(self._endpoint), _translate_errors(self._endpoint,
                                                                        self._secret):
             async with asyncio.timeout(spec.timeout):
-                return await self._client.chat.completions.create(
+                return await self._completions.create(
                     model=spec.model,
                     messages=messages,
                     temperature=openai.omit if spec.temperature is None else spec.temperature,
@@ -423,6 +429,17 @@ class OpenAIGateway:
         state.model = completion.model or state.model
         if spec.meter is not None:
             spec.meter.bill(usage, completion.model or spec.model)
+
+
+def _transport(base_url: str | None, timeout: float) -> openai.DefaultAioHttpClient | None:
+    """The SDK's aiohttp transport: half the CPU per call of its default one, whose pool scans
+    every idle connection per request; a dropped connection it calls a timeout (see
+    `map_openai_error`). A URL with credentials, which aiohttp refuses beside the Authorization
+    header, keeps the SDK's default transport (None)."""
+    parts = urlsplit(base_url or DEFAULT_BASE_URL)
+    if parts.username is not None or parts.password is not None:
+        return None
+    return openai.DefaultAioHttpClient(timeout=timeout)
 
 
 def _schema_instructions(schema: type[Any], mode: str) -> str:

@@ -131,6 +131,10 @@ class Skeleton:
 
 def fold(text: str) -> Skeleton:
     """The skeleton of `text`: each character as `skeleton_char` reads it, invisibles dropped."""
+    if text.isascii():  # most model output: one table lookup per character, in C
+        folded = text.translate(_ASCII_SKELETON)
+        if len(folded) == len(text):  # no control character dropped: one for one
+            return Skeleton(folded, range(len(text)), len(text))
     chars = [skeleton_char(ch) for ch in text]
     folded = "".join(chars)
     if len(folded) == len(text) and all(len(c) == 1 for c in chars):
@@ -139,3 +143,7 @@ def fold(text: str) -> Skeleton:
     for index, part in enumerate(chars):
         origin.extend([index] * len(part))
     return Skeleton(folded, tuple(origin), len(text))
+
+
+#: `skeleton_char` of every ASCII character (each is one character or none), for str.translate
+_ASCII_SKELETON = {code: skeleton_char(chr(code)) for code in range(128)}

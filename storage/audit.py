@@ -5,24 +5,28 @@ so altering, inserting or deleting a link in the middle of a chain breaks every 
 Appends to one chain are serialised: by `BEGIN IMMEDIATE` on SQLite, by a transaction-scoped
 advisory lock on PostgreSQL (one lock per chain, global included, and it does not hold the
 debate's row, so SKIP LOCKED claims never skip a debate only because it is being audited);
-UNIQUE(chain, seq) backs both, and a lost race is retried.
+UNIQUE(chain, seq) backs both, and a lost race is retried. Engine events go through the journal's
+group commit (storage/journal.py) with each chain's head remembered between batches, so a
+running debate's link costs one row of a multi-row INSERT, not a lock, a read and an INSERT.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import select, text
+from sqlalchemy import Engine, select, text
+from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session, SessionTransaction
 
 from engine.domain import Event, canonical_json, sha256, utcnow
-from storage.db import Database, dialect_of, insert_ignoring
-from storage.errors import DATABASE_ERRORS, Conflict
+from storage.db import Database, dialect_of, ignoring_insert, insert_ignoring
+from storage.errors import Conflict
+from storage.journal import AfterCommit, Stale, journal_for
 from storage.models import AuditEventRow, jsonable
 from storage.records import AuditEvent
 
@@ -53,32 +57,19 @@ async def append(
     chain = chain_of(debate_id)
     payload: dict[str, Any] = jsonable(dict(data or {}))
     at = (at or utcnow()).astimezone(UTC)
+    heads = _heads_for_session(session)
+    cached = heads.known.pop(chain, None) if heads is not None else None
     await _lock_chain(session, chain)
     for _ in range(_APPEND_ATTEMPTS):
-        seq, prev = await _head(session, chain)
+        seq, prev = cached or await _head(session, chain)   # a stale cached head: a retry
+        cached = None
         event = _link(chain, debate_id, seq + 1, prev, kind, actor, payload, at)
         if await _insert(session, chain, event):
+            if heads is not None:
+                heads.remember_on_commit(session, chain, (event.seq, event.hash))
             return event
     raise Conflict(f"audit chain {chain}: lost {_APPEND_ATTEMPTS} races for the next seq",
                    constraint="uq_audit_events_chain_seq")
-
-
-async def append_many(session: AsyncSession, events: list[Event]) -> None:
-    """Append engine events in the caller's transaction, in chain order (so two writers lock
-    PostgreSQL's per-chain advisory locks in one order) with each chain's head read once."""
-    heads: dict[str, tuple[int, str]] = {}
-    for event in sorted(events, key=lambda e: chain_of(e.debate_id)):  # stable: order kept
-        chain = chain_of(event.debate_id)
-        if chain not in heads:
-            await _lock_chain(session, chain)
-            heads[chain] = await _head(session, chain)
-        kind, actor, payload, at = _fields(event)
-        seq, prev = heads[chain]
-        link = _link(chain, event.debate_id, seq + 1, prev, kind, actor, payload, at)
-        if not await _insert(session, chain, link):  # not while we hold the chain; be safe
-            link = await append(session, debate_id=event.debate_id, kind=kind, actor=actor,
-                                data=payload, at=at)
-        heads[chain] = (link.seq, link.hash)
 
 
 def _fields(event: Event) -> tuple[str, str, dict[str, Any], datetime]:
@@ -214,63 +205,112 @@ async def verify(session: AsyncSession, debate_id: str | None = None) -> VerifyR
 class DbEventSink:
     """engine.ports.EventSink: each engine event becomes a link of its debate's chain.
 
-    Group commit: events emitted while a write is in flight (many debates at once) share the
-    next transaction. Each `emit` still returns only after its own event is committed, so the
-    audit log is as durable as before; under load it costs a fraction of the transactions."""
+    Written through the journal's group commit (storage/journal.py): events emitted while a write
+    is in flight (many debates at once) share the next transaction, with those debates' steps and
+    spend. Each `emit` still returns only after its own event is committed."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
-        self._group = _group_for(db)
+        self._heads = _heads_for(db)
 
     async def emit(self, event: Event) -> None:
-        await self._group.write(event)
+        await journal_for(self.db).write(self._heads.append_events, event)
 
 
-MAX_BATCH = 200
-_GROUPS: WeakKeyDictionary[Database, _GroupCommit] = WeakKeyDictionary()
+MAX_CACHED_CHAINS = 20_000
 
 
-def _group_for(db: Database) -> _GroupCommit:
-    group = _GROUPS.get(db)
-    if group is None:
-        group = _GROUPS[db] = _GroupCommit(db)
-    return group
+class _ChainHeads:
+    """The last link of each chain this process appended to, so a batch need not read (and on
+    PostgreSQL lock) each chain's head again. A stale head costs nothing but a retry: UNIQUE
+    (chain, seq) refuses the link, and the batch is written again from the chain as stored."""
+
+    def __init__(self) -> None:
+        self.known: dict[str, tuple[int, str]] = {}
+        self.stale: set[str] = set()
+
+    async def append_events(self, session: AsyncSession, events: list[Event], fresh: bool
+                            ) -> tuple[list[None], AfterCommit]:
+        """Append engine events in chain order, as one multi-row INSERT (the journal's batch
+        function)."""
+        if fresh:
+            for chain in self.stale:
+                self.known.pop(chain, None)
+            self.stale.clear()
+        heads: dict[str, tuple[int, str]] = {}
+        rows: list[dict[str, Any]] = []
+        for event in sorted(events, key=lambda e: chain_of(e.debate_id)):  # stable: order kept
+            chain = chain_of(event.debate_id)
+            if chain not in heads:
+                heads[chain] = self.known.get(chain) or await _locked_head(session, chain)
+            kind, actor, payload, at = _fields(event)
+            seq, prev = heads[chain]
+            link = _link(chain, event.debate_id, seq + 1, prev, kind, actor, payload, at)
+            rows.append({"chain": chain, **link.model_dump()})
+            heads[chain] = (link.seq, link.hash)
+        went_in = await session.execute(
+            ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ, returning=_CHAIN_SEQ),
+            rows)
+        missing = {(r["chain"], r["seq"]) for r in rows} - {(c, q) for c, q in went_in}
+        if missing:  # another writer appended to these chains since we cached their heads
+            self.stale.update(chain for chain, _ in missing)
+            raise Stale(f"audit chains moved on: {sorted({c for c, _ in missing})[:3]}")
+
+        def remember() -> None:
+            if len(self.known) > MAX_CACHED_CHAINS:
+                self.known.clear()
+            self.known.update(heads)
+        return [None] * len(events), remember
+
+    def remember_on_commit(self, session: AsyncSession, chain: str, head: tuple[int, str]
+                           ) -> None:
+        """`chain`'s head once the caller's transaction commits. A head remembered ahead of
+        the stored chain would leave a gap (UNIQUE(chain, seq) cannot refuse it), so a
+        rollback, even of a savepoint, forgets every head the session has pending."""
+        session.info.setdefault(_PENDING_HEADS, []).append((self, chain, head))
 
 
-class _GroupCommit:
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.pending: list[tuple[Event, asyncio.Future[None]]] = []
-        self.flusher: asyncio.Task[None] | None = None
+async def _locked_head(session: AsyncSession, chain: str) -> tuple[int, str]:
+    await _lock_chain(session, chain)
+    return await _head(session, chain)
 
-    async def write(self, event: Event) -> None:
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.pending.append((event, done))
-        if self.flusher is None or self.flusher.done():
-            self.flusher = asyncio.create_task(self._flush(), name="audit-group-commit")
-        await asyncio.shield(done)  # a cancelled emitter's event is still written
 
-    async def _flush(self) -> None:
-        while self.pending:
-            batch, self.pending = self.pending[:MAX_BATCH], self.pending[MAX_BATCH:]
-            try:
-                async with self.db.transaction() as session:
-                    await append_many(session, [event for event, _ in batch])
-            except DATABASE_ERRORS:
-                await self._one_by_one(batch)  # one bad event must not sink the others
-                continue
-            for _, done in batch:
-                if not done.done():
-                    done.set_result(None)
+_CHAIN_SEQ = ("chain", "seq")
+_HEADS: WeakKeyDictionary[Engine, _ChainHeads] = WeakKeyDictionary()
 
-    async def _one_by_one(self, batch: list[tuple[Event, asyncio.Future[None]]]) -> None:
-        for event, done in batch:
-            try:
-                async with self.db.transaction() as session:
-                    await append_many(session, [event])
-            except DATABASE_ERRORS as exc:
-                if not done.done():
-                    done.set_exception(exc)
-            else:
-                if not done.done():
-                    done.set_result(None)
+
+def _heads_for(db: Database) -> _ChainHeads:
+    """The heads this process knows on `db` (one cache per engine: the journal's appends and
+    the direct ones of the same database share it)."""
+    heads = _HEADS.get(db.engine.sync_engine)
+    if heads is None:
+        heads = _HEADS[db.engine.sync_engine] = _ChainHeads()
+    return heads
+
+
+def _heads_for_session(session: AsyncSession) -> _ChainHeads | None:
+    bind = session.get_bind()
+    return _HEADS.get(bind) if isinstance(bind, Engine) else None
+
+
+#: session.info key: (cache, chain, head) of the links appended in the open transaction
+_PENDING_HEADS = "dialectic.audit.pending_heads"
+
+
+@sa_event.listens_for(Session, "after_commit")
+def _heads_committed(session: Session) -> None:
+    if session.in_nested_transaction():  # a savepoint released: the transaction goes on
+        return
+    for heads, chain, head in session.info.pop(_PENDING_HEADS, ()):
+        heads.known[chain] = head
+
+
+@sa_event.listens_for(Session, "after_soft_rollback")
+def _heads_rolled_back(session: Session, _transaction: SessionTransaction) -> None:
+    session.info.pop(_PENDING_HEADS, None)
+
+
+@sa_event.listens_for(Session, "after_transaction_end")
+def _heads_abandoned(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is None:  # closed without a commit (a commit took its heads)
+        session.info.pop(_PENDING_HEADS, None)

@@ -17,8 +17,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, datetime
+from typing import cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.cost import budget_refusal
@@ -100,21 +101,33 @@ class _DebateLedger:
 
 
 async def _debate_ledger(session: AsyncSession, debate_id: str) -> _DebateLedger:
+    return (await _ledgers(session, {debate_id}))[debate_id]
+
+
+async def _ledgers(session: AsyncSession, debate_ids: set[str]) -> dict[str, _DebateLedger]:
+    """Each debate's holds and spend so far, from its ledger rows (one query for them all)."""
     rows = await session.execute(
-        select(BudgetLedgerRow.day, BudgetLedgerRow.kind, func.sum(BudgetLedgerRow.amount_usd))
-        .where(BudgetLedgerRow.debate_id == debate_id)
-        .group_by(BudgetLedgerRow.day, BudgetLedgerRow.kind)
+        select(BudgetLedgerRow.debate_id, BudgetLedgerRow.day, BudgetLedgerRow.kind,
+               func.sum(BudgetLedgerRow.amount_usd))
+        .where(BudgetLedgerRow.debate_id.in_(sorted(debate_ids)))
+        .group_by(BudgetLedgerRow.debate_id, BudgetLedgerRow.day, BudgetLedgerRow.kind)
     )
-    held: dict[date, float] = defaultdict(float)
-    settled_usd, settled = 0.0, False
-    for day, kind, total in rows:
+    held: dict[str, dict[date, float]] = {d: defaultdict(float) for d in debate_ids}
+    settled_usd: dict[str, float] = defaultdict(float)
+    settled: set[str] = set()
+    for debate_id, day, kind, total in rows:
         amount = float(total or 0.0)
         if kind == SETTLE:
-            settled_usd, settled = settled_usd + amount, True
+            settled_usd[debate_id] += amount
+            settled.add(debate_id)
         else:
-            held[day] += amount if kind == RESERVE else -amount
-    outstanding = {day: round(v, 9) for day, v in sorted(held.items()) if round(v, 9) > 0}
-    return _DebateLedger(outstanding, round(settled_usd, 9), settled)
+            held[debate_id][day] += amount if kind == RESERVE else -amount
+    return {
+        debate_id: _DebateLedger(
+            {day: round(v, 9) for day, v in sorted(days.items()) if round(v, 9) > 0},
+            round(settled_usd[debate_id], 9), debate_id in settled)
+        for debate_id, days in held.items()
+    }
 
 
 def _record(session: AsyncSession, day: date, debate_id: str, kind: str, amount: float,
@@ -164,29 +177,71 @@ async def extend(
     return granted
 
 
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """A reply's cost to book: out of `debate_id`'s holds; what they do not cover, on `day`."""
+
+    day: date
+    debate_id: str
+    amount_usd: float
+
+
 async def charge(
     session: AsyncSession, *, day: date, debate_id: str, amount_usd: float,
     now: datetime | None = None,
 ) -> None:
     """Book a reply's cost as spent, out of what the debate holds (its oldest holds first, each
     day's spend where its hold was); what no hold covers is spent on `day`."""
-    before = await _debate_ledger(session, debate_id)
-    rows = await _lock_days(session, {day, *before.outstanding})
-    ledger = await _debate_ledger(session, debate_id)
-    left = amount_usd
-    for hold_day, outstanding in ledger.outstanding.items():
-        if left <= 0:
-            break
-        used = round(min(outstanding, left), 9)
-        rows[hold_day].reserved_usd = round(max(rows[hold_day].reserved_usd - used, 0.0), 9)
-        rows[hold_day].spent_usd = round(rows[hold_day].spent_usd + used, 9)
-        _record(session, hold_day, debate_id, RELEASE, used, now)
-        _record(session, hold_day, debate_id, SETTLE, used, now)
-        left = round(left - used, 9)
-    if left > 0:
-        rows[day].spent_usd = round(rows[day].spent_usd + left, 9)
-        _record(session, day, debate_id, SETTLE, left, now)
+    await charge_many(session, [Charge(day, debate_id, amount_usd)], now=now)
+
+
+async def charge_many(session: AsyncSession, charges: list[Charge], *,
+                      now: datetime | None = None) -> None:
+    """`charge` for many replies at once (the journal's group commit, storage/journal.py): the
+    debates' ledgers read in one query, the days locked once, the ledger rows in one INSERT."""
+    totals: dict[tuple[str, date], float] = defaultdict(float)
+    for item in charges:
+        if item.amount_usd > 0:
+            totals[(item.debate_id, item.day)] += item.amount_usd
+    if not totals:
+        return
+    debates = {debate_id for debate_id, _ in totals}
+    before = await _ledgers(session, debates)
+    days = {day for _, day in totals} | {d for led in before.values() for d in led.outstanding}
+    rows = await _lock_days(session, days)
+    ledgers = await _ledgers(session, debates)  # again, now that the days are locked
+    at = now or utcnow()
+    entries: list[dict[str, object]] = []
+    for (debate_id, day), amount in totals.items():
+        outstanding = ledgers[debate_id].outstanding
+        left = round(amount, 9)
+        for hold_day in sorted(outstanding):
+            if left <= 0:
+                break
+            used = round(min(outstanding[hold_day], left), 9)
+            outstanding[hold_day] = round(outstanding[hold_day] - used, 9)
+            rows[hold_day].reserved_usd = round(max(rows[hold_day].reserved_usd - used, 0.0), 9)
+            rows[hold_day].spent_usd = round(rows[hold_day].spent_usd + used, 9)
+            entries += [_entry(hold_day, debate_id, RELEASE, used, at),
+                        _entry(hold_day, debate_id, SETTLE, used, at)]
+            left = round(left - used, 9)
+        if left > 0:
+            rows[day].spent_usd = round(rows[day].spent_usd + left, 9)
+            entries.append(_entry(day, debate_id, SETTLE, left, at))
+    await session.execute(insert(cast(Table, BudgetLedgerRow.__table__)), entries)  # Core
     await session.flush()
+
+
+def _entry(day: date, debate_id: str, kind: str, amount: float, at: datetime
+           ) -> dict[str, object]:
+    return {"day": day, "debate_id": debate_id, "kind": kind, "amount_usd": amount, "at": at}
+
+
+async def charge_batch(session: AsyncSession, charges: list[Charge], fresh: bool
+                       ) -> tuple[list[None], None]:
+    """`charge_many` as the journal's batch function."""
+    await charge_many(session, charges)
+    return [None] * len(charges), None
 
 
 async def _lock_days(session: AsyncSession, days: set[date]) -> dict[date, BudgetDayRow]:

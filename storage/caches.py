@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -10,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from storage.db import Database, upsert
+from storage.journal import journal_for, lookups_for
 from storage.models import JudgeCacheRow, jsonable
 
 
@@ -18,6 +20,23 @@ async def judge_cache_get(session: AsyncSession, key: str, now: datetime) -> Any
     return await session.scalar(
         select(JudgeCacheRow.value).where(JudgeCacheRow.key == key, JudgeCacheRow.expires_at > now)
     )
+
+
+async def judge_cache_get_many(session: AsyncSession, keys: list[str], fresh: bool
+                               ) -> tuple[list[Any | None], None]:
+    """`judge_cache_get` of many keys, now, in one query (a batch function of `lookups_for`)."""
+    rows = await session.execute(
+        select(JudgeCacheRow.key, JudgeCacheRow.value)
+        .where(JudgeCacheRow.key.in_(set(keys)), JudgeCacheRow.expires_at > utcnow())
+    )
+    found: dict[str, Any] = {key: value for key, value in rows}
+    values: list[Any | None] = []
+    given: set[str] = set()
+    for key in keys:  # the same key asked twice: each caller gets its own copy
+        value = found.get(key)
+        values.append(copy.deepcopy(value) if key in given else value)
+        given.add(key)
+    return values, None
 
 
 async def judge_cache_put(
@@ -31,6 +50,18 @@ async def judge_cache_put(
     ))
 
 
+async def judge_cache_put_batch(session: AsyncSession, items: list[tuple[str, Any, datetime]],
+                                fresh: bool) -> tuple[list[None], None]:
+    """`judge_cache_put` for many entries in one statement (the journal's batch function); a key
+    put twice in one batch keeps its last value."""
+    latest = {key: (value, expires_at) for key, value, expires_at in items}
+    rows = [{"key": key, "value": jsonable(value), "expires_at": expires_at}
+            for key, (value, expires_at) in latest.items()]
+    await session.execute(upsert(session, JudgeCacheRow, rows, conflict=("key",),
+                                 update=("value", "expires_at")))
+    return [None] * len(items), None
+
+
 class DbStepCache:
     """engine.ports.StepCache on the judge_cache table, entries kept `ttl_seconds`."""
 
@@ -39,13 +70,14 @@ class DbStepCache:
         self.ttl = timedelta(seconds=ttl_seconds)
 
     async def get(self, key: str) -> dict[str, Any] | None:
-        async with self.db.transaction(readonly=True) as session:
-            value = await judge_cache_get(session, key, utcnow())
+        """Read with the other running debates' lookups of the moment (one query for all)."""
+        value = await lookups_for(self.db).read(judge_cache_get_many, key)
         return value if isinstance(value, dict) else None
 
     async def put(self, key: str, output: dict[str, Any]) -> None:
-        async with self.db.transaction() as session:
-            await judge_cache_put(session, key, output, utcnow() + self.ttl)
+        """Committed with the running debates' other writes (the journal's group commit)."""
+        await journal_for(self.db).write(judge_cache_put_batch,
+                                         (key, output, utcnow() + self.ttl))
 
 
 async def judge_cache_purge(session: AsyncSession, now: datetime) -> int:

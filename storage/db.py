@@ -12,11 +12,11 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, event, text
+from sqlalchemy import Connection, Table, event, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -57,16 +57,22 @@ class Database:
         if self.url.get_backend_name() == "sqlite":
             _ensure_sqlite_directory(self.url)
             args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+            # every connection kept: an overflow one would be opened (a thread, its PRAGMAs)
+            # and closed again for each transaction past the pool's size
+            options.update(pool_size=pool_size + max_overflow, max_overflow=0,
+                           pool_timeout=SQLITE_LOCK_WAIT_S)
         else:
             options.update(pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True)
         self.engine: AsyncEngine = create_async_engine(self.url, connect_args=args, **options)
+        read_only: dict[str, Any] = {_READ_ONLY: True}
         if self.dialect == "sqlite":
             _install_sqlite_hooks(self.engine)
+        else:  # BEGIN READ ONLY in one statement: a stray write fails, and no SET per read
+            read_only["postgresql_readonly"] = True
         self._writer = async_sessionmaker(self.engine, expire_on_commit=False)
         self._sqlite_writer = asyncio.Lock()
-        self._reader = async_sessionmaker(
-            self.engine.execution_options(**{_READ_ONLY: True}), expire_on_commit=False
-        )
+        self._reader = async_sessionmaker(self.engine.execution_options(**read_only),
+                                          expire_on_commit=False)
 
     @property
     def where(self) -> str:
@@ -94,8 +100,6 @@ class Database:
         async with self._write_turn(readonly):
             try:
                 async with maker() as session, session.begin():
-                    if readonly and self.dialect == "postgresql":  # a stray write fails in tests
-                        await session.execute(text("SET TRANSACTION READ ONLY"))
                     yield session
             except IntegrityError as exc:  # the border: constraint violations become domain
                 raise translate(exc) from exc
@@ -202,16 +206,38 @@ def insert_ignoring(
 
 
 def upsert(
-    session: AsyncSession, model: type[Base], values: Mapping[str, Any], *,
-    conflict: Iterable[str], update: Iterable[str],
+    session: AsyncSession, model: type[Base], values: Mapping[str, Any] | list[dict[str, Any]],
+    *, conflict: Iterable[str], update: Iterable[str],
 ) -> Insert:
-    """INSERT ... ON CONFLICT (conflict) DO UPDATE SET each of `update` to the new value."""
+    """INSERT ... ON CONFLICT (conflict) DO UPDATE SET each of `update` to the new value; for
+    one row, or many (one multi-row INSERT; no key twice)."""
+    rows = values if isinstance(values, list) else dict(values)
     if dialect_of(session) == "postgresql":
-        pg = postgresql.insert(model).values(dict(values))
+        pg = postgresql.insert(model).values(rows)
         return pg.on_conflict_do_update(
             index_elements=list(conflict), set_={c: pg.excluded[c] for c in update}
         )
-    lite = sqlite.insert(model).values(dict(values))
+    lite = sqlite.insert(model).values(rows)
     return lite.on_conflict_do_update(
         index_elements=list(conflict), set_={c: lite.excluded[c] for c in update}
     )
+
+
+def ignoring_insert(session: AsyncSession, model: type[Base], *, conflict: tuple[str, ...],
+                    returning: tuple[str, ...] = ()) -> Insert:
+    """The statement of `insert_ignoring` without its values, built once per dialect, table and
+    shape: hot paths pass the rows as parameters (one row, or many as one multi-row INSERT), so
+    SQLAlchemy neither rebuilds the statement nor walks the values to key its compiled cache."""
+    key = (dialect_of(session), model.__tablename__, conflict, returning)
+    stmt = _STATEMENTS.get(key)
+    if stmt is None:
+        table = cast(Table, model.__table__)   # Core: no ORM bookkeeping per row
+        base = postgresql.insert(table) if key[0] == "postgresql" else sqlite.insert(table)
+        stmt = base.on_conflict_do_nothing(index_elements=list(conflict))
+        if returning:
+            stmt = stmt.returning(*(table.c[name] for name in returning))
+        _STATEMENTS[key] = stmt
+    return stmt
+
+
+_STATEMENTS: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], Insert] = {}

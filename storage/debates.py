@@ -212,6 +212,8 @@ async def flag(session: AsyncSession, debate_id: str, findings: list[Finding], *
     """Flag the debate with the `findings` (text addressed to the AI) it does not carry yet,
     and audit them as `injection_flagged` with the `stage` that found them (submit, evidence,
     run). Returns those new findings. Not a status change."""
+    if not findings:  # the common case: nothing to read or write
+        return []
     row = await _load(session, debate_id, lock=True)
     known = to_record(row).injection
     fresh = [f for f in dict.fromkeys(findings) if f not in known]

@@ -1,4 +1,5 @@
-"""Storage's exception tree, and the one border where database integrity errors get a meaning.
+"""The one border where the database's own errors get a meaning in storage's exception tree
+(storage/exceptions.py, re-exported here):
 
     DialecticError (engine.errors)
     └── StorageError                the database refused or could not find something
@@ -30,58 +31,20 @@ from sqlalchemy.exc import (
     SQLAlchemyError,
 )
 
-from engine.errors import DialecticError
+from storage.exceptions import (
+    AlreadyExists,
+    Conflict,
+    DatabaseUnavailable,
+    IllegalTransition,
+    KeyReused,
+    NotFound,
+    StorageError,
+)
 from storage.models import Base
 
-
-class StorageError(DialecticError):
-    """Base of every error storage raises on purpose."""
-
-
-class NotFound(StorageError):
-    """No row with that id; `kind` says what was looked for."""
-
-    def __init__(self, kind: str, key: object) -> None:
-        super().__init__(f"{kind} {key!s} not found")
-        self.kind = kind
-        self.key = key
-
-
-class Conflict(StorageError):
-    """A constraint refused the write (a concurrent writer got there first, most often)."""
-
-    def __init__(self, message: str, *, constraint: str | None = None) -> None:
-        super().__init__(message)
-        self.constraint = constraint
-
-
-class AlreadyExists(Conflict):
-    """A unique key is already taken; `existing_id` is the row holding it, when known."""
-
-    def __init__(
-        self, message: str, *, constraint: str | None = None, existing_id: str | None = None
-    ) -> None:
-        super().__init__(message, constraint=constraint)
-        self.existing_id = existing_id
-
-
-class KeyReused(AlreadyExists):
-    """An idempotency key was sent again with a different request: not a retry of the first,
-    so it is refused (`existing_id` is the debate the key belongs to)."""
-
-
-class IllegalTransition(StorageError):
-    """The lifecycle forbids moving a debate from `current` to `target`."""
-
-    def __init__(self, debate_id: str, current: str, target: str) -> None:
-        super().__init__(f"debate {debate_id}: illegal transition {current} -> {target}")
-        self.debate_id = debate_id
-        self.current = current
-        self.target = target
-
-
-class DatabaseUnavailable(StorageError):
-    """The database cannot be reached or written right now; nothing was changed."""
+__all__ = ["DATABASE_ERRORS", "AlreadyExists", "Conflict", "DatabaseUnavailable",
+           "IllegalTransition", "KeyReused", "NotFound", "StorageError", "translate",
+           "unavailable", "violation"]
 
 
 # SQLAlchemy's errors that mean "the database is not there or cannot write", not "this query is

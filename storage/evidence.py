@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import Evidence
 from storage.db import Database, insert_ignoring
+from storage.journal import lookups_for
 from storage.models import EvidenceRow
 
 
@@ -37,12 +38,29 @@ async def list_for(session: AsyncSession, debate_id: str) -> list[Evidence]:
             for r in rows]
 
 
+async def list_for_many(session: AsyncSession, debate_ids: list[str], fresh: bool
+                        ) -> tuple[list[list[Evidence]], None]:
+    """`list_for` of many debates in one query (a batch function of `lookups_for`)."""
+    rows = await session.execute(
+        select(EvidenceRow.debate_id, EvidenceRow.author, EvidenceRow.text, EvidenceRow.at,
+               EvidenceRow.source_id)
+        .where(EvidenceRow.debate_id.in_(set(debate_ids)))
+        .order_by(EvidenceRow.debate_id, EvidenceRow.at, EvidenceRow.id)
+    )
+    found: dict[str, list[Evidence]] = {}
+    for r in rows:
+        found.setdefault(r.debate_id, []).append(
+            Evidence(author=r.author, text=r.text, at=r.at, source_id=r.source_id or ""))
+    return [list(found.get(debate_id, ())) for debate_id in debate_ids], None
+
+
 class DbEvidenceSource:
-    """engine.ports.EvidenceSource on the database."""
+    """engine.ports.EvidenceSource on the database. Running debates read their evidence between
+    phases, many at the same moment: those reads share one query (`lookups_for`)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
 
     async def evidence(self, debate_id: str) -> Sequence[Evidence]:
-        async with self.db.transaction(readonly=True) as session:
-            return await list_for(session, debate_id)
+        found: list[Evidence] = await lookups_for(self.db).read(list_for_many, debate_id)
+        return found

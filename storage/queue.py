@@ -74,6 +74,24 @@ async def renew(
     return result.scalar_one_or_none() is not None
 
 
+async def renew_many(
+    session: AsyncSession, *, debate_ids: list[str], worker_id: str, lease_seconds: float,
+    now: datetime,
+) -> set[str]:
+    """Extend the leases of every debate `worker_id` runs, in one statement; the ids it still
+    holds (a debate missing from the answer was reclaimed by another worker)."""
+    if not debate_ids:
+        return set()
+    result = await session.execute(
+        update(DebateRow)
+        .where(DebateRow.id.in_(debate_ids), DebateRow.lease_owner == worker_id,
+               DebateRow.status.in_(ACTIVE_STATUSES))
+        .values(lease_expires_at=now + timedelta(seconds=lease_seconds), updated_at=now)
+        .returning(DebateRow.id).execution_options(synchronize_session=False)
+    )
+    return set(result.scalars())
+
+
 async def release(
     session: AsyncSession, *, debate_id: str, worker_id: str,
     reason: str = "worker shut down before finishing",

@@ -15,22 +15,9 @@ from engine.domain import DebateRequest, DebateResult, utcnow
 from engine.injection import Finding
 from engine.panel_records import Side as PanelSide
 from engine.settings import ThresholdSpec
-from engine.vocabulary import ResultStatus
 
-
-class DebateStatus(StrEnum):
-    """A debate's lifecycle. The three statuses a run ends with are the engine's ResultStatus."""
-
-    CREATED = "created"
-    QUEUED = "queued"
-    DEBATING = "debating"
-    JUDGING = "judging"
-    COMPLETED = ResultStatus.COMPLETED.value
-    FAILED = ResultStatus.FAILED.value
-    TIMED_OUT = ResultStatus.TIMED_OUT.value
-    AWAITING_REVIEW = "awaiting_review"
-    APPROVED = "approved"
-    ESCALATED = "escalated"
+# defined in storage/lifecycle.py (light: the command line's grammar reads it), used from here
+from storage.lifecycle import DebateStatus as DebateStatus
 
 
 class RunStatus(StrEnum):

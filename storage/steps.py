@@ -7,6 +7,7 @@ a degraded record (the engine retries those), which a real outcome replaces.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, cast
 
 from sqlalchemy import select, update
@@ -14,11 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import StepRecord, Usage
 from engine.vocabulary import StepStatus
-from storage.db import Database, insert_ignoring
+from storage.db import Database, ignoring_insert
 from storage.errors import NotFound
+from storage.journal import AfterCommit, journal_for
 from storage.models import StepRow, jsonable
 
 _DEGRADED = "degraded"
+_KEY = ("debate_id", "key")
 
 
 def to_step(row: StepRow) -> StepRecord:
@@ -55,9 +58,13 @@ async def get_step(session: AsyncSession, debate_id: str, key: str) -> StepRecor
 
 
 async def put_step(session: AsyncSession, debate_id: str, record: StepRecord) -> StepRecord:
-    """Store `record` unless the key is taken; return what is stored (the first writer's)."""
+    """Store `record` unless the key is taken; return what is stored (the first writer's).
+    One statement when the key is free: RETURNING says ours went in, so nothing is read back."""
     values = _values(debate_id, record)
-    await session.execute(insert_ignoring(session, StepRow, values, conflict=("debate_id", "key")))
+    inserted = await session.execute(
+        ignoring_insert(session, StepRow, conflict=_KEY, returning=("id",)), values)
+    if inserted.first() is not None:
+        return record
     stored = await _stored(session, debate_id, record.key)
     if stored.status == _DEGRADED and record.status != _DEGRADED:
         await session.execute(
@@ -68,6 +75,27 @@ async def put_step(session: AsyncSession, debate_id: str, record: StepRecord) ->
         )
         stored = await _stored(session, debate_id, record.key)
     return stored
+
+
+async def put_steps(session: AsyncSession, items: list[tuple[str, StepRecord]], fresh: bool
+                    ) -> tuple[list[StepRecord], AfterCommit | None]:
+    """`put_step` for many (debate, record) pairs with one multi-row INSERT; a key that was
+    taken (rare: another worker's, or a degraded record's) goes the single-row way. The batch
+    function of the journal's group commit (storage/journal.py)."""
+    if not items:
+        return [], None
+    rows = [_values(debate_id, record) for debate_id, record in items]
+    inserted = await session.execute(
+        ignoring_insert(session, StepRow, conflict=_KEY, returning=_KEY), rows)
+    went_in = {(row[0], row[1]) for row in inserted}
+    stored: list[StepRecord] = []
+    for debate_id, record in items:
+        if (debate_id, record.key) in went_in:
+            went_in.discard((debate_id, record.key))   # a second put of the key in the batch
+            stored.append(record)                        # finds the first's, below
+        else:
+            stored.append(await put_step(session, debate_id, record))
+    return stored, None
 
 
 async def _stored(session: AsyncSession, debate_id: str, key: str) -> StepRecord:
@@ -86,15 +114,41 @@ async def list_steps(session: AsyncSession, debate_id: str) -> list[StepRecord]:
 
 
 class DbCheckpointStore:
-    """engine.ports.CheckpointStore on the database; each call is its own short transaction."""
+    """engine.ports.CheckpointStore on the database. A run reads its debate's stored steps once,
+    on its first `get` (a resumed debate's are all there; a new one has none), instead of once
+    per step; concurrent first `get`s share that read. Each `put` is one row of the journal's
+    group commit (storage/journal.py): committed with the step's spend and audit links, and other
+    debates' writes of the same moment."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._known: dict[str, dict[str, StepRecord]] = {}
+        self._loading: dict[str, asyncio.Lock] = {}
+        self._put_while_loading: dict[str, dict[str, StepRecord]] = {}
 
     async def get(self, debate_id: str, key: str) -> StepRecord | None:
-        async with self.db.transaction(readonly=True) as session:
-            return await get_step(session, debate_id, key)
+        known = self._known.get(debate_id)
+        if known is None:
+            known = await self._load(debate_id)
+        return known.get(key)
+
+    async def _load(self, debate_id: str) -> dict[str, StepRecord]:
+        async with self._loading.setdefault(debate_id, asyncio.Lock()):
+            known = self._known.get(debate_id)
+            if known is None:
+                async with self.db.transaction(readonly=True) as session:
+                    known = {step.key: step for step in await list_steps(session, debate_id)}
+                # a put committed after the read began is in neither: keep it
+                known.update(self._put_while_loading.pop(debate_id, {}))
+                self._known[debate_id] = known
+            self._loading.pop(debate_id, None)
+            return known
 
     async def put(self, debate_id: str, record: StepRecord) -> StepRecord:
-        async with self.db.transaction() as session:
-            return await put_step(session, debate_id, record)
+        stored: StepRecord = await journal_for(self.db).write(put_steps, (debate_id, record))
+        known = self._known.get(debate_id)
+        if known is not None:
+            known[stored.key] = stored
+        else:
+            self._put_while_loading.setdefault(debate_id, {})[stored.key] = stored
+        return stored

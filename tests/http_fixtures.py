@@ -14,7 +14,7 @@ import aiohttp
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
-from bot.main import Assembly, web_app
+from bot.assembly import Assembly, web_app
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.settings import Settings

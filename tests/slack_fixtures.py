@@ -1,4 +1,4 @@
-"""The whole Slack stack on loopback: the real Bolt app inside `bot.main.web_app`, the real
+"""The whole Slack stack on loopback: the real Bolt app inside `bot.assembly.web_app`, the real
 `slack_sdk` client talking to FakeSlack, signed requests, SQLite in tmp_path.
 
     async with slack_harness(tmp_path) as h:          # rehearsal model, one worker
@@ -28,7 +28,7 @@ from aiohttp.test_utils import TestServer
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 
-from bot.main import Assembly, assembled, web_app
+from bot.assembly import Assembly, assembled, web_app
 from bot.service.runtime import Runtime
 from bot.settings import Settings
 from bot.slack.notifier import SlackNotifier

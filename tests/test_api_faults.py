@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from sqlalchemy import text
 
-from bot.main import Assembly, web_app
+from bot.assembly import Assembly, web_app
 from bot.scheduling.scheduler import Scheduler
 from bot.service.telemetry import REGISTRY
 from storage.db import Database

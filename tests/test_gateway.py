@@ -29,8 +29,9 @@ from engine.errors import (
     LLMTimeout,
     LLMTransientError,
 )
-from engine.gateway import OpenAIGateway, extract_json
+from engine.gateway import OpenAIGateway
 from engine.llm import CallSpec, Prompt
+from engine.replies import extract_json
 from engine.settings import EngineSettings
 from tests.fakes import fixtures
 from tests.fakes.fixtures import gateway_settings

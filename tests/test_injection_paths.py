@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestServer
 
-from bot.main import Assembly, web_app
+from bot.assembly import Assembly, web_app
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from engine.schemas.procon import Scorecard

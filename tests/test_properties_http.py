@@ -20,9 +20,9 @@ from aiohttp import web
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.assembly import Assembly, web_app
 from bot.http.openapi import document
 from bot.http.server import ROUTES
-from bot.main import Assembly, web_app
 from bot.scheduling.scheduler import Scheduler
 from bot.slack.parsing import CommandError, parse_command
 from storage.db import Database

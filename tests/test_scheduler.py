@@ -22,7 +22,7 @@ from apscheduler.events import EVENT_JOB_MISSED, JobExecutionEvent
 from slack_sdk.web.async_client import AsyncWebClient
 from sqlalchemy import text
 
-from bot.main import Assembly, assembled, web_app
+from bot.assembly import Assembly, assembled, web_app
 from bot.scheduling.reports import ALREADY_CLAIMED
 from bot.scheduling.scheduler import CalendarTrigger, Scheduler
 from bot.service.runtime import Runtime

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from bot.main import assembled
+from bot.assembly import assembled
 from bot.service.housekeeping import housekeeping, purge_once
 from bot.settings import Settings
 from bot.slack.housekeeping import MESSAGE_TTL, forget_messages

@@ -6,7 +6,7 @@ import asyncio
 from datetime import timedelta
 
 from engine.domain import Evidence, utcnow
-from storage import caches, evidence
+from storage import caches, evidence, journal
 from storage.db import Database
 from storage.evidence import DbEvidenceSource
 from tests import storage_fixtures as fx
@@ -58,3 +58,26 @@ async def test_evidence_is_stored_once_per_source_and_read_in_order(db: Database
     assert [e.text for e in items] == ["first", "second", "no source", "no source"]
     assert items[0] == earlier
     assert list(await DbEvidenceSource(db).evidence("other")) == []
+
+
+async def test_concurrent_lookups_share_queries_and_each_gets_its_own(db: Database) -> None:
+    debates = [await add_debate(db) for _ in range(6)]
+    now = utcnow()
+    async with db.transaction() as session:
+        for n, debate in enumerate(debates):
+            for i in range(n):
+                await evidence.add(session, debate_id=debate.id, evidence=Evidence(
+                    author=f"U{n}", text=f"{n}.{i}", at=now + timedelta(seconds=i)))
+        await caches.judge_cache_put(session, "hit", {"v": 1}, now + timedelta(hours=1))
+        await caches.judge_cache_put(session, "gone", {"v": 2}, now - timedelta(seconds=1))
+    source, cache = DbEvidenceSource(db), caches.DbStepCache(db, ttl_seconds=3600)
+    lookups = journal.lookups_for(db)
+    before = lookups.transactions
+    found, hits = await asyncio.gather(
+        asyncio.gather(*(source.evidence(d.id) for d in [*debates, *debates])),
+        asyncio.gather(*(cache.get(key) for key in ("hit", "gone", "miss", "hit"))))
+    assert [[e.text for e in items] for items in found] == 2 * [
+        [f"{n}.{i}" for i in range(n)] for n in range(6)]
+    assert hits == [{"v": 1}, None, None, {"v": 1}]
+    assert hits[0] is not hits[3] and found[1] is not found[7]   # nobody shares a mutable value
+    assert lookups.transactions - before < 12 + 4

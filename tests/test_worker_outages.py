@@ -19,7 +19,7 @@ from datetime import datetime
 import pytest
 from sqlalchemy import text
 
-from bot.main import running_workers, until_signalled
+from bot.assembly import running_workers, until_signalled
 from bot.service.worker import RETRY_CAP_S, WorkerStopped, retry_delay
 from engine.domain import DebateRequest, utcnow
 from storage.db import Database

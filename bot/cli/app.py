@@ -12,11 +12,10 @@ from typing import cast
 from pydantic import ValidationError
 from rich.console import Console
 
-from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_USAGE
 from bot.cli.host import CliContext, Host
-from bot.cli.parser import build_parser
+from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_USAGE, build_parser
 from engine.errors import ConfigurationError, DialecticError, InvalidRequest, validation_message
-from storage.errors import NotFound
+from storage.exceptions import NotFound
 
 Handler = Callable[[CliContext, argparse.Namespace], int | Awaitable[int]]
 

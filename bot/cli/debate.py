@@ -7,6 +7,7 @@ import json
 import uuid
 
 from bot.cli.host import CliContext
+from bot.cli.parser import EXIT_INCOMPLETE, EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_estimate, print_summary, run_with_progress
 from bot.service.providers import describe, make_llm
 from engine.debate import estimate_for, prepare, run_debate
@@ -15,8 +16,6 @@ from engine.material import with_nonce
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.presets import all_presets, judges_for
 from engine.vocabulary import ResultStatus
-
-EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def request_of(args: argparse.Namespace) -> DebateRequest:

@@ -8,16 +8,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from rich.console import Console
+if TYPE_CHECKING:  # types only: `dialectic run` must not load the scheduler and the database
+    from rich.console import Console
 
-from bot.scheduling.scheduler import Scheduler
-from bot.scheduling.settings import SchedulingSettings
-from bot.service.runtime import Runtime
-from bot.service.settings import ServiceSettings
-from engine.settings import EngineSettings
-from storage.settings import StorageSettings
+    from bot.scheduling.scheduler import Scheduler
+    from bot.scheduling.settings import SchedulingSettings
+    from bot.service.runtime import Runtime
+    from bot.service.settings import ServiceSettings
+    from engine.settings import EngineSettings
+    from storage.settings import StorageSettings
 
 
 class CliSettings(Protocol):

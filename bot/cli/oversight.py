@@ -10,8 +10,8 @@ from typing import Any
 
 from rich.console import Console
 
-from bot.cli.debate import EXIT_OK
 from bot.cli.host import CliContext
+from bot.cli.parser import EXIT_OK
 from bot.service.figures import (
     FIGURE_NAMES,
     TITLES,

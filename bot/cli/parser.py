@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from engine.vocabulary import MAX_JUDGES, MAX_REPLAY_ROUNDS, MAX_ROUNDS, Mode, choices
-from storage.records import DebateStatus
+from storage.lifecycle import DebateStatus
 
 if TYPE_CHECKING:
     from bot.cli.host import CliContext
@@ -32,6 +32,7 @@ EPILOG = """environment:
 
 exit status: 0 done; 1 the debate failed or timed out (or a command failed);
   2 bad input or settings; 3 the debate completed with steps missing."""
+EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 @dataclass(frozen=True, slots=True)

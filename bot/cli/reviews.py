@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import argparse
 
-from bot.cli.debate import EXIT_OK
 from bot.cli.host import CliContext
+from bot.cli.parser import EXIT_OK
 from bot.service.grants import reviewer_grant, reviewer_link
 from storage.records import DecisionAbout, Origin, ReviewStatus
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from bot.cli.debate import EXIT_NOT_COMPLETED, EXIT_OK, exit_code
+from bot.cli.debate import exit_code
 from bot.cli.host import CliContext
+from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_summary
 from bot.service.results import routed_by, status_words
 from engine.cost import usd

@@ -9,6 +9,7 @@ from datetime import date, datetime
 
 from storage import budget
 from storage.db import Database
+from storage.journal import journal_for
 
 
 class DbPurse:
@@ -37,6 +38,6 @@ class DbPurse:
         return granted
 
     async def charge(self, usd: float) -> None:
-        async with self.db.transaction() as session:
-            await budget.charge(session, day=self.day, debate_id=self.debate_id,
-                                amount_usd=usd)
+        """Committed with the step's checkpoint and audit links (the journal's group commit)."""
+        await journal_for(self.db).write(budget.charge_batch,
+                                         budget.Charge(self.day, self.debate_id, usd))

@@ -1,4 +1,5 @@
-"""Workers: claim queued debates with a lease, run them, renew the lease while running.
+"""Workers: claim queued debates with a lease, run them, renew the leases while running (all of a
+worker's leases in one statement).
 
 A debate whose worker died is reclaimed once its lease expires and resumes from its checkpointed
 steps. On shutdown a worker stops claiming, gives running debates `grace` seconds, then cancels
@@ -81,6 +82,7 @@ class Worker:
         log.info("worker %s started (%d slots)", self.worker_id, self.concurrency)
         self.alive = True
         failures = 0
+        renewer = asyncio.create_task(self._renew_all(), name=f"leases-{self.worker_id}")
         try:
             while not stop.is_set():
                 try:
@@ -98,7 +100,12 @@ class Worker:
                     await self._idle(stop)
         finally:
             self.alive = False
-            await self._shutdown()
+            try:
+                await self._shutdown()
+            finally:
+                renewer.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await renewer
 
     def _claim_failed(self, exc: BaseException, failures: int) -> None:
         reason = str(exc) or type(exc).__name__
@@ -156,7 +163,6 @@ class Worker:
                 w.cancel()
 
     async def _work(self, record: DebateRecord) -> None:
-        renewer = asyncio.create_task(self._renew(record.id, asyncio.current_task()))
         try:
             finished = await self.service.execute(record, worker_id=self.worker_id)
             log.info("debate %s %s", record.id, finished.status.value)
@@ -170,28 +176,32 @@ class Worker:
         except Exception:  # the debate stays leased and is reclaimed and resumed after expiry
             log.exception("debate %s crashed on %s", record.id, self.worker_id)
         finally:
-            renewer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await renewer
             self.running.pop(record.id, None)
 
-    async def _renew(self, debate_id: str, work: asyncio.Task[object] | None) -> None:
+    async def _renew_all(self) -> None:
+        """Every lease/3 s, the leases of every debate this worker runs, in one statement (not
+        one transaction per debate); a debate whose lease was reclaimed stops here."""
         every = max(self.settings.lease_seconds / 3, 0.05)
         while True:
             await asyncio.sleep(every)
+            running = dict(self.running)
+            if not running:
+                continue
             now = self.service.clock()
             try:
                 async with self.service.db.transaction() as session:
-                    held = await queue.renew(session, debate_id=debate_id,
-                                             worker_id=self.worker_id,
-                                             lease_seconds=self.settings.lease_seconds, now=now)
-            except DATABASE_ERRORS as exc:  # nobody else can claim it while this fails either
-                log.warning("could not renew the lease on %s (%s); trying again", debate_id, exc)
+                    held = await queue.renew_many(session, debate_ids=sorted(running),
+                                                  worker_id=self.worker_id,
+                                                  lease_seconds=self.settings.lease_seconds,
+                                                  now=now)
+            except DATABASE_ERRORS as exc:  # nobody else can claim them while this fails either
+                log.warning("could not renew the leases of %d debates (%s); trying again",
+                            len(running), exc)
                 continue
-            if not held and work is not None:
-                log.warning("lost the lease on %s; stopping my copy", debate_id)
-                work.cancel()
-                return
+            for debate_id, work in running.items():
+                if debate_id not in held and not work.done():
+                    log.warning("lost the lease on %s; stopping my copy", debate_id)
+                    work.cancel()
 
     async def _shutdown(self) -> None:
         if not self.running:

@@ -1,4 +1,6 @@
-"""Runs every benchmark and prints the figures (with the date and the machine)."""
+"""Runs every benchmark and prints the figures (with the date and the machine); writes the
+scaling plot. `python -m tests.benchmarks [section ...]` runs only the named sections:
+engine, cli, peer, service, slack."""
 
 from __future__ import annotations
 
@@ -7,8 +9,11 @@ import os
 import platform
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
-from tests.benchmarks import engine_bench
+from tests.benchmarks import cli_bench, engine_bench, peer_bench, plot, service_bench, slack_bench
+
+SECTIONS = ("engine", "cli", "peer", "service", "slack")
 
 
 def machine() -> str:
@@ -20,23 +25,31 @@ def machine() -> str:
     except OSError:
         pass
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB, Python {platform.python_version()}"
+    load = os.getloadavg()[0]
+    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB, Python {platform.python_version()}, "
+            f"load {load:.1f} at start")
 
 
-async def main() -> int:
-    print(f"Dialectic benchmarks — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {machine()}")
-    engine_bench.print_modes(await engine_bench.bench_modes())
-    only = set(sys.argv[1:])
-    for name in ("service_bench", "slack_bench"):
-        if only and name not in only:
-            continue
-        try:
-            module = __import__(f"tests.benchmarks.{name}", fromlist=["run"])
-        except ModuleNotFoundError:
-            continue
-        await module.run()
+async def main(argv: list[str]) -> int:
+    chosen = [s for s in SECTIONS if not argv or s in argv]
+    stamp = f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+    print(f"Dialectic benchmarks — {stamp} — {machine()}", flush=True)
+    if "engine" in chosen:
+        engine_bench.print_modes(await engine_bench.bench_modes())
+    if "cli" in chosen:
+        await cli_bench.run()
+    if "peer" in chosen:
+        await peer_bench.run()
+    if "service" in chosen:
+        runs = await service_bench.run()
+        png = plot.scaling_png(runs, Path(os.environ.get("BENCH_PLOT", plot.DEFAULT_PATH)),
+                               stamp=stamp)
+        print(f"\nScaling plot: {png}" if png else "\nScaling plot: not written (matplotlib "
+              "missing: pip install -r tests/benchmarks/requirements.txt)")
+    if "slack" in chosen:
+        await slack_bench.run()
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main()))
+    raise SystemExit(asyncio.run(main(sys.argv[1:])))

@@ -1,5 +1,6 @@
-"""Each mode's wall time over (dependent depth x one call's latency), through the real openai client
-against the fake server at 200 ms latency; and the tokens each debate uses."""
+"""Each mode's wall time over (dependent depth x one call's latency) inside one warm process,
+through the real openai client against the fake server at 200 ms latency; and the tokens each
+debate uses. (Whole `dialectic run` processes, cold, are cli_bench's.)"""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from engine.domain import DebateRequest
 from engine.gateway import OpenAIGateway
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import PROTOCOLS
-from tests.benchmarks.proxy import arrivals, fake_server
+from tests.benchmarks.proxy import arrivals, dependent_rounds, fake_server
 from tests.fakes.fixtures import gateway_settings
 
 LATENCY = 0.2
@@ -44,7 +45,7 @@ async def _bench_mode(base_url: str, settings, mode: str,  # type: ignore[no-unt
                                       llm=llm, store=MemoryCheckpointStore(),
                                       sink=MemoryEventSink())
             wall = time.perf_counter() - start
-            depth = _dependent_rounds((await arrivals(base_url))[first:])
+            depth = dependent_rounds((await arrivals(base_url))[first:], LATENCY)
             if i:
                 ratios.append(wall / (depth * LATENCY))
             tokens = (result.cost.prompt_tokens, result.cost.completion_tokens)
@@ -55,17 +56,6 @@ async def _bench_mode(base_url: str, settings, mode: str,  # type: ignore[no-unt
     return {"mode": mode, "depth": depth, "calls": calls, "ratio_median": median,
             "ratio_max": max(ratios), "prompt_tokens": tokens[0], "completion_tokens": tokens[1],
             "status": result.status}
-
-
-def _dependent_rounds(arrivals: list[float]) -> int:
-    """Dependent rounds the run actually made (critique and panel may stop early): requests that
-    arrive together form one round; the next round can only start a latency later."""
-    rounds, last = 0, None
-    for at in sorted(arrivals):
-        if last is None or at - last > LATENCY / 2:
-            rounds += 1
-        last = at
-    return rounds
 
 
 def print_modes(rows: list[dict[str, object]]) -> None:

@@ -1,16 +1,21 @@
-"""Bench helpers: the fake OpenAI server in its own process, and when its requests arrived
-(to count the dependent rounds a run made)."""
+"""Bench helpers: the fake OpenAI server in its own process (its CPU is a provider's, not ours,
+and is reported apart), and when its requests arrived (to count the dependent rounds a run made
+and the window the provider was busy with it)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 import aiohttp
+
+from tests.benchmarks.procs import Child, own_cpu
 
 
 def free_port() -> int:
@@ -19,25 +24,42 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """The fake provider's process: its base URL and pid."""
+
+    base_url: str
+    latency: float
+    pid: int
+
+    def cpu(self) -> float:
+        return own_cpu(self.pid)
+
+
 @asynccontextmanager
-async def fake_server(latency: float) -> AsyncIterator[str]:
-    """`python -m tests.fakes.openai_server` in a subprocess; yields its base URL."""
+async def fake_provider(latency: float) -> AsyncIterator[Provider]:
+    """`python -m tests.fakes.openai_server` in a subprocess."""
     port = free_port()
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port), "--latency",
-        str(latency), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+    child = Child([sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port),
+                   "--latency", str(latency)], env=os.environ)
     try:
-        for _ in range(200):
+        for _ in range(400):
             try:
                 _, writer = await asyncio.open_connection("127.0.0.1", port)
                 writer.close()
                 break
             except OSError:
                 await asyncio.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/v1"
+        yield Provider(f"http://127.0.0.1:{port}/v1", latency, child.pid)
     finally:
-        proc.send_signal(signal.SIGINT)
-        await proc.wait()
+        await child.finish(signal.SIGINT)
+
+
+@asynccontextmanager
+async def fake_server(latency: float) -> AsyncIterator[str]:
+    """The fake provider; yields its base URL."""
+    async with fake_provider(latency) as provider:
+        yield provider.base_url
 
 
 async def arrivals(base_url: str) -> list[float]:
@@ -45,3 +67,20 @@ async def arrivals(base_url: str) -> list[float]:
     root = base_url.rsplit("/v1", 1)[0]
     async with aiohttp.ClientSession() as session, session.get(f"{root}/_fake/arrivals") as r:
         return [float(t) for t in await r.json()]
+
+
+def dependent_rounds(times: list[float], latency: float) -> int:
+    """Dependent rounds a run made (critique and panel may stop early): requests that arrive
+    together form one round; the next round can only start a latency later."""
+    rounds, last = 0, None
+    for at in sorted(times):
+        if last is None or at - last > latency / 2:
+            rounds += 1
+        last = at
+    return rounds
+
+
+def provider_window(times: list[float], latency: float) -> float:
+    """From the first request's arrival to the last reply's departure: the time the debate
+    itself took, as the provider saw it (start-up before and printing after are outside)."""
+    return max(times) - min(times) + latency if times else 0.0

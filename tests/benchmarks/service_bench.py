@@ -1,144 +1,237 @@
-"""200 concurrent consensus debates against the fake server at 200 ms latency, through the whole
-service (queue, leases, checkpoints, audit, budget): on one process over SQLite, then on
-PostgreSQL with two `dialectic worker` processes. Prints wall time, CPU seconds per LLM call and
-peak memory; the fake server runs in its own process so its CPU is not counted."""
+"""Concurrent consensus debates through the whole service (queue, leases, checkpoints, audit,
+budget, events) against the fake provider at 200 ms per call: `dialectic worker` processes on
+SQLite (one process, 200 and 1,000 debates) and on PostgreSQL (1, 2 and 4 worker processes, the
+scaling curve).
+
+Measured honestly: the debates are submitted first, then the workers start; the clock and the
+CPU counters start once every worker has logged that it runs (start-up is not a debate's cost)
+and stop when the last debate settles. CPU is each worker's own (from /proc), the PostgreSQL
+server's (the postmaster, its backends, live and reaped), and, apart, the fake provider's; peak
+RSS is each worker's own (wait4). The completion wait is one `SELECT count(*)` every half second
+on a connection of the bench's own, so it does not load the service. Afterwards every audit chain
+is verified."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
-import resource
 import signal
+import sqlite3
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from bot.service.debates import DebateService
 from bot.service.providers import make_llm
-from bot.service.worker import Worker
 from bot.settings import Settings
 from engine.domain import DebateRequest
+from storage import audit
 from storage.db import Database
 from storage.records import DebateStatus, Origin
-from tests.benchmarks.proxy import fake_server
+from tests.benchmarks.cli_bench import clean_env
+from tests.benchmarks.procs import Child, tree_cpu
+from tests.benchmarks.proxy import Provider, arrivals, fake_provider
 
-DEBATES = int(os.environ.get("BENCH_DEBATES", "200"))
 LATENCY = 0.2
-DONE = {DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW, DebateStatus.FAILED,
-        DebateStatus.TIMED_OUT}
+CALLS_PER_DEBATE = 10
+SQLITE_DEBATES = tuple(int(n) for n in os.environ.get("BENCH_SQLITE_DEBATES",
+                                                      "200,1000").split(",") if n)
+PG_DEBATES = int(os.environ.get("BENCH_PG_DEBATES", "200"))
+PG_WORKERS = tuple(int(n) for n in os.environ.get("BENCH_PG_WORKERS", "1,2,4").split(",") if n)
+DONE = tuple(s.value for s in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW,
+                               DebateStatus.FAILED, DebateStatus.TIMED_OUT))
+COUNT_DONE = ("SELECT status, count(*) FROM debates WHERE status IN ("
+              + ", ".join(f"'{s}'" for s in DONE) + ") GROUP BY status")
+WAIT_LIMIT_S = 900.0
 
 
-def _settings(base_url: str, database_url: str, concurrency: int) -> Settings:
+@dataclass
+class ServiceRun:
+    label: str
+    debates: int
+    workers: int
+    wall: float = 0.0
+    calls: int = 0
+    worker_cpu: float = 0.0
+    server_cpu: float = 0.0                 # PostgreSQL's (0 on SQLite: it runs in the worker)
+    provider_cpu: float = 0.0
+    peak_mb: list[float] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    audit_ok: bool = False
+    audit_events: int = 0
+
+    @property
+    def ms_per_call(self) -> float:
+        return 1000 * (self.worker_cpu + self.server_cpu) / max(self.calls, 1)
+
+    @property
+    def calls_per_s(self) -> float:
+        return self.calls / self.wall if self.wall else 0.0
+
+    @property
+    def calls_per_core_s(self) -> float:
+        """Calls per CPU-second spent by the service (workers and database server)."""
+        cpu = self.worker_cpu + self.server_cpu
+        return self.calls / cpu if cpu else 0.0
+
+
+def _settings(base_url: str, database_url: str) -> Settings:
     return Settings(openai_api_key="bench", openai_base_url=base_url, database_url=database_url,
-                    daily_budget_usd=1_000_000, worker_concurrency=concurrency,
-                    poll_interval=0.2, lease_seconds=60, call_timeout=60,
+                    daily_budget_usd=1_000_000, lease_seconds=60, call_timeout=60,
                     phase_timeout=600, debate_timeout=1200)
 
 
-async def _submit_all(svc: DebateService) -> list[str]:
-    async def one(i: int) -> str:
+def worker_env(base_url: str, database_url: str) -> dict[str, str]:
+    env = clean_env(base_url)
+    env.update({"DATABASE_URL": database_url, "DIALECTIC_POLL_INTERVAL": "0.2",
+                "DIALECTIC_LEASE_SECONDS": "60", "DIALECTIC_DAILY_BUDGET_USD": "1000000",
+                "DIALECTIC_CALL_TIMEOUT": "60", "DIALECTIC_PHASE_TIMEOUT": "600",
+                "DIALECTIC_DEBATE_TIMEOUT": "1200", "DIALECTIC_LOG_LEVEL": "INFO"})
+    return env
+
+
+async def submit_all(base_url: str, database_url: str, debates: int) -> None:
+    """Queue the debates (before any worker runs: submission is not what is measured)."""
+    settings = _settings(base_url, database_url)
+    db = Database(database_url)
+    await db.upgrade()
+    svc = DebateService(engine=settings.engine, settings=settings.service, db=db,
+                        llm_factory=make_llm)
+
+    async def one(i: int) -> None:
         request = DebateRequest(topic=f"Should team {i} adopt microservices from day one?",
                                 mode="consensus", no_cache=True)
-        return (await svc.submit(request, origin=Origin(surface="api"))).record.id
-    return list(await asyncio.gather(*(one(i) for i in range(DEBATES))))
+        await svc.submit(request, origin=Origin(surface="api"))
+    for start in range(0, debates, 100):
+        await asyncio.gather(*(one(i) for i in range(start, min(start + 100, debates))))
+    await db.dispose()
 
 
-async def _wait(svc: DebateService, ids: list[str]) -> dict[str, int]:
-    while True:
-        records = await svc.recent(limit=DEBATES + 10)
-        statuses = [r.status for r in records if r.id in set(ids)]
-        if len(statuses) == len(ids) and all(s in DONE for s in statuses):
-            counts: dict[str, int] = {}
-            for s in statuses:
-                counts[s.value] = counts.get(s.value, 0) + 1
-            return counts
-        await asyncio.sleep(0.5)
-
-
-async def one_process_sqlite(base_url: str) -> dict[str, object]:
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = _settings(base_url, f"sqlite+aiosqlite:///{tmp}/bench.db", DEBATES)
-        db = Database(settings.storage.database_url)
-        await db.upgrade()
-        svc = DebateService(engine=settings.engine, settings=settings.service, db=db,
-                            llm_factory=make_llm)
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        ids = await _submit_all(svc)
-        stop = asyncio.Event()
-        worker = Worker(svc, concurrency=DEBATES)
-        task = asyncio.create_task(worker.run(stop))
-        counts = await _wait(svc, ids)
-        wall = time.perf_counter() - t0
-        cpu = time.process_time() - cpu0
-        stop.set()
-        await task
+async def verify_audit(database_url: str, run: ServiceRun) -> None:
+    db = Database(database_url)
+    try:
+        async with db.transaction(readonly=True) as session:
+            report = await audit.verify(session)
+        run.audit_ok, run.audit_events = report.ok, report.events_checked
+    finally:
         await db.dispose()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"wall": wall, "cpu_per_call": cpu / (DEBATES * 10), "peak_mb": peak, "counts": counts}
 
 
-async def two_workers_postgres(base_url: str, pg_url: str) -> dict[str, object]:
+async def measure(run: ServiceRun, provider: Provider, database_url: str,
+                  count_done: Callable[[], Awaitable[dict[str, int]]],
+                  server_cpu: Callable[[], float]) -> ServiceRun:
+    """Start the workers, time them from ready to the last settled debate, stop them."""
+    await submit_all(provider.base_url, database_url, run.debates)
+    slots = math.ceil(run.debates / run.workers)
+    children = [Child([sys.executable, "-m", "bot", "worker", "--concurrency", str(slots)],
+                      env=worker_env(provider.base_url, database_url))
+                for _ in range(run.workers)]
+    try:
+        await asyncio.gather(*(c.wait_for_line(" started (", 120) for c in children))
+        calls0 = len(await arrivals(provider.base_url))
+        t0, cpu0 = time.perf_counter(), [c.cpu_now() for c in children]
+        server0, provider0 = server_cpu(), provider.cpu()
+        while sum((counts := await count_done()).values()) < run.debates:
+            if time.perf_counter() - t0 > WAIT_LIMIT_S:
+                raise TimeoutError(f"{run.label}: only {counts} after {WAIT_LIMIT_S:.0f} s")
+            await asyncio.sleep(0.5)
+        run.wall = time.perf_counter() - t0
+        run.worker_cpu = sum(c.cpu_now() - before for c, before in zip(children, cpu0,
+                                                                         strict=True))
+        run.server_cpu = server_cpu() - server0
+        run.provider_cpu = provider.cpu() - provider0
+        run.calls = len(await arrivals(provider.base_url)) - calls0
+        run.counts = counts
+    finally:
+        exits = await asyncio.gather(*(c.finish(signal.SIGTERM) for c in children))
+    run.peak_mb = [e.peak_mb for e in exits]
+    await verify_audit(database_url, run)
+    return run
+
+
+async def sqlite_run(provider: Provider, debates: int) -> ServiceRun:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = f"{tmp}/bench.db"
+
+        async def count_done() -> dict[str, int]:
+            with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as conn:
+                return dict(conn.execute(COUNT_DONE).fetchall())
+        run = ServiceRun(f"SQLite, 1 process, {debates} debates", debates, 1)
+        return await measure(run, provider, f"sqlite+aiosqlite:///{path}", count_done,
+                             lambda: 0.0)
+
+
+async def postgres_run(provider: Provider, pg_url: str, workers: int) -> ServiceRun:
     name = f"bench_{uuid.uuid4().hex[:8]}"
     admin = create_async_engine(pg_url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
     async with admin.connect() as conn:
         await conn.exec_driver_sql(f"CREATE DATABASE {name}")
+        data_dir = (await conn.exec_driver_sql("SHOW data_directory")).scalar_one()
+    with open(f"{data_dir}/postmaster.pid") as f:
+        postmaster = int(f.readline())
     url = pg_url.rsplit("/", 1)[0] + f"/{name}"
+    watcher = create_async_engine(url, poolclass=NullPool)
     try:
-        return await _run_two_workers(base_url, url)
+        async with watcher.connect() as conn:
+            async def count_done() -> dict[str, int]:
+                rows = (await conn.execute(text(COUNT_DONE))).all()
+                await conn.commit()
+                return {str(s): int(n) for s, n in rows}
+            run = ServiceRun(f"PostgreSQL, {workers} worker process{'es' * (workers > 1)}",
+                             PG_DEBATES, workers)
+            return await measure(run, provider, url, count_done,
+                                 lambda: tree_cpu(postmaster))
     finally:
+        await watcher.dispose()
         async with admin.connect() as conn:
             await conn.exec_driver_sql(f"DROP DATABASE {name} WITH (FORCE)")
         await admin.dispose()
 
 
-async def _run_two_workers(base_url: str, url: str) -> dict[str, object]:
-    settings = _settings(base_url, url, DEBATES // 2)
-    db = Database(url)
-    await db.upgrade()
-    svc = DebateService(engine=settings.engine, settings=settings.service, db=db,
-                            llm_factory=make_llm)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DIALECTIC_"))}
-    env.update({"DATABASE_URL": url, "OPENAI_API_KEY": "bench", "OPENAI_BASE_URL": base_url,
-                "DIALECTIC_POLL_INTERVAL": "0.2", "DIALECTIC_LEASE_SECONDS": "60",
-                "DIALECTIC_DAILY_BUDGET_USD": "1000000", "DIALECTIC_LOG_LEVEL": "WARNING",
-                "DIALECTIC_CONFIG": os.devnull})
-    t0 = time.perf_counter()
-    ids = await _submit_all(svc)
-    procs = [await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot", "worker", "--concurrency", str(DEBATES // 2), env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL) for _ in range(2)]
-    counts = await _wait(svc, ids)
-    wall = time.perf_counter() - t0
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    for p in procs:
-        p.send_signal(signal.SIGTERM)
-    for p in procs:
-        await p.wait()
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
-    await db.dispose()
-    return {"wall": wall, "cpu_per_call": cpu / (DEBATES * 10), "peak_mb": after.ru_maxrss / 1024,
-            "counts": counts}
+def print_header() -> None:
+    print(f"\nService: concurrent consensus debates ({CALLS_PER_DEBATE} calls each, 4 dependent "
+          f"rounds: ideal wall {4 * LATENCY:.1f} s), `dialectic worker` processes, fake provider "
+          f"at {LATENCY * 1000:.0f} ms in its own process.\nCPU/call = (workers + PostgreSQL "
+          "server) / LLM calls, target <= 3 ms; calls/core-s = calls per CPU-second of the "
+          "service; RSS = each worker's own peak")
+    print(f"{'':<36}{'wall':>8}{'calls':>7}{'calls/s':>9}{'workers':>9}{'server':>8}"
+          f"{'CPU/call':>10}{'calls/core-s':>14}{'provider':>10}  {'peak RSS':<16}audit / outcome")
 
 
-def _line(label: str, r: dict[str, object]) -> str:
-    return (f"{label:<34}{r['wall']:>8.1f} s{r['cpu_per_call'] * 1000:>10.2f} ms"
-            f"{r['peak_mb']:>9.0f} MB   {r['counts']}")
+def print_runs(runs: list[ServiceRun]) -> None:
+    for r in runs:
+        print(f"{r.label:<36}{r.wall:>7.1f}s{r.calls:>7}{r.calls_per_s:>9.0f}"
+              f"{r.worker_cpu:>8.1f}s{r.server_cpu:>7.1f}s{r.ms_per_call:>8.2f}ms"
+              f"{r.calls_per_core_s:>14.0f}{r.provider_cpu:>9.1f}s  "
+              f"{'/'.join(f'{m:.0f}' for m in r.peak_mb) + ' MB':<16}"
+              f"{'ok' if r.audit_ok else 'BROKEN'} {r.audit_events} links, {r.counts}",
+              flush=True)
 
 
-async def run() -> None:
-    print(f"\nService: {DEBATES} concurrent consensus debates (10 calls each, depth 4), fake "
-          f"server at {LATENCY * 1000:.0f} ms in its own process; ideal wall {4 * LATENCY:.1f} s")
-    print(f"{'':<34}{'wall':>10}{'CPU/call':>13}{'peak RSS':>12}   outcome")
-    async with fake_server(LATENCY) as base_url:
-        print(_line("one process, SQLite", await one_process_sqlite(base_url)), flush=True)
+async def bench() -> list[ServiceRun]:
+    runs: list[ServiceRun] = []
+    print_header()
+    async with fake_provider(LATENCY) as provider:
+        for debates in SQLITE_DEBATES:
+            runs.append(await sqlite_run(provider, debates))
+            print_runs(runs[-1:])
         pg = os.environ.get("DIALECTIC_TEST_PG_URL")
-        if pg:
-            print(_line("PostgreSQL, two worker processes",
-                        await two_workers_postgres(base_url, pg)))
-        else:
+        if not pg:
             print("PostgreSQL: skipped (run under scripts/with-postgres.sh, as make bench does)")
+            return runs
+        for workers in PG_WORKERS:
+            runs.append(await postgres_run(provider, pg, workers))
+            print_runs(runs[-1:])
+    return runs
+
+
+async def run() -> list[ServiceRun]:
+    return await bench()
