@@ -4,7 +4,8 @@
     app.py       running a command: settings, dispatch, one-line errors and exit statuses
     host.py      what the commands need from the process (the composition root provides it)
     debate.py    run, in this terminal
-    plans.py     estimate / presets: planning only, no provider client, no statistics
+    plans.py     estimate: planning only, no provider client, no statistics
+    presets.py   presets: the settings only
     service.py   serve / worker / db / audit / replay
     schedule.py  schedule list / run
     reviews.py   reviews list / decide, reviewers link

@@ -1,5 +1,5 @@
 """`dialectic run`: a debate in this terminal, nothing stored (`estimate` and `presets` are
-bot/cli/plans.py: they load neither the provider client nor the statistics)."""
+bot/cli/plans.py and presets.py: they load neither the provider client nor the statistics)."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def _debates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _debate_args(est)
     est.set_defaults(func=Lazy("bot.cli.plans", "estimate"))
     presets = sub.add_parser("presets", help="list presets and their settings")
-    presets.set_defaults(func=Lazy("bot.cli.plans", "presets"))
+    presets.set_defaults(func=Lazy("bot.cli.presets", "presets"))
 
 
 def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
