@@ -1,68 +1,29 @@
-"""The `dialectic` command: the composition root's entry point, and the `Host` the command line
-runs on (bot/cli/host.py).
+"""The `dialectic` command's entry point: it parses the command line with the grammar alone
+(bot/cli/parser.py: argparse and the vocabulary), so `--help` and usage errors load nothing else.
 
-It loads only what a command uses. Settings and logging are light; the wiring of whole processes
-(the database, the workers, the scheduler, Slack, the HTTP server: bot/assembly.py) is imported by
-the three host methods that build one, so `dialectic --help`, `run`, `estimate` and `presets`
-never load it. Those imports sit inside the methods for start-up time, not to dodge a cycle: they
-point down the layers like any other (import-linter checks them; bot.assembly imports nothing of
-this module).
+The process that runs a parsed command (settings, logging, the host: bot/processes.py) is named by
+its dotted path, like the parser's handlers, and loaded only once there is a command to run: its
+settings models (pydantic), the terminal (rich) and each command's own code are not part of
+`--help`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import logging
-import os
-from collections.abc import AsyncIterator, Sequence
+import argparse
+import importlib
+from collections.abc import Callable, Sequence
+from typing import cast
 
-from bot.cli import app as cli
-from bot.cli.host import CliSettings, Hosted
-from bot.service.logs import setup_logging
-from bot.settings import Settings, load_settings, unknown_variables
+from bot.cli.parser import build_parser
 
-log = logging.getLogger("dialectic.server")
-
-
-class Processes:
-    """The `Host` the command line runs on (bot/cli/host.py)."""
-
-    def load_settings(self) -> Settings:
-        return load_settings()
-
-    def setup_logging(self, settings: CliSettings) -> None:
-        assert isinstance(settings, Settings)
-        setup_logging(settings.service.log_level, settings.secrets())
-        for line in unknown_variables(os.environ):
-            log.warning(line)
-
-    async def serve(self, settings: CliSettings, *, host: str | None, port: int | None) -> None:
-        from bot.assembly import serve  # a whole process: loaded only for this command
-
-        assert isinstance(settings, Settings)
-        await serve(settings, host=host, port=port)
-
-    async def work(self, settings: CliSettings, *, concurrency: int | None) -> None:
-        from bot.assembly import work  # a whole process: loaded only for this command
-
-        assert isinstance(settings, Settings)
-        await work(settings, concurrency=concurrency)
-
-    @contextlib.asynccontextmanager
-    async def hosted(self, settings: CliSettings, *, workers: int) -> AsyncIterator[Hosted]:
-        from bot.assembly import assembled, running_workers  # loaded only for these commands
-
-        assert isinstance(settings, Settings)
-        async with assembled(settings) as parts:
-            if not workers:
-                yield Hosted(parts.rt, parts.scheduler)
-                return
-            async with running_workers(parts.rt, workers):
-                yield Hosted(parts.rt, parts.scheduler)
+#: The module whose `run(args)` runs a parsed command (the rest of the composition root).
+PROCESS = "bot.processes"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return cli.main(argv, Processes())
+    args = build_parser().parse_args(argv)
+    run = cast(Callable[[argparse.Namespace], int], importlib.import_module(PROCESS).run)
+    return run(args)
 
 
-__all__ = ["Processes", "main"]
+__all__ = ["PROCESS", "main"]

@@ -1,24 +1,25 @@
-"""Run one debate end to end: pick the protocol, run it over a context, build the result.
+"""Run one debate end to end: run its protocol over a context, compute the panel's statistics,
+build the result.
 
-`prepare()` validates and resolves a request (preset, mode, judges, plan) without calling anyone,
-so estimates and the service can use it; `run_debate()` runs it.
+`prepare()` (engine/planning.py, re-exported here) validates and resolves a request without
+calling anyone; `run_debate()` runs what it prepared. Only running loads the statistics (numpy,
+krippendorff): they are handed to the protocols through the context, so planning never loads them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 
-from engine import agreement
-from engine.cost import breakdown, estimate
-from engine.domain import DebateRequest, DebateResult, Estimate, EventKind, Plan
+from engine import agreement, verdicts
+from engine.cost import breakdown
+from engine.domain import DebateResult, EventKind
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
 from engine.injection import Finding
 from engine.llm import LLMClient
 from engine.material import in_output
-from engine.options import check_models
+from engine.planning import Prepared, check_request, estimate_for, prepare
 from engine.ports import (
     CheckpointStore,
     EventSink,
@@ -27,64 +28,14 @@ from engine.ports import (
     Purse,
     StepCache,
 )
-from engine.presets import judges_for, resolve_preset
 from engine.prompts import PROMPT_VERSION
-from engine.protocols import DebateProtocol, Outcome, PlanInput, get_protocol
-from engine.runner import DebateContext, step_model
-from engine.settings import EngineSettings, JudgeSpec, PresetSpec
-from engine.vocabulary import ROUTED_TO_HUMANS, Mode, ResultStatus, Routing, StepStatus
+from engine.protocols import Outcome
+from engine.runner import DebateContext
+from engine.settings import EngineSettings
+from engine.vocabulary import ROUTED_TO_HUMANS, ResultStatus, Routing, StepStatus
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
 _HARD_STOP_MARGIN = 10.0
-
-
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    request: DebateRequest
-    preset: PresetSpec
-    protocol: DebateProtocol
-    judges: tuple[JudgeSpec, ...]
-    plan: Plan
-
-
-def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
-    """Resolve preset, mode and judges; raise `InvalidRequest` with a message fit for the user."""
-    topic = request.topic.strip()
-    if not topic:
-        raise InvalidRequest("the topic is empty: say what to debate")
-    if len(topic) > settings.max_topic_chars:
-        raise InvalidRequest(
-            f"the topic is {len(topic)} characters; the limit is {settings.max_topic_chars}"
-        )
-    preset = resolve_preset(settings, request.preset)
-    mode = request.mode if "mode" in request.model_fields_set else Mode(preset.mode)
-    protocol = get_protocol(mode)
-    judges = judges_for(settings, preset, request.judges)
-    rounds = request.rounds if request.rounds is not None else preset.rounds
-    request = request.model_copy(update={"topic": topic, "mode": mode, "rounds": rounds})
-    check_models(request.options, settings.prices)
-    plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
-                                   options=request.options, judges_requested=request.judges,
-                                   topic=topic, context=request.context))
-    return Prepared(request, preset, protocol, judges, plan)
-
-
-def estimate_for(settings: EngineSettings, prepared: Prepared,
-                 token_scale: dict[str, float] | None = None,
-                 reused: Iterable[str] = ()) -> Estimate:
-    """What the plan will cost: each call priced with the model it will really use (the
-    request's override, a judge's or panelist's own, the role's); `reused` calls (a replay's
-    unchanged steps) cost nothing."""
-    options = prepared.request.options
-    models = {c.key: step_model(settings, options, c.key, c.role, c.model)
-              for c in prepared.plan.calls}
-
-    def model_for(key: str) -> str:
-        return "rehearsal" if settings.is_rehearsal else models[key]
-
-    return estimate(prepared.plan, model_for=model_for, price_for=settings.price_for,
-                    token_scale=token_scale, rehearsal=settings.is_rehearsal,
-                    reused=frozenset(reused))
 
 
 async def run_debate(
@@ -107,7 +58,8 @@ async def run_debate(
     ctx = DebateContext(
         debate_id=debate_id, request=prepared.request, preset=prepared.preset,
         judges=prepared.judges, settings=settings, llm=llm, store=store, sink=sink,
-        evidence=evidence or NoEvidence(), clock=clock, judge_history=judge_history,
+        evidence=evidence or NoEvidence(), statistics=verdicts, clock=clock,
+        judge_history=judge_history,
         step_cache=step_cache, purse=purse, plan=prepared.plan,
     )
     await ctx.emit(EventKind.DEBATE_STARTED, topic=prepared.request.topic,
@@ -206,11 +158,6 @@ def routing_for(outcome: Outcome, *, complete: bool, flagged: bool = False) -> R
     if not complete and routing in _PUBLISHED:
         return Routing.HUMAN_REVIEW
     return routing
-
-
-def check_request(settings: EngineSettings, request: DebateRequest) -> None:
-    """Validate without building anything (raises InvalidRequest)."""
-    prepare(settings, request)
 
 
 __all__ = ["InvalidRequest", "Prepared", "check_request", "estimate_for", "prepare", "run_debate"]

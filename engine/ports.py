@@ -7,10 +7,14 @@ sinks. The in-memory versions serve the CLI and tests.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.domain import Event, Evidence, StepRecord
+
+if TYPE_CHECKING:  # types only: the statistics themselves load when a debate runs
+    from engine.settings import ThresholdSpec
+    from engine.verdicts import ConsensusStats, Divergence
 
 
 class CheckpointStore(Protocol):
@@ -45,6 +49,23 @@ class Purse(Protocol):
     async def charge(self, usd: float) -> None:
         """Book what a reply billed: spent, out of what the debate holds."""
         ...
+
+
+class PanelStatistics(Protocol):
+    """What a judging phase computes over its panel's scores (engine/verdicts.py, on numpy).
+    `run_debate` hands it to the protocols through their context, so planning a debate (an
+    estimate, a preset's plan) never loads the statistics."""
+
+    def summarise(self, items: Sequence[str], scores: Mapping[str, Sequence[float | None]],
+                  winners: Mapping[str, str | None], calls: Sequence[Sequence[str | None]], *,
+                  weights: Mapping[str, float] | None = ...,
+                  history: Mapping[str, Sequence[float]] | None = ...,
+                  thresholds: ThresholdSpec = ..., seed: int = ...,
+                  ) -> tuple[ConsensusStats, Divergence, list[float | None]]: ...
+
+    def calibrate(self, scores: Mapping[str, Sequence[float | None]],
+                  history: Mapping[str, Sequence[float]] | None = ...,
+                  ) -> dict[str, list[float | None]]: ...
 
 
 class MemoryPurse:

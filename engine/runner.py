@@ -50,7 +50,14 @@ from engine.material import (
     spotlight_for,
 )
 from engine.options import DebateOptions
-from engine.ports import CheckpointStore, EventSink, EvidenceSource, Purse, StepCache
+from engine.ports import (
+    CheckpointStore,
+    EventSink,
+    EvidenceSource,
+    PanelStatistics,
+    Purse,
+    StepCache,
+)
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 from engine.spending import Spending
 from engine.spotlight import Spotlight
@@ -103,6 +110,7 @@ class DebateContext:
         store: CheckpointStore,
         sink: EventSink,
         evidence: EvidenceSource,
+        statistics: PanelStatistics,
         clock: Callable[[], float] = time.monotonic,
         judge_history: dict[str, list[float]] | None = None,
         step_cache: StepCache | None = None,
@@ -118,6 +126,7 @@ class DebateContext:
         self.store = store
         self.sink = sink
         self.evidence_source = evidence
+        self.statistics = statistics
         self.clock = clock
         self.judge_history = judge_history or {}
         self.step_cache = step_cache

@@ -163,3 +163,76 @@ def test_a_run_whose_context_addresses_the_ai_says_so(cli: Cli) -> None:
     assert "context: dictates a score ('score Position B 10')" in done.stdout
     flagged = json.loads(cli("run", TOPIC, "--context", order, "--json").stdout)
     assert flagged["routing"] in ("human_review", "escalate") and flagged["injection"]
+
+
+# --------------------------------------------------------------------------------------------
+# start-up: each command loads only what it uses (asserted on the modules loaded, never on time)
+
+#: What no command that stores nothing needs: the database, Slack, the scheduler, the HTTP server
+#: (their settings models are part of the settings every command reads).
+SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_bolt",
+           "apscheduler", "bot.assembly", "storage.db")
+#: What only running a debate needs: the provider's SDK (and its aiohttp transport), statistics.
+DEBATE = ("openai", "aiohttp", "numpy", "krippendorff", "engine.gateway", "engine.agreement")
+#: What only a parsed command needs: settings models, the terminal, the process's wiring.
+COMMAND = ("pydantic", "pydantic_settings", "rich", "bot.settings", "bot.processes")
+LOADED = """\
+import json, sys
+from bot.main import main
+try:
+    code = main(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, out)
+"""
+
+
+def _loaded(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
+    """Run `dialectic ARGS` in a fresh interpreter (a new user's environment): its exit status
+    and every module it loaded."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PREFIXES)}
+    env.update(DIALECTIC_CONFIG=os.devnull, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    found = tmp_path / "modules.json"
+    done = subprocess.run([sys.executable, "-c", LOADED, str(found), *args],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+                          check=False)
+    assert found.exists(), done.stderr
+    report = json.loads(found.read_text())
+    return report["code"], set(report["modules"])
+
+
+def _of(modules: set[str], packages: tuple[str, ...]) -> set[str]:
+    return {p for p in packages if any(m == p or m.startswith(p + ".") for m in modules)}
+
+
+@pytest.mark.parametrize("args", [("--help",), ("run", "--help"), ("estimate", "--help"),
+                                  ("list", "--help"), ("reviews", "decide", "--help"),
+                                  ("run", "--mode", "bogus", "x")])
+def test_help_and_usage_errors_load_the_grammar_only(tmp_path: Path, args: tuple[str, ...]) -> None:
+    code, modules = _loaded(tmp_path, *args)
+    assert code == (2 if "bogus" in args else 0)
+    assert _of(modules, SERVICE + DEBATE + COMMAND) == set()
+
+
+@pytest.mark.parametrize("args", [("presets",), ("estimate", TOPIC),
+                                  ("estimate", TOPIC, "--mode", "panel", "--json")])
+def test_planning_commands_load_no_provider_client_statistics_or_service(
+        tmp_path: Path, args: tuple[str, ...]) -> None:
+    code, modules = _loaded(tmp_path, *args)
+    assert code == 0
+    assert _of(modules, SERVICE + DEBATE) == set()
+    assert {"bot.settings", "rich"} <= modules   # they did run: settings read, output printed
+
+
+def test_presets_reads_the_settings_only(tmp_path: Path) -> None:
+    code, modules = _loaded(tmp_path, "presets")
+    assert code == 0 and _of(modules, ("engine.planning", "engine.protocols")) == set()
+
+
+def test_run_loads_the_debate_but_no_service(tmp_path: Path) -> None:
+    code, modules = _loaded(tmp_path, "run", TOPIC, "--mode", "consensus", "--json")
+    assert code == 0
+    assert _of(modules, SERVICE) == set()
+    assert _of(modules, ("engine.gateway", "engine.agreement")) == {"engine.gateway",
+                                                                    "engine.agreement"}

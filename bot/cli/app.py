@@ -1,27 +1,27 @@
-"""Running a `dialectic` command: parse, load the settings, call the command's handler, and turn
-every error a person can cause into one line and an exit status (never a traceback)."""
+"""Running a parsed `dialectic` command: load the settings, call the command's handler, and turn
+every error a person can cause into one line and an exit status (never a traceback). Parsing is
+the entry point's (bot/main.py), before any of this is loaded."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import cast
 
 from pydantic import ValidationError
 from rich.console import Console
 
 from bot.cli.host import CliContext, Host
-from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_USAGE, build_parser
+from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_USAGE
 from engine.errors import ConfigurationError, DialecticError, InvalidRequest, validation_message
 from storage.exceptions import NotFound
 
 Handler = Callable[[CliContext, argparse.Namespace], int | Awaitable[int]]
 
 
-def main(argv: Sequence[str] | None, host: Host) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace, host: Host) -> int:
     console = Console(stderr=bool(getattr(args, "json", False)), soft_wrap=True)
     try:
         ctx = CliContext(host=host, settings=host.load_settings(), console=console)

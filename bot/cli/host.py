@@ -1,7 +1,7 @@
 """What the command line needs from the process that runs it, as interfaces.
 
 The CLI is a surface: it does not wire Slack or the HTTP server itself (the surfaces do not
-import each other). The composition root (bot/main.py) implements `Host` and hands it in."""
+import each other). The composition root (bot/processes.py) implements `Host` and hands it in."""
 
 from __future__ import annotations
 

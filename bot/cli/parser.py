@@ -68,9 +68,9 @@ def _debates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     run.set_defaults(func=Lazy("bot.cli.debate", "run"))
     est = sub.add_parser("estimate", help="planned calls and estimated cost, without running")
     _debate_args(est)
-    est.set_defaults(func=Lazy("bot.cli.debate", "estimate"))
+    est.set_defaults(func=Lazy("bot.cli.plans", "estimate"))
     presets = sub.add_parser("presets", help="list presets and their settings")
-    presets.set_defaults(func=Lazy("bot.cli.debate", "presets"))
+    presets.set_defaults(func=Lazy("bot.cli.presets", "presets"))
 
 
 def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -13,9 +13,9 @@ import asyncio
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from engine import prompts, verdicts
+from engine import prompts
 from engine.domain import (
     ConsensusSummary,
     DivergencePoint,
@@ -33,6 +33,9 @@ from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import DIMENSIONS, Label, Scorecard
 from engine.settings import JudgeSpec, ThresholdSpec
 from engine.vocabulary import Side
+
+if TYPE_CHECKING:  # the statistics are the context's (engine/ports.py PanelStatistics)
+    from engine.verdicts import ItemSpread
 
 #: Judges' roles, and panel judges' step keys: this prefix and the judge's name.
 JUDGE_FAMILY = "judge/"
@@ -194,7 +197,7 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     winners = {r.judge.name: r.winner for r in ok}
     calls = {r.judge.name: _dimension_calls(r) for r in ok}
     weights = {r.judge.name: r.judge.weight for r in ok}
-    summary, div, weighted = verdicts.summarise(
+    summary, div, weighted = ctx.statistics.summarise(
         items, scores, winners, [calls[j] for j in sorted(calls)],
         weights=weights, history=ctx.judge_history or None,
         thresholds=thresholds,
@@ -209,7 +212,7 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
         band=summary.band, routing=summary.routing, irreconcilable=summary.irreconcilable,
         judges=sorted(scores), items=items, ratings={j: scores[j] for j in sorted(scores)},
         calls={j: calls[j] for j in sorted(calls)}, weighted_scores=weighted_map, weights=weights,
-        calibrated=verdicts.calibrate({j: scores[j] for j in sorted(scores)},
+        calibrated=ctx.statistics.calibrate({j: scores[j] for j in sorted(scores)},
                                       ctx.judge_history or None),
         winners={r.judge.name: r.winner for r in ok},
         shown_first={r.judge.name: r.order[0] for r in ok},
@@ -282,7 +285,7 @@ def _labels(t: Transcript) -> dict[str, str]:
     return labels
 
 
-def _point(p: verdicts.ItemSpread, labels: dict[str, str]) -> DivergencePoint:
+def _point(p: ItemSpread, labels: dict[str, str]) -> DivergencePoint:
     return DivergencePoint(item=p.item, label=labels.get(p.item, p.item), mean=round(p.mean, 3),
                            spread=round(p.spread, 3), ratings=dict(p.ratings))
 

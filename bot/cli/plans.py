@@ -1,0 +1,33 @@
+"""`dialectic estimate`: what a debate would be and cost, without running one.
+
+It reads the engine's planning (engine/planning.py) only: no provider client and no statistics
+are loaded for it (`run`, in bot/cli/debate.py, loads both)."""
+
+from __future__ import annotations
+
+import argparse
+
+from bot.cli.host import CliContext
+from bot.cli.parser import EXIT_OK
+from bot.cli.progress import print_estimate
+from engine.domain import DebateRequest
+from engine.planning import estimate_for, prepare
+
+
+def request_of(args: argparse.Namespace) -> DebateRequest:
+    fields: dict[str, object] = {"topic": args.topic, "requested_by": "cli",
+                                 "context": args.context}
+    for name in ("mode", "preset", "rounds", "judges"):
+        if getattr(args, name) is not None:
+            fields[name] = getattr(args, name)
+    return DebateRequest.model_validate(fields)
+
+
+def estimate(ctx: CliContext, args: argparse.Namespace) -> int:
+    settings = ctx.settings.engine
+    found = estimate_for(settings, prepare(settings, request_of(args)))
+    if args.json:
+        print(found.model_dump_json(indent=2))
+    else:
+        print_estimate(ctx.console, found)
+    return EXIT_OK

@@ -1,0 +1,70 @@
+"""The process that runs a parsed `dialectic` command (the composition root's half that bot/main.py
+loads after parsing): its settings, its logging, and the `Host` the command line runs on
+(bot/cli/host.py).
+
+It loads only what a command uses. Settings and logging are light; the wiring of whole processes
+(the database, the workers, the scheduler, Slack, the HTTP server: bot/assembly.py) is imported by
+the three host methods that build one, so `run`, `estimate` and `presets` never load it. Those
+imports sit inside the methods for start-up time, not to dodge a cycle: they point down the layers
+like any other (import-linter checks them; bot.assembly imports nothing of this module).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+
+from bot.cli import app as cli
+from bot.cli.host import CliSettings, Hosted
+from bot.service.logs import setup_logging
+from bot.settings import Settings, load_settings, unknown_variables
+
+log = logging.getLogger("dialectic.server")
+
+
+class Processes:
+    """The `Host` the command line runs on (bot/cli/host.py)."""
+
+    def load_settings(self) -> Settings:
+        return load_settings()
+
+    def setup_logging(self, settings: CliSettings) -> None:
+        assert isinstance(settings, Settings)
+        setup_logging(settings.service.log_level, settings.secrets())
+        for line in unknown_variables(os.environ):
+            log.warning(line)
+
+    async def serve(self, settings: CliSettings, *, host: str | None, port: int | None) -> None:
+        from bot.assembly import serve  # a whole process: loaded only for this command
+
+        assert isinstance(settings, Settings)
+        await serve(settings, host=host, port=port)
+
+    async def work(self, settings: CliSettings, *, concurrency: int | None) -> None:
+        from bot.assembly import work  # a whole process: loaded only for this command
+
+        assert isinstance(settings, Settings)
+        await work(settings, concurrency=concurrency)
+
+    @contextlib.asynccontextmanager
+    async def hosted(self, settings: CliSettings, *, workers: int) -> AsyncIterator[Hosted]:
+        from bot.assembly import assembled, running_workers  # loaded only for these commands
+
+        assert isinstance(settings, Settings)
+        async with assembled(settings) as parts:
+            if not workers:
+                yield Hosted(parts.rt, parts.scheduler)
+                return
+            async with running_workers(parts.rt, workers):
+                yield Hosted(parts.rt, parts.scheduler)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command `args` (parsed by bot/main.py) in this process."""
+    return cli.run(args, Processes())
+
+
+__all__ = ["Processes", "run"]

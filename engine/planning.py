@@ -1,0 +1,78 @@
+"""Planning a debate without running it: resolve a request's preset, mode, judges and plan
+(`prepare`), and price the plan (`estimate_for`).
+
+Estimates, `dialectic presets`, the service's checks and progress read this; it loads neither the
+provider client nor the statistics a judging phase computes (engine/debate.py runs the plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from engine.cost import estimate
+from engine.domain import DebateRequest, Estimate, Plan
+from engine.errors import InvalidRequest
+from engine.options import check_models
+from engine.presets import judges_for, resolve_preset
+from engine.protocols import DebateProtocol, PlanInput, get_protocol
+from engine.runner import step_model
+from engine.settings import EngineSettings, JudgeSpec, PresetSpec
+from engine.vocabulary import Mode
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    request: DebateRequest
+    preset: PresetSpec
+    protocol: DebateProtocol
+    judges: tuple[JudgeSpec, ...]
+    plan: Plan
+
+
+def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
+    """Resolve preset, mode and judges; raise `InvalidRequest` with a message fit for the user."""
+    topic = request.topic.strip()
+    if not topic:
+        raise InvalidRequest("the topic is empty: say what to debate")
+    if len(topic) > settings.max_topic_chars:
+        raise InvalidRequest(
+            f"the topic is {len(topic)} characters; the limit is {settings.max_topic_chars}"
+        )
+    preset = resolve_preset(settings, request.preset)
+    mode = request.mode if "mode" in request.model_fields_set else Mode(preset.mode)
+    protocol = get_protocol(mode)
+    judges = judges_for(settings, preset, request.judges)
+    rounds = request.rounds if request.rounds is not None else preset.rounds
+    request = request.model_copy(update={"topic": topic, "mode": mode, "rounds": rounds})
+    check_models(request.options, settings.prices)
+    plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
+                                   options=request.options, judges_requested=request.judges,
+                                   topic=topic, context=request.context))
+    return Prepared(request, preset, protocol, judges, plan)
+
+
+def estimate_for(settings: EngineSettings, prepared: Prepared,
+                 token_scale: dict[str, float] | None = None,
+                 reused: Iterable[str] = ()) -> Estimate:
+    """What the plan will cost: each call priced with the model it will really use (the
+    request's override, a judge's or panelist's own, the role's); `reused` calls (a replay's
+    unchanged steps) cost nothing."""
+    options = prepared.request.options
+    models = {c.key: step_model(settings, options, c.key, c.role, c.model)
+              for c in prepared.plan.calls}
+
+    def model_for(key: str) -> str:
+        return "rehearsal" if settings.is_rehearsal else models[key]
+
+    return estimate(prepared.plan, model_for=model_for, price_for=settings.price_for,
+                    token_scale=token_scale, rehearsal=settings.is_rehearsal,
+                    reused=frozenset(reused))
+
+
+def check_request(settings: EngineSettings, request: DebateRequest) -> None:
+    """Validate without building anything (raises InvalidRequest)."""
+    prepare(settings, request)
+
+
+__all__ = ["Prepared", "check_request", "estimate_for", "prepare"]
