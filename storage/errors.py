@@ -1,15 +1,5 @@
 """The one border where the database's own errors get a meaning in storage's exception tree
-(storage/exceptions.py, re-exported here):
-
-    DialecticError (engine.errors)
-    └── StorageError                the database refused or could not find something
-        ├── NotFound                no row with that id (or a foreign key points nowhere)
-        ├── Conflict                a constraint refused the write; `constraint` names it
-        │   └── AlreadyExists       a unique key is taken; `existing_id` names the holder
-        │       └── KeyReused       an idempotency key came back with another request
-        ├── IllegalTransition       the debate's state machine forbids current -> target
-        └── DatabaseUnavailable     the database cannot be reached or written (down, read-only,
-                                    disk full): the caller may retry later
+(storage/exceptions.py, re-exported here; the tree is drawn there).
 
 `unavailable()` maps connection and I/O failures (the server refused or went away, the SQLite file
 cannot be written) to `DatabaseUnavailable`, naming where the database is without its password.
