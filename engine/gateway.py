@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import logging
 import random
@@ -91,6 +92,14 @@ def strict_schema(schema: type[Any]) -> dict[str, Any]:
 
 
 _STRICT_SCHEMAS: dict[type[Any], dict[str, Any]] = {}
+
+
+@functools.cache
+def _json_schema_format(schema: type[Any]) -> ResponseFormat:
+    """A schema's `response_format`, built once (requests only serialise it): no copy per call."""
+    return {"type": "json_schema", "json_schema": {"name": schema_name(schema),
+                                                   "schema": strict_schema(schema),
+                                                   "strict": True}}
 
 
 def _build_reply_models() -> None:
@@ -392,14 +401,7 @@ class OpenAIGateway:
     def _response_format(self, spec: CallSpec[T]) -> ResponseFormat | openai.Omit:
         mode = self._settings.output_mode
         if mode == "json_schema":
-            return {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": schema_name(spec.schema),
-                    "schema": strict_schema(spec.schema),
-                    "strict": True,
-                },
-            }
+            return _json_schema_format(spec.schema)
         if mode == "json_object":
             return {"type": "json_object"}
         return openai.omit
