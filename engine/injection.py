@@ -14,6 +14,7 @@ message", "you are now muted", "act as a mediator") is not flagged.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Iterable, Iterator
@@ -24,6 +25,7 @@ from functools import lru_cache
 from engine import glyphs
 
 EXCERPT_CHARS = 120
+SCANNED_TEXTS = 32768  # texts whose findings are remembered (~1,000 concurrent debates' outputs)
 _S = r"[\s*_~`\"']+"  # between words: spaces, line breaks, markdown emphasis, quotes
 _EMOJI_JOINERS = frozenset("\u200d\ufe0e\ufe0f")
 
@@ -224,7 +226,17 @@ def _hidden(text: str, source: str) -> Iterator[Finding]:
 
 def scan(text: str, *, source: str = "") -> tuple[Finding, ...]:
     """Every passage of `text` addressed to the AI, in order of position."""
-    found = {(f.rule, f.start, f.end): f for f in (*_phrases(text, source), *_hidden(text, source))}
+    found = _scan(text)
+    if not source or not found:
+        return found
+    return tuple(dataclasses.replace(f, source=source) for f in found)
+
+
+@lru_cache(maxsize=SCANNED_TEXTS)
+def _scan(text: str) -> tuple[Finding, ...]:
+    """`scan` without a source, remembered: a debate's transcript is rendered again for every
+    step and every judge, so the same outputs are screened many times (16 patterns each)."""
+    found = {(f.rule, f.start, f.end): f for f in (*_phrases(text, ""), *_hidden(text, ""))}
     return tuple(sorted(found.values(), key=lambda f: (f.start, f.end, f.rule)))
 
 

@@ -59,6 +59,7 @@ async def append(
     at = (at or utcnow()).astimezone(UTC)
     heads = _heads_for_session(session)
     cached = heads.known.pop(chain, None) if heads is not None else None
+    cached = _pending_head(session, chain) or cached  # appended before in this transaction
     await _lock_chain(session, chain)
     for _ in range(_APPEND_ATTEMPTS):
         seq, prev = cached or await _head(session, chain)   # a stale cached head: a retry
@@ -268,6 +269,14 @@ class _ChainHeads:
         the stored chain would leave a gap (UNIQUE(chain, seq) cannot refuse it), so a
         rollback, even of a savepoint, forgets every head the session has pending."""
         session.info.setdefault(_PENDING_HEADS, []).append((self, chain, head))
+
+
+def _pending_head(session: AsyncSession, chain: str) -> tuple[int, str] | None:
+    """The head of `chain` this transaction appended last (it holds the chain's lock)."""
+    for _, pending_chain, head in reversed(session.info.get(_PENDING_HEADS, ())):
+        if pending_chain == chain:
+            return head  # type: ignore[no-any-return]
+    return None
 
 
 async def _locked_head(session: AsyncSession, chain: str) -> tuple[int, str]:

@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.cost import budget_refusal
 from engine.domain import utcnow
 from engine.errors import BudgetExceeded
-from storage.db import insert_ignoring
+from storage.db import dialect_of, insert_ignoring
 from storage.models import BudgetDayRow, BudgetLedgerRow
 
 RESERVE, RELEASE, SETTLE = "reserve", "release", "settle"
@@ -75,22 +75,29 @@ def _row_state(row: BudgetDayRow, alert_fraction: float) -> BudgetState:
 
 
 async def _lock_day(session: AsyncSession, day: date, cap_usd: float | None) -> BudgetDayRow:
-    """The day's row, created if missing, locked until the transaction ends."""
-    await session.execute(insert_ignoring(
-        session, BudgetDayRow,
-        {"day": day, "cap_usd": cap_usd or 0.0, "reserved_usd": 0.0, "spent_usd": 0.0,
-         "alerted": False},
-        conflict=("day",),
-    ))
-    row = await session.scalar(
-        select(BudgetDayRow).where(BudgetDayRow.day == day).with_for_update()
-        .execution_options(populate_existing=True)
-    )
+    """The day's row, created if missing, locked until the transaction ends. The row exists
+    but for the first change of a day: it is read (and locked) first, created only if absent."""
+    row = await _locked_day(session, day)
+    if row is None:
+        await session.execute(insert_ignoring(
+            session, BudgetDayRow,
+            {"day": day, "cap_usd": cap_usd or 0.0, "reserved_usd": 0.0, "spent_usd": 0.0,
+             "alerted": False},
+            conflict=("day",),
+        ))
+        row = await _locked_day(session, day)
     if row is None:  # cannot happen: inserted above, or already there
         raise LookupError(f"budget day {day} vanished")
     if cap_usd is not None:
         row.cap_usd = cap_usd  # the configured cap wins, even if it changed today
     return row
+
+
+async def _locked_day(session: AsyncSession, day: date) -> BudgetDayRow | None:
+    return await session.scalar(
+        select(BudgetDayRow).where(BudgetDayRow.day == day).with_for_update()
+        .execution_options(populate_existing=True)
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +135,16 @@ async def _ledgers(session: AsyncSession, debate_ids: set[str]) -> dict[str, _De
             round(settled_usd[debate_id], 9), debate_id in settled)
         for debate_id, days in held.items()
     }
+
+
+async def _relocked(session: AsyncSession, before: dict[str, _DebateLedger]
+                    ) -> dict[str, _DebateLedger]:
+    """The ledgers read again now that their days are locked (another transaction may have
+    changed them in between on PostgreSQL). On SQLite the writer's `BEGIN IMMEDIATE` held the
+    database before the first read, so that read stands."""
+    if dialect_of(session) == "sqlite":
+        return before
+    return await _ledgers(session, set(before))
 
 
 def _record(session: AsyncSession, day: date, debate_id: str, kind: str, amount: float,
@@ -209,7 +226,7 @@ async def charge_many(session: AsyncSession, charges: list[Charge], *,
     before = await _ledgers(session, debates)
     days = {day for _, day in totals} | {d for led in before.values() for d in led.outstanding}
     rows = await _lock_days(session, days)
-    ledgers = await _ledgers(session, debates)  # again, now that the days are locked
+    ledgers = await _relocked(session, before)
     at = now or utcnow()
     entries: list[dict[str, object]] = []
     for (debate_id, day), amount in totals.items():
@@ -269,7 +286,7 @@ async def settle(
     again after a retry, never counts a dollar twice."""
     before = await _debate_ledger(session, debate_id)
     rows = await _lock_days(session, {day, *before.outstanding})
-    ledger = await _debate_ledger(session, debate_id)  # again, now that the days are locked
+    ledger = (await _relocked(session, {debate_id: before}))[debate_id]
     await _release_all(session, rows, debate_id, ledger.outstanding, now)
     extra = round(actual_usd - ledger.settled_usd, 9)
     if extra > 0 or not ledger.settled:
@@ -287,7 +304,7 @@ async def release(
     it reserved on; returns `day`'s state. Releasing twice changes nothing."""
     before = await _debate_ledger(session, debate_id)
     rows = await _lock_days(session, {day, *before.outstanding})
-    ledger = await _debate_ledger(session, debate_id)
+    ledger = (await _relocked(session, {debate_id: before}))[debate_id]
     await _release_all(session, rows, debate_id, ledger.outstanding, now)
     await session.flush()
     return _row_state(rows[day], alert_fraction)

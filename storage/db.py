@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.dml import Insert
 
+from storage import sqlite_driver
 from storage.errors import DatabaseUnavailable, translate, unavailable
 from storage.models import Base
 
@@ -57,6 +58,8 @@ class Database:
         if self.url.get_backend_name() == "sqlite":
             _ensure_sqlite_directory(self.url)
             args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
+            if self.url.get_driver_name() == "aiosqlite":  # one thread trip per statement
+                args.setdefault("async_creator_fn", sqlite_driver.connect)
             # every connection kept: an overflow one would be opened (a thread, its PRAGMAs)
             # and closed again for each transaction past the pool's size
             options.update(pool_size=pool_size + max_overflow, max_overflow=0,

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import select
+from sqlalchemy import inspect, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -33,6 +33,7 @@ CACHEABLE_STATUSES = (DebateStatus.COMPLETED.value, DebateStatus.APPROVED.value)
 _FINISHED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
 _SPACE = re.compile(r"\s+")
 _FINDINGS = TypeAdapter(list[Finding])
+_HELD = "dialectic.held_debates"  # session.info: (transaction, {id: row locked in it})
 
 
 def topic_key(request: DebateRequest, preset: str) -> str:
@@ -127,17 +128,45 @@ async def create(
 async def _load(session: AsyncSession, debate_id: str, *, lock: bool) -> DebateRow:
     if "\x00" in debate_id:  # no id holds one, and PostgreSQL refuses to compare with it
         raise NotFound("debate", debate_id.replace("\x00", "\\x00"))
+    row = _held(session, debate_id)
+    if row is not None:  # locked by this transaction: nobody else can have changed it
+        return row
     stmt = select(DebateRow).where(DebateRow.id == debate_id)
     if lock:
         stmt = stmt.with_for_update()
     row = await session.scalar(stmt.execution_options(populate_existing=True))
     if row is None:
         raise NotFound("debate", debate_id)
+    if lock:
+        hold(session, row)
     return row
 
 
-async def get(session: AsyncSession, debate_id: str) -> DebateRecord:
-    return to_record(await _load(session, debate_id, lock=False))
+def hold(session: AsyncSession, row: DebateRow) -> None:
+    """Remember that this transaction locked `row` (SELECT ... FOR UPDATE; on SQLite the writer
+    holds the database): later reads of it in the same transaction need no statement."""
+    transaction = session.sync_session.get_transaction()
+    held: tuple[object, dict[str, DebateRow]] | None = session.info.get(_HELD)
+    if held is None or held[0] is not transaction:
+        held = session.info[_HELD] = (transaction, {})
+    held[1][row.id] = row
+
+
+def _held(session: AsyncSession, debate_id: str) -> DebateRow | None:
+    held: tuple[object, dict[str, DebateRow]] | None = session.info.get(_HELD)
+    if held is None or held[0] is not session.sync_session.get_transaction():
+        return None  # none yet, or locked by an earlier transaction of the session
+    row = held[1].get(debate_id)
+    if row is None or inspect(row).expired_attributes:
+        return None  # a rolled-back savepoint expired it: read it again
+    return row
+
+
+async def get(session: AsyncSession, debate_id: str, *, for_update: bool = False
+              ) -> DebateRecord:
+    """The debate; `for_update` locks its row until the transaction ends (a transition to come
+    then reads no more)."""
+    return to_record(await _load(session, debate_id, lock=for_update))
 
 
 async def exists(session: AsyncSession, debate_id: str) -> bool:

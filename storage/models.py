@@ -247,7 +247,8 @@ class BudgetLedgerRow(Base):
     """reserve: +amount reserved; release: -amount reserved; settle: +amount spent."""
 
     __tablename__ = "budget_ledger"
-    __table_args__ = (Index("ix_budget_ledger_day_debate_id", "day", "debate_id"),)
+    __table_args__ = (Index("ix_budget_ledger_day_debate_id", "day", "debate_id"),
+                      Index("ix_budget_ledger_debate_id", "debate_id"))  # a debate's sums
 
     id: Mapped[int] = mapped_column(big_id(), primary_key=True, autoincrement=True)
     day: Mapped[date] = mapped_column(Date, ForeignKey("budget_days.day"))

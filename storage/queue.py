@@ -38,6 +38,7 @@ async def claim(
     )
     if row is None:
         return None
+    debates.hold(session, row)  # the transition below reads it no more
     lease = {"lease_owner": worker_id, "lease_expires_at": now + timedelta(seconds=lease_seconds),
              "attempts": row.attempts + 1}
     if row.status == DebateStatus.QUEUED.value:
@@ -104,6 +105,7 @@ async def release(
     )
     if row is None or row.lease_owner != worker_id:
         return False
+    debates.hold(session, row)
     if row.status in ACTIVE_STATUSES:
         await debates.transition(session, debate_id, DebateStatus.QUEUED, actor=worker_id,
                                  reason=reason)

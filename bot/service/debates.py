@@ -304,7 +304,7 @@ class DebateService:
         review: Review | None = None
         finished_at = self.clock()
         async with self.db.transaction() as session:
-            current = await debates.get(session, debate_id)
+            current = await debates.get(session, debate_id, for_update=True)
             found = await debates.flag(session, debate_id, result.injection, stage="run",
                                        actor=actor)
             result = _flagged_result(result, [*current.injection, *found])
@@ -334,7 +334,7 @@ class DebateService:
 
     async def mark_judging(self, debate_id: str) -> None:
         async with self.db.transaction() as session:
-            current = await debates.get(session, debate_id)
+            current = await debates.get(session, debate_id, for_update=True)
             if current.status is DebateStatus.DEBATING:
                 await debates.transition(session, debate_id, DebateStatus.JUDGING,
                                          actor="engine", reason="judging started")
