@@ -203,7 +203,7 @@ def print_header() -> None:
           "server) / LLM calls, target <= 3 ms; calls/core-s = calls per CPU-second of the "
           "service; RSS = each worker's own peak")
     print(f"{'':<36}{'wall':>8}{'calls':>7}{'calls/s':>9}{'workers':>9}{'server':>8}"
-          f"{'CPU/call':>10}{'calls/core-s':>14}{'provider':>10}  {'peak RSS':<16}audit / outcome")
+          f"{'CPU/call':>10}{'calls/core-s':>14}{'provider':>10}  {'peak RSS':<20} audit / outcome")
 
 
 def print_runs(runs: list[ServiceRun]) -> None:
@@ -211,7 +211,7 @@ def print_runs(runs: list[ServiceRun]) -> None:
         print(f"{r.label:<36}{r.wall:>7.1f}s{r.calls:>7}{r.calls_per_s:>9.0f}"
               f"{r.worker_cpu:>8.1f}s{r.server_cpu:>7.1f}s{r.ms_per_call:>8.2f}ms"
               f"{r.calls_per_core_s:>14.0f}{r.provider_cpu:>9.1f}s  "
-              f"{'/'.join(f'{m:.0f}' for m in r.peak_mb) + ' MB':<16}"
+              f"{'/'.join(f'{m:.0f}' for m in r.peak_mb) + ' MB':<20} "
               f"{'ok' if r.audit_ok else 'BROKEN'} {r.audit_events} links, {r.counts}",
               flush=True)
 
