@@ -15,8 +15,11 @@ message", "you are now muted", "act as a mediator") is not flagged.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import itertools
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum, StrEnum
@@ -232,12 +235,44 @@ def scan(text: str, *, source: str = "") -> tuple[Finding, ...]:
     return tuple(dataclasses.replace(f, source=source) for f in found)
 
 
-@lru_cache(maxsize=SCANNED_TEXTS)
+class _Remembered:
+    """The findings of the last `size` texts screened, keyed by a 128-bit digest of each text, so
+    what is kept is a few dozen bytes a text however long the text was (a worker runs for
+    weeks; model outputs and appealed messages can be tens of kilobytes)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.found: OrderedDict[bytes, tuple[Finding, ...]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: bytes) -> tuple[Finding, ...] | None:
+        with self.lock:
+            found = self.found.get(key)
+            if found is not None:
+                self.found.move_to_end(key)
+            return found
+
+    def put(self, key: bytes, found: tuple[Finding, ...]) -> None:
+        with self.lock:
+            self.found[key] = found
+            while len(self.found) > self.size:
+                self.found.popitem(last=False)
+
+
+_REMEMBERED = _Remembered(SCANNED_TEXTS)
+
+
 def _scan(text: str) -> tuple[Finding, ...]:
     """`scan` without a source, remembered: a debate's transcript is rendered again for every
     step and every judge, so the same outputs are screened many times (16 patterns each)."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    remembered = _REMEMBERED.get(key)
+    if remembered is not None:
+        return remembered
     found = {(f.rule, f.start, f.end): f for f in (*_phrases(text, ""), *_hidden(text, ""))}
-    return tuple(sorted(found.values(), key=lambda f: (f.start, f.end, f.rule)))
+    result = tuple(sorted(found.values(), key=lambda f: (f.start, f.end, f.rule)))
+    _REMEMBERED.put(key, result)
+    return result
 
 
 def summary(findings: Iterable[Finding]) -> str:
