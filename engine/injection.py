@@ -29,6 +29,7 @@ from engine import glyphs
 
 EXCERPT_CHARS = 120
 SCANNED_TEXTS = 32768  # texts whose findings are remembered (~1,000 concurrent debates' outputs)
+SHORT_TEXT = 256  # a text up to this long is its own key; a longer one is keyed by its digest
 _S = r"[\s*_~`\"']+"  # between words: spaces, line breaks, markdown emphasis, quotes
 _EMOJI_JOINERS = frozenset("\u200d\ufe0e\ufe0f")
 
@@ -236,23 +237,23 @@ def scan(text: str, *, source: str = "") -> tuple[Finding, ...]:
 
 
 class _Remembered:
-    """The findings of the last `size` texts screened, keyed by a 128-bit digest of each text, so
-    what is kept is a few dozen bytes a text however long the text was (a worker runs for
-    weeks; model outputs and appealed messages can be tens of kilobytes)."""
+    """The findings of the last `size` texts screened. A long text is keyed by a 128-bit digest,
+    so what is kept is a few dozen bytes however long the text was (a worker runs for weeks;
+    model outputs and appealed messages can be tens of kilobytes); a short one is its own key."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self.found: OrderedDict[bytes, tuple[Finding, ...]] = OrderedDict()
+        self.found: OrderedDict[str | bytes, tuple[Finding, ...]] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, key: bytes) -> tuple[Finding, ...] | None:
+    def get(self, key: str | bytes) -> tuple[Finding, ...] | None:
         with self.lock:
             found = self.found.get(key)
             if found is not None:
                 self.found.move_to_end(key)
             return found
 
-    def put(self, key: bytes, found: tuple[Finding, ...]) -> None:
+    def put(self, key: str | bytes, found: tuple[Finding, ...]) -> None:
         with self.lock:
             self.found[key] = found
             while len(self.found) > self.size:
@@ -265,7 +266,8 @@ _REMEMBERED = _Remembered(SCANNED_TEXTS)
 def _scan(text: str) -> tuple[Finding, ...]:
     """`scan` without a source, remembered: a debate's transcript is rendered again for every
     step and every judge, so the same outputs are screened many times (16 patterns each)."""
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    key = text if len(text) <= SHORT_TEXT else hashlib.blake2b(
+        text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
     remembered = _REMEMBERED.get(key)
     if remembered is not None:
         return remembered
