@@ -7,8 +7,10 @@ import asyncio
 from pathlib import Path
 
 from bot.service.grants import Purpose, key_of, unseal
+from bot.service.runtime import Runtime
 from bot.settings import Settings
 from storage.db import Database
+from storage.records import Review
 from tests.cli_fixtures import Cli, clean_env, cli
 from tests.service_fixtures import rehearsal_settings, runtime
 from tests.test_api_reviews import awaiting_review
@@ -16,14 +18,19 @@ from tests.test_api_reviews import awaiting_review
 __all__ = ["clean_env", "cli"]  # fixtures
 
 
-async def test_decide_from_the_terminal(cli: Cli, tmp_path: Path) -> None:
+async def pending_review(tmp_path: Path) -> tuple[str, Database, Runtime, Review]:
+    """A migrated SQLite file with one debate waiting for reviewer UREV, and its review."""
     url = f"sqlite+aiosqlite:///{tmp_path}/reviews.db"
     db = Database(url)
     await db.upgrade()
     rt = runtime(db, rehearsal_settings(database_url=url, reviewers="UREV"))
-    debate_id = await awaiting_review(rt)
-    review = await rt.reviews.for_debate(debate_id)
+    review = await rt.reviews.for_debate(await awaiting_review(rt))
     assert review is not None
+    return url, db, rt, review
+
+
+async def test_decide_from_the_terminal(cli: Cli, tmp_path: Path) -> None:
+    url, db, _, review = await pending_review(tmp_path)
     await db.dispose()
     env = {"DATABASE_URL": url, "DIALECTIC_REVIEWERS": "UREV"}
 
@@ -67,13 +74,7 @@ def test_a_reviewer_link_needs_the_token_and_names_its_reviewer(cli: Cli) -> Non
 
 async def test_a_decision_from_the_terminal_can_say_it_is_about_the_run(
         cli: Cli, tmp_path: Path) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path}/about.db"
-    db = Database(url)
-    await db.upgrade()
-    rt = runtime(db, rehearsal_settings(database_url=url, reviewers="UREV"))
-    debate_id = await awaiting_review(rt)
-    review = await rt.reviews.for_debate(debate_id)
-    assert review is not None
+    url, db, rt, review = await pending_review(tmp_path)
     done = await asyncio.to_thread(
         cli, "reviews", "decide", review.id, "rerun", "--as", "UREV", "--about", "process",
         "--winner", "pro", env={"DATABASE_URL": url, "DIALECTIC_REVIEWERS": "UREV"})
