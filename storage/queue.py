@@ -31,13 +31,28 @@ async def claim(
     session: AsyncSession, *, worker_id: str, lease_seconds: float, now: datetime
 ) -> DebateRecord | None:
     """Take the oldest claimable debate for `worker_id`, or None when there is nothing to do."""
-    row = await session.scalar(
+    taken = await claim_many(session, worker_id=worker_id, lease_seconds=lease_seconds, now=now,
+                             limit=1)
+    return taken[0] if taken else None
+
+
+async def claim_many(
+    session: AsyncSession, *, worker_id: str, lease_seconds: float, now: datetime, limit: int
+) -> list[DebateRecord]:
+    """Take up to `limit` of the oldest claimable debates for `worker_id`, in one transaction (a
+    worker with free slots fills them at once; its debates then start together and share their
+    first reads). Rows another worker has locked are skipped, not waited for."""
+    rows = list(await session.scalars(
         select(DebateRow).where(_claimable(now))
-        .order_by(DebateRow.created_at, DebateRow.id).limit(1)
+        .order_by(DebateRow.created_at, DebateRow.id).limit(max(limit, 1))
         .with_for_update(skip_locked=True).execution_options(populate_existing=True)
-    )
-    if row is None:
-        return None
+    ))
+    return [await _take(session, row, worker_id=worker_id, lease_seconds=lease_seconds, now=now)
+            for row in rows]
+
+
+async def _take(session: AsyncSession, row: DebateRow, *, worker_id: str, lease_seconds: float,
+                now: datetime) -> DebateRecord:
     debates.hold(session, row)  # the transition below reads it no more
     lease = {"lease_owner": worker_id, "lease_expires_at": now + timedelta(seconds=lease_seconds),
              "attempts": row.attempts + 1}

@@ -45,6 +45,23 @@ async def test_a_submitted_debate_runs_to_completion_settled_and_audited(db: Dat
     assert state.reserved_usd == 0
 
 
+async def test_a_worker_fills_its_free_slots_in_one_claim_and_runs_them_all(db: Database
+                                                                            ) -> None:
+    """Twelve queued debates, a worker with twelve slots: one claim takes them all (they share
+    its clock reading), and every one completes with an intact audit chain."""
+    svc = service(db, rehearsal_settings(daily_budget_usd=100.0))
+    ids = [(await svc.submit(DebateRequest(topic=f"{TOPIC} ({i})", mode="simple"),
+                             origin=API)).record.id for i in range(12)]
+    async with running_worker(svc, concurrency=12):
+        records = [await wait_done(svc, debate_id) for debate_id in ids]
+    assert {r.status for r in records} == {DebateStatus.COMPLETED}
+    async with db.transaction(readonly=True) as session:
+        claimed_at = {e.at for debate_id in ids for e in await audit.events(session, debate_id)
+                      if e.kind == "claimed"}
+        assert (await audit.verify(session)).ok
+    assert len(claimed_at) == 1
+
+
 async def test_the_same_question_within_the_ttl_is_served_from_the_cache(db: Database) -> None:
     svc = service(db, rehearsal_settings())
     first = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)

@@ -121,3 +121,36 @@ async def test_postgres_skip_locked_passes_over_a_debate_being_claimed(pg_db: Da
         second = await asyncio.wait_for(_claim(pg_db, "w2"), timeout=30)
     assert first is not None and first.id == older.id
     assert second is not None and second.id == newer.id
+
+
+async def _claim_many(db: Database, worker: str, limit: int) -> list[DebateRecord]:
+    async with db.transaction() as session:
+        return await queue.claim_many(session, worker_id=worker, lease_seconds=LEASE,
+                                      now=utcnow(), limit=limit)
+
+
+async def test_claim_many_takes_the_oldest_up_to_the_limit_each_audited(db: Database) -> None:
+    made = [await add_debate(db, f"topic {i}", seconds_ago=10 - i) for i in range(5)]
+    first = await _claim_many(db, "w1", 3)
+    assert [r.id for r in first] == [m.id for m in made[:3]]
+    assert all(r.status is DebateStatus.DEBATING and r.lease_owner == "w1" and r.attempts == 1
+               for r in first)
+    rest = await _claim_many(db, "w2", 10)
+    assert [r.id for r in rest] == [m.id for m in made[3:]]
+    assert await _claim_many(db, "w3", 10) == []
+    async with db.transaction(readonly=True) as session:
+        for record in first:
+            kinds = [(e.kind, e.actor) for e in await audit.events(session, record.id)]
+            assert kinds[-2:] == [("status_changed", "w1"), ("claimed", "w1")]
+        assert (await audit.verify(session)).ok
+
+
+async def test_postgres_claim_many_skips_what_another_worker_is_claiming(pg_db: Database
+                                                                         ) -> None:
+    made = [await add_debate(pg_db, f"topic {i}", seconds_ago=10 - i) for i in range(4)]
+    async with pg_db.transaction() as session:
+        first = await queue.claim_many(session, worker_id="w1", lease_seconds=LEASE,
+                                       now=utcnow(), limit=2)
+        second = await asyncio.wait_for(_claim_many(pg_db, "w2", 10), timeout=30)
+    assert [r.id for r in first] == [m.id for m in made[:2]]
+    assert [r.id for r in second] == [m.id for m in made[2:]]

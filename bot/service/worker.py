@@ -34,6 +34,7 @@ log = logging.getLogger("dialectic.worker")
 
 RETRY_CAP_S = 10.0        # the longest wait between claims while the database is away
 STILL_FAILING_EVERY = 20  # failed claims between two "still cannot claim" log lines
+CLAIM_BATCH = 50          # debates claimed in one transaction at most (short transactions)
 
 
 class WorkerStopped(DialecticError):
@@ -79,6 +80,8 @@ class Worker:
         return None
 
     async def run(self, stop: asyncio.Event) -> None:
+        self.service.llm()  # the provider client (its pool, TLS context, lazy imports) is built
+        # now, not by the first debate claimed
         log.info("worker %s started (%d slots)", self.worker_id, self.concurrency)
         self.alive = True
         failures = 0
@@ -125,21 +128,25 @@ class Worker:
         self.failing = None
 
     async def _fill_slots(self) -> bool:
+        """Claim debates for the free slots, up to CLAIM_BATCH per transaction."""
         claimed = False
-        while len(self.running) < self.concurrency:
-            record = await self._claim()
-            if record is None:
+        while (free := self.concurrency - len(self.running)) > 0:
+            wanted = min(free, CLAIM_BATCH)
+            records = await self._claim(wanted)
+            for record in records:
+                task = asyncio.create_task(self._work(record), name=f"debate-{record.id}")
+                self.running[record.id] = task
+            claimed = claimed or bool(records)
+            if len(records) < wanted:  # the queue has no more for now
                 break
-            claimed = True
-            task = asyncio.create_task(self._work(record), name=f"debate-{record.id}")
-            self.running[record.id] = task
         return claimed
 
-    async def _claim(self) -> DebateRecord | None:
+    async def _claim(self, wanted: int) -> list[DebateRecord]:
         now = self.service.clock()
         async with self.service.db.transaction() as session:
-            return await queue.claim(session, worker_id=self.worker_id,
-                                     lease_seconds=self.settings.lease_seconds, now=now)
+            return await queue.claim_many(session, worker_id=self.worker_id,
+                                          lease_seconds=self.settings.lease_seconds, now=now,
+                                          limit=wanted)
 
     async def _wait(self, stop: asyncio.Event, seconds: float) -> None:
         """Up to `seconds`, or until asked to stop or told something was queued."""
