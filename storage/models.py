@@ -77,8 +77,15 @@ def jsonable(value: Any) -> Any:
     datetimes and other objects become strings, NaN and infinities become null and NUL characters
     are dropped (PostgreSQL's JSONB accepts neither).
     """
-    text = _JSON_NUL.sub(r"\1", json.dumps(value, default=str, ensure_ascii=False))
-    return json.loads(text, parse_constant=lambda _constant: None)
+    text = json.dumps(value, default=str, ensure_ascii=False)
+    if "\\u0000" in text:  # rare: only then is the text searched for unescaped NULs
+        text = _JSON_NUL.sub(r"\1", text)
+    return json.loads(text, parse_constant=_null)
+
+
+def _null(_constant: str) -> None:
+    """NaN and the infinities, which JSON cannot hold, become null."""
+    return None
 
 
 def big_id() -> TypeEngine[int]:

@@ -10,21 +10,21 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import Row, Table, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import StepRecord, Usage
 from engine.vocabulary import StepStatus
 from storage.db import Database, ignoring_insert
 from storage.errors import NotFound
-from storage.journal import AfterCommit, journal_for
+from storage.journal import AfterCommit, journal_for, lookups_for
 from storage.models import StepRow, jsonable
 
 _DEGRADED = "degraded"
 _KEY = ("debate_id", "key")
 
 
-def to_step(row: StepRow) -> StepRecord:
+def to_step(row: StepRow | Row[Any]) -> StepRecord:
     return StepRecord(
         key=row.key, role=row.role, phase=row.phase, model=row.model,
         status=cast(StepStatus, row.status),
@@ -113,10 +113,27 @@ async def list_steps(session: AsyncSession, debate_id: str) -> list[StepRecord]:
     return [to_step(row) for row in rows]
 
 
+_STEPS = cast(Table, StepRow.__table__)
+
+
+async def list_steps_many(session: AsyncSession, debate_ids: list[str], fresh: bool
+                          ) -> tuple[list[list[StepRecord]], None]:
+    """`list_steps` of many debates in one Core query (a batch function of `lookups_for`: the
+    debates a worker starts at the same moment read their checkpoints together)."""
+    rows = await session.execute(
+        select(_STEPS).where(_STEPS.c.debate_id.in_(set(debate_ids)))
+        .order_by(_STEPS.c.debate_id, _STEPS.c.id))
+    found: dict[str, list[StepRecord]] = {}
+    for row in rows:
+        found.setdefault(row.debate_id, []).append(to_step(row))
+    return [list(found.get(debate_id, ())) for debate_id in debate_ids], None
+
+
 class DbCheckpointStore:
     """engine.ports.CheckpointStore on the database. A run reads its debate's stored steps once,
     on its first `get` (a resumed debate's are all there; a new one has none), instead of once
-    per step; concurrent first `get`s share that read. Each `put` is one row of the journal's
+    per step; concurrent first `get`s share that read, and the first reads of debates starting
+    at the same moment share one query (`lookups_for`). Each `put` is one row of the journal's
     group commit (storage/journal.py): committed with the step's spend and audit links, and other
     debates' writes of the same moment."""
 
@@ -136,8 +153,9 @@ class DbCheckpointStore:
         async with self._loading.setdefault(debate_id, asyncio.Lock()):
             known = self._known.get(debate_id)
             if known is None:
-                async with self.db.transaction(readonly=True) as session:
-                    known = {step.key: step for step in await list_steps(session, debate_id)}
+                stored: list[StepRecord] = await lookups_for(self.db).read(list_steps_many,
+                                                                           debate_id)
+                known = {step.key: step for step in stored}
                 # a put committed after the read began is in neither: keep it
                 known.update(self._put_while_loading.pop(debate_id, {}))
                 self._known[debate_id] = known

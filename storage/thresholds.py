@@ -15,7 +15,7 @@ from engine.settings import ThresholdSpec
 from storage.models import AppliedThresholdsRow, jsonable
 from storage.records import AppliedThresholds
 
-__all__ = ["apply", "changes", "in_force"]
+__all__ = ["apply", "changes", "in_force", "in_force_batch"]
 
 
 def _record(row: AppliedThresholdsRow) -> AppliedThresholds:
@@ -58,3 +58,11 @@ async def in_force(session: AsyncSession) -> dict[str, AppliedThresholds]:
     newest = {row.preset: row for row in rows}
     return {preset: _record(row) for preset, row in sorted(newest.items())
             if row.thresholds is not None}
+
+
+async def in_force_batch(session: AsyncSession, asks: list[None], fresh: bool
+                         ) -> tuple[list[dict[str, AppliedThresholds]], None]:
+    """`in_force` as a batch function of `lookups_for` (storage/journal.py): the debates a worker
+    starts at the same moment share one read of the cut-offs in force."""
+    found = await in_force(session)
+    return [found] * len(asks), None

@@ -164,3 +164,15 @@ async def test_a_running_debate_is_charged_out_of_its_hold_and_topped_up_within_
         await budget.settle(session, day=DAY, debate_id="a", actual_usd=2.75)
     state = await _ledger_matches(db)
     assert state.spent_usd == pytest.approx(2.75) and state.reserved_usd == pytest.approx(2.5)
+
+
+async def test_the_holds_of_debates_starting_together_are_read_in_one_query(db: Database
+                                                                           ) -> None:
+    await _reserve(db, "a", 2.0)
+    await _reserve(db, "b", 1.5)
+    async with db.transaction() as session:
+        await budget.charge(session, day=DAY, debate_id="a", amount_usd=0.5)
+    async with db.transaction(readonly=True) as session:
+        held, _ = await budget.held_batch(session, ["b", "a", "nobody"], False)
+        one_by_one = [await budget.held(session, d) for d in ("b", "a", "nobody")]
+    assert held == one_by_one == [pytest.approx(1.5), pytest.approx(1.5), 0.0]

@@ -19,6 +19,7 @@ from storage.audit import DbEventSink
 from storage.db import Database
 from storage.errors import NotFound
 from storage.evidence import DbEvidenceSource
+from storage.journal import lookups_for
 from storage.models import StepRow
 from storage.steps import DbCheckpointStore
 from tests import storage_fixtures as fx
@@ -98,6 +99,26 @@ async def test_list_steps_in_the_order_they_were_stored(db: Database) -> None:
         listed = await steps.list_steps(session, source.id)
     assert [r.key for r in listed] == ["b", "a", "c"]
     assert all(r.output != {"claim": "another debate's"} for r in listed)
+
+
+async def test_debates_starting_together_read_their_checkpoints_in_one_query(db: Database
+                                                                             ) -> None:
+    """A resumed debate gets its own steps back, a new one none, and both first reads share one
+    read-only transaction."""
+    resumed, fresh = await add_debate(db), await add_debate(db)
+    writer = DbCheckpointStore(db)
+    for key in ("b", "a"):
+        await writer.put(resumed.id, _step(key, output={"claim": key}))
+    lookups = lookups_for(db)
+    before = lookups.transactions
+    store = DbCheckpointStore(db)
+    got = await asyncio.gather(store.get(resumed.id, "a"), store.get(fresh.id, "a"),
+                               store.get(resumed.id, "b"))
+    assert [g.output if g else None for g in got] == [{"claim": "a"}, None, {"claim": "b"}]
+    assert lookups.transactions - before == 1
+    async with db.transaction(readonly=True) as session:
+        many, _ = await steps.list_steps_many(session, [fresh.id, resumed.id], False)
+        assert many == [[], await steps.list_steps(session, resumed.id)]
 
 
 class _CountingModel(RehearsalModel):

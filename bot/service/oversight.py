@@ -37,6 +37,7 @@ from engine.thresholds import (
 from engine.vocabulary import ResultStatus
 from storage import audit, panels, thresholds
 from storage.db import Database
+from storage.journal import lookups_for
 from storage.panels import Labelled
 from storage.records import AppliedThresholds
 
@@ -171,9 +172,9 @@ class Oversight:
 
     async def in_force_for(self, preset: str) -> ThresholdsInForce:
         spec = self.preset(preset)
-        async with self.db.transaction(readonly=True) as session:
-            applied = (await thresholds.in_force(session)).get(spec.name)
-        return _in_force(spec, applied)
+        found: dict[str, AppliedThresholds] = await lookups_for(self.db).read(
+            thresholds.in_force_batch, None)
+        return _in_force(spec, found.get(spec.name))
 
     async def routing_report(self, *, days: int | None = None, min_n: int = 20
                              ) -> RoutingReport:
