@@ -1,5 +1,5 @@
 """`python -m bot` is the `dialectic` command."""
 
-from bot.main import main
+from bot.main import command
 
-raise SystemExit(main())
+raise SystemExit(command())

@@ -30,6 +30,7 @@ from prometheus_client import start_http_server
 
 from bot.http.server import build_app, check_exposure
 from bot.scheduling.scheduler import Scheduler
+from bot.service import memory
 from bot.service.housekeeping import housekeeping
 from bot.service.runtime import Runtime, build_runtime
 from bot.service.telemetry import REGISTRY
@@ -62,6 +63,7 @@ async def assembled(settings: Settings) -> AsyncIterator[Assembly]:
     notifier = attach_notifier(rt, settings.slack) if settings.slack.enabled else None
     publisher = SlackPublisher(notifier) if notifier is not None else None
     scheduler = Scheduler(rt, settings.scheduling, publisher=publisher)
+    memory.started()  # the runtime is built: it lives as long as the process
     try:
         yield Assembly(rt, scheduler, notifier)
     finally:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import cast
 
 from bot.cli.parser import build_parser
+from bot.service import memory
 
 #: The module whose `run(args)` runs a parsed command (the rest of the composition root).
 PROCESS = "bot.processes"
@@ -26,4 +27,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run(args)
 
 
-__all__ = ["PROCESS", "main"]
+def command() -> int:
+    """The `dialectic` command (and `python -m bot`): `main` in a process of its own, whose
+    garbage collector waits out start-up (bot/service/memory.py)."""
+    memory.starting()
+    return main()
+
+
+__all__ = ["PROCESS", "command", "main"]

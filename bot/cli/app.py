@@ -15,6 +15,7 @@ from rich.console import Console
 
 from bot.cli.host import CliContext, Host
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_USAGE
+from bot.service import memory
 from engine.errors import ConfigurationError, DialecticError, InvalidRequest, validation_message
 from storage.exceptions import NotFound
 
@@ -28,6 +29,7 @@ def run(args: argparse.Namespace, host: Host) -> int:
         handler = cast(Handler, args.func)
         outcome = handler(ctx, args)
         if inspect.isawaitable(outcome):
+            memory.started()  # the command's modules are loaded: its work begins
             return asyncio.run(_awaited(outcome))
         return outcome
     except (InvalidRequest, ConfigurationError, NotFound) as exc:
