@@ -63,6 +63,7 @@ class Worker:
         self.wakeup = asyncio.Event()
         self.alive = False
         self.failing: tuple[datetime, str] | None = None  # since when claiming fails, and why
+        self.drained = False  # the last claim found fewer debates than there were free slots
         self._rng = random.Random()
 
     def notify(self) -> None:
@@ -137,7 +138,8 @@ class Worker:
                 task = asyncio.create_task(self._work(record), name=f"debate-{record.id}")
                 self.running[record.id] = task
             claimed = claimed or bool(records)
-            if len(records) < wanted:  # the queue has no more for now
+            self.drained = len(records) < wanted
+            if self.drained:  # the queue has no more for now
                 break
         return claimed
 
@@ -159,9 +161,13 @@ class Worker:
                 w.cancel()
 
     async def _idle(self, stop: asyncio.Event) -> None:
+        """Until the next poll, a stop, or news of a queued debate; and, while the queue had more
+        than the slots could take, until a debate ends and frees one. Once the queue was found
+        empty an ending debate is no reason to ask it again (with a thousand debates ending,
+        that was a claim and a wait over every running task per ending: quadratic)."""
         self.wakeup.clear()
         waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.wakeup.wait())]
-        done_any = [t for t in self.running.values()]
+        done_any = [] if self.drained else list(self.running.values())
         try:
             await asyncio.wait([*waiters, *done_any], timeout=self.settings.poll_interval,
                                return_when=asyncio.FIRST_COMPLETED)
