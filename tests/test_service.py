@@ -7,12 +7,13 @@ import asyncio
 import pytest
 
 from bot.service.reviews import AlreadyDecided, Decision, NotReviewer, ReviewDesk, Reviewers
+from bot.service.worker import Worker
 from bot.settings import Settings
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import audit, budget, reviews, steps
 from storage.db import Database
-from storage.records import DebateStatus, Origin, ReviewStatus
+from storage.records import DebateRecord, DebateStatus, Origin, ReviewStatus
 from tests.service_fixtures import (
     priced,
     rehearsal_settings,
@@ -60,6 +61,32 @@ async def test_a_worker_fills_its_free_slots_in_one_claim_and_runs_them_all(db: 
                       if e.kind == "claimed"}
         assert (await audit.verify(session)).ok
     assert len(claimed_at) == 1
+
+
+async def test_once_the_queue_is_empty_ending_debates_do_not_make_the_worker_ask_again(
+        db: Database) -> None:
+    """Ten debates, twenty slots, a long poll: the worker claims twice (ten, then none) and,
+    while the ten end, asks the queue nothing more until its next poll."""
+    svc = service(db, rehearsal_settings(poll_interval=30.0, daily_budget_usd=100.0))
+    ids = [(await svc.submit(DebateRequest(topic=f"{TOPIC} [{i}]", mode="simple"),
+                             origin=API)).record.id for i in range(10)]
+
+    class Counting(Worker):
+        claims = 0
+
+        async def _claim(self, wanted: int) -> list[DebateRecord]:
+            Counting.claims += 1
+            return await super()._claim(wanted)
+
+    stop = asyncio.Event()
+    task = asyncio.create_task(Counting(svc, concurrency=20, grace=5.0).run(stop))
+    try:
+        records = [await wait_done(svc, debate_id) for debate_id in ids]
+    finally:
+        stop.set()
+        await task
+    assert {r.status for r in records} == {DebateStatus.COMPLETED}
+    assert Counting.claims == 2
 
 
 async def test_the_same_question_within_the_ttl_is_served_from_the_cache(db: Database) -> None:
