@@ -34,7 +34,8 @@ def scaling_png(runs: list[ServiceRun], path: Path, *, stamp: str) -> Path | Non
         axis.set_title(title, fontsize=9)
         axis.set_xlabel("worker processes", fontsize=8)
         axis.set_xticks([1, 2, 4])
-        axis.set_ylim(bottom=0)
+        highest = max(getattr(r, value) for r in [*pg, *lite])
+        axis.set_ylim(0, highest * 1.15)  # room above the highest point: no marker cut
         axis.grid(alpha=0.3)
         axis.tick_params(labelsize=8)
     left.legend(fontsize=7)
