@@ -42,9 +42,11 @@ async def claim_many(
     """Take up to `limit` of the oldest claimable debates for `worker_id`, in one transaction (a
     worker with free slots fills them at once; its debates then start together and share their
     first reads). Rows another worker has locked are skipped, not waited for."""
+    if limit < 1:
+        return []
     rows = list(await session.scalars(
         select(DebateRow).where(_claimable(now))
-        .order_by(DebateRow.created_at, DebateRow.id).limit(max(limit, 1))
+        .order_by(DebateRow.created_at, DebateRow.id).limit(limit)
         .with_for_update(skip_locked=True).execution_options(populate_existing=True)
     ))
     return [await _take(session, row, worker_id=worker_id, lease_seconds=lease_seconds, now=now)

@@ -131,6 +131,7 @@ async def _claim_many(db: Database, worker: str, limit: int) -> list[DebateRecor
 
 async def test_claim_many_takes_the_oldest_up_to_the_limit_each_audited(db: Database) -> None:
     made = [await add_debate(db, f"topic {i}", seconds_ago=10 - i) for i in range(5)]
+    assert await _claim_many(db, "w0", 0) == []  # no free slot: nothing taken
     first = await _claim_many(db, "w1", 3)
     assert [r.id for r in first] == [m.id for m in made[:3]]
     assert all(r.status is DebateStatus.DEBATING and r.lease_owner == "w1" and r.attempts == 1
