@@ -30,6 +30,7 @@ from engine.panel_records import (
 )
 from engine.routing_audit import ROUTED, RoutedOutcome
 from engine.vocabulary import Routing
+from storage.db import upsert
 from storage.models import PanelRow, ReviewRow, jsonable
 from storage.records import DecisionAbout, ReviewStatus
 
@@ -69,13 +70,8 @@ async def record(session: AsyncSession, *, result: DebateResult, finished_at: da
         "thresholds": c.thresholds.model_dump(mode="json") if c.thresholds else None,
         "spot_check": spot_check, "spot_check_fraction": fraction,
     }
-    row = await session.get(PanelRow, result.id)
-    if row is None:
-        session.add(PanelRow(debate_id=result.id, **values))
-    else:
-        for name, value in values.items():
-            setattr(row, name, value)
-    await session.flush()
+    await session.execute(upsert(session, PanelRow, {"debate_id": result.id, **values},
+                                 conflict=("debate_id",), update=values))  # one statement
     return True
 
 

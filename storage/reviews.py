@@ -37,7 +37,7 @@ async def create(
 ) -> Review:
     """A pending review of the debate (NotFound if there is no such debate); `spot_check`: a
     published result the sampler drew, to measure how often routing publishes wrongly."""
-    if await session.scalar(select(DebateRow.id).where(DebateRow.id == debate_id)) is None:
+    if await session.get(DebateRow, debate_id) is None:  # no query when the caller holds it
         raise NotFound("debate", debate_id)
     row = ReviewRow(
         id=uuid4().hex, debate_id=debate_id, status=ReviewStatus.PENDING.value, reason=reason,

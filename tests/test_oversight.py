@@ -39,6 +39,7 @@ from tests.oversight_fixtures import (
     settle_history,
 )
 from tests.service_fixtures import rehearsal_settings, running_worker, runtime, wait_done
+from tests.storage_fixtures import make_record
 
 MIXED = [SyntheticJudge(name="fair-a"), SyntheticJudge(name="first", habit="first"),
          SyntheticJudge(name="verbose", habit="verbose"),
@@ -94,6 +95,26 @@ async def test_stored_panels_are_the_settled_ones_with_their_labels(db: Database
         assert got.outcome is not None
         assert got.outcome.routing is (Routing.HUMAN_REVIEW if want.review else
                                        Routing.AUTO_APPROVE)
+
+
+async def test_a_debate_settled_again_keeps_one_panel_with_the_newer_figures(db: Database
+                                                                            ) -> None:
+    """A retried debate settles anew: its panel row is replaced (one statement, an upsert), not
+    doubled."""
+    async with db.transaction() as session:
+        await debates.create(session, topic_key="r1",
+                             record=make_record(id="r1", preset="decision", created_at=START))
+        for alpha, routing, hours in ((0.5, Routing.HUMAN_REVIEW, 1),
+                                      (0.9, Routing.AUTO_APPROVE, 2)):
+            assert await panels.record(
+                session, result=judged_result(panel_of_two("r1", 0), alpha=alpha,
+                                              routing=routing),
+                finished_at=START + timedelta(hours=hours), spot_check=False, fraction=0.05)
+    async with db.transaction(readonly=True) as session:
+        [stored] = await panels.history(session, since=START - timedelta(days=1))
+    assert stored.panel.finished_at == START + timedelta(hours=2)
+    assert stored.outcome is not None and stored.outcome.routing is Routing.AUTO_APPROVE
+    assert stored.outcome.alpha == pytest.approx(0.9)
 
 
 @pytest.mark.parametrize(("decision", "about", "label"), [
