@@ -75,14 +75,22 @@ class DebateRequest(BaseModel):
 
 
 class Usage(BaseModel):
+    """Tokens as the provider reports them. `cached_tokens` are part of `prompt_tokens` (read
+    from the provider's prompt cache, billed at a discount); `reasoning_tokens` are part of
+    `completion_tokens` (a reasoning model's hidden thinking, billed as output)."""
+
     model_config = ConfigDict(frozen=True)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
         )
 
 
@@ -125,6 +133,7 @@ class EventKind(StrEnum):
     STEP_REUSED = "step_reused"
     STEP_DEGRADED = "step_degraded"
     STEP_FILTERED = "step_filtered"
+    STEP_REFUSED = "step_refused"
     STEP_RETRY = "step_retry"
     EVIDENCE_ADDED = "evidence_added"
     JUDGE_SCORED = "judge_scored"

@@ -14,6 +14,10 @@
         │                           no retry (a later run of the debate may succeed)
         ├── LLMTimeout              one call ran past its timeout (retried once)
         ├── LLMInvalidOutput        the reply was not valid JSON for the schema (re-asked)
+        ├── LLMTruncated            the reply was cut at its output cap, also after one retry
+        │                           with a larger cap (step degraded "cut off at N tokens")
+        ├── LLMRefused              the model declined in its own words (`refusal`); never
+        │                           re-asked (step "refused")
         ├── LLMContentFiltered      content filter refused (no retry; step "filtered")
         └── LLMBadRequest           any other 4xx: our request is wrong, retrying will not help
 """
@@ -112,6 +116,23 @@ class LLMTimeout(LLMError):
 
 class LLMInvalidOutput(LLMError):
     """The reply was not valid JSON for the schema, after every re-ask."""
+
+
+class LLMTruncated(LLMError):
+    """The reply stopped at its output cap (`finish_reason: "length"`), also after the retry with
+    a larger cap; `cap` is the last cap asked for."""
+
+    def __init__(self, message: str, *, cap: int, endpoint: str = "") -> None:
+        super().__init__(message, endpoint=endpoint)
+        self.cap = cap
+
+
+class LLMRefused(LLMError):
+    """The model declined to answer (`message.refusal`); `refusal` is its own words."""
+
+    def __init__(self, message: str, *, refusal: str, endpoint: str = "") -> None:
+        super().__init__(message, endpoint=endpoint)
+        self.refusal = refusal
 
 
 class LLMContentFiltered(LLMError):

@@ -68,7 +68,9 @@ class Meter:
 class CallSpec(Generic[T]):
     """Everything one call needs; `on_retry` lets the runner report retries as events, and
     `meter` (when given) is billed for every reply the provider sends back. `step` is the step's
-    key, sent along (X-Dialectic-Step) so a provider's logs can tell calls apart."""
+    key, sent along (X-Dialectic-Step) so a provider's logs can tell calls apart. Which of the
+    sampling and reasoning parameters reach the provider is the model profile's choice
+    (engine/profiles.py), not the caller's."""
 
     model: str
     prompt: Prompt
@@ -79,6 +81,10 @@ class CallSpec(Generic[T]):
     on_retry: Callable[[int, str, float], Awaitable[None]] | None = field(default=None)
     meter: Meter | None = None
     step: str = ""
+    #: the output cap sent (`max_completion_tokens`): the plan's reply size with room to spare
+    max_output_tokens: int | None = None
+    #: a reasoning model's effort ("minimal", "low", "medium", "high"); None: the model's default
+    reasoning_effort: str | None = None
 
 
 class LLMClient(Protocol):

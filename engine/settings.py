@@ -28,11 +28,13 @@ OutputMode = Literal["json_schema", "json_object", "prompt"]
 
 
 class ModelPrice(BaseModel):
-    """USD per million tokens."""
+    """USD per million tokens; `cached_input` for prompt tokens read from the provider's cache
+    (None: billed as `input`). Reasoning tokens are output tokens."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
 
 
 class JudgeSpec(BaseModel):

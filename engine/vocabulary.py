@@ -31,10 +31,12 @@ class Side(StrEnum):
 
 
 class StepStatus(StrEnum):
-    """How one LLM call ended: a usable output, withheld by the content filter, or none."""
+    """How one LLM call ended: a usable output, withheld by the content filter, declined by the
+    model in its own words (a refusal), or none."""
 
     OK = "ok"
     FILTERED = "filtered"
+    REFUSED = "refused"
     DEGRADED = "degraded"
 
 
