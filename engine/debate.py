@@ -107,9 +107,13 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
     degraded = [{"key": r.key, "role": r.role, "phase": r.phase, "reason": r.error}
                 for r in records if r.status is StepStatus.DEGRADED]
     filtered = [r.key for r in records if r.status is StepStatus.FILTERED]
+    refused = [{"key": r.key, "role": r.role, "phase": r.phase, "refusal": r.error}
+               for r in records if r.status is StepStatus.REFUSED]
     missing = list(outcome.missing)
     missing += [f"{d['key']}: degraded ({d['reason']})" for d in degraded]
     missing += [f"{k}: withheld by the content filter" for k in filtered]
+    missing += [f"{r['key']}: refused by the model, which said: {r['refusal']}"
+                for r in refused]
     if status is not ResultStatus.COMPLETED:
         missing.append(f"debate {status.value}: {error}")
     exhausted = ctx.spending.exhausted
@@ -123,7 +127,7 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
         verdict=outcome.verdict, winner=outcome.winner, rationale=outcome.rationale,
         consensus=outcome.consensus, divergence=outcome.divergence,
         trace_table=outcome.trace_table, phases=ctx.phases, degraded=degraded,
-        filtered=filtered, outcome=outcome.outcome,
+        filtered=filtered, refused=refused, outcome=outcome.outcome,
         cost=breakdown(records, reused=ctx.reused),
         elapsed_seconds=round(ctx.clock() - ctx.started, 3), rehearsal=ctx.rehearsal,
         complete=not missing, missing=missing, error=error, evidence=list(ctx.evidence),

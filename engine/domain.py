@@ -259,6 +259,7 @@ class PhaseSummary(BaseModel):
     highlights: dict[str, str] = Field(default_factory=dict)  # side/role -> strongest point
     degraded: list[str] = Field(default_factory=list)
     filtered: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list)
     elapsed_seconds: float = 0.0
 
 
@@ -279,6 +280,8 @@ class DebateResult(BaseModel):
     phases: list[PhaseSummary] = Field(default_factory=list)
     degraded: list[dict[str, str]] = Field(default_factory=list)
     filtered: list[str] = Field(default_factory=list)
+    # steps the model declined, each with its own words: {"key", "role", "phase", "refusal"}
+    refused: list[dict[str, str]] = Field(default_factory=list)
     outcome: ModeOutcome | None = None    # what the mode ended with; None: it ended with nothing
     cost: CostBreakdown = CostBreakdown()
     elapsed_seconds: float = 0.0

@@ -140,4 +140,11 @@ class LLMContentFiltered(LLMError):
 
 
 class LLMBadRequest(LLMError):
-    """Any other 4xx: the request itself is wrong."""
+    """Any other 4xx: the request itself is wrong. `param` and `code` are the provider's own
+    (OpenAI names the refused parameter), so the gateway can learn what a model accepts."""
+
+    def __init__(self, message: str, *, status: int | None = None, endpoint: str = "",
+                 param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message, status=status, endpoint=endpoint)
+        self.param = param
+        self.code = code

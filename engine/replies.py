@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from engine.domain import Usage
+
 REASK_ERROR_CHARS = 1000
 JSON_ONLY = "Reply with one JSON object only: no prose, no markdown, no code fences."
 
@@ -37,3 +39,76 @@ def describe_validation_error(exc: ValidationError) -> str:
 
 def schema_name(schema: type[Any]) -> str:
     return _SCHEMA_NAME_BAD_CHARS.sub("_", schema.__name__)[:64] or "reply"
+
+
+# --- the portable schema: what every strict-mode provider accepts ---------------------------
+
+#: keywords some strict-mode providers refuse; lengths are asked for in the prompt instead, and
+#: numeric ranges travel in the description (and are still checked when the reply is validated)
+_DROPPED_KEYWORDS = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minimum",
+                               "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+                               "pattern", "format", "minProperties", "maxProperties", "default",
+                               "title"})
+
+
+def portable_schema(schema: Any) -> Any:
+    """`schema` without length, numeric and format keywords; a numeric range the schema had is
+    said in its description (unless the description already gives both ends)."""
+    if isinstance(schema, list):
+        return [portable_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _DROPPED_KEYWORDS and not isinstance(value, dict):
+            continue
+        if key in ("properties", "$defs", "definitions"):
+            out[key] = {name: portable_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = portable_schema(value)
+    said = _range_words(schema)
+    if said:
+        described = str(out.get("description", ""))
+        ends = [str(schema.get(k)) for k in ("minimum", "maximum") if k in schema]
+        if not all(_mentions(described, end) for end in ends):
+            out["description"] = f"{described} ({said})".strip() if described else said
+    return out
+
+
+def _range_words(schema: dict[str, Any]) -> str:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    kind = "an integer" if schema.get("type") == "integer" else "a number"
+    if low is not None and high is not None:
+        return f"{kind} from {_num(low)} to {_num(high)}"
+    if low is not None:
+        return f"{kind} of at least {_num(low)}"
+    if high is not None:
+        return f"{kind} of at most {_num(high)}"
+    return ""
+
+
+def _num(value: Any) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _mentions(text: str, number: str) -> bool:
+    number = number.removesuffix(".0")
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", text) is not None
+
+
+def reported_usage(reported: Any) -> Usage:
+    """The usage a reply reports (the SDK's CompletionUsage, or None), with its cached
+    prompt tokens (OpenAI's details, or DeepSeek's
+    `prompt_cache_hit_tokens`) and its reasoning tokens."""
+    if reported is None:
+        return Usage()
+    prompt = reported.prompt_tokens_details
+    completion = reported.completion_tokens_details
+    cached = (prompt.cached_tokens if prompt is not None else None) or 0
+    if not cached and reported.model_extra:
+        cached = int(reported.model_extra.get("prompt_cache_hit_tokens") or 0)
+    reasoning = (completion.reasoning_tokens if completion is not None else None) or 0
+    return Usage(prompt_tokens=reported.prompt_tokens,
+                 completion_tokens=reported.completion_tokens,
+                 cached_tokens=min(cached, reported.prompt_tokens),
+                 reasoning_tokens=min(reasoning, reported.completion_tokens))

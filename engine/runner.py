@@ -5,7 +5,7 @@ model again, so re-running a protocol over the same store resumes it. Three nest
 to each call: the call's own timeout (in the gateway), the phase's and the whole debate's. A step
 that runs out of time, or whose retries are spent, becomes *degraded*: it is marked in the result
 and the events and never stored, so a later resume tries it again. A content-filtered step is
-stored as *filtered* and the debate goes on.
+stored as *filtered*, and one the model declined as *refused* with its words; the debate goes on.
 
 The context also holds the debate's spotlight (one boundary for all its prompts, rebuilt the same
 on every resume) and what its untrusted text addresses to the AI (the request's at once, the
@@ -38,7 +38,7 @@ from engine.domain import (
     canonical_json,
     sha256,
 )
-from engine.errors import LLMAuthError, LLMContentFiltered, LLMError
+from engine.errors import LLMAuthError, LLMContentFiltered, LLMError, LLMRefused
 from engine.injection import Finding
 from engine.llm import CallSpec, LLMClient, Meter, Prompt, Reply
 from engine.material import (
@@ -92,6 +92,8 @@ class StepOutcome(Generic[T]):
         """What later prompts and transcripts show instead of a missing output."""
         if self.status is StepStatus.FILTERED:
             return "[filtered: the provider's content filter withheld this output]"
+        if self.status is StepStatus.REFUSED:
+            return f"[refused: the model declined to answer, saying: {self.record.error}]"
         return f"[degraded: no output — {self.record.error or 'the call did not finish'}]"
 
 
@@ -197,6 +199,7 @@ class DebateContext:
             highlights=summary.highlights,
             degraded=summary.degraded,
             filtered=summary.filtered,
+            refused=summary.refused,
             elapsed_seconds=summary.elapsed_seconds,
         )
 
@@ -252,6 +255,7 @@ class DebateContext:
             temperature=self._temperature(temperature),
             timeout=min(self.settings.call_timeout, remaining),
             on_retry=self._retry_reporter(key), meter=meter, step=key,
+            reasoning_effort=self.settings.effort_for(role),
         )
         started = self.clock()
         try:
@@ -262,7 +266,11 @@ class DebateContext:
         except LLMAuthError:
             raise
         except LLMContentFiltered as exc:
-            return await self._filtered(key, role, phase_name, model, prompt, str(exc), meter)
+            return await self._withheld(StepStatus.FILTERED, key, role, phase_name, model,
+                                        prompt, str(exc), meter)
+        except LLMRefused as exc:  # the model's own words, kept: never asked again
+            return await self._withheld(StepStatus.REFUSED, key, role, phase_name, model,
+                                        prompt, exc.refusal, meter)
         except LLMError as exc:
             return await self._degrade(key, role, phase_name, model, prompt, str(exc), meter)
         record = await self._store_reply(key, role, phase_name, prompt, reply, started)
@@ -334,7 +342,7 @@ class DebateContext:
         self.records[stored.key] = stored
         self.reused += 1
         await self.emit(EventKind.STEP_REUSED, key=stored.key, role=stored.role, phase=stored.phase)
-        if stored.status is StepStatus.FILTERED or stored.output is None:
+        if stored.status in (StepStatus.FILTERED, StepStatus.REFUSED) or stored.output is None:
             return StepOutcome(stored.key, stored.status, None, stored, reused=True)
         try:
             value = schema.model_validate(stored.output)
@@ -398,20 +406,23 @@ class DebateContext:
                         cost_usd=record.cost_usd, calls=record.calls)
         return StepOutcome(key, StepStatus.DEGRADED, None, record)
 
-    async def _filtered(
-        self, key: str, role: str, phase: str, model: str, prompt: Prompt, reason: str,
-        meter: Meter,
+    async def _withheld(
+        self, status: StepStatus, key: str, role: str, phase: str, model: str, prompt: Prompt,
+        reason: str, meter: Meter,
     ) -> StepOutcome[Any]:
+        """A step the provider answered without an output: its content filter withheld it, or
+        the model refused (`reason` is then its own words). Stored, so it is not paid again."""
         record = StepRecord(
-            key=key, role=role, phase=phase, status=StepStatus.FILTERED,
+            key=key, role=role, phase=phase, status=status,
             prompt_hash=_prompt_hash(prompt), attempts=max(meter.calls, 1), error=reason,
             rehearsal=self.rehearsal, **self._billed(model, meter),
         )
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
-        await self.emit(EventKind.STEP_FILTERED, key=key, role=role, phase=phase, reason=reason,
+        kind = EventKind.STEP_FILTERED if status is StepStatus.FILTERED else EventKind.STEP_REFUSED
+        await self.emit(kind, key=key, role=role, phase=phase, reason=reason,
                         cost_usd=record.cost_usd, calls=record.calls)
-        return StepOutcome(key, StepStatus.FILTERED, None, record)
+        return StepOutcome(key, status, None, record)
 
 
 def schema_tokens(schema: type[BaseModel]) -> int:

@@ -9,8 +9,6 @@ environment variable is `DIALECTIC_<FIELD>` unless it names its own (the provide
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import (
     AliasChoices,
     BaseModel,
@@ -21,10 +19,9 @@ from pydantic import (
     model_validator,
 )
 
+from engine.profiles import OutputMode, ReasoningEffort
 from engine.redaction import public_url, url_secrets
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
-
-OutputMode = Literal["json_schema", "json_object", "prompt"]
 
 
 class ModelPrice(BaseModel):
@@ -125,6 +122,11 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 
 
 
+#: reasoning models think at "low" effort unless told otherwise: a debate's arguments are not
+#: olympiad problems, and the hidden tokens are billed as output
+DEFAULT_EFFORT: dict[str, ReasoningEffort] = {"*": "low"}
+
+
 class EngineSettings(BaseModel):
     """Every knob of a debate run. Frozen: build it once, pass it down."""
 
@@ -136,12 +138,18 @@ class EngineSettings(BaseModel):
     openai_base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))
     rehearsal: bool = False  # DIALECTIC_REHEARSAL=1 forces the offline model even with a key
-    output_mode: OutputMode = "json_schema"
+    # None: each model's profile decides (engine/profiles.py); set it to force a mode for a
+    # provider whose refusal of the richer one is not a 400 the gateway can learn from
+    output_mode: OutputMode | None = None
     default_model: str = Field(default="gpt-4o-mini", min_length=1)
     models: dict[str, str] = Field(default_factory=dict)  # role -> model (pro, con, judge, ...)
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     default_price: ModelPrice = ModelPrice(input=2.50, output=10.00)
-    temperature: float | None = Field(default=0.7, ge=0, le=2)
+    temperature: float | None = Field(default=0.7, ge=0, le=2)  # models that take one
+    # reasoning models' effort per role (keys as `models`: a role, a family, or "*" for all);
+    # a plain string applies to every role. Ignored by models that do not reason.
+    reasoning_effort: dict[str, ReasoningEffort] = Field(default_factory=lambda: dict(
+        DEFAULT_EFFORT))
 
     # --- time and retries ---
     call_timeout: float = Field(default=60.0, gt=0)
@@ -162,6 +170,11 @@ class EngineSettings(BaseModel):
     presets: dict[str, PresetSpec] = Field(default_factory=dict)
     default_rounds: int = Field(default=1, ge=0, le=MAX_ROUNDS)
     max_topic_chars: int = Field(default=MAX_TOPIC_CHARS, ge=10, le=100_000)
+
+    @field_validator("reasoning_effort", mode="before")
+    @classmethod
+    def _effort_for_all(cls, value: object) -> object:
+        return {"*": value} if isinstance(value, str) else value
 
     @field_validator("presets")
     @classmethod
@@ -189,6 +202,12 @@ class EngineSettings(BaseModel):
             return self.models[role]
         family = role.split("/", 1)[0]
         return self.models.get(family, self.default_model)
+
+    def effort_for(self, role: str) -> ReasoningEffort | None:
+        """The reasoning effort a role asks for: by role, by family, then "*" (None: the
+        model's own default)."""
+        efforts = self.reasoning_effort
+        return efforts.get(role) or efforts.get(role.split("/", 1)[0]) or efforts.get("*")
 
     def price_for(self, model: str) -> ModelPrice:
         return self.prices.get(model, self.default_price)

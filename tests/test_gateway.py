@@ -31,7 +31,7 @@ from engine.errors import (
 )
 from engine.gateway import OpenAIGateway
 from engine.llm import CallSpec, Prompt
-from engine.replies import extract_json
+from engine.replies import extract_json, portable_schema
 from engine.settings import EngineSettings
 from tests.fakes import fixtures
 from tests.fakes.fixtures import gateway_settings
@@ -149,10 +149,17 @@ async def test_json_schema_mode_sends_the_sdk_strict_schema(
         "type": "json_schema",
         "json_schema": {
             "name": "Argument",
-            "schema": openai.pydantic_function_tool(Argument)["function"]["parameters"],
+            "schema": portable_schema(
+                openai.pydantic_function_tool(Argument)["function"]["parameters"]),
             "strict": True,
         },
     }
+    # the portable subset: no numeric or length keywords, the range said in words instead
+    sent = body["response_format"]["json_schema"]["schema"]
+    assert "minimum" not in json.dumps(sent) and "maxLength" not in json.dumps(sent)
+    assert sent["properties"]["strength"]["description"] == "an integer from 1 to 10"
+    assert sent["additionalProperties"] is False
+    assert sorted(sent["required"]) == sorted(Argument.model_fields)
     assert body["temperature"] == 0.3
     assert body["messages"][0] == {"role": "system", "content": "You argue FOR the proposition."}
     assert body["messages"][1] == {"role": "user", "content": TOPIC}
@@ -172,7 +179,7 @@ async def test_json_object_mode_puts_the_schema_in_the_system_prompt(
 
     body = fake_openai.requests[0].body
     assert body["response_format"] == {"type": "json_object"}
-    schema = openai.pydantic_function_tool(Argument)["function"]["parameters"]
+    schema = portable_schema(openai.pydantic_function_tool(Argument)["function"]["parameters"])
     assert json.dumps(schema, separators=(",", ":")) in fake_openai.requests[0].system
     assert isinstance(reply.value, Argument)  # the fake generated it from the prompt's schema
 

@@ -31,7 +31,7 @@ class PhaseState(StrEnum):
     PENDING = "pending"    # planned, not started
     RUNNING = "running"
     DONE = "done"          # finished; every step has an output
-    PARTIAL = "partial"    # finished; some steps are missing (degraded or filtered)
+    PARTIAL = "partial"    # finished; some steps are missing (degraded, filtered or refused)
     FAILED = "failed"      # finished, or stopped with the debate, without one step succeeding
 
 
@@ -112,7 +112,7 @@ class Progress:
 
     @property
     def calls_missing(self) -> int:
-        """Calls that ended without an output (degraded or filtered)."""
+        """Calls that ended without an output (degraded, filtered or refused)."""
         return sum(1 for _, how in self.steps.values() if how is not StepStatus.OK)
 
     def calls_text(self) -> str:
@@ -165,6 +165,8 @@ class Progress:
             self.steps[str(key)] = (name, StepStatus.DEGRADED)
         for key in data.get("filtered") or ():
             self.steps[str(key)] = (name, StepStatus.FILTERED)
+        for key in data.get("refused") or ():
+            self.steps[str(key)] = (name, StepStatus.REFUSED)
 
     def _step_finished(self, data: Mapping[str, Any]) -> None:
         self._step(data, StepStatus.OK)
@@ -172,14 +174,17 @@ class Progress:
 
     def _step_reused(self, data: Mapping[str, Any]) -> None:
         known = self.steps.get(str(data.get("key") or ""))
-        filtered = known is not None and known[1] is StepStatus.FILTERED
-        self._step(data, StepStatus.FILTERED if filtered else StepStatus.OK)
+        withheld = known is not None and known[1] in (StepStatus.FILTERED, StepStatus.REFUSED)
+        self._step(data, known[1] if known is not None and withheld else StepStatus.OK)
 
     def _step_degraded(self, data: Mapping[str, Any]) -> None:
         self._missing(data, StepStatus.DEGRADED)
 
     def _step_filtered(self, data: Mapping[str, Any]) -> None:
         self._missing(data, StepStatus.FILTERED)
+
+    def _step_refused(self, data: Mapping[str, Any]) -> None:
+        self._missing(data, StepStatus.REFUSED)
 
     def _step_retry(self, data: Mapping[str, Any]) -> None:
         self._note(f"retry {data.get('key', '?')} #{data.get('attempt', '?')}: "
@@ -215,6 +220,7 @@ _HANDLERS: dict[str, Callable[[Progress, Mapping[str, Any]], None]] = {
     EventKind.STEP_REUSED.value: Progress._step_reused,
     EventKind.STEP_DEGRADED.value: Progress._step_degraded,
     EventKind.STEP_FILTERED.value: Progress._step_filtered,
+    EventKind.STEP_REFUSED.value: Progress._step_refused,
     EventKind.STEP_RETRY.value: Progress._step_retry,
     EventKind.DEBATE_FINISHED.value: Progress._debate_finished,
 }

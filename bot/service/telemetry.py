@@ -25,7 +25,8 @@ DURATION = Histogram("dialectic_debate_duration_seconds", "Wall time of finished
 STREAMS = Gauge("dialectic_event_streams_open", "Server-Sent Event streams being served",
                 registry=REGISTRY)
 _OUTCOMES = {EventKind.STEP_FINISHED: "ok", EventKind.STEP_REUSED: "reused",
-             EventKind.STEP_DEGRADED: "degraded", EventKind.STEP_FILTERED: "filtered"}
+             EventKind.STEP_DEGRADED: "degraded", EventKind.STEP_FILTERED: "filtered",
+             EventKind.STEP_REFUSED: "refused"}
 
 
 class MetricsSink:

@@ -214,6 +214,8 @@ def note(summary: PhaseSummary, side: str, step: StepOutcome[Reply],
         summary.highlights[side] = str(pick(step.value))
     elif step.status is StepStatus.FILTERED:
         summary.filtered.append(step.key)
+    elif step.status is StepStatus.REFUSED:
+        summary.refused.append(step.key)
     else:
         summary.degraded.append(step.key)
     summary.steps.append(step.key)

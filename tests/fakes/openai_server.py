@@ -32,6 +32,7 @@ import contextlib
 import itertools
 import json
 import random
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -218,10 +219,16 @@ class SchemaFaker:
         return text[: int(schema["maxLength"])] if "maxLength" in schema else text
 
 
+_DESCRIBED_RANGE = re.compile(r"from (-?\d+(?:\.\d+)?) to (-?\d+(?:\.\d+)?)")
+
+
 def _bounds(schema: Body, *, default_span: float, step: float) -> tuple[float, float]:
     """The inclusive range a number may take; `step` turns exclusive integer bounds inclusive."""
     low = schema.get("minimum")
     high = schema.get("maximum")
+    said = _DESCRIBED_RANGE.search(str(schema.get("description", "")))
+    if low is None and high is None and said is not None:  # a portable schema says it in words
+        low, high = float(said.group(1)), float(said.group(2))
     if low is None and "exclusiveMinimum" in schema:
         low = schema["exclusiveMinimum"] + step
     if high is None and "exclusiveMaximum" in schema:

@@ -6,14 +6,19 @@ number of HTTP calls, the runner needs a callback per retry, and the backoff sch
     429, 5xx, connection error   backoff base * 2**n (capped, jittered), honouring Retry-After
     timeout of one call          cancelled and retried once, then `LLMTimeout`
     invalid JSON / schema        re-asked with the validation error, then `LLMInvalidOutput`
+    a refusal (message.refusal)  `LLMRefused` at once, with the model's words (never re-asked)
+    cut at the output cap        sent again once with twice the cap, then `LLMTruncated`
+    400 naming a parameter       the parameter dropped (or the cap renamed, or JSON mode used
+                                 instead of a schema), sent again, remembered per endpoint and
+                                 model (engine/profiles.py `Learned`)
     content filter               `LLMContentFiltered` at once
     401 / 403                    `LLMAuthError` at once, naming the endpoint (never the key)
     any other 4xx                `LLMBadRequest` at once
     unreachable endpoint         counted by the circuit (engine/circuit.py); once it opens,
                                  every call fails at once with `LLMCircuitOpen`
 
-This is the only module of the engine that imports `openai`; every foreign exception is
-translated in `map_openai_error`.
+This package is the only code of the engine that imports `openai`; every foreign exception is
+translated in `engine.gateway.errors.map_openai_error`.
 """
 
 from __future__ import annotations
@@ -24,11 +29,9 @@ import functools
 import json
 import logging
 import random
-import re
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -39,28 +42,38 @@ from openai.types.chat.chat_completion import Choice
 from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import ValidationError
 
-from engine.backoff import backoff_delay, parse_retry_after
-from engine.circuit import Circuit, unreachable_reason
+from engine.backoff import backoff_delay
+from engine.circuit import Circuit
 from engine.domain import Usage
 from engine.errors import (
     ConfigurationError,
-    LLMAuthError,
     LLMBadRequest,
     LLMCircuitOpen,
     LLMContentFiltered,
-    LLMError,
     LLMInvalidOutput,
+    LLMRefused,
     LLMTimeout,
     LLMTransientError,
-    LLMUnreachable,
+    LLMTruncated,
 )
+from engine.gateway.errors import map_openai_error, translate_errors
 from engine.llm import CallSpec, Reply, T
-from engine.redaction import public_url, redact_urls, url_secrets
-from engine.replies import JSON_ONLY, describe_validation_error, extract_json, schema_name
+from engine.profiles import Learned, ModelProfile, OutputMode, profile_for, unsupported_parameter
+from engine.redaction import public_url, url_secrets
+from engine.replies import (
+    JSON_ONLY,
+    describe_validation_error,
+    extract_json,
+    portable_schema,
+    reported_usage,
+    schema_name,
+)
 from engine.settings import EngineSettings
 
 if TYPE_CHECKING:
     import httpx2
+
+__all__ = ["DEFAULT_BASE_URL", "OpenAIGateway", "map_openai_error", "strict_schema"]
 
 log = logging.getLogger(__name__)
 
@@ -68,25 +81,22 @@ Sleep = Callable[[float], Awaitable[None]]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TIMEOUT_RETRIES = 1
-
-_TRANSIENT_STATUS = frozenset({429, 500, 502, 503})
-_FILTER_CODES = frozenset(
-    {"content_filter", "content_policy_violation", "responsible_ai_policy_violation"}
-)
-# `\bsafety\b` does not match parameter names such as `safety_identifier`.
-_FILTER_TEXT = re.compile(r"content[ _-]?(policy|filter)|content management|\bsafety\b", re.I)
-
+#: the output cap when the caller names none, and the most a cut-off retry asks for
+DEFAULT_OUTPUT_CAP = 4096
+MAX_OUTPUT_CAP = 65_536
 
 # --------------------------------------------------------------------------------------------
 # the schema a reply must match (the SDK derives it), and the SDK's reply models
 
 
 def strict_schema(schema: type[Any]) -> dict[str, Any]:
-    """The strict JSON schema the SDK derives from a pydantic model (no hand-written schemas).
-    Built once per model class: generating it costs milliseconds of CPU on every call."""
+    """The strict JSON schema the SDK derives from a pydantic model (no hand-written schemas:
+    every property required, no extra ones), made portable (no length or numeric keywords,
+    which some strict-mode providers refuse; engine/replies.py). Built once per model class."""
     cached = _STRICT_SCHEMAS.get(schema)
     if cached is None:
-        cached = dict(openai.pydantic_function_tool(schema)["function"]["parameters"])
+        cached = portable_schema(dict(openai.pydantic_function_tool(schema)["function"][
+            "parameters"]))
         _STRICT_SCHEMAS[schema] = cached
     return copy.deepcopy(cached)
 
@@ -110,98 +120,6 @@ def _build_reply_models() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# the one place foreign exceptions are translated
-
-
-def map_openai_error(exc: BaseException, *, endpoint: str,
-                     secret: str | tuple[str, ...] = "") -> LLMError:
-    """Translate an SDK (or asyncio timeout) exception into the engine's hierarchy."""
-    if isinstance(exc, TimeoutError | openai.APITimeoutError) and not _dropped(exc):
-        return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
-    if isinstance(exc, openai.APIConnectionError):
-        reason = unreachable_reason(exc)
-        if reason is not None:
-            return LLMUnreachable(f"could not reach {endpoint}: {reason}", reason=reason,
-                                  endpoint=endpoint)
-        message = f"could not reach {endpoint}: {_redact(str(exc), secret)}"
-        return LLMTransientError(message, endpoint=endpoint)
-    if isinstance(exc, openai.APIStatusError):
-        return _map_status_error(exc, endpoint=endpoint, secret=secret)
-    return LLMError(f"{endpoint}: {_redact(str(exc), secret)}", endpoint=endpoint)
-
-
-def _dropped(exc: BaseException) -> bool:
-    """Whether a "timeout" was in fact a connection the server refused, reset or closed: the
-    SDK's aiohttp transport reports those as connect timeouts. Found in the chain of causes."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ConnectionError) or type(current).__name__ in _DROPPED:
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
-#: aiohttp's "the server closed the connection" (not an OSError); by name: the engine does not
-#: import aiohttp
-_DROPPED = frozenset({"ServerDisconnectedError"})
-
-
-def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
-                      secret: str | tuple[str, ...]) -> LLMError:
-    status = exc.status_code
-    detail = _redact(exc.message, secret)
-    if status in (401, 403):
-        return LLMAuthError(
-            f"{endpoint} refused the credentials (HTTP {status}). Set OPENAI_API_KEY to a key "
-            f"with access to this endpoint, or OPENAI_BASE_URL to the server you mean to use.",
-            status=status,
-            endpoint=endpoint,
-        )
-    if status in _TRANSIENT_STATUS or status >= 500:
-        return LLMTransientError(
-            f"{endpoint} answered HTTP {status}: {detail}",
-            status=status,
-            endpoint=endpoint,
-            retry_after=parse_retry_after(exc.response.headers),
-        )
-    if _is_content_filter(exc):
-        return LLMContentFiltered(
-            f"{endpoint} refused the prompt under its content policy: {detail}",
-            status=status,
-            endpoint=endpoint,
-        )
-    return LLMBadRequest(
-        f"{endpoint} rejected the request: {detail}", status=status, endpoint=endpoint
-    )
-
-
-def _is_content_filter(exc: openai.APIStatusError) -> bool:
-    if exc.status_code != 400:
-        return False
-    if (exc.code or "").lower() in _FILTER_CODES:
-        return True
-    return bool(_FILTER_TEXT.search(exc.message))
-
-
-def _redact(text: str, secret: str | tuple[str, ...]) -> str:
-    """`text` without the key, the endpoint's credentials or any URL's user info."""
-    for one in (secret,) if isinstance(secret, str) else secret:
-        if one:
-            text = text.replace(one, "***")
-    return redact_urls(text)
-
-
-@contextmanager
-def _translate_errors(endpoint: str, secret: str | tuple[str, ...]) -> Iterator[None]:
-    try:
-        yield
-    except (openai.OpenAIError, TimeoutError) as exc:
-        raise map_openai_error(exc, endpoint=endpoint, secret=secret) from exc
-
-
-# --------------------------------------------------------------------------------------------
 # the gateway
 
 
@@ -209,7 +127,9 @@ def _translate_errors(endpoint: str, secret: str | tuple[str, ...]) -> Iterator[
 class _CallState:
     """What one `complete` has done so far: the conversation, the HTTP calls, the bill."""
 
-    messages: list[ChatCompletionMessageParam]
+    extra: list[ChatCompletionMessageParam] = field(default_factory=list)  # re-ask turns
+    cap: int = DEFAULT_OUTPUT_CAP
+    cut_offs: int = 0
     calls: int = 0
     transient_retries: int = 0
     timeout_retries: int = 0
@@ -244,6 +164,7 @@ class OpenAIGateway:
         self._rng = rng or random.Random()
         self._circuit = circuit or Circuit(threshold=settings.circuit_failures,
                                            cooldown=settings.circuit_cooldown)
+        self.learned = Learned()
         self._client = openai.AsyncOpenAI(
             api_key=key or "not-needed",  # local servers (Ollama, vLLM) ignore the key
             base_url=settings.openai_base_url or DEFAULT_BASE_URL,
@@ -265,13 +186,23 @@ class OpenAIGateway:
     async def aclose(self) -> None:
         await self._client.close()
 
+    def profile(self, model: str) -> ModelProfile:
+        """What `model` accepts here: its documented profile, the configured output mode, and
+        what this endpoint's 400s have taught since."""
+        profile = profile_for(model, self._settings.openai_base_url)
+        if self._settings.output_mode is not None:
+            profile = replace(profile, output_mode=self._settings.output_mode)
+        return self.learned.apply(profile, endpoint=self._endpoint, model=model)
+
     async def complete(self, spec: CallSpec[T]) -> Reply[T]:
         """One schema-validated completion, after the retries and re-asks each error allows."""
         started = time.monotonic()
-        state = _CallState(messages=self._initial_messages(spec))
+        state = _CallState(cap=spec.max_output_tokens or DEFAULT_OUTPUT_CAP)
         while True:
             completion = await self._send_with_retries(spec, state)
-            content = self._content_of(completion)
+            content = await self._content_of(spec, state, completion)
+            if content is None:
+                continue  # cut off at the cap: sent again with a larger one
             try:
                 value = spec.schema.model_validate_json(extract_json(content))
             except ValidationError as exc:
@@ -291,8 +222,9 @@ class OpenAIGateway:
     async def _send_with_retries(self, spec: CallSpec[T], state: _CallState) -> ChatCompletion:
         while True:
             state.calls += 1
+            profile = self.profile(spec.model)
             try:
-                completion = await self._send_once(spec, state.messages)
+                completion = await self._send_once(spec, self._body(spec, state, profile))
             except LLMTimeout:
                 if state.timeout_retries >= TIMEOUT_RETRIES:
                     raise
@@ -305,20 +237,25 @@ class OpenAIGateway:
                 reason = f"HTTP {exc.status}" if exc.status else "connection error"
                 await self._notify(spec, state.calls, reason, delay)
                 await self._sleep(delay)
+            except LLMBadRequest as exc:
+                refused = unsupported_parameter(param=exc.param, code=exc.code,
+                                                message=str(exc))
+                if refused is None or not self.learned.learn(
+                        refused, profile, endpoint=self._endpoint, model=spec.model):
+                    raise
+                await self._notify(spec, state.calls, f"{refused} not supported", 0.0)
             else:
                 self._account(spec, state, completion)
                 return completion
 
-    async def _send_once(
-        self, spec: CallSpec[T], messages: list[ChatCompletionMessageParam]
-    ) -> ChatCompletion:
-        with self._circuit.request(self._endpoint), _translate_errors(self._endpoint,
+    async def _send_once(self, spec: CallSpec[T], body: dict[str, Any]) -> ChatCompletion:
+        with self._circuit.request(self._endpoint), translate_errors(self._endpoint,
                                                                        self._secret):
             async with asyncio.timeout(spec.timeout):
                 # posted as built: the SDK's typed transform of `create` walks every message
                 # and the whole schema on every call (~1 ms of CPU) only to reproduce this JSON
                 return await self._client.post(
-                    "/chat/completions", cast_to=ChatCompletion, body=self._body(spec, messages),
+                    "/chat/completions", cast_to=ChatCompletion, body=body,
                     options={"timeout": spec.timeout, "security": {"bearer_auth": True},
                              "headers": {"X-Dialectic-Role": spec.role,
                                          "X-Dialectic-Step": spec.step or spec.role}})
@@ -354,8 +291,8 @@ class OpenAIGateway:
                 endpoint=self._endpoint,
             ) from exc
         state.reasks += 1
-        state.messages.append({"role": "assistant", "content": content})
-        state.messages.append(
+        state.extra.append({"role": "assistant", "content": content})
+        state.extra.append(
             {
                 "role": "user",
                 "content": f"Your reply was not valid for the required JSON schema: {problem}\n"
@@ -377,36 +314,40 @@ class OpenAIGateway:
 
     # --- request and response shapes ---
 
-    def _initial_messages(self, spec: CallSpec[T]) -> list[ChatCompletionMessageParam]:
+    def _messages(self, spec: CallSpec[T], state: _CallState, mode: OutputMode
+                  ) -> list[ChatCompletionMessageParam]:
         system = spec.prompt.system
-        mode = self._settings.output_mode
         if mode != "json_schema":
             system = f"{system}\n\n{_schema_instructions(spec.schema, mode)}".strip()
         return [
             {"role": "system", "content": system},
             {"role": "user", "content": spec.prompt.user},
+            *state.extra,
         ]
 
-    def _body(self, spec: CallSpec[T], messages: list[ChatCompletionMessageParam]
+    def _body(self, spec: CallSpec[T], state: _CallState, profile: ModelProfile
               ) -> dict[str, Any]:
-        """The request's JSON, as `create` would send it (no unset parameters)."""
-        body: dict[str, Any] = {"model": spec.model, "messages": messages}
-        if spec.temperature is not None:
+        """The request's JSON, as `create` would send it, with only what the model accepts."""
+        body: dict[str, Any] = {"model": spec.model,
+                                "messages": self._messages(spec, state, profile.output_mode)}
+        effort = profile.effort(spec.reasoning_effort)
+        sampling = profile.sampling or effort == "none"
+        if spec.temperature is not None and sampling and profile.sends("temperature"):
             body["temperature"] = spec.temperature
-        response_format = self._response_format(spec)
-        if not isinstance(response_format, openai.Omit):
-            body["response_format"] = response_format
+        if effort is not None and profile.sends("reasoning_effort"):
+            body["reasoning_effort"] = effort
+        if profile.sends(profile.cap):
+            body[profile.cap] = state.cap
+        if profile.output_mode == "json_schema":
+            body["response_format"] = _json_schema_format(spec.schema)
+        elif profile.output_mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
         return body
 
-    def _response_format(self, spec: CallSpec[T]) -> ResponseFormat | openai.Omit:
-        mode = self._settings.output_mode
-        if mode == "json_schema":
-            return _json_schema_format(spec.schema)
-        if mode == "json_object":
-            return {"type": "json_object"}
-        return openai.omit
-
-    def _content_of(self, completion: ChatCompletion) -> str:
+    async def _content_of(self, spec: CallSpec[T], state: _CallState,
+                          completion: ChatCompletion) -> str | None:
+        """The reply's text; None when it was cut at the cap and is worth asking again with a
+        larger one. A filtered, refused or twice cut-off reply raises."""
         if not completion.choices:
             return ""
         choice = completion.choices[0]
@@ -415,15 +356,33 @@ class OpenAIGateway:
                 f"the content filter of {self._endpoint} stopped the completion",
                 endpoint=self._endpoint,
             )
+        refusal = getattr(choice.message, "refusal", None)
+        if refusal:
+            raise LLMRefused(f"{spec.model} declined to answer: {refusal}", refusal=refusal,
+                             endpoint=self._endpoint)
+        if choice.finish_reason == "length":
+            profile = self.profile(spec.model)
+            sent = profile.sends(profile.cap)
+            if sent and state.cut_offs == 0 and state.cap < MAX_OUTPUT_CAP:
+                state.cut_offs += 1
+                reason = f"cut off at {state.cap} tokens"
+                state.cap = min(state.cap * 2, MAX_OUTPUT_CAP)
+                await self._notify(spec, state.calls, reason, 0.0)
+                return None
+            if sent:
+                message = (f"cut off at {state.cap} tokens: {spec.model} reached its output "
+                           f"cap before finishing its reply, also after a retry with a larger "
+                           f"cap")
+            else:
+                message = (f"cut off by the server: {spec.model} stopped at the server's own "
+                           f"output limit before finishing its reply")
+            raise LLMTruncated(message, cap=state.cap, endpoint=self._endpoint)
         return choice.message.content or ""
 
     @staticmethod
     def _account(spec: CallSpec[T], state: _CallState, completion: ChatCompletion) -> None:
         """Every reply is billed, whatever comes of it (re-asked, filtered, given up on)."""
-        usage = Usage()
-        if completion.usage is not None:
-            usage = Usage(prompt_tokens=completion.usage.prompt_tokens,
-                          completion_tokens=completion.usage.completion_tokens)
+        usage = reported_usage(completion.usage)
         state.usage = state.usage + usage
         state.billed += 1
         state.model = completion.model or state.model

@@ -1,0 +1,122 @@
+"""The one place the SDK's exceptions become the engine's (engine/errors.py): status codes,
+connection failures, timeouts and content filters, with keys and URL credentials redacted.
+Part of the gateway package, the only code that imports `openai`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import openai
+
+from engine.backoff import parse_retry_after
+from engine.circuit import unreachable_reason
+from engine.errors import (
+    LLMAuthError,
+    LLMBadRequest,
+    LLMContentFiltered,
+    LLMError,
+    LLMTimeout,
+    LLMTransientError,
+    LLMUnreachable,
+)
+from engine.redaction import redact_urls
+
+_TRANSIENT_STATUS = frozenset({429, 500, 502, 503})
+_FILTER_CODES = frozenset(
+    {"content_filter", "content_policy_violation", "responsible_ai_policy_violation"}
+)
+# `\bsafety\b` does not match parameter names such as `safety_identifier`.
+_FILTER_TEXT = re.compile(r"content[ _-]?(policy|filter)|content management|\bsafety\b", re.I)
+
+
+
+
+def map_openai_error(exc: BaseException, *, endpoint: str,
+                     secret: str | tuple[str, ...] = "") -> LLMError:
+    """Translate an SDK (or asyncio timeout) exception into the engine's hierarchy."""
+    if isinstance(exc, TimeoutError | openai.APITimeoutError) and not _dropped(exc):
+        return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
+    if isinstance(exc, openai.APIConnectionError):
+        reason = unreachable_reason(exc)
+        if reason is not None:
+            return LLMUnreachable(f"could not reach {endpoint}: {reason}", reason=reason,
+                                  endpoint=endpoint)
+        message = f"could not reach {endpoint}: {_redact(str(exc), secret)}"
+        return LLMTransientError(message, endpoint=endpoint)
+    if isinstance(exc, openai.APIStatusError):
+        return _map_status_error(exc, endpoint=endpoint, secret=secret)
+    return LLMError(f"{endpoint}: {_redact(str(exc), secret)}", endpoint=endpoint)
+
+
+def _dropped(exc: BaseException) -> bool:
+    """Whether a "timeout" was in fact a connection the server refused, reset or closed: the
+    SDK's aiohttp transport reports those as connect timeouts. Found in the chain of causes."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionError) or type(current).__name__ in _DROPPED:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+#: aiohttp's "the server closed the connection" (not an OSError); by name: the engine does not
+#: import aiohttp
+_DROPPED = frozenset({"ServerDisconnectedError"})
+
+
+def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
+                      secret: str | tuple[str, ...]) -> LLMError:
+    status = exc.status_code
+    detail = _redact(exc.message, secret)
+    if status in (401, 403):
+        return LLMAuthError(
+            f"{endpoint} refused the credentials (HTTP {status}). Set OPENAI_API_KEY to a key "
+            f"with access to this endpoint, or OPENAI_BASE_URL to the server you mean to use.",
+            status=status,
+            endpoint=endpoint,
+        )
+    if status in _TRANSIENT_STATUS or status >= 500:
+        return LLMTransientError(
+            f"{endpoint} answered HTTP {status}: {detail}",
+            status=status,
+            endpoint=endpoint,
+            retry_after=parse_retry_after(exc.response.headers),
+        )
+    if _is_content_filter(exc):
+        return LLMContentFiltered(
+            f"{endpoint} refused the prompt under its content policy: {detail}",
+            status=status,
+            endpoint=endpoint,
+        )
+    return LLMBadRequest(
+        f"{endpoint} rejected the request: {detail}", status=status, endpoint=endpoint,
+        param=getattr(exc, "param", None), code=getattr(exc, "code", None),
+    )
+
+
+def _is_content_filter(exc: openai.APIStatusError) -> bool:
+    if exc.status_code != 400:
+        return False
+    if (exc.code or "").lower() in _FILTER_CODES:
+        return True
+    return bool(_FILTER_TEXT.search(exc.message))
+
+
+def _redact(text: str, secret: str | tuple[str, ...]) -> str:
+    """`text` without the key, the endpoint's credentials or any URL's user info."""
+    for one in (secret,) if isinstance(secret, str) else secret:
+        if one:
+            text = text.replace(one, "***")
+    return redact_urls(text)
+
+
+@contextmanager
+def translate_errors(endpoint: str, secret: str | tuple[str, ...]) -> Iterator[None]:
+    try:
+        yield
+    except (openai.OpenAIError, TimeoutError) as exc:
+        raise map_openai_error(exc, endpoint=endpoint, secret=secret) from exc
