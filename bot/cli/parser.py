@@ -71,6 +71,10 @@ def _debates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     est.set_defaults(func=Lazy("bot.cli.plans", "estimate"))
     presets = sub.add_parser("presets", help="list presets and their settings")
     presets.set_defaults(func=Lazy("bot.cli.presets", "presets"))
+    doc = sub.add_parser("doctor", help="check the provider before the first debate: one tiny "
+                         "call per configured model (reachable, key, structured outputs, "
+                         "parameters dropped, price, latency); exit 1 if any fails")
+    doc.set_defaults(func=Lazy("bot.cli.doctor", "doctor"))
 
 
 def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

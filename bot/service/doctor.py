@@ -1,0 +1,130 @@
+"""`dialectic doctor`: one tiny call per configured model, before the first debate, to say
+whether the endpoint is reachable, accepts the key, knows the model, speaks structured outputs,
+which parameters it refused, and whether the model's price is known. Rules live here, so every
+surface that offers the check reports the same."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+from engine.errors import (
+    LLMAuthError,
+    LLMBadRequest,
+    LLMError,
+    LLMRefused,
+    LLMTruncated,
+    LLMUnreachable,
+)
+from engine.gateway import OpenAIGateway
+from engine.llm import CallSpec, Prompt
+from engine.presets import all_presets, judges_for
+from engine.settings import EngineSettings
+
+#: a reasoning model thinks even about "ok": room for that, and still a cent or less
+PROBE_CAP = 1024
+
+
+class Probe(BaseModel):
+    """The tiny reply asked of each model."""
+
+    ok: bool = Field(description="true")
+
+
+@dataclass(slots=True)
+class ModelCheck:
+    """One model's line: whether it answered, and what the endpoint taught about it."""
+
+    model: str
+    ok: bool
+    problem: str = ""                # one line with the fix, when not ok
+    mode: str = ""                   # the structured-output mode that worked
+    adapted: list[str] = field(default_factory=list)   # parameters dropped or renamed
+    price: str = ""                  # where the price comes from, and the figures
+    latency_s: float = 0.0
+    answered_as: str = ""            # the model name the endpoint answered with
+
+
+def configured_models(settings: EngineSettings) -> list[str]:
+    """Every model a debate may call with these settings: the default, each role's, and each
+    judge's across the presets."""
+    found = {settings.default_model, *settings.models.values()}
+    for preset in all_presets(settings).values():
+        found.update(j.model for j in judges_for(settings, preset, None) if j.model)
+    found.update(j.model for j in settings.judges if j.model)
+    return sorted(found)
+
+
+async def check(settings: EngineSettings, *, gateway: OpenAIGateway | None = None
+                ) -> list[ModelCheck]:
+    """One probe per configured model, side by side."""
+    own = gateway is None
+    gateway = gateway or OpenAIGateway(settings.model_copy(update={"max_retries": 1}))
+    try:
+        return list(await asyncio.gather(*(
+            _probe(settings, gateway, model) for model in configured_models(settings))))
+    finally:
+        if own:
+            await gateway.aclose()
+
+
+async def _probe(settings: EngineSettings, gateway: OpenAIGateway, model: str) -> ModelCheck:
+    """The parameters a debate sends (its temperature, its reasoning effort, an output cap,
+    the structured-output mode), so what the endpoint refuses is found now, not mid-debate."""
+    spec = CallSpec(model=model, schema=Probe, role="doctor", step="doctor",
+                    prompt=Prompt(system="You check that an API works. Reply in JSON.",
+                                  user='Reply with {"ok": true}.'),
+                    timeout=settings.call_timeout, max_output_tokens=PROBE_CAP,
+                    temperature=settings.temperature,
+                    reasoning_effort=settings.effort_for("doctor"))
+    started = time.monotonic()
+    result = ModelCheck(model=model, ok=False, price=price_note(settings, model))
+    try:
+        reply = await gateway.complete(spec)
+    except LLMError as exc:
+        result.problem = problem(exc, settings, model)
+    else:
+        result.ok, result.answered_as = True, reply.model
+    result.latency_s = round(time.monotonic() - started, 2)
+    profile = gateway.profile(model)
+    result.mode = profile.output_mode
+    lesson = gateway.learned.lessons().get((gateway.endpoint, model))
+    result.adapted = lesson.describe() if lesson is not None else []
+    return result
+
+
+def price_note(settings: EngineSettings, model: str) -> str:
+    rate = settings.price_for(model)
+    figures = f"${rate.input:g} in / ${rate.output:g} out per million tokens"
+    if model in settings.prices:
+        return f"price known: {figures}"
+    return (f"price unknown: the default ({figures}) is used; set [prices.\"{model}\"] in "
+            f"dialectic.toml")
+
+
+def problem(exc: LLMError, settings: EngineSettings, model: str) -> str:
+    """What went wrong, in one line, with what to do about it."""
+    endpoint = settings.endpoint()
+    cause: BaseException | None = exc
+    while cause is not None and not isinstance(cause, LLMUnreachable):
+        cause = cause.__cause__  # retries spent on an endpoint that never answered
+    if isinstance(cause, LLMUnreachable):
+        return f"could not reach {endpoint}: {cause.reason}; check OPENAI_BASE_URL"
+    if isinstance(exc, LLMAuthError):
+        return (f"{endpoint} refused the key (HTTP {exc.status}): set OPENAI_API_KEY to a key "
+                f"for this endpoint")
+    if isinstance(exc, LLMBadRequest) and exc.status == 404:
+        return (f"{endpoint} does not know the model {model!r} (HTTP 404): check the name "
+                f"(DIALECTIC_DEFAULT_MODEL, models in dialectic.toml) or OPENAI_BASE_URL")
+    if isinstance(exc, LLMRefused):
+        return f"{model} refused even the check ({exc.refusal}); try another model"
+    if isinstance(exc, LLMTruncated):
+        return f"{model} could not answer within {PROBE_CAP} tokens: {exc}"
+    return _one_line(str(exc))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:400]
