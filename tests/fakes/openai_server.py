@@ -480,18 +480,23 @@ async def _serve(port: int, latency: float, seed: int, host: str, **options: Any
         await asyncio.Event().wait()
 
 
+def parser() -> argparse.ArgumentParser:
+    """The by-hand command's options."""
+    found = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    found.add_argument("--host", default="127.0.0.1")
+    found.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    found.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    found.add_argument("--seed", type=int, default=0)
+    found.add_argument("--replies", choices=REPLY_LEVELS, default="minimal",
+                       help="how much the model writes")
+    found.add_argument("--provider", choices=provider_rules.PROVIDERS, default="openai")
+    found.add_argument("--refusal-rate", type=float, default=0.0,
+                       help="share of requests the model declines")
+    return found
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--replies", choices=REPLY_LEVELS, default="minimal",
-                        help="how much the model writes")
-    parser.add_argument("--provider", choices=provider_rules.PROVIDERS, default="openai")
-    parser.add_argument("--refusal-rate", type=float, default=0.0,
-                        help="share of requests the model declines")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
     options = {"replies": args.replies, "provider": args.provider,
                "refusal_rate": args.refusal_rate}
     with contextlib.suppress(KeyboardInterrupt):
