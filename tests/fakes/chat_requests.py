@@ -87,3 +87,8 @@ class Rule:
             return False
         self.used += 1
         return True
+
+
+def first_rule(rules: list[Rule], body: Body) -> Rule | None:
+    """The first rule that applies to `body` (using up one of its times), or None."""
+    return next((rule for rule in rules if rule.take(body)), None)

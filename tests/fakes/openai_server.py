@@ -57,10 +57,12 @@ from tests.fakes.chat_requests import (
     RecordedRequest,
     ReplySource,
     Rule,
+    first_rule,
     last_text,
     matches,
     message_text,
 )
+from tests.fakes.completions import Output, completion_body, error_response, reset
 from tests.fakes.obedience import (
     Orders,
     markers_from_rule,
@@ -80,19 +82,9 @@ from tests.fakes.token_usage import (
     serialized_prompt,
 )
 
-__all__ = [
-    "Body",
-    "FakeOpenAI",
-    "Matcher",
-    "RecordedRequest",
-    "SchemaFaker",
-    "estimate_tokens",
-    "last_text",
-    "matches",
-    "message_text",
-    "request_schema",
-    "schema_in_text",
-]
+__all__ = ["Body", "FakeOpenAI", "Matcher", "RecordedRequest", "ReplySource", "SchemaFaker",
+           "estimate_tokens", "last_text", "matches", "message_text", "request_schema",
+           "schema_in_text"]
 
 DEFAULT_INVALID_CONTENT = "Sure! Here is what I think: the proposal is sound, mostly."
 DEFAULT_REFUSAL = "I'm sorry, but I can't help with that."
@@ -275,7 +267,7 @@ class FakeOpenAI:
         try:
             body = await request.json()
         except json.JSONDecodeError:
-            return _error_response(400, "the request body is not JSON", "invalid_json")
+            return error_response(400, "the request body is not JSON", "invalid_json")
         headers = request.headers
         record = RecordedRequest(
             body=body,
@@ -304,7 +296,7 @@ class FakeOpenAI:
 
     async def _respond(self, request: web.Request, record: RecordedRequest) -> web.StreamResponse:
         body = record.body
-        hang = _first(self._hangs, body)
+        hang = first_rule(self._hangs, body)
         if hang is not None:
             record.outcome = "hung"  # stays so if the client gives up and the server stops
             with contextlib.suppress(TimeoutError):
@@ -316,13 +308,13 @@ class FakeOpenAI:
         if rejection is not None:
             record.outcome = f"rejected {rejection.status}"
             return web.json_response(rejection.body, status=rejection.status)
-        fault = _first(self._faults, body)
+        fault = first_rule(self._faults, body)
         if fault is not None and fault.kind == "fail":
             record.outcome = f"fail {fault.status}"
-            return _error_response(fault.status, body=fault.body, headers=fault.headers)
+            return error_response(fault.status, body=fault.body, headers=fault.headers)
         if fault is not None and fault.kind == "reset":
             record.outcome = "reset"
-            return _reset(request)
+            return reset(request)
         if fault is not None and fault.kind == "content_filter":
             record.outcome = "content_filter"
             return self._completion(record, None, finish_reason="content_filter")
@@ -342,7 +334,7 @@ class FakeOpenAI:
 
     def _content_for(self, record: RecordedRequest) -> str:
         body = record.body
-        script = _first(self._scripts, body)
+        script = first_rule(self._scripts, body)
         if script is not None:
             reply = script.reply(body) if callable(script.reply) else script.reply
             return reply if isinstance(reply, str) else json.dumps(reply)
@@ -400,34 +392,18 @@ class FakeOpenAI:
     ) -> web.Response:
         body = record.body
         reasoning = provider_rules.reasoning_tokens(body, self.provider, self._rng(body, "think"))
-        visible = estimate_tokens(content or refusal or "")
-        cap = provider_rules.output_cap(body)
-        if cap is not None and content is not None and reasoning + visible > cap:
-            reasoning = min(reasoning, cap)
-            content = content[: (cap - reasoning) * 4]  # cut mid-way, mid-string for JSON
-            visible, finish_reason = cap - reasoning, "length"
-        count = self._count(body, reasoning + visible, reasoning)
+        output = Output.of(content, reasoning=reasoning, finish_reason=finish_reason,
+                           refusal=refusal).capped(provider_rules.output_cap(body))
+        count = self._count(body, output.completion_tokens, output.reasoning)
         record.usage = count.recorded()
         detailed = self.replies != "minimal"
-        message: Body = {"role": "assistant", "content": content, "refusal": refusal}
-        if detailed:
-            message["annotations"] = []
         model = str(body.get("model") or "fake")
-        reply: Body = {
-            "id": f"chatcmpl-fake-{next(self._ids)}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": provider_rules.served_model(model, self.provider) if detailed else model,
-            "choices": [
-                {"index": 0, "message": message, "finish_reason": finish_reason,
-                 "logprobs": None}
-            ],
-            "usage": count.wire(detailed=detailed, provider=self.provider),
-        }
-        if detailed:
-            reply["service_tier"] = "default"
-            reply["system_fingerprint"] = "fp_f4k3d1a1ec"
-        return web.json_response(reply)
+        return web.json_response(completion_body(
+            number=next(self._ids),
+            model=provider_rules.served_model(model, self.provider) if detailed else model,
+            output=output, refusal=refusal, detailed=detailed,
+            usage=count.wire(detailed=detailed, provider=self.provider),
+        ))
 
     def _count(self, body: Body, completion: int, reasoning: int) -> TokenCount:
         """The usage the provider reports: "minimal" bills the messages' characters over four
@@ -437,37 +413,6 @@ class FakeOpenAI:
         prompt = prompt_tokens(body)
         cached = self._cache.read(str(body.get("model")), serialized_prompt(body), prompt)
         return TokenCount(prompt, completion, cached=cached, reasoning=reasoning)
-
-
-def _first(rules: list[Rule], body: Body) -> Rule | None:
-    return next((rule for rule in rules if rule.take(body)), None)
-
-
-def _error_response(
-    status: int,
-    message: str | None = None,
-    code: str | None = None,
-    *,
-    body: Body | None = None,
-    headers: dict[str, str] | None = None,
-) -> web.Response:
-    payload = body or {
-        "error": {
-            "message": message or f"fake error {status}",
-            "type": "fake_error",
-            "param": None,
-            "code": code or str(status),
-        }
-    }
-    return web.json_response(payload, status=status, headers=headers)
-
-
-def _reset(request: web.Request) -> web.StreamResponse:
-    """Drop the connection with no response at all (the client sees a reset/disconnect)."""
-    transport = request.transport
-    if transport is not None:
-        transport.abort()
-    raise web.HTTPServiceUnavailable  # never reaches the client: the transport is gone
 
 
 # --------------------------------------------------------------------------------------------
