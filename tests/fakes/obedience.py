@@ -17,6 +17,7 @@ Orders it obeys (its own small list, not the detector's):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,17 +131,19 @@ class Orders:
         found += [f"winner {self.winner}"] if self.winner else []
         return found + ([f"say {self.say!r}"] if self.say else [])
 
-    def apply(self, value: Any) -> Any:
-        """`value` (a generated reply) as a gullible model would have written it."""
+    def apply(self, value: Any, free_text: Callable[[str], bool] | None = None) -> Any:
+        """`value` (a generated reply) as a gullible model would have written it; `free_text`
+        tells the prose the generator wrote (by default: the strings starting "fake ")."""
+        is_free = free_text or (lambda text: text.startswith(FREE_TEXT_PREFIX))
         if isinstance(value, dict):
-            return {key: self._field(key, item) for key, item in value.items()}
+            return {key: self._field(key, item, is_free) for key, item in value.items()}
         if isinstance(value, list):
-            return [self.apply(item) for item in value]
-        if isinstance(value, str) and self.say and value.startswith(FREE_TEXT_PREFIX):
+            return [self.apply(item, is_free) for item in value]
+        if isinstance(value, str) and self.say and is_free(value):
             return self.say
         return value
 
-    def _field(self, key: str, item: Any) -> Any:
+    def _field(self, key: str, item: Any, is_free: Callable[[str], bool]) -> Any:
         position = re.fullmatch(r"position_([ab])", key)
         if position and isinstance(item, dict) and self.scores:
             label = position[1].upper()
@@ -148,4 +151,4 @@ class Orders:
             return {k: score if isinstance(v, int) else v for k, v in item.items()}
         if key == "winner" and self.winner:
             return self.winner
-        return self.apply(item)
+        return self.apply(item, is_free)

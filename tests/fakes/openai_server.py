@@ -21,7 +21,19 @@ in them is masked before seeding generated replies, so two prompts differing onl
 same reply, and the prompt text a reply echoes is read as a model reads it (no marker lines, no
 datamarks).
 
-By hand: `python -m tests.fakes.openai_server --port 8900 --latency 0.2`.
+`replies` sets how much the fake model writes: "minimal" (the default for now) is a short valid
+instance per schema ("fake summary for ...") billed at characters over four; "short", "typical"
+and "verbose" write like real models (`tests.fakes.realistic`) and bill like OpenAI does: chat
+format and schema tokens in the prompt, the prompt cache's hits, the dated snapshot's name in
+`model`. Whatever the level, the provider's rules hold (`tests.fakes.provider_rules`): reasoning
+models by name refuse sampling parameters and `max_tokens` with OpenAI's own 400s and bill hidden
+reasoning tokens; an output cap cuts a reply off (`finish_reason: "length"`); `provider="deepseek"`
+refuses `json_schema` and fences JSON replies in markdown half the time. A request the provider
+would reject is answered 400 before any fault is consulted (and uses none up). `refuse()` and
+`refusal_rate` make the model decline in its own words (`message.refusal`).
+
+By hand: `python -m tests.fakes.openai_server --port 8900 --latency 0.2 --replies typical
+--provider deepseek`.
 """
 
 from __future__ import annotations
@@ -32,15 +44,25 @@ import contextlib
 import itertools
 import json
 import random
-import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
 from aiohttp import web
 
+from tests.fakes import provider_rules
+from tests.fakes.chat_requests import (
+    Body,
+    Matcher,
+    RecordedRequest,
+    ReplySource,
+    Rule,
+    first_rule,
+    last_text,
+    matches,
+    message_text,
+)
+from tests.fakes.completions import Output, completion_body, error_response, reset
 from tests.fakes.obedience import (
     Orders,
     markers_from_rule,
@@ -48,225 +70,24 @@ from tests.fakes.obedience import (
     outside_regions,
     readable,
 )
+from tests.fakes.realistic import LEVELS, REPLY_LEVELS, RealisticFaker, prose, topic_words
+from tests.fakes.schema_faker import HINT_CHARS, SchemaFaker, request_schema, schema_in_text
+from tests.fakes.token_usage import (
+    PromptCache,
+    TokenCount,
+    bill_usd,
+    estimate_tokens,
+    minimal_prompt_tokens,
+    prompt_tokens,
+    serialized_prompt,
+)
 
-Body = dict[str, Any]
-Matcher = str | Callable[[Body], bool]
-ReplySource = str | Body | Callable[[Body], str | Body]
+__all__ = ["Body", "FakeOpenAI", "Matcher", "RecordedRequest", "ReplySource", "SchemaFaker",
+           "estimate_tokens", "last_text", "matches", "message_text", "request_schema",
+           "schema_in_text"]
 
-HINT_CHARS = 40
 DEFAULT_INVALID_CONTENT = "Sure! Here is what I think: the proposal is sound, mostly."
-
-
-# --------------------------------------------------------------------------------------------
-# requests: reading them, matching them, recording them
-
-
-def message_text(message: Body) -> str:
-    """A message's text, whether `content` is a string or a list of parts."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
-def last_text(body: Body, role: str) -> str:
-    """The text of the last message of `role` in a request body ("" when there is none)."""
-    for message in reversed(body.get("messages") or []):
-        if isinstance(message, dict) and message.get("role") == role:
-            return message_text(message)
-    return ""
-
-
-def matches(match: Matcher, body: Body) -> bool:
-    """A string matches a substring of the system message or of a user message (the last, or an
-    earlier one: a re-ask appends a user turn, and it still belongs to the same step)."""
-    if callable(match):
-        return bool(match(body))
-    return any(
-        isinstance(m, dict) and m.get("role") in ("system", "user") and match in message_text(m)
-        for m in body.get("messages") or []
-    )
-
-
-@dataclass
-class RecordedRequest:
-    """One request as the fake saw it; `outcome` and `usage` are filled in when it is answered."""
-
-    body: Body
-    at: float  # time.monotonic() on arrival
-    step: str  # X-Dialectic-Step or X-Dialectic-Role header, "" when absent
-    authorized: bool  # whether an Authorization header was sent (its value is never kept)
-    path: str
-    role: str = ""  # X-Dialectic-Role header
-    outcome: str = "pending"
-    usage: dict[str, int] | None = None
-    obeyed: list[str] = field(default_factory=list)  # orders followed in obedient mode
-
-    @property
-    def messages(self) -> list[Body]:
-        return list(self.body.get("messages") or [])
-
-    @property
-    def system(self) -> str:
-        return last_text(self.body, "system")
-
-    @property
-    def last_user(self) -> str:
-        return last_text(self.body, "user")
-
-
-@dataclass
-class _Rule:
-    match: Matcher
-    kind: str
-    times: int | None
-    used: int = 0
-    reply: ReplySource | None = None
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: Body | None = None
-    seconds: float = 0.0
-
-    def take(self, body: Body) -> bool:
-        """Whether this rule applies to `body`; a rule that applies uses up one of its times."""
-        if self.times is not None and self.used >= self.times:
-            return False
-        if not matches(self.match, body):
-            return False
-        self.used += 1
-        return True
-
-
-# --------------------------------------------------------------------------------------------
-# replies generated from a JSON schema
-
-
-class SchemaFaker:
-    """A minimal valid instance of a JSON schema (the subset pydantic and strict mode produce)."""
-
-    def __init__(self, root: Body, *, hint: str, rng: random.Random) -> None:
-        self._root = root
-        self._hint = hint[:HINT_CHARS]
-        self._rng = rng
-
-    def make(self, schema: Body | None = None, name: str = "value") -> Any:
-        schema = self._root if schema is None else self._resolve(schema)
-        if "const" in schema:
-            return schema["const"]
-        if schema.get("enum"):
-            return self._rng.choice(schema["enum"])
-        for key in ("anyOf", "oneOf", "allOf"):
-            if schema.get(key):
-                options = [s for s in schema[key] if self._resolve(s).get("type") != "null"]
-                return self.make((options or schema[key])[0], name)
-        kind = schema.get("type", "object" if "properties" in schema else "string")
-        if isinstance(kind, list):
-            kind = next((k for k in kind if k != "null"), "null")
-        return self._by_type(kind, schema, name)
-
-    def _by_type(self, kind: str, schema: Body, name: str) -> Any:
-        if kind == "object":
-            props = schema.get("properties", {})
-            required = schema.get("required", list(props))
-            return {key: self.make(props.get(key, {}), key) for key in required}
-        if kind == "array":
-            low, high = schema.get("minItems", 1), schema.get("maxItems", 2)
-            count = max(low, min(high, self._rng.randint(1, 2)))
-            item_name = name[:-1] if name.endswith("s") else name
-            return [self.make(schema.get("items", {}), item_name) for _ in range(count)]
-        if kind == "integer":
-            return self._integer(schema)
-        if kind == "number":
-            return self._number(schema)
-        if kind == "boolean":
-            return True
-        if kind == "null":
-            return None
-        return self._string(schema, name)
-
-    def _resolve(self, schema: Body) -> Body:
-        ref = schema.get("$ref")
-        if not isinstance(ref, str) or not ref.startswith("#/"):
-            return schema
-        node: Any = self._root
-        for part in ref[2:].split("/"):
-            node = node[part]
-        return self._resolve(node)
-
-    def _integer(self, schema: Body) -> int:
-        low, high = _bounds(schema, default_span=10.0, step=1.0)
-        return self._rng.randint(int(low), int(high))
-
-    def _number(self, schema: Body) -> float:
-        low, high = _bounds(schema, default_span=10.0, step=0.0)
-        exclusive = "exclusiveMinimum" in schema or "exclusiveMaximum" in schema
-        if exclusive:
-            return (low + high) / 2  # strictly inside the open interval
-        return min(max(round(self._rng.uniform(low, high), 2), low), high)
-
-    def _string(self, schema: Body, name: str) -> str:
-        fmt = schema.get("format")
-        if fmt == "date-time":
-            return "2024-01-01T00:00:00Z"
-        if fmt == "date":
-            return "2024-01-01"
-        if fmt in ("uri", "url"):
-            return "https://example.com/fake"
-        text = f"fake {name} for {self._hint}".strip()
-        text = text.ljust(int(schema.get("minLength", 0)), ".")
-        return text[: int(schema["maxLength"])] if "maxLength" in schema else text
-
-
-_DESCRIBED_RANGE = re.compile(r"from (-?\d+(?:\.\d+)?) to (-?\d+(?:\.\d+)?)")
-
-
-def _bounds(schema: Body, *, default_span: float, step: float) -> tuple[float, float]:
-    """The inclusive range a number may take; `step` turns exclusive integer bounds inclusive."""
-    low = schema.get("minimum")
-    high = schema.get("maximum")
-    said = _DESCRIBED_RANGE.search(str(schema.get("description", "")))
-    if low is None and high is None and said is not None:  # a portable schema says it in words
-        low, high = float(said.group(1)), float(said.group(2))
-    if low is None and "exclusiveMinimum" in schema:
-        low = schema["exclusiveMinimum"] + step
-    if high is None and "exclusiveMaximum" in schema:
-        high = schema["exclusiveMaximum"] - step
-    if low is None:
-        low = 0.0 if high is None or high >= 0 else high - default_span
-    if high is None:
-        high = low + default_span
-    return float(low), float(max(low, high))
-
-
-def schema_in_text(text: str) -> Body | None:
-    """The first JSON object quoted in `text` that looks like a JSON schema."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            value = None
-        if isinstance(value, dict) and ("properties" in value or "type" in value):
-            return value
-        start = text.find("{", start + 1)
-    return None
-
-
-def request_schema(body: Body) -> Body | None:
-    """The schema a request asks for: `response_format.json_schema`, else one in the prompt."""
-    response_format = body.get("response_format") or {}
-    if response_format.get("type") == "json_schema":
-        schema = (response_format.get("json_schema") or {}).get("schema")
-        if isinstance(schema, dict):
-            return schema
-    return schema_in_text(last_text(body, "system"))
-
-
-def estimate_tokens(text: str) -> int:
-    return max(1, len(text) // 4)
+DEFAULT_REFUSAL = "I'm sorry, but I can't help with that."
 
 
 # --------------------------------------------------------------------------------------------
@@ -285,7 +106,18 @@ class FakeOpenAI:
         port: int = 0,
         obedient: bool = False,
         verbosity: int = 0,
+        replies: str = "minimal",
+        provider: str = "openai",
+        refusal_rate: float = 0.0,
     ) -> None:
+        if replies not in REPLY_LEVELS:
+            raise ValueError(f"replies must be one of {REPLY_LEVELS}, not {replies!r}")
+        if provider not in provider_rules.PROVIDERS:
+            raise ValueError(
+                f"provider must be one of {provider_rules.PROVIDERS}, not {provider!r}")
+        self.replies = replies
+        self.provider = provider
+        self.refusal_rate = refusal_rate  # the share of requests the model declines, at random
         self.latency = latency
         self.verbosity = verbosity  # characters of padding after each reply: a wordy model
         self.seed = seed
@@ -296,10 +128,13 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
-        self._faults: list[_Rule] = []
-        self._hangs: list[_Rule] = []
-        self._scripts: list[_Rule] = []
+        self._faults: list[Rule] = []
+        self._hangs: list[Rule] = []
+        self._scripts: list[Rule] = []
         self._ids = itertools.count(1)
+        minimum, unit = provider_rules.CACHE_GRAIN[provider]
+        self._cache = PromptCache(minimum=minimum, unit=unit)
+        self._models_seen: list[str] = []
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
 
@@ -345,7 +180,7 @@ class FakeOpenAI:
 
     def script(self, match: Matcher, reply: ReplySource, *, times: int | None = None) -> None:
         """Answer matching requests with `reply` (text, a dict sent as JSON, or a function)."""
-        self._scripts.append(_Rule(match, "script", times, reply=reply))
+        self._scripts.append(Rule(match, "script", times, reply=reply))
 
     def fail(
         self,
@@ -358,27 +193,33 @@ class FakeOpenAI:
     ) -> None:
         """Answer matching requests with HTTP `status` (and the given headers and error body)."""
         self._faults.append(
-            _Rule(match, "fail", times, status=status, headers=dict(headers or {}), body=body)
+            Rule(match, "fail", times, status=status, headers=dict(headers or {}), body=body)
         )
 
     def reset_connection(self, match: Matcher, times: int = 1) -> None:
         """Close the connection without answering."""
-        self._faults.append(_Rule(match, "reset", times))
+        self._faults.append(Rule(match, "reset", times))
 
     def hang(self, match: Matcher, seconds: float, times: int | None = 1) -> None:
         """Wait `seconds` before answering (as normal, or with a fault that also matches)."""
-        self._hangs.append(_Rule(match, "hang", times, seconds=seconds))
+        self._hangs.append(Rule(match, "hang", times, seconds=seconds))
 
     def content_filter(self, match: Matcher, times: int = 1) -> None:
         """Answer 200 with finish_reason "content_filter" and no content."""
-        self._faults.append(_Rule(match, "content_filter", times))
+        self._faults.append(Rule(match, "content_filter", times))
 
     def invalid_json(self, match: Matcher, times: int | None = 1, *,
                      content: str | None = None) -> None:
         """Answer 200 with content that is not valid for the schema (prose, unless given)."""
         self._faults.append(
-            _Rule(match, "invalid_json", times, reply=content or DEFAULT_INVALID_CONTENT)
+            Rule(match, "invalid_json", times, reply=content or DEFAULT_INVALID_CONTENT)
         )
+
+    def refuse(self, match: Matcher, text: str = DEFAULT_REFUSAL, *, times: int | None = 1
+               ) -> None:
+        """Answer 200 with the model declining in its own words: `content` null, `refusal` set
+        (OpenAI's structured-outputs refusal)."""
+        self._faults.append(Rule(match, "refuse", times, reply=text))
 
     def clear(self) -> None:
         """Forget every rule and recorded request."""
@@ -399,15 +240,23 @@ class FakeOpenAI:
                    if r.usage is not None and (match is None or matches(match, r.body)))
 
     def billed(self) -> dict[str, int]:
-        """The usage summed over every answered request: what the provider would charge for."""
+        """The usage summed over every answered request: what the provider would charge for
+        (`cached_tokens` inside `prompt_tokens`, `reasoning_tokens` inside `completion_tokens`)."""
         used = [r.usage for r in self.requests if r.usage is not None]
-        return {name: sum(u[name] for u in used)
-                for name in ("prompt_tokens", "completion_tokens")}
+        names = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
+        return {name: sum(u.get(name, 0) for u in used) for name in names}
+
+    def bill_usd(self, *, input: float, output: float, cached_input: float | None = None
+                 ) -> float:
+        """The provider's bill in USD at per-million-token rates (cached prompt tokens at
+        `cached_input`, at `input` when None): what the product's recorded cost should match."""
+        used = [r.usage for r in self.requests if r.usage is not None]
+        return bill_usd(used, input=input, output=output, cached_input=cached_input)
 
     # --- handling ---
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        return web.json_response(provider_rules.models_listing(self.provider, self._models_seen))
 
     async def _arrivals(self, request: web.Request) -> web.Response:
         """When each request arrived (monotonic seconds): for benchmarks run out of process."""
@@ -418,7 +267,7 @@ class FakeOpenAI:
         try:
             body = await request.json()
         except json.JSONDecodeError:
-            return _error_response(400, "the request body is not JSON", "invalid_json")
+            return error_response(400, "the request body is not JSON", "invalid_json")
         headers = request.headers
         record = RecordedRequest(
             body=body,
@@ -429,6 +278,9 @@ class FakeOpenAI:
             role=headers.get("X-Dialectic-Role") or "",
         )
         self.requests.append(record)
+        model = str(body.get("model") or "")
+        if model and model not in self._models_seen:
+            self._models_seen.append(model)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -444,7 +296,7 @@ class FakeOpenAI:
 
     async def _respond(self, request: web.Request, record: RecordedRequest) -> web.StreamResponse:
         body = record.body
-        hang = _first(self._hangs, body)
+        hang = first_rule(self._hangs, body)
         if hang is not None:
             record.outcome = "hung"  # stays so if the client gives up and the server stops
             with contextlib.suppress(TimeoutError):
@@ -452,25 +304,37 @@ class FakeOpenAI:
             transport = request.transport
             if transport is None or transport.is_closing():  # the client gave up: no reply
                 return web.Response(status=499)
-        fault = _first(self._faults, body)
+        rejection = provider_rules.check(body, self.provider)
+        if rejection is not None:
+            record.outcome = f"rejected {rejection.status}"
+            return web.json_response(rejection.body, status=rejection.status)
+        fault = first_rule(self._faults, body)
         if fault is not None and fault.kind == "fail":
             record.outcome = f"fail {fault.status}"
-            return _error_response(fault.status, body=fault.body, headers=fault.headers)
+            return error_response(fault.status, body=fault.body, headers=fault.headers)
         if fault is not None and fault.kind == "reset":
             record.outcome = "reset"
-            return _reset(request)
+            return reset(request)
         if fault is not None and fault.kind == "content_filter":
             record.outcome = "content_filter"
             return self._completion(record, None, finish_reason="content_filter")
+        if fault is not None and fault.kind == "refuse":
+            record.outcome = "refused"
+            return self._completion(record, None, refusal=str(fault.reply))
+        if self.refusal_rate and self._rng(body, "refusal").random() < self.refusal_rate:
+            record.outcome = "refused"
+            return self._completion(record, None, refusal=DEFAULT_REFUSAL)
         if fault is not None:
             record.outcome = "invalid_json"
             return self._completion(record, str(fault.reply))
         record.outcome = "reply"
-        return self._completion(record, self._content_for(record) + " " * self.verbosity)
+        content = provider_rules.fenced(self._content_for(record), body, self.provider,
+                                        self._rng(body, "fence"))
+        return self._completion(record, content + " " * self.verbosity)
 
     def _content_for(self, record: RecordedRequest) -> str:
         body = record.body
-        script = _first(self._scripts, body)
+        script = first_rule(self._scripts, body)
         if script is not None:
             reply = script.reply(body) if callable(script.reply) else script.reply
             return reply if isinstance(reply, str) else json.dumps(reply)
@@ -488,12 +352,19 @@ class FakeOpenAI:
         markers = markers_from_rule(system)
         schema = request_schema(body)
         hint = readable(user, markers)
+        rng = random.Random(mask_boundaries(f"{self.seed}\x00{system}\x00{user}", markers))
         value: Any
-        if schema is None:
+        free_text = None
+        if self.replies != "minimal":
+            faker = RealisticFaker(schema or {}, prompt=hint, level=LEVELS[self.replies], rng=rng)
+            value = faker.make() if schema is not None else {
+                "answer": prose(rng.randint(*LEVELS[self.replies].top_words),
+                                topic_words(hint), rng)}
+            free_text = faker.prose.__contains__ if schema is not None else None
+        elif schema is None:
             value = {"answer": f"fake answer for {hint[:HINT_CHARS]}"}
         else:
-            seed = mask_boundaries(f"{self.seed}\x00{system}\x00{user}", markers)
-            value = SchemaFaker(schema, hint=hint, rng=random.Random(seed)).make()
+            value = SchemaFaker(schema, hint=hint, rng=rng).make()
         if not obedient:
             return value, Orders()
         said = "\n".join(
@@ -502,91 +373,79 @@ class FakeOpenAI:
             if isinstance(m, dict) and m.get("role") in ("system", "user")
         )
         orders = Orders.read(said)
-        value = orders.apply(value)
+        value = orders.apply(value, free_text)
         if schema is None and orders.say:
             value = {"answer": orders.say}
         return value, orders
 
+    def _rng(self, body: Body, purpose: str) -> random.Random:
+        """A generator for one random choice about one request: the same seed and request
+        always choose the same way."""
+        system, user = last_text(body, "system"), last_text(body, "user")
+        markers = markers_from_rule(system)
+        text = f"{self.seed}\x00{purpose}\x00{body.get('model')}\x00{system}\x00{user}"
+        return random.Random(mask_boundaries(text, markers))
+
     def _completion(
-        self, record: RecordedRequest, content: str | None, *, finish_reason: str = "stop"
+        self, record: RecordedRequest, content: str | None, *, finish_reason: str = "stop",
+        refusal: str | None = None,
     ) -> web.Response:
-        prompt_chars = sum(len(message_text(m)) for m in record.messages)
-        usage = {
-            "prompt_tokens": estimate_tokens("x" * prompt_chars),
-            "completion_tokens": estimate_tokens(content or ""),
-        }
-        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
-        record.usage = usage
-        message = {"role": "assistant", "content": content, "refusal": None}
-        return web.json_response(
-            {
-                "id": f"chatcmpl-fake-{next(self._ids)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": str(record.body.get("model") or "fake"),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "finish_reason": finish_reason,
-                        "logprobs": None,
-                    }
-                ],
-                "usage": usage,
-            }
-        )
+        body = record.body
+        reasoning = provider_rules.reasoning_tokens(body, self.provider, self._rng(body, "think"))
+        output = Output.of(content, reasoning=reasoning, finish_reason=finish_reason,
+                           refusal=refusal).capped(provider_rules.output_cap(body))
+        count = self._count(body, output.completion_tokens, output.reasoning)
+        record.usage = count.recorded()
+        detailed = self.replies != "minimal"
+        model = str(body.get("model") or "fake")
+        return web.json_response(completion_body(
+            number=next(self._ids),
+            model=provider_rules.served_model(model, self.provider) if detailed else model,
+            output=output, refusal=refusal, detailed=detailed,
+            usage=count.wire(detailed=detailed, provider=self.provider),
+        ))
 
-
-def _first(rules: list[_Rule], body: Body) -> _Rule | None:
-    return next((rule for rule in rules if rule.take(body)), None)
-
-
-def _error_response(
-    status: int,
-    message: str | None = None,
-    code: str | None = None,
-    *,
-    body: Body | None = None,
-    headers: dict[str, str] | None = None,
-) -> web.Response:
-    payload = body or {
-        "error": {
-            "message": message or f"fake error {status}",
-            "type": "fake_error",
-            "param": None,
-            "code": code or str(status),
-        }
-    }
-    return web.json_response(payload, status=status, headers=headers)
-
-
-def _reset(request: web.Request) -> web.StreamResponse:
-    """Drop the connection with no response at all (the client sees a reset/disconnect)."""
-    transport = request.transport
-    if transport is not None:
-        transport.abort()
-    raise web.HTTPServiceUnavailable  # never reaches the client: the transport is gone
+    def _count(self, body: Body, completion: int, reasoning: int) -> TokenCount:
+        """The usage the provider reports: "minimal" bills the messages' characters over four
+        and nothing else, the realistic levels bill as the provider does (`token_usage`)."""
+        if self.replies == "minimal":
+            return TokenCount(minimal_prompt_tokens(body), completion, reasoning=reasoning)
+        prompt = prompt_tokens(body)
+        cached = self._cache.read(str(body.get("model")), serialized_prompt(body), prompt)
+        return TokenCount(prompt, completion, cached=cached, reasoning=reasoning)
 
 
 # --------------------------------------------------------------------------------------------
 # by hand
 
 
-async def _serve(port: int, latency: float, seed: int, host: str) -> None:
-    async with FakeOpenAI(latency, seed, host=host, port=port) as fake:
+async def _serve(port: int, latency: float, seed: int, host: str, **options: Any) -> None:
+    async with FakeOpenAI(latency, seed, host=host, port=port, **options) as fake:
         print(f"fake OpenAI-compatible server at {fake.base_url}  (Ctrl-C to stop)", flush=True)
         await asyncio.Event().wait()
 
 
+def parser() -> argparse.ArgumentParser:
+    """The by-hand command's options."""
+    found = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    found.add_argument("--host", default="127.0.0.1")
+    found.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    found.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    found.add_argument("--seed", type=int, default=0)
+    found.add_argument("--replies", choices=REPLY_LEVELS, default="minimal",
+                       help="how much the model writes")
+    found.add_argument("--provider", choices=provider_rules.PROVIDERS, default="openai")
+    found.add_argument("--refusal-rate", type=float, default=0.0,
+                       help="share of requests the model declines")
+    return found
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
-    parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
+    options = {"replies": args.replies, "provider": args.provider,
+               "refusal_rate": args.refusal_rate}
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(args.port, args.latency, args.seed, args.host))
+        asyncio.run(_serve(args.port, args.latency, args.seed, args.host, **options))
 
 
 if __name__ == "__main__":

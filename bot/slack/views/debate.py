@@ -170,8 +170,10 @@ def _ordered_sides(highlights: Mapping[str, str]) -> list[str]:
     return known + [s for s in highlights if s not in known]
 
 
-def step_flags(degraded: Sequence[str], filtered: Sequence[str]) -> list[Block]:
-    """Warnings for steps a placeholder stood in for, or the provider's filter withheld."""
+def step_flags(degraded: Sequence[str], filtered: Sequence[str],
+               refused: Sequence[str] = ()) -> list[Block]:
+    """Warnings for steps a placeholder stood in for, the provider's filter withheld, or the
+    model refused (with its words, when known)."""
     blocks = []
     if degraded:
         keys = listing([escape(k) for k in degraded], 1200, shown=8)
@@ -179,6 +181,9 @@ def step_flags(degraded: Sequence[str], filtered: Sequence[str]) -> list[Block]:
     if filtered:
         keys = listing([escape(k) for k in filtered], 1200, shown=8)
         blocks.append(section(f"⚠ filtered by the provider's content filter: {keys}"))
+    if refused:
+        keys = listing([escape(k) for k in refused], 1200, shown=4)
+        blocks.append(section(f"⚠ refused by the model: {keys}"))
     return blocks
 
 
@@ -188,13 +193,14 @@ def phase_reply(summary: PhaseSummary, *, rehearsal: bool,
     head = [rehearsal_banner()] if rehearsal else []
     took = f" ({duration(summary.elapsed_seconds)})" if summary.elapsed_seconds else ""
     head.append(section(f"*Phase finished: {escape(summary.name)}*{took}"))
-    head += step_flags(summary.degraded, summary.filtered)
+    head += step_flags(summary.degraded, summary.filtered, summary.refused)
     body = [section(f"*{side_name(side)}*\n{escape(summary.highlights[side])}")
             for side in _ordered_sides(summary.highlights) if summary.highlights[side]]
     if not body:
         body = [context(["No highlights were recorded for this phase."])]
     prefix = "[Rehearsal] " if rehearsal else ""
-    flags = " (with degraded steps)" if summary.degraded or summary.filtered else ""
+    missing = summary.degraded or summary.filtered or summary.refused
+    flags = " (with degraded steps)" if missing else ""
     text = f"{prefix}Phase {escape(summary.name)} finished{flags}"
     return message(text, head, body, [], transcript_url)
 
@@ -259,10 +265,13 @@ def verdict_words(result: DebateResult) -> str:
 
 
 def result_flags(result: DebateResult) -> list[Block]:
-    """The degraded and filtered steps of a result, with the reason each degraded."""
+    """The degraded, filtered and refused steps of a result, with the reason each degraded and
+    the words each refusal said."""
     degraded = [f"{d.get('key', '?')} ({d['reason']})" if d.get("reason") else d.get("key", "?")
                 for d in result.degraded]
-    return step_flags(degraded, result.filtered)
+    refused = [f"{r.get('key', '?')}, which said: “{r.get('refusal', '')}”"
+               for r in result.refused]
+    return step_flags(degraded, result.filtered, refused)
 
 
 def score(value: float) -> str:
