@@ -25,7 +25,7 @@ import tomllib
 import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
@@ -104,8 +104,14 @@ def _kind(annotation: Any) -> str:
     if origin in (tuple, list, set, frozenset):
         return "list" if all(a in (str, int, float) for a in args) else "json"
     if origin is dict:
-        return "pairs" if all(a is str for a in args) else "json"
+        return "pairs" if all(a is str or _words(a) for a in args) else "json"
     return "scalar"
+
+
+def _words(annotation: Any) -> bool:
+    """A Literal of strings (a reasoning effort): written as a word, like a str."""
+    return get_origin(annotation) is Literal and all(isinstance(a, str)
+                                                     for a in get_args(annotation))
 
 
 def parse_env_value(variable: str, raw: str, annotation: Any) -> Any:

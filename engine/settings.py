@@ -124,7 +124,7 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 
 #: reasoning models think at "low" effort unless told otherwise: a debate's arguments are not
 #: olympiad problems, and the hidden tokens are billed as output
-DEFAULT_EFFORT: dict[str, ReasoningEffort] = {"*": "low"}
+DEFAULT_EFFORT: ReasoningEffort = "low"
 
 
 class EngineSettings(BaseModel):
@@ -141,15 +141,15 @@ class EngineSettings(BaseModel):
     # None: each model's profile decides (engine/profiles.py); set it to force a mode for a
     # provider whose refusal of the richer one is not a 400 the gateway can learn from
     output_mode: OutputMode | None = None
-    default_model: str = Field(default="gpt-4o-mini", min_length=1)
+    default_model: str = Field(default="gpt-5-mini", min_length=1)  # README says why
     models: dict[str, str] = Field(default_factory=dict)  # role -> model (pro, con, judge, ...)
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
     default_price: ModelPrice = ModelPrice(input=2.50, output=10.00)
     temperature: float | None = Field(default=0.7, ge=0, le=2)  # models that take one
-    # reasoning models' effort per role (keys as `models`: a role, a family, or "*" for all);
-    # a plain string applies to every role. Ignored by models that do not reason.
-    reasoning_effort: dict[str, ReasoningEffort] = Field(default_factory=lambda: dict(
-        DEFAULT_EFFORT))
+    # reasoning models' effort: for every role, and per role or family (as `models`); models
+    # that do not reason are sent none. None: the model's own default.
+    reasoning_effort: ReasoningEffort | None = DEFAULT_EFFORT
+    reasoning_efforts: dict[str, ReasoningEffort] = Field(default_factory=dict)
 
     # --- time and retries ---
     call_timeout: float = Field(default=60.0, gt=0)
@@ -170,11 +170,6 @@ class EngineSettings(BaseModel):
     presets: dict[str, PresetSpec] = Field(default_factory=dict)
     default_rounds: int = Field(default=1, ge=0, le=MAX_ROUNDS)
     max_topic_chars: int = Field(default=MAX_TOPIC_CHARS, ge=10, le=100_000)
-
-    @field_validator("reasoning_effort", mode="before")
-    @classmethod
-    def _effort_for_all(cls, value: object) -> object:
-        return {"*": value} if isinstance(value, str) else value
 
     @field_validator("presets")
     @classmethod
@@ -204,10 +199,10 @@ class EngineSettings(BaseModel):
         return self.models.get(family, self.default_model)
 
     def effort_for(self, role: str) -> ReasoningEffort | None:
-        """The reasoning effort a role asks for: by role, by family, then "*" (None: the
-        model's own default)."""
-        efforts = self.reasoning_effort
-        return efforts.get(role) or efforts.get(role.split("/", 1)[0]) or efforts.get("*")
+        """The reasoning effort a role asks for: by role, by family, then for every role (None:
+        the model's own default)."""
+        efforts = self.reasoning_efforts
+        return efforts.get(role) or efforts.get(role.split("/", 1)[0]) or self.reasoning_effort
 
     def price_for(self, model: str) -> ModelPrice:
         return self.prices.get(model, self.default_price)
