@@ -205,7 +205,8 @@ class Forecast:
         """This call at its high size, with its real prompt."""
         call = self.calls.get(key)
         kind = step_kind(call.role, call.phase) if call else step_kind(role, phase)
-        return Usage(prompt_tokens=prompt_tokens, completion_tokens=self._size(model, kind).completion)
+        return Usage(prompt_tokens=prompt_tokens,
+                     completion_tokens=self._size(model, kind).completion)
 
     def is_judging(self, phase: str) -> bool:
         return phase in self.judging

@@ -29,7 +29,8 @@ from engine.vocabulary import Mode
 @pytest.mark.parametrize(("role", "phase", "kind"), [
     ("pro", "opening", "side:opening"), ("con", "rebuttal 2", "side:rebuttal"),
     ("judge", "judging", "judge:judging"), ("judge/risk", "judging", "judge:judging"),
-    ("panelist/ops", "reflection 1", "panelist:reflection"), ("critic", "critique 3", "critic:critique"),
+    ("panelist/ops", "reflection 1", "panelist:reflection"),
+    ("critic", "critique 3", "critic:critique"),
     ("synthesizer", "synthesis", "synthesizer:synthesis"),
 ])
 def test_step_kinds(role: str, phase: str, kind: str) -> None:
