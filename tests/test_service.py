@@ -114,7 +114,8 @@ async def test_over_budget_the_mode_is_downgraded_when_the_preset_allows(db: Dat
     svc = service(db, priced())
     consensus = await svc.estimate(DebateRequest(topic=TOPIC, mode="consensus"))
     structured = await svc.estimate(DebateRequest(topic=TOPIC, mode="structured"))
-    svc.settings = priced(daily_budget_usd=(consensus.usd + structured.usd) / 2).service
+    # what is held is the high end of the estimate
+    svc.settings = priced(daily_budget_usd=(consensus.usd_high + structured.usd_high) / 2).service
     sub = await svc.submit(DebateRequest(topic=TOPIC, mode="consensus"), origin=API)
     assert sub.downgraded_from == "consensus" and sub.record.mode == "structured"
     assert sub.record.downgraded_from == "consensus"
