@@ -1,15 +1,17 @@
-"""Cost arithmetic: price usage by the settings' table, total it per model, estimate a plan, and
-write money the one way every surface shows it."""
+"""Cost arithmetic: price usage by the settings' table, total it per model, estimate a plan (a
+range, typical to verbose, and the debate's ceiling; sizes from engine/sizing.py), and write money
+the one way every surface shows it."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
 from engine.settings import ModelPrice
+from engine.sizing import CEILING_MULTIPLE, SizeBook, ceiling
 
 PriceLookup = Callable[[str], ModelPrice]
 #: English runs near 4 characters a token; 3 keeps an estimate on the safe side of it.
@@ -59,36 +61,58 @@ def estimate(
     *,
     model_for: Callable[[str], str],
     price_for: PriceLookup,
-    token_scale: Mapping[str, float] | None = None,
+    sizes: SizeBook | None = None,
     rehearsal: bool = False,
     reused: frozenset[str] = frozenset(),
+    max_debate_usd: float | None = None,
 ) -> Estimate:
-    """Expected cost of a plan, each call priced with `model_for(call.key)`; `reused` step keys
-    cost nothing. `token_scale[role family]` (or `["*"]` for every role) corrects the plan's
-    token guesses with what recent debates used (actual / planned; 1.0 if unknown)."""
-    scale = token_scale or {}
-    prompt_total = completion_total = 0
-    usd = 0.0
+    """What a plan costs, each call priced with `model_for(call.key)` at the reply sizes recent
+    debates showed (`sizes`; the prior without): typical and high (verbose). `reused` step keys
+    cost nothing. The ceiling is what the debate may hold at most: `max_debate_usd`, or a
+    multiple of the high figure."""
+    book = sizes or SizeBook()
+    tokens = {"typical": Usage(), "high": Usage()}
+    usd = {"typical": 0.0, "high": 0.0}
     calls = [c for c in plan.calls if c.key not in reused]
     for call in calls:
-        factor = scale.get(call.role.split("/", 1)[0], scale.get("*", 1.0))
-        usage = Usage(
-            prompt_tokens=round(call.prompt_tokens * factor),
-            completion_tokens=round(call.completion_tokens * factor),
-        )
-        prompt_total += usage.prompt_tokens
-        completion_total += usage.completion_tokens
-        usd += price(usage, price_for(model_for(call.key)))
+        model = model_for(call.key)
+        rate = price_for(model)
+        for which in ("typical", "high"):
+            usage = book.usage(call, model, which)
+            tokens[which] += usage
+            usd[which] += price(usage, rate)
+    high = round(usd["high"], 6)
     return Estimate(
         mode=plan.mode,
         calls=len(calls),
         depth=plan.depth,
-        prompt_tokens=prompt_total,
-        completion_tokens=completion_total,
-        usd=round(usd, 6),
+        prompt_tokens=tokens["typical"].prompt_tokens,
+        completion_tokens=tokens["typical"].completion_tokens,
+        completion_tokens_high=tokens["high"].completion_tokens,
+        usd=round(usd["typical"], 6),
+        usd_high=high,
+        ceiling_usd=round(ceiling(high, max_debate_usd), 6),
+        ceiling_configured=max_debate_usd is not None,
         calls_per_role=plan.calls_per_role(),
         rehearsal=rehearsal,
     )
+
+
+def estimate_range(estimate: Estimate) -> str:
+    """The estimate as every surface shows it: "$0.05–$0.12" (typical to verbose replies)."""
+    places = usd_decimals(estimate.usd, estimate.usd_high)
+    low = usd(estimate.usd, decimals=places)
+    high = usd(estimate.usd_high, decimals=places, rounding="up")
+    return low if low == high else f"{low}–{high}"
+
+
+def ceiling_note(estimate: Estimate) -> str:
+    """Where the per-debate ceiling comes from, and how to change it."""
+    amount = usd(estimate.ceiling_usd, rounding="up")
+    if estimate.ceiling_configured:
+        return f"ceiling {amount} (DIALECTIC_MAX_DEBATE_USD)"
+    return (f"ceiling {amount} = {CEILING_MULTIPLE:g} × the high estimate; set "
+            "DIALECTIC_MAX_DEBATE_USD to change it")
 
 
 # --- money as text ----------------------------------------------------------------------------

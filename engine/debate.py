@@ -32,6 +32,7 @@ from engine.prompts import PROMPT_VERSION
 from engine.protocols import Outcome
 from engine.runner import DebateContext
 from engine.settings import EngineSettings
+from engine.sizing import SizeBook
 from engine.vocabulary import ROUTED_TO_HUMANS, ResultStatus, Routing, StepStatus
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
@@ -51,16 +52,19 @@ async def run_debate(
     clock: Callable[[], float] = time.monotonic,
     step_cache: StepCache | None = None,
     purse: Purse | None = None,
+    sizes: SizeBook | None = None,
 ) -> DebateResult:
     """Run (or resume) a debate. Never raises for the debate's own failures: the result says.
-    With a `purse`, no call starts that the debate's money does not cover (engine/spending.py):
-    the debate then ends incomplete, saying where its budget ran out."""
+    With a `purse`, no call starts unless the debate's money covers it and the rest of its plan
+    at the high reply sizes of `sizes` (engine/sizing.py; the prior without): the debate then
+    ends incomplete, saying where its budget ran out."""
     ctx = DebateContext(
         debate_id=debate_id, request=prepared.request, preset=prepared.preset,
         judges=prepared.judges, settings=settings, llm=llm, store=store, sink=sink,
         evidence=evidence or NoEvidence(), statistics=verdicts, clock=clock,
         judge_history=judge_history,
-        step_cache=step_cache, purse=purse, plan=prepared.plan,
+        step_cache=step_cache, purse=purse, plan=prepared.plan, sizes=sizes,
+        judging_phases=prepared.protocol.judging_phases,
     )
     await ctx.emit(EventKind.DEBATE_STARTED, topic=prepared.request.topic,
                    mode=prepared.protocol.mode, preset=prepared.preset.name,

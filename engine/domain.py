@@ -197,11 +197,15 @@ class Estimate(BaseModel):
     mode: Mode
     calls: int
     depth: int
-    prompt_tokens: int
-    completion_tokens: int
-    usd: float
+    prompt_tokens: int                 # typical
+    completion_tokens: int             # typical
+    usd: float                         # typical replies
     calls_per_role: dict[str, int]
     rehearsal: bool = False
+    completion_tokens_high: int = 0
+    usd_high: float = 0.0              # verbose replies (p90): what is held at submission
+    ceiling_usd: float = 0.0           # the most the debate may hold as it learns its size
+    ceiling_configured: bool = False   # DIALECTIC_MAX_DEBATE_USD set (else a multiple of high)
 
 
 class ConsensusSummary(BaseModel):

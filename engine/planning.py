@@ -8,7 +8,7 @@ provider client nor the statistics a judging phase computes (engine/debate.py ru
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from engine.cost import estimate
 from engine.domain import DebateRequest, Estimate, Plan
@@ -16,8 +16,9 @@ from engine.errors import InvalidRequest
 from engine.options import check_models
 from engine.presets import judges_for, resolve_preset
 from engine.protocols import DebateProtocol, PlanInput, get_protocol
-from engine.runner import step_model
+from engine.runner import plan_models
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
+from engine.sizing import SizeBook
 from engine.vocabulary import Mode
 
 
@@ -53,21 +54,17 @@ def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
 
 
 def estimate_for(settings: EngineSettings, prepared: Prepared,
-                 token_scale: dict[str, float] | None = None,
-                 reused: Iterable[str] = ()) -> Estimate:
-    """What the plan will cost: each call priced with the model it will really use (the
-    request's override, a judge's or panelist's own, the role's); `reused` calls (a replay's
-    unchanged steps) cost nothing."""
-    options = prepared.request.options
-    models = {c.key: step_model(settings, options, c.key, c.role, c.model)
-              for c in prepared.plan.calls}
-
-    def model_for(key: str) -> str:
-        return "rehearsal" if settings.is_rehearsal else models[key]
-
-    return estimate(prepared.plan, model_for=model_for, price_for=settings.price_for,
-                    token_scale=token_scale, rehearsal=settings.is_rehearsal,
-                    reused=frozenset(reused))
+                 sizes: SizeBook | None = None, reused: Iterable[str] = (), *,
+                 max_debate_usd: float | None = None) -> Estimate:
+    """What the plan will cost, typical to verbose (`sizes`: what recent debates' replies
+    were; the prior without): each call priced with the model it will really use (the request's
+    override, a judge's or panelist's own, the role's); `reused` calls (a replay's unchanged
+    steps) cost nothing. `max_debate_usd`: the operator's per-debate ceiling."""
+    models = plan_models(settings, prepared.request.options, prepared.plan)
+    sizes = replace(sizes or SizeBook(), effort_for=settings.effort_for)
+    return estimate(prepared.plan, model_for=models.__getitem__, price_for=settings.price_for,
+                    sizes=sizes, rehearsal=settings.is_rehearsal, reused=frozenset(reused),
+                    max_debate_usd=max_debate_usd)
 
 
 def check_request(settings: EngineSettings, request: DebateRequest) -> None:

@@ -20,7 +20,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -59,14 +59,13 @@ from engine.ports import (
     StepCache,
 )
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
+from engine.sizing import Forecast, SizeBook, output_cap
 from engine.spending import Spending
 from engine.spotlight import Spotlight
 from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
 
-#: A call's reply size when the plan does not name the step (tokens).
-DEFAULT_REPLY_TOKENS = 800
 BUDGET_EXHAUSTED = "not made: the debate's budget is exhausted"
 
 _phase: contextvars.ContextVar[tuple[str, float] | None] = contextvars.ContextVar(
@@ -118,6 +117,8 @@ class DebateContext:
         step_cache: StepCache | None = None,
         purse: Purse | None = None,
         plan: Plan | None = None,
+        sizes: SizeBook | None = None,
+        judging_phases: frozenset[str] = frozenset(),
     ) -> None:
         self.debate_id = debate_id
         self.request = request
@@ -139,7 +140,11 @@ class DebateContext:
         self.phases: list[PhaseSummary] = []
         self.evidence: list[Evidence] = []
         self.spending = Spending(purse)
-        self._reply_tokens = {c.key: c.completion_tokens for c in plan.calls} if plan else {}
+        plan = plan or Plan(mode=request.mode, calls=())
+        self.forecast = Forecast(plan, models=plan_models(settings, request.options, plan),
+                                 sizes=replace(sizes or SizeBook(), effort_for=settings.effort_for),
+                                 cost=self._forecast_cost,
+                                 judging=judging_phases)
         self.spotlight: Spotlight = spotlight_for(request, debate_id)
         self._findings: dict[Finding, None] = {}  # an ordered set
         self.flag(screen(of_request(request)))
@@ -245,8 +250,8 @@ class DebateContext:
             reason = "the phase ran out of time before this call started"
             return await self._degrade(key, role, phase_name, model, prompt, reason, Meter(),
                                        attempts=0)
-        predicted = self._predicted_cost(key, model, prompt, schema)
-        if not await self._admitted(predicted, phase_name):
+        predicted, reply_cap = self._predicted_cost(key, role, phase_name, model, prompt, schema)
+        if not await self._admitted(key, predicted, phase_name):
             return await self._degrade(key, role, phase_name, model, prompt, BUDGET_EXHAUSTED,
                                        Meter(), attempts=0)
         meter = Meter()
@@ -255,7 +260,7 @@ class DebateContext:
             temperature=self._temperature(temperature),
             timeout=min(self.settings.call_timeout, remaining),
             on_retry=self._retry_reporter(key), meter=meter, step=key,
-            reasoning_effort=self.settings.effort_for(role),
+            reasoning_effort=self.settings.effort_for(role), max_output_tokens=reply_cap,
         )
         started = self.clock()
         try:
@@ -290,6 +295,9 @@ class DebateContext:
             meter = spec.meter or Meter()
             billed = (self._cost(reply.usage, reply.model) if reply is not None
                       else self._cost(meter.usage, meter.model or spec.model))
+            if reply is not None:  # what this debate's replies are like predicts its rest
+                self.forecast.observe(spec.step, spec.model, spec.role, "", reply.usage,
+                                      reply.calls)
             await self.spending.settle(predicted, billed)
 
     async def _store_reply(self, key: str, role: str, phase: str, prompt: Prompt,
@@ -328,6 +336,7 @@ class DebateContext:
         record = await self.store.put(self.debate_id, record)
         self.records[key] = record
         self.reused += 1
+        self.forecast.start(key)
         await self.emit(EventKind.STEP_REUSED, key=key, role=role, phase=phase, cached=True)
         return StepOutcome(key, StepStatus.OK, value, record, reused=True)
 
@@ -341,6 +350,7 @@ class DebateContext:
     async def _reuse(self, stored: StepRecord, schema: type[T]) -> StepOutcome[T]:
         self.records[stored.key] = stored
         self.reused += 1
+        self.forecast.start(stored.key)
         await self.emit(EventKind.STEP_REUSED, key=stored.key, role=stored.role, phase=stored.phase)
         if stored.status in (StepStatus.FILTERED, StepStatus.REFUSED) or stored.output is None:
             return StepOutcome(stored.key, stored.status, None, stored, reused=True)
@@ -366,19 +376,28 @@ class DebateContext:
     def _cost(self, usage: Usage, model: str) -> float:
         return price(usage, self.settings.price_for(model))
 
-    def _predicted_cost(self, key: str, model: str, prompt: Prompt, schema: type[T]) -> float:
-        """What a call will cost, before it is made: its real prompt and the schema sent with
-        it (a conservative token bound), the plan's reply size, the model's price."""
-        usage = Usage(prompt_tokens=token_bound(prompt.system) + token_bound(prompt.user)
-                      + schema_tokens(schema),
-                      completion_tokens=self._reply_tokens.get(key, DEFAULT_REPLY_TOKENS))
+    def _forecast_cost(self, usage: Usage, model: str) -> float:
         return self._cost(usage, "rehearsal" if self.rehearsal else model)
 
-    async def _admitted(self, predicted: float, phase: str) -> bool:
-        """Whether the debate's money covers the call; the first refusal is reported once."""
+    def _predicted_cost(self, key: str, role: str, phase: str, model: str, prompt: Prompt,
+                        schema: type[T]) -> tuple[float, int]:
+        """What a call may cost, before it is made (its real prompt and the schema sent with it,
+        a conservative token bound; its kind's high reply size, engine/sizing.py), and the
+        output cap it is sent with."""
+        prompt_tokens = (token_bound(prompt.system) + token_bound(prompt.user)
+                         + schema_tokens(schema))
+        usage = self.forecast.call_usage(key, model, role, phase, prompt_tokens)
+        return self._forecast_cost(usage, model), output_cap(usage.completion_tokens)
+
+    async def _admitted(self, key: str, predicted: float, phase: str) -> bool:
+        """Whether the debate's money covers the call and the rest of its plan (judging
+        included); the first refusal is reported once."""
         after = self.phases[-1].name if self.phases else None
         first = self.spending.exhausted is None
-        if await self.spending.admit(predicted, phase=phase, after=after):
+        rest = self.forecast.rest_usd(key, phase)
+        self.forecast.start(key)
+        if await self.spending.admit(predicted, rest=rest, phase=phase, after=after,
+                                     judging=self.forecast.is_judging(phase)):
             return True
         if first and self.spending.exhausted is not None:
             await self.emit(EventKind.BUDGET_EXHAUSTED, phase=phase, after_phase=after,
@@ -434,6 +453,12 @@ def schema_tokens(schema: type[BaseModel]) -> int:
 
 
 _SCHEMA_TOKENS: dict[type[BaseModel], int] = {}
+
+
+def plan_models(settings: EngineSettings, options: DebateOptions, plan: Plan) -> dict[str, str]:
+    """The model each planned call will use ("rehearsal" for all on the rehearsal model)."""
+    return {c.key: "rehearsal" if settings.is_rehearsal
+            else step_model(settings, options, c.key, c.role, c.model) for c in plan.calls}
 
 
 def step_model(settings: EngineSettings, options: DebateOptions, key: str, role: str,

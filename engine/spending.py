@@ -1,14 +1,18 @@
-"""A debate's money as it runs: no call starts unless its predicted cost fits what the debate
-holds, so the day's cap holds for any input, however many debates run at once, anywhere.
+"""A debate's money as it runs: no call starts unless what the debate holds covers it AND the rest
+of its plan, judging included, so money is never spent on arguments that cannot be judged, and
+the day's cap holds for any input, however many debates run at once, anywhere.
 
-The service reserves an estimate for each debate in the day's budget before it is queued. While
-the debate runs, each call is predicted from its real prompt (a conservative token bound) and the
-plan's reply size, priced with the call's model. If the debate's hold cannot cover it, the purse
-is asked to top it up from the day's free budget, within a margin the operator configured; if it
-still cannot, the debate stops calling the provider and ends incomplete ("budget exhausted after
-phase X"). Each reply's real cost is charged as it arrives (so a crash loses none of it), turning
-held money into spent money. The day's committed money (holds + spend) therefore never passes the
-cap when a call starts; only what calls already in flight bill beyond their prediction can.
+The service holds the plan's high (verbose) estimate for each debate in the day's budget before
+it is queued. While the debate runs, each call is predicted from its real prompt (a conservative
+token bound) and its kind's high reply size, and the plan's calls not yet started at their high
+sizes (engine/sizing.py; the predictions stretch as the debate's own replies come in). If the
+hold cannot cover both, the purse is asked to top it up from the day's free budget, up to the
+debate's ceiling; if it still cannot, the debate stops calling the provider before the call and
+ends incomplete ("budget exhausted after phase X"); what was argued is still judged when the
+judging fits. Each reply's real cost is charged as it
+arrives (so a crash loses none of it), turning held money into spent money. The day's committed
+money (holds + spend) therefore never passes the cap when a call starts; only what calls already
+in flight bill beyond their prediction can (each bounded by its output cap).
 """
 
 from __future__ import annotations
@@ -47,24 +51,31 @@ class Spending:
         self.spent = 0.0          # billed in this run
         self.exhausted: Exhaustion | None = None
         self._started = False
+        self._made = False        # a call was admitted: there is something to judge
         self._lock = asyncio.Lock()
 
-    async def admit(self, predicted: float, *, phase: str, after: str | None) -> bool:
-        """May a call predicted to cost `predicted` start? Once one is refused, none is: the
-        debate has stopped calling the provider."""
+    async def admit(self, predicted: float, *, phase: str, after: str | None,
+                    rest: float = 0.0, judging: bool = False) -> bool:
+        """May a call predicted to cost `predicted` start, with `rest` (the plan's calls not yet
+        started) still covered after it? Only `predicted` is set aside for the call in flight.
+        Once an argument is refused, no argument is: the debate has stopped arguing, and only
+        its judging (`judging`) of what was argued may still run, if it fits."""
         if self.purse is None:
             return True
         async with self._lock:
-            if self.exhausted is None:
+            if self.exhausted is None or (judging and self._made):
                 if not self._started:
                     self.available, self._started = await self.purse.held(), True
-                short = self.pending + predicted - self.available
+                short = self.pending + predicted + rest - self.available
                 if short > _EPSILON:
                     self.available += await self.purse.top_up(short)
-                if self.pending + predicted - self.available <= _EPSILON:
+                if self.pending + predicted + rest - self.available <= _EPSILON:
                     self.pending += predicted
+                    self._made = True
                     return True
-                self.exhausted = Exhaustion(phase=phase, after=after)
+                if self.exhausted is None:
+                    self.exhausted = Exhaustion(phase=phase, after=after)
+            assert self.exhausted is not None
             self.exhausted.refused += 1
             return False
 

@@ -267,3 +267,12 @@ async def find_cached(
         .order_by(DebateRow.created_at.desc()).limit(1)
     )
     return to_record(row) if row is not None else None
+
+
+async def requests_of(session: AsyncSession, debate_ids: set[str]) -> dict[str, DebateRequest]:
+    """The requests of these debates, by id (one query, the request column only)."""
+    if not debate_ids:
+        return {}
+    rows = await session.execute(select(DebateRow.id, DebateRow.request)
+                                 .where(DebateRow.id.in_(debate_ids)))
+    return {row.id: DebateRequest.stored(row.request) for row in rows}

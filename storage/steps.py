@@ -14,6 +14,7 @@ from sqlalchemy import Row, Table, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import StepRecord, Usage
+from engine.sizing import Observed, step_kind
 from engine.vocabulary import StepStatus
 from storage.db import Database, ignoring_insert
 from storage.errors import NotFound
@@ -170,3 +171,19 @@ class DbCheckpointStore:
         else:
             self._put_while_loading.setdefault(debate_id, {})[stored.key] = stored
         return stored
+
+
+async def recent_usage(session: AsyncSession, *, limit: int) -> list[Observed]:
+    """What recent answered steps used per billed reply, newest first, at most `limit`: OK
+    steps that called the provider (not read from a cache), rehearsals left out. What the
+    service learns reply sizes from (engine/sizing.py)."""
+    rows = await session.execute(
+        select(_STEPS.c.debate_id, _STEPS.c.key, _STEPS.c.role, _STEPS.c.phase, _STEPS.c.model,
+               _STEPS.c.prompt_tokens, _STEPS.c.completion_tokens, _STEPS.c.calls)
+        .where(_STEPS.c.status == StepStatus.OK.value, _STEPS.c.rehearsal.is_(False),
+               _STEPS.c.calls > 0)
+        .order_by(_STEPS.c.id.desc()).limit(limit))
+    return [Observed(model=row.model, kind=step_kind(row.role, row.phase),
+                     prompt_tokens=row.prompt_tokens // row.calls,
+                     completion_tokens=row.completion_tokens // row.calls,
+                     debate_id=row.debate_id, key=row.key) for row in rows]

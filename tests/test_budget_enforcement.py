@@ -19,7 +19,7 @@ from sqlalchemy import text
 from bot.service.debates import DebateService
 from bot.settings import Settings
 from engine.cost import price
-from engine.debate import prepare, run_debate
+from engine.debate import estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, EventKind, Usage
 from engine.errors import BudgetExceeded
 from engine.gateway import OpenAIGateway
@@ -46,12 +46,16 @@ def _step_costs(fake: FakeOpenAI, rates: dict[str, ModelPrice]) -> list[float]:
             for r in fake.requests if r.usage is not None]
 
 
-async def test_a_run_stops_calling_once_its_money_is_spent() -> None:
+async def test_a_run_stops_arguing_before_what_it_could_not_get_judged() -> None:
+    """The purse covers the whole plan at the prior's verbose sizes, but the model runs wordier
+    still: once the openings show it, the rebuttals (and the verdict after them) no longer fit,
+    so no rebuttal is paid for; the verdict judges the openings."""
     async with FakeOpenAI(verbosity=6000) as fake:       # ~1,500 tokens a reply, not ~350
         settings = gateway_settings(fake.base_url, prices={"gpt-4o-mini": RATE})
         prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="simple", rounds=3))
+        limit = estimate_for(settings, prepared).usd_high * 1.05
         sink = MemoryEventSink()
-        purse = MemoryPurse(limit=0.02)
+        purse = MemoryPurse(limit=limit)
         gateway = OpenAIGateway(settings)
         try:
             result = await run_debate(prepared, debate_id="d1", settings=settings, llm=gateway,
@@ -60,13 +64,32 @@ async def test_a_run_stops_calling_once_its_money_is_spent() -> None:
             await gateway.aclose()
     costs = _step_costs(fake, {"gpt-4o-mini": RATE})
     assert result.status is ResultStatus.COMPLETED and not result.complete
-    assert result.missing[0].startswith("budget exhausted after phase ")
+    assert result.missing[0] == "budget exhausted after phase opening: 6 calls were not made"
     assert result.error == result.missing[0]
-    assert fake.answered() == result.cost.calls < len(prepared.plan.calls)
+    asked = sorted(r.step for r in fake.requests)
+    assert asked == ["simple/opening/con", "simple/opening/pro", "simple/verdict"]
+    assert fake.answered() == result.cost.calls == 3
+    assert result.verdict
     assert purse.charged == pytest.approx(result.cost.usd) == pytest.approx(sum(costs))
-    assert purse.charged <= 0.02 + max(costs) * 2  # both sides of a round may be in flight
+    assert purse.charged <= limit
     exhausted = [e for e in sink.events if e.kind is EventKind.BUDGET_EXHAUSTED]
     assert len(exhausted) == 1
+
+
+async def test_a_run_whose_plan_does_not_fit_makes_no_call() -> None:
+    async with FakeOpenAI() as fake:
+        settings = gateway_settings(fake.base_url, prices={"gpt-4o-mini": RATE})
+        prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="simple", rounds=1))
+        purse = MemoryPurse(limit=estimate_for(settings, prepared).usd_high * 0.9)
+        gateway = OpenAIGateway(settings)
+        try:
+            result = await run_debate(prepared, debate_id="d1", settings=settings, llm=gateway,
+                                      store=MemoryCheckpointStore(), sink=MemoryEventSink(),
+                                      purse=purse)
+        finally:
+            await gateway.aclose()
+    assert fake.requests == [] and purse.charged == 0
+    assert result.missing[0].startswith("budget exhausted in phase opening")
 
 
 async def test_a_top_up_lets_a_run_go_on_within_its_margin() -> None:

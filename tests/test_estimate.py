@@ -15,6 +15,7 @@ from engine.domain import DebateRequest, Usage
 from engine.gateway import OpenAIGateway
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.settings import EngineSettings, ModelPrice, PresetSpec
+from engine.sizing import SizeBook
 from engine.vocabulary import MAX_CONTEXT_CHARS, MAX_POLICY_CHARS, Mode
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
@@ -74,11 +75,10 @@ def test_each_call_is_priced_with_the_model_it_will_use() -> None:
     base = prepared(settings, mode="consensus")
     dear_judges = prepared(settings, mode="consensus", options={"role_models": {"judge": "dear"}})
     judge_calls = [c for c in dear_judges.plan.calls if c.role.startswith("judge")]
+    sizes = SizeBook()  # the prior: each model's own sizes (the same here, neither reasons)
     expected = estimate_for(settings, base).usd + sum(
-        price(Usage(prompt_tokens=c.prompt_tokens, completion_tokens=c.completion_tokens),
-              DEAR) - price(Usage(prompt_tokens=c.prompt_tokens,
-                                  completion_tokens=c.completion_tokens), CHEAP)
-        for c in judge_calls)
+        price(sizes.usage(c, "dear", "typical"), DEAR)
+        - price(sizes.usage(c, "gpt-4o-mini", "typical"), CHEAP) for c in judge_calls)
     assert estimate_for(settings, dear_judges).usd == pytest.approx(expected, rel=1e-4)
     assert estimate_for(settings, dear_judges).usd > 20 * estimate_for(settings, base).usd / 10
 
@@ -100,9 +100,10 @@ def test_a_replays_reused_steps_are_free_and_its_new_model_is_priced() -> None:
     free = estimate_for(settings, replay, reused=reused)
     assert free.calls == len(source.plan.calls) - len(reused)
     synthesis = next(c for c in replay.plan.calls if c.role == "synthesizer")
-    assert free.usd == pytest.approx(price(Usage(prompt_tokens=synthesis.prompt_tokens,
-                                                 completion_tokens=synthesis.completion_tokens),
-                                           DEAR), rel=1e-4)
+    assert free.usd == pytest.approx(price(SizeBook().usage(synthesis, "dear", "typical"), DEAR),
+                                     rel=1e-4)
+    assert free.usd_high == pytest.approx(price(SizeBook().usage(synthesis, "dear", "high"),
+                                                DEAR), rel=1e-4)
 
 
 @pytest.mark.parametrize("mode", list(Mode))

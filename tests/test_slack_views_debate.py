@@ -153,11 +153,13 @@ def test_hostile_text_appears_only_escaped() -> None:
 
 def test_debate_started() -> None:
     estimate = Estimate(mode="consensus", calls=14, depth=5, prompt_tokens=40_000,
-                        completion_tokens=9_000, usd=0.0812, calls_per_role={"judge": 3})
+                        completion_tokens=9_000, usd=0.0812, calls_per_role={"judge": 3},
+                        usd_high=0.2, ceiling_usd=0.8)
     message = D.debate_started(record_for(), estimate, TRANSCRIPT)
     assert_message_valid(message)
     text = text_of(message)
-    assert "~14 calls · ~$0.0812" in text and "*Judges*\\n3" in text and "<@U0REQUEST>" in text
+    assert "~14 calls · $0.08–$0.20 · ceiling $0.80 = 4 × the high estimate" in text
+    assert "*Judges*\\n3" in text and "<@U0REQUEST>" in text
     assert escape(HOSTILE) in text and escape(HOSTILE) in message.text
     assert B.REHEARSAL_NOTE not in text
 

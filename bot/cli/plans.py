@@ -25,7 +25,8 @@ def request_of(args: argparse.Namespace) -> DebateRequest:
 
 def estimate(ctx: CliContext, args: argparse.Namespace) -> int:
     settings = ctx.settings.engine
-    found = estimate_for(settings, prepare(settings, request_of(args)))
+    found = estimate_for(settings, prepare(settings, request_of(args)),
+                         max_debate_usd=ctx.settings.service.max_debate_usd)
     if args.json:
         print(found.model_dump_json(indent=2))
     else:

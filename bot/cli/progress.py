@@ -18,7 +18,7 @@ from rich.text import Text
 
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
-from engine.cost import usd
+from engine.cost import ceiling_note, estimate_range, usd
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ResultStatus
@@ -165,4 +165,6 @@ def print_estimate(console: Console, estimate: Estimate) -> None:
     _say(console, f"Mode {estimate.mode}: {estimate.calls} calls ({roles}), "
                   f"{estimate.depth} dependent rounds")
     _say(console, f"Tokens ~{estimate.prompt_tokens} prompt + ~{estimate.completion_tokens} "
-                  f"completion; estimated cost {usd(estimate.usd)}")
+                  f"completion (up to ~{estimate.completion_tokens_high} with verbose replies); "
+                  f"estimated cost {estimate_range(estimate)}")
+    _say(console, ceiling_note(estimate).capitalize())

@@ -12,7 +12,7 @@ from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_summary
 from bot.service.results import routed_by, status_words
-from engine.cost import usd
+from engine.cost import ceiling_note, estimate_range
 from engine.errors import InvalidRequest
 from storage import audit, debates
 from storage.db import Database
@@ -92,7 +92,8 @@ async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
         sub = await service.replay(args.debate_id, more_rounds=args.rounds,
                                    synthesizer=args.synthesizer, actor="cli")
         ctx.console.print(f"replay {sub.record.id} of {args.debate_id} queued "
-                          f"(estimate {usd(sub.estimate.usd)})", markup=False)
+                          f"(estimate {estimate_range(sub.estimate)}; "
+                          f"{ceiling_note(sub.estimate)})", markup=False)
         if not args.wait:
             ctx.console.print("a running `dialectic serve` or `dialectic worker` will run it")
             return EXIT_OK

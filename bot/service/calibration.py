@@ -1,18 +1,20 @@
-"""What recent debates teach the service: how their token use compared with the plans' guesses
-(estimates scale by it) and each judge's scoring habit (calibration reads each judge against it).
-Both are read from the finished debates, at most once a minute per process."""
+"""What recent debates teach the service: how long their steps' prompts and replies really ran,
+per model and step kind (estimates, holds and the run-time gate predict from it, engine/sizing.py),
+and each judge's scoring habit (calibration reads each judge against it). Both are read from
+storage, at most once a minute per process."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from engine.debate import prepare
 from engine.errors import InvalidRequest
 from engine.settings import EngineSettings
-from engine.vocabulary import ResultStatus
-from storage import debates
+from engine.sizing import Observed, SizeBook, learned_sizes
+from storage import debates, steps
 from storage.db import Database
 
 TTL_SECONDS = 60.0
@@ -24,50 +26,41 @@ class Calibration:
         self.engine = engine
         self.db = db
         self.clock = clock
-        self._scales: dict[str, tuple[datetime, dict[str, float]]] = {}
+        self._sizes: tuple[datetime, SizeBook] | None = None
         self._judges: tuple[datetime, dict[str, list[float]]] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
 
     def forget(self) -> None:
         """Read everything again on next use (tests; after an operator changes history)."""
-        self._scales.clear()
+        self._sizes = None
         self._judges = None
 
-    async def token_scale(self, mode: str) -> dict[str, float]:
-        """How recent debates of this mode compared with their plans' token guesses: the
-        ratio of reported to planned tokens over the last finished ones (1.0 when unknown),
-        clamped to [0.25, 4] so one odd debate cannot swing an estimate wildly."""
-        lock = self._locks.setdefault(f"scale:{mode}", asyncio.Lock())
-        async with lock:  # concurrent submissions wait for one computation, not 100 of them
-            cached = self._scales.get(mode)
-            now = self.clock()
-            if cached is not None and (now - cached[0]).total_seconds() < TTL_SECONDS:
-                return cached[1]
-            scale = await self._measure_scale(mode)
-            self._scales[mode] = (now, scale)
-            return scale
+    async def sizes(self) -> SizeBook:
+        """Reply and prompt sizes per model and step kind, learned from recent steps (the prior
+        where there are too few), computed at most once a minute per process."""
+        async with self._locks.setdefault("sizes", asyncio.Lock()):
+            now = self.clock()  # concurrent submissions wait for one computation, not 100
+            if self._sizes is not None and (now - self._sizes[0]).total_seconds() < TTL_SECONDS:
+                return self._sizes[1]
+            book = await learned_sizes(self)
+            self._sizes = (now, book)
+            return book
 
-    async def _measure_scale(self, mode: str) -> dict[str, float]:
+    async def recent_usage(self, limit: int) -> Sequence[Observed]:
+        """engine.sizing.UsageHistory: recent steps' usage, each with its plan's prompt size
+        (the debate's request planned again; a debate whose preset or model is gone has none)."""
         async with self.db.transaction(readonly=True) as session:
-            recent = await debates.list_recent(session, limit=200)
-        planned = actual = 0
-        for record in recent:
-            result = record.result
-            if record.mode != mode or result is None or result.status != ResultStatus.COMPLETED:
-                continue
-            if result.cost.reused_calls or result.rehearsal != self.engine.is_rehearsal:
-                continue  # resumed or replayed: its token count is not one whole run
+            seen = await steps.recent_usage(session, limit=limit)
+            requests = await debates.requests_of(session, {o.debate_id for o in seen})
+        planned: dict[str, dict[str, int]] = {}
+        for debate_id, request in requests.items():
             try:
-                plan = prepare(self.engine, record.request).plan
+                plan = prepare(self.engine, request).plan
             except InvalidRequest:
-                continue  # its preset or model is no longer configured
-
-            planned += sum(c.prompt_tokens + c.completion_tokens for c in plan.calls)
-            actual += result.cost.prompt_tokens + result.cost.completion_tokens
-            if planned > 200_000:
-                break
-        ratio = min(max(actual / planned, 0.25), 4.0) if planned and actual else 1.0
-        return {"*": ratio}
+                continue
+            planned[debate_id] = {c.key: c.prompt_tokens for c in plan.calls}
+        return [dataclasses.replace(o, planned_prompt_tokens=planned.get(o.debate_id, {})
+                                    .get(o.key)) for o in seen]
 
     async def judge_scores(self, debates_back: int = 50) -> dict[str, list[float]]:
         """Each judge's raw scores over recent debates, for calibration (a judge who always

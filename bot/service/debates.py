@@ -26,6 +26,7 @@ from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by
 from bot.service.settings import ServiceSettings
+from engine.cost import usd
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
@@ -36,6 +37,7 @@ from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.replay import ReplayStore, replay_request
 from engine.settings import EngineSettings
+from engine.sizing import ceiling
 from engine.vocabulary import Mode, ResultStatus, Routing
 from storage import audit, budget, caches, debates, evidence, panels, reviews, steps
 from storage.db import Database
@@ -115,9 +117,12 @@ class DebateService:
 
     # --- submitting ---
     async def estimate(self, request: DebateRequest) -> Estimate:
-        prepared = prepare(self.engine, request)
-        scale = await self.history.token_scale(prepared.plan.mode)
-        return estimate_for(self.engine, prepared, scale)
+        return await self._estimate(prepare(self.engine, request))
+
+    async def _estimate(self, prepared: Prepared, reused: tuple[str, ...] = ()) -> Estimate:
+        """Typical to verbose, at the reply sizes recent debates showed, with the ceiling."""
+        return estimate_for(self.engine, prepared, await self.history.sizes(), reused,
+                            max_debate_usd=self.settings.max_debate_usd)
 
     async def submit(self, request: DebateRequest, *, origin: Origin,
                      idempotency_key: str | None = None, parent_id: str | None = None,
@@ -134,7 +139,7 @@ class DebateService:
         if not request.no_cache and parent_id is None:
             hit = await self._cached(prepared)
             if hit is not None:
-                return Submission(hit, estimate_for(self.engine, prepared), cached=True)
+                return Submission(hit, await self._estimate(prepared), cached=True)
         try:
             return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id,
                                                  reused_steps)
@@ -147,7 +152,7 @@ class DebateService:
                 raise KeyReused(f"the idempotency key {idempotency_key!r} belongs to debate "
                                 f"{existing.id}, submitted with a different request; use a new "
                                 "key for a new debate", existing_id=existing.id) from None
-            return Submission(existing, estimate_for(self.engine, prepared), duplicate=True)
+            return Submission(existing, await self._estimate(prepared), duplicate=True)
 
     async def _cached(self, prepared: Prepared) -> DebateRecord | None:
         if self.settings.cache_ttl_seconds <= 0:
@@ -163,9 +168,9 @@ class DebateService:
         asked = prepared.request.mode
         day = budget_day(self.clock())
         while True:
-            scale = await self.history.token_scale(prepared.plan.mode)
-            estimate = estimate_for(self.engine, prepared, scale, reused=reused_steps)
+            estimate = await self._estimate(prepared, reused_steps)
             try:
+                _within_ceiling(estimate)
                 record = await self._queue(prepared, estimate, origin, idempotency_key,
                                            parent_id, reused_steps, downgraded_from=None if
                                            prepared.request.mode == asked else asked, day=day)
@@ -191,12 +196,12 @@ class DebateService:
             id=uuid.uuid4().hex[:16], request=prepared.request, mode=prepared.request.mode,
             preset=prepared.preset.name, status=DebateStatus.QUEUED, origin=origin,
             requested_by=prepared.request.requested_by, estimate_usd=estimate.usd,
-            reserved_usd=estimate.usd, parent_id=parent_id, reused_steps=reused_steps,
+            reserved_usd=estimate.usd_high, parent_id=parent_id, reused_steps=reused_steps,
             downgraded_from=downgraded_from, created_at=now, updated_at=now,
         )
         async with self.db.transaction() as session:
             await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
-                                 amount_usd=estimate.usd, debate_id=record.id,
+                                 amount_usd=estimate.usd_high, debate_id=record.id,
                                  alert_fraction=self.settings.budget_alert_fraction)
             key = debates.topic_key(prepared.request, prepared.preset.name)
             record = await debates.create(session, record=record, topic_key=key,
@@ -269,24 +274,19 @@ class DebateService:
             store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
         purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
                         cap_usd=self.settings.daily_budget_usd,
-                        margin_usd=self._margin(record, prepared), clock=self.clock)
+                        room_usd=self._ceiling(record) - record.reserved_usd, clock=self.clock)
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
             step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
-            purse=purse,
+            purse=purse, sizes=await self.history.sizes(),
         )
         return await self.finish(record.id, result, actor=worker_id)
 
-    def _margin(self, record: DebateRecord, prepared: Prepared) -> float:
-        """What a run may draw beyond its reservation while the day has room. The reservation
-        is the estimate calibrated by recent debates, and may be far below the plan's own
-        figure; the run-time gate predicts each call from the plan and the real prompt, so the
-        margin is counted from the larger of the two (else a debate stops, "budget exhausted",
-        with most of its reservation unspent)."""
-        planned = estimate_for(self.engine, prepared, reused=record.reused_steps).usd
-        fraction = self.settings.budget_margin_fraction
-        return max(planned, record.reserved_usd) * (1 + fraction) - record.reserved_usd
+    def _ceiling(self, record: DebateRecord) -> float:
+        """The most the debate may hold: the operator's ceiling, or a multiple of its hold at
+        submission (its high estimate)."""
+        return ceiling(record.reserved_usd, self.settings.max_debate_usd)
 
     async def give_up(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
         """A debate whose runs keep dying (it crashed its worker every time) fails, saying so."""
@@ -386,12 +386,23 @@ class DebateService:
             if record.status not in (DebateStatus.FAILED, DebateStatus.TIMED_OUT):
                 raise InvalidRequest(f"only failed or timed-out debates can be retried; this one "
                                      f"is {record.status.value}")
-            remaining = max(record.estimate_usd - record.cost_usd, 0.0)
+            remaining = max(record.reserved_usd - record.cost_usd, 0.0)
             await budget.reserve(session, day=budget_day(self.clock()),
                                  cap_usd=self.settings.daily_budget_usd, amount_usd=remaining,
                                  debate_id=record.id)
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
                                             actor=actor, reason="retry", error="", attempts=0)
+
+def _within_ceiling(estimate: Estimate) -> None:
+    """A debate whose whole plan at verbose sizes does not fit the operator's per-debate ceiling
+    is refused (or downgraded) like one the day has no room for."""
+    if estimate.ceiling_configured and estimate.usd_high > estimate.ceiling_usd + 1e-9:
+        raise BudgetExceeded(
+            f"this debate may cost up to {usd(estimate.usd_high, rounding='up')} with verbose "
+            f"replies, above the per-debate ceiling of {usd(estimate.ceiling_usd)} "
+            "(DIALECTIC_MAX_DEBATE_USD)", estimate_usd=estimate.usd_high,
+            remaining_usd=estimate.ceiling_usd)
+
 
 def _flagged_result(result: DebateResult, flags: list[Finding]) -> DebateResult:
     """The result carrying every finding of its debate (some, such as evidence that came after

@@ -3,10 +3,14 @@ the service is reached (its public URL, and the token that protects it and signs
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
+from engine.sizing import CEILING_MULTIPLE
+
+log = logging.getLogger("dialectic.settings")
 
 class ServiceSettings(BaseModel):
     """Budget, caches, workers, reviewers, links. Frozen: built once at the top, passed down."""
@@ -16,10 +20,12 @@ class ServiceSettings(BaseModel):
     # --- money ---
     daily_budget_usd: float = Field(default=10.0, ge=0)
     budget_alert_fraction: float = Field(default=0.8, gt=0, le=1)
-    # How far past its reservation a running debate may spend, as a fraction of it (or of its
-    # plan's uncalibrated cost, when history made the reservation smaller), taken from the
-    # day's free budget; past that (or with the day full) it stops, incomplete.
-    budget_margin_fraction: float = Field(default=0.25, ge=0, le=10)
+    # The most one debate may hold: it is admitted holding its high estimate, and its hold may
+    # grow from the day's free budget as it learns its real size, up to this. Unset: a multiple
+    # of its high estimate (engine/sizing.py CEILING_MULTIPLE).
+    max_debate_usd: float | None = Field(default=None, gt=0)
+    # No longer used (the ceiling above replaced it); accepted so old configurations still load.
+    budget_margin_fraction: float | None = Field(default=None, ge=0, le=10)
 
     # --- caches ---
     cache_ttl_seconds: int = Field(default=3600, ge=0)
@@ -58,6 +64,15 @@ class ServiceSettings(BaseModel):
         if value is not None and not value.get_secret_value().strip():
             raise ValueError("is empty: set a long random token, or remove the variable to "
                              "serve on loopback only")
+        return value
+
+    @field_validator("budget_margin_fraction")
+    @classmethod
+    def _deprecated_margin(cls, value: float | None) -> float | None:
+        if value is not None:
+            log.warning("budget_margin_fraction (DIALECTIC_BUDGET_MARGIN_FRACTION) is no longer "
+                        "used: a debate's hold grows up to its ceiling, DIALECTIC_MAX_DEBATE_USD "
+                        "(unset: %g x its high estimate); remove the setting", CEILING_MULTIPLE)
         return value
 
     @field_validator("log_level")

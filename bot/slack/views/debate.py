@@ -45,6 +45,7 @@ from bot.slack.views.common import (
     side_name,
     usd,
 )
+from engine.cost import ceiling_note, estimate_range
 from engine.domain import (
     ConsensusSummary,
     DebateResult,
@@ -80,7 +81,8 @@ def _started_fields(record: DebateRecord, estimate: Estimate | None) -> list[tup
     judges = str(record.request.judges) if record.request.judges else "preset default"
     cost = "n/a"
     if estimate is not None:
-        cost = f"~{estimate.calls} calls · ~{usd(estimate.usd)}"
+        cost = (f"~{estimate.calls} calls · {estimate_range(estimate)} · "
+                f"{ceiling_note(estimate)}")
     pairs = [("Mode", mode), ("Preset", escape(record.preset)), ("Judges", judges),
              ("Estimate", cost)]
     if record.requested_by:

@@ -13,6 +13,7 @@ from bot.slack.mrkdwn import channel, chunk, escape, truncate
 from bot.slack.views import common as B
 from bot.slack.views.common import note as _note
 from bot.slack.views.review import decision_line
+from engine.cost import ceiling_note, estimate_range
 from engine.domain import DebateResult, Estimate
 from storage.records import Review
 
@@ -40,7 +41,8 @@ def starting(topic: str, estimate: Estimate, *, rehearsal: bool) -> B.Message:
     """The slash command's immediate ack: what starts and roughly what it costs."""
     mark = " (rehearsal: placeholder model, no cost)" if rehearsal else ""
     return _note(f"⏳ Starting a *{escape(estimate.mode)}* debate{mark}: *{_topic(topic)}*\n"
-                 f"Estimate: ~{estimate.calls} calls, ~{B.usd(estimate.usd)}. "
+                 f"Estimate: ~{estimate.calls} calls, {estimate_range(estimate)} "
+                 f"({ceiling_note(estimate)}). "
                  "Follow it in the thread I am opening in this channel.")
 
 
@@ -49,8 +51,9 @@ def estimate_reply(topic: str, estimate: Estimate) -> B.Message:
     tokens = estimate.prompt_tokens + estimate.completion_tokens
     pairs = [("Mode", escape(estimate.mode)), ("Calls", str(estimate.calls)),
              ("Dependent rounds", str(estimate.depth)), ("Tokens (estimate)", f"{tokens:,}"),
-             ("Cost (estimate)", B.usd(estimate.usd))]
-    text = f"Estimate for: {_topic(topic)} — ~{B.usd(estimate.usd)}"
+             ("Cost (typical–verbose)", estimate_range(estimate)),
+             ("Ceiling", ceiling_note(estimate))]
+    text = f"Estimate for: {_topic(topic)} — {estimate_range(estimate)}"
     head = [B.section(f"*Estimate* for *{_topic(topic)}* (nothing was started)"),
             B.fields(pairs)]
     if estimate.rehearsal:
