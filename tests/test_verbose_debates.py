@@ -122,9 +122,10 @@ async def test_the_ceiling_from_the_environment_holds(db: Database,
 
 
 async def test_estimates_learn_from_wordy_debates(db: Database) -> None:
+    """A chat model (a reasoning model's prior already counts thousands of hidden tokens)."""
     request = DebateRequest(topic=TOPIC, mode="structured", no_cache=True)
     async with FakeOpenAI(verbosity=4800) as fake:
-        svc = service(db, _settings(fake.base_url))
+        svc = service(db, _settings(fake.base_url, default_model="gpt-4o-mini"))
         cold = await svc.estimate(request)
         async with running_worker(svc):
             for i in range(3):
