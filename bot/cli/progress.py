@@ -26,6 +26,9 @@ from engine.vocabulary import ResultStatus
 REHEARSAL_NOTE = "REHEARSAL — offline placeholder model: not a real debate. Set OPENAI_API_KEY."
 TITLE_TOPIC_MAX = 60
 NOTES_SHOWN = 4
+#: An outcome field's share of the summary; longer ones end in "…" and `--json` prints them whole.
+OUTCOME_VALUE_MAX = 300
+WHOLE_HINT = "(… shortened here; --json prints every field whole)"
 MARKS = {PhaseState.PENDING: ("·", "dim"), PhaseState.RUNNING: ("…", "cyan"),
          PhaseState.DONE: ("✓", "green"), PhaseState.PARTIAL: ("⚠", "yellow"),
          PhaseState.FAILED: ("✗", "red")}
@@ -132,8 +135,7 @@ def print_summary(console: Console, result: DebateResult,
         _say(console, line)
     _print_points(console, "Agreements", result.divergence.agreements[:5])
     _print_points(console, "Disagreements", result.divergence.disagreements[:3])
-    for key, value in list(result.outcome_details().items())[:6]:
-        _say(console, f"{key}: {str(value)[:300]}")
+    _print_outcome(console, result)
     if result.flagged:
         _say(console, f"{flag_headline(result.preset)} {FLAG_MEANING}", "bold red")
         for finding in result.injection[:5]:
@@ -146,6 +148,18 @@ def print_summary(console: Console, result: DebateResult,
     _say(console, f"Cost {usd(cost.usd)} ({cost.prompt_tokens} prompt + {cost.completion_tokens} "
                   f"completion tokens, {cost.calls} calls, {cost.reused_calls} reused)  "
                   f"time {result.elapsed_seconds:.1f} s")
+
+
+def _print_outcome(console: Console, result: DebateResult) -> None:
+    """The mode's outcome fields, each on a line of at most OUTCOME_VALUE_MAX characters."""
+    cut = False
+    for key, value in list(result.outcome_details().items())[:6]:
+        text = str(value)
+        if len(text) > OUTCOME_VALUE_MAX:
+            text, cut = text[: OUTCOME_VALUE_MAX - 1] + "…", True
+        _say(console, f"{key}: {text}")
+    if cut:
+        _say(console, WHOLE_HINT, "dim")
 
 
 def _print_points(console: Console, title: str, points: Sequence[DivergencePoint]) -> None:
