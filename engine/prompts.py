@@ -13,11 +13,12 @@ from engine.llm import Prompt
 from engine.material import QUESTION, TOPIC
 from engine.spotlight import Spotlight
 
-PROMPT_VERSION = "2026-11-24.1"
+PROMPT_VERSION = "2026-11-26.1"
 
+# Length is asked for here and in each task, never enforced: a longer reply is kept whole.
 _JSON_RULE = (
-    "Reply with a single JSON object matching the required schema. Be specific and concrete; "
-    "no markdown."
+    "Reply with a single JSON object matching the required schema. Be specific, concrete and "
+    "brief: one or two sentences per list item; no markdown."
 )
 
 

@@ -26,6 +26,10 @@ from engine.vocabulary import ResultStatus
 REHEARSAL_NOTE = "REHEARSAL — offline placeholder model: not a real debate. Set OPENAI_API_KEY."
 TITLE_TOPIC_MAX = 60
 NOTES_SHOWN = 4
+#: An outcome field's share of the summary; longer ones end in "…" and `--json` prints them whole.
+OUTCOME_VALUE_MAX = 300
+WHOLE_HINT = "(… shortened here; --json prints every field whole)"
+LABEL_MAX = 200
 MARKS = {PhaseState.PENDING: ("·", "dim"), PhaseState.RUNNING: ("…", "cyan"),
          PhaseState.DONE: ("✓", "green"), PhaseState.PARTIAL: ("⚠", "yellow"),
          PhaseState.FAILED: ("✗", "red")}
@@ -132,8 +136,7 @@ def print_summary(console: Console, result: DebateResult,
         _say(console, line)
     _print_points(console, "Agreements", result.divergence.agreements[:5])
     _print_points(console, "Disagreements", result.divergence.disagreements[:3])
-    for key, value in list(result.outcome_details().items())[:6]:
-        _say(console, f"{key}: {str(value)[:300]}")
+    _print_outcome(console, result)
     if result.flagged:
         _say(console, f"{flag_headline(result.preset)} {FLAG_MEANING}", "bold red")
         for finding in result.injection[:5]:
@@ -148,13 +151,28 @@ def print_summary(console: Console, result: DebateResult,
                   f"time {result.elapsed_seconds:.1f} s")
 
 
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _print_outcome(console: Console, result: DebateResult) -> None:
+    """The mode's outcome fields, each on a line of at most OUTCOME_VALUE_MAX characters."""
+    cut = False
+    for key, value in list(result.outcome_details().items())[:6]:
+        text = _short(str(value), OUTCOME_VALUE_MAX)
+        cut = cut or len(str(value)) > OUTCOME_VALUE_MAX
+        _say(console, f"{key}: {text}")
+    if cut:
+        _say(console, WHOLE_HINT, "dim")
+
+
 def _print_points(console: Console, title: str, points: Sequence[DivergencePoint]) -> None:
     if not points:
         return
     _say(console, f"{title}:")
     for p in points:
         figures = point_figures(p)  # on the judges' 1-10 scale, whatever calibration did
-        _say(console, f"  - {p.label or p.item}  (mean {figures.mean:.1f}, "
+        _say(console, f"  - {_short(p.label or p.item, LABEL_MAX)}  (mean {figures.mean:.1f}, "
                       f"spread {figures.spread:.1f})")
 
 

@@ -42,6 +42,13 @@ def seconds(value: float) -> str:
     return f"{minutes} min {rest:02d} s"
 
 
+def shorten(text: str, limit: int) -> str:
+    """A list's one-line view of long text: cut to `limit` characters with an ellipsis (the
+    debate's own page shows it whole)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
 @dataclass(frozen=True, slots=True)
 class Badge:
     text: str

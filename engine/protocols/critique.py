@@ -58,27 +58,31 @@ def converged_key(r: int) -> str:
 
 
 PROPOSE_TASK = (
-    "Answer the question: a one-line summary, the full answer and its key points. Leave "
-    "`changes` empty: this is your first proposal."
+    "Answer the question: a one-line summary, the full answer (under 400 words) and 3-6 key "
+    "points of one sentence each. Leave `changes` empty: this is your first proposal."
 )
 REVISE_TASK = (
     "Answer the critic's latest objections: defend what holds (say why) and revise what does "
     "not. Give the one-line summary, the full revised answer, its key points, and list in "
-    "`changes` what you changed or defended and why."
+    "`changes` what you changed or defended and why. The answer under 400 words; one sentence "
+    "per key point or change."
 )
 CRITIC_TASK = (
     "Review the proposer's latest answer. List specific objections, each with a severity (low, "
     "medium, high), and the cases it misses; give the overall severity of what remains and a "
-    "one-line summary. Set `satisfied` true only when no objection of substance remains."
+    "one-line summary. At most eight objections of one or two sentences each. Set `satisfied` "
+    "true only when no objection of substance remains."
 )
 CONVERGED_TASK = (
     "Decide whether this exchange has converged: the latest revision changed nothing material "
     "from the one before, and the critic's objections repeat points already answered. Set "
-    "`converged` true only when further rounds would not improve the answer; explain briefly."
+    "`converged` true only when further rounds would not improve the answer; explain in two or "
+    "three sentences."
 )
 FINAL_TASK = (
     "Write the final, refined answer, settling what the critic raised last: a one-line "
-    "conclusion, the full answer, its key points, and the issues still open (if any)."
+    "conclusion, the full answer (under 500 words), its key points and the issues still open "
+    "(if any), one sentence each."
 )
 
 

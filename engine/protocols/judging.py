@@ -44,7 +44,7 @@ JUDGE_TASK = (
     "Score position A and position B from 1 to 10 on each rubric dimension (logic, evidence, "
     "rebuttal, clarity, relevance). Then assess every numbered claim (ids like A1, B2): its "
     "strength 1-10, whether it was rebutted, and its standing at the end (stands, weakened, "
-    "refuted). Name the winner (A, B or tie) and give a short rationale."
+    "refuted). Name the winner (A, B or tie) and give a rationale under 150 words."
 )
 
 

@@ -60,22 +60,25 @@ ANSWER_TASK = (
     "Answer the question from your own perspective: a full answer, 2-5 key points, your stance "
     "from 1 to 10 (how strongly you endorse the proposition: 1 reject, 10 fully endorse), your "
     "confidence from 0 to 1, whether you approve it as it stands from your perspective, and a "
-    "one-line summary of your position."
+    "one-line summary of your position. The answer under 250 words; each key point one sentence."
 )
 REFLECT_TASK = (
     "Reflection round {r} of {n}. Critique the other panelists' answers and your own previous "
     "one (what is wrong, what is missing), then give your refined answer with the same fields: "
     "answer, key points, stance 1-10, confidence 0-1, approve, one-line summary. Move your stance "
-    "only for reasons you can name, and say what changed."
+    "only for reasons you can name, and say what changed (one or two sentences). The critique "
+    "under 150 words, the answer under 250."
 )
 SYNTHESIS_TASK = (
     "Distil the panel's final answers into one answer: a one-line conclusion, the full answer, "
     "where the panelists agree and where they still disagree, the rationale (whose points "
-    "carried it and why), and your confidence from 0 to 1."
+    "carried it and why), and your confidence from 0 to 1. The answer under 300 words, the "
+    "rationale under 150, one sentence per agreement or disagreement, at most six of each."
 )
 GRADE_TASK = (
     "Compare the answer with the reference answer. Score its accuracy and its completeness from "
-    "1 to 10, list the reference's points the answer misses, and give a short rationale."
+    "1 to 10, list the reference's points the answer misses (one line each), and give a "
+    "rationale under 150 words."
 )
 
 

@@ -192,7 +192,8 @@ async def openings(ctx: DebateContext, family: str, t: Transcript, summary: Phas
     """Both sides open in parallel."""
     task = (
         "Give your opening: a one-paragraph summary and 2-4 numbered claims, each with its "
-        "evidence or reasoning."
+        "evidence or reasoning. Keep each claim to one or two sentences and its evidence to two "
+        "or three; the summary under 100 words."
     )
 
     async def one(side: Side) -> StepOutcome[Position]:

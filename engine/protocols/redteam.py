@@ -61,21 +61,26 @@ STAGES: tuple[Stage, ...] = tuple(Stage(*fields) for fields in (
     ("analysis", "analyst", "a quantitative analyst, precise and sober",
      "Extract the key metrics (name and value) and the factors that bear on the question (does "
      "each support or oppose acting, and its weight 1-10), with a summary and your confidence "
-     "from 0 to 1.", Analysis),
+     "from 0 to 1. At most eight metrics and eight factors, one line each; the summary under 100 "
+     "words.", Analysis),
     ("proposal", "strategist", "a strategist who turns analysis into action",
      "Propose one concrete action, with its rationale, the outcome you expect and your "
-     "confidence from 0 to 1.", StrategyProposal),
+     "confidence from 0 to 1. The action in one or two sentences, the rationale under 150 "
+     "words.", StrategyProposal),
     ("challenge", "redteam", "the red team, paid to find what breaks the plan",
      "Attack the proposal: list its risks (likelihood and impact low/medium/high), the strongest "
-     "counter-arguments, the overall severity, and a one-line summary.", RedTeamChallenge),
+     "counter-arguments, the overall severity, and a one-line summary. At most eight risks and "
+     "six counter-arguments, one or two sentences each.", RedTeamChallenge),
     ("revision", "strategist", "a strategist who turns analysis into action",
      "Revise your proposal in the light of the red team's challenge: the revised action, "
      "rationale, expected outcome and confidence, what you changed, and which risks you accept "
-     "and why.", Revision),
+     "and why. The rationale under 150 words; one sentence per change or accepted risk.",
+     Revision),
     (SYNTHESIS, "synthesizer", "the synthesizer who makes the final call",
      "Decide: the final decision and its rationale, the mitigation steps, the execution "
      "parameters (name and value), your confidence from 0 to 1, and whether consensus was "
-     "reached (true only if the revised plan answers the red team's serious risks).", Decision),
+     "reached (true only if the revised plan answers the red team's serious risks). The "
+     "rationale under 150 words; at most eight mitigation steps, one sentence each.", Decision),
 ))
 
 

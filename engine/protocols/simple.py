@@ -31,8 +31,8 @@ VERDICT = "verdict"
 VERDICT_KEY = f"{FAMILY}/verdict"
 VERDICT_LENS = "overall reasoning quality"
 VERDICT_TASK = (
-    "Decide which position argued better (A, B or tie), with a short rationale and your "
-    "confidence from 0 to 1."
+    "Decide which position argued better (A, B or tie), with a rationale under 150 words and "
+    "your confidence from 0 to 1."
 )
 
 
@@ -82,7 +82,8 @@ async def _rebuttal_round(ctx: DebateContext, t: Transcript, r: int,
                           summary: PhaseSummary) -> None:
     task = (
         "Rebut the opposing side's claims by id (e.g. C1 or P2), and add at most two new claims "
-        "if they strengthen your case."
+        "if they strengthen your case. Two or three sentences per response, at most five "
+        "responses; the summary under 80 words."
     )
     context = context_text(ctx, t)
 

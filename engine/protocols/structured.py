@@ -39,11 +39,13 @@ DEBATE_PHASES: tuple[tuple[str, str, int], ...] = (
     (OPENING, "opening", 350), (CROSS_EXAMINATION, "cross", 1100), (CLOSING, "closing", 1700))
 CROSS_TASK = (
     "Cross-examine the opposing opening: for 1-3 of its claims (by id, e.g. C1 or P2) ask a "
-    "pointed question and state the challenge."
+    "pointed question (one sentence) and state the challenge (two or three sentences); the "
+    "summary under 80 words."
 )
 CLOSING_TASK = (
     "Close: answer each challenge made to your claims (by your claim id; concede honestly where "
-    "it lands), and state your final claim."
+    "it lands), and state your final claim. Two or three sentences per answer, the final claim in "
+    "one or two; the summary under 100 words."
 )
 RUBRIC_JUDGE = JudgeSpec(name="rubric",
                          expertise="overall reasoning quality, evidence and fairness")

@@ -7,63 +7,63 @@ from typing import Literal
 
 from pydantic import Field
 
-from engine.schemas.base import StrictReply
+from engine.schemas.base import StrictReply, score, unit
 
 Label = Literal["A", "B", "tie"]
 
 
 class Claim(StrictReply):
-    claim: str = Field(min_length=1, max_length=600)
-    evidence: str = Field(max_length=800)
+    claim: str = Field(min_length=1)
+    evidence: str
 
 
 class Position(StrictReply):
     """An opening: the side's thesis and its numbered claims."""
 
-    summary: str = Field(min_length=1, max_length=1200)
-    claims: list[Claim] = Field(min_length=1, max_length=5)
+    summary: str = Field(min_length=1)
+    claims: list[Claim] = Field(min_length=1)
 
 
 class Response(StrictReply):
     target: str = Field(description="id of the opposing claim answered, e.g. C2")
-    response: str = Field(min_length=1, max_length=800)
+    response: str = Field(min_length=1)
 
 
 class Rebuttal(StrictReply):
-    summary: str = Field(min_length=1, max_length=1200)
-    responses: list[Response] = Field(max_length=5)
-    new_claims: list[Claim] = Field(max_length=3)
+    summary: str = Field(min_length=1)
+    responses: list[Response]
+    new_claims: list[Claim]
 
 
 class Challenge(StrictReply):
     target: str = Field(description="id of the opposing claim challenged, e.g. P1")
-    question: str = Field(min_length=1, max_length=500)
-    challenge: str = Field(min_length=1, max_length=800)
+    question: str = Field(min_length=1)
+    challenge: str = Field(min_length=1)
 
 
 class CrossExamination(StrictReply):
-    summary: str = Field(min_length=1, max_length=1000)
-    challenges: list[Challenge] = Field(min_length=1, max_length=5)
+    summary: str = Field(min_length=1)
+    challenges: list[Challenge] = Field(min_length=1)
 
 
 class Answer(StrictReply):
     claim: str = Field(description="id of your own claim that was challenged, e.g. P1")
-    response: str = Field(min_length=1, max_length=800)
+    response: str = Field(min_length=1)
     conceded: bool
 
 
 class Closing(StrictReply):
-    summary: str = Field(min_length=1, max_length=1200)
-    answers: list[Answer] = Field(max_length=5)
-    final_claim: str = Field(min_length=1, max_length=600)
+    summary: str = Field(min_length=1)
+    answers: list[Answer]
+    final_claim: str = Field(min_length=1)
 
 
 class RubricScores(StrictReply):
-    logic: int = Field(ge=1, le=10)
-    evidence: int = Field(ge=1, le=10)
-    rebuttal: int = Field(ge=1, le=10)
-    clarity: int = Field(ge=1, le=10)
-    relevance: int = Field(ge=1, le=10)
+    logic: int = score()
+    evidence: int = score()
+    rebuttal: int = score()
+    clarity: int = score()
+    relevance: int = score()
 
 
 DIMENSIONS: tuple[str, ...] = ("logic", "evidence", "rebuttal", "clarity", "relevance")
@@ -71,7 +71,7 @@ DIMENSIONS: tuple[str, ...] = ("logic", "evidence", "rebuttal", "clarity", "rele
 
 class ClaimAssessment(StrictReply):
     id: str
-    strength: int = Field(ge=1, le=10)
+    strength: int = score()
     rebutted: bool
     standing: Literal["stands", "weakened", "refuted"]
 
@@ -81,12 +81,12 @@ class Scorecard(StrictReply):
 
     position_a: RubricScores
     position_b: RubricScores
-    claims: list[ClaimAssessment] = Field(max_length=20)
+    claims: list[ClaimAssessment]
     winner: Label
-    rationale: str = Field(min_length=1, max_length=1500)
+    rationale: str = Field(min_length=1)
 
 
 class Verdict(StrictReply):
     winner: Label
-    rationale: str = Field(min_length=1, max_length=1500)
-    confidence: float = Field(ge=0, le=1)
+    rationale: str = Field(min_length=1)
+    confidence: float = unit()

@@ -126,6 +126,13 @@ def progress_bar(done: int, total: int, *, width: int = 20) -> str:
     return "▰" * filled + "▱" * (cells - filled) + f" {done}/{total}"
 
 
+def clip(text: str, limit: int) -> tuple[str, bool]:
+    """Model text escaped and cut to `limit` characters (with an ellipsis), and whether anything
+    was cut: replies have no length limit, so a view shortens them and says where the rest is."""
+    escaped = escape(text)
+    return truncate(escaped, limit), len(escaped) > limit
+
+
 def quote(text: str, limit: int) -> str:
     """Escaped text as a mrkdwn block quote, cut to `limit` characters."""
     return truncate("> " + escape(text.strip()).replace("\n", "\n> "), limit)
@@ -278,6 +285,7 @@ __all__ = [
     "Block",
     "Message",
     "band_words",
+    "clip",
     "context",
     "divider",
     "duration",

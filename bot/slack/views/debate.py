@@ -22,7 +22,7 @@ from bot.service.results import (
     point_figures,
     side_means,
 )
-from bot.slack.mrkdwn import chunk, escape, truncate, user
+from bot.slack.mrkdwn import ELLIPSIS, chunk, escape, truncate, user
 from bot.slack.views.common import (
     FIELDS_MAX,
     SECTION_TEXT_MAX,
@@ -30,6 +30,7 @@ from bot.slack.views.common import (
     Block,
     Message,
     band_words,
+    clip,
     context,
     duration,
     fields,
@@ -43,6 +44,7 @@ from bot.slack.views.common import (
     routing_words,
     section,
     side_name,
+    truncation_notice,
     usd,
 )
 from engine.cost import ceiling_note, estimate_range
@@ -58,6 +60,12 @@ from engine.settings import ThresholdSpec
 from storage.records import DebateRecord, DebateStatus
 
 NEEDS_JUDGES = "n/a (needs 2+ judges)"
+#: How much of a side's highlight, an outcome field and the rationale a message shows; longer
+#: text is shortened with an ellipsis and the transcript link (it is kept whole in the result).
+HIGHLIGHT_MAX = 1000
+VERDICT_MAX = 1500
+OUTCOME_VALUE_MAX = 300
+RATIONALE_PIECES = 2
 FLAGGED_NOTE = "⚠ Contains text addressed to the AI: a person reviews the result."
 
 
@@ -196,10 +204,17 @@ def phase_reply(summary: PhaseSummary, *, rehearsal: bool,
     took = f" ({duration(summary.elapsed_seconds)})" if summary.elapsed_seconds else ""
     head.append(section(f"*Phase finished: {escape(summary.name)}*{took}"))
     head += step_flags(summary.degraded, summary.filtered, summary.refused)
-    body = [section(f"*{side_name(side)}*\n{escape(summary.highlights[side])}")
-            for side in _ordered_sides(summary.highlights) if summary.highlights[side]]
+    body, cut = [], False
+    for side in _ordered_sides(summary.highlights):
+        if not summary.highlights[side]:
+            continue
+        said, shortened = clip(summary.highlights[side], HIGHLIGHT_MAX)
+        cut = cut or shortened
+        body.append(section(f"*{side_name(side)}*\n{said}"))
     if not body:
         body = [context(["No highlights were recorded for this phase."])]
+    if cut:
+        body.append(truncation_notice(transcript_url))
     prefix = "[Rehearsal] " if rehearsal else ""
     missing = summary.degraded or summary.filtered or summary.refused
     flags = " (with degraded steps)" if missing else ""
@@ -249,9 +264,17 @@ def result_head(result: DebateResult, title: str) -> list[Block]:
 
 
 def verdict(result: DebateResult, limit: int = SECTION_TEXT_MAX) -> Block:
-    winner = f" · {side_name(result.winner)}" if result.winner else ""
-    said = escape(result.verdict) if result.verdict else "_No verdict._"
-    return section(truncate(f"*Verdict*{winner}\n{said}", limit))
+    return _verdict(result, limit)[0]
+
+
+def _verdict(result: DebateResult, limit: int) -> tuple[Block, bool]:
+    """The verdict section (a mode's verdict may be model text: the synthesis's conclusion),
+    cut to `limit` characters; True when the verdict was shortened."""
+    head = "*Verdict*" + (f" · {side_name(result.winner)}" if result.winner else "") + "\n"
+    if not result.verdict:
+        return section(head + "_No verdict._"), False
+    said, cut = clip(result.verdict, limit - len(head))
+    return section(head + said), cut
 
 
 def band_of(result: DebateResult) -> str:
@@ -326,15 +349,20 @@ def _divergence_blocks(result: DebateResult) -> list[Block]:
     return blocks
 
 
-def _value_text(value: Any, limit: int = 300) -> str:
+def _value_text(value: Any, limit: int = OUTCOME_VALUE_MAX) -> str:
+    return _value_clip(value, limit)[0]
+
+
+def _value_clip(value: Any, limit: int = OUTCOME_VALUE_MAX) -> tuple[str, bool]:
     if isinstance(value, dict | list | tuple):
         value = json.dumps(value, ensure_ascii=False, default=str)
-    return truncate(escape(str(value)), limit)
+    return clip(str(value), limit)
 
 
-def _outcome_blocks(result: DebateResult) -> list[Block]:
+def _outcome_blocks(result: DebateResult) -> tuple[list[Block], bool]:
+    """The mode's outcome as fields (six at most, each value shortened); True when any was cut."""
     outcome = result.outcome_details()
-    blocks = []
+    blocks, cut = [], False
     rubric = outcome.pop("rubric", None)
     if isinstance(rubric, dict) and rubric:
         pairs = []
@@ -346,18 +374,29 @@ def _outcome_blocks(result: DebateResult) -> list[Block]:
         blocks.append(fields(pairs))
     if outcome:
         keys = list(outcome)[:6]
-        pairs = [(truncate(escape(str(k)), 100), _value_text(outcome[k])) for k in keys]
+        pairs = []
+        for k in keys:
+            value, shortened = _value_clip(outcome[k])
+            cut = cut or shortened
+            pairs.append((truncate(escape(str(k)), 100), value))
         blocks.append(fields(pairs))
         if len(outcome) > len(keys):
             blocks.append(context([f"+{len(outcome) - len(keys)} more in the transcript"]))
-    return blocks
+    return blocks, cut
 
 
-def _rationale_blocks(result: DebateResult, pieces: int = 2) -> list[Block]:
+def _rationale_blocks(result: DebateResult,
+                      pieces: int = RATIONALE_PIECES) -> tuple[list[Block], bool]:
+    """The rationale in up to `pieces` sections; True (and an ellipsis) when more was left out."""
     if not result.rationale:
-        return []
-    parts = chunk(escape(result.rationale), SECTION_TEXT_MAX - 100)[:pieces]
-    return [section(("*Rationale*\n" if i == 0 else "") + part) for i, part in enumerate(parts)]
+        return [], False
+    parts = chunk(escape(result.rationale), SECTION_TEXT_MAX - 100)
+    cut = len(parts) > pieces
+    parts = parts[:pieces]
+    if cut:
+        parts[-1] += " " + ELLIPSIS
+    blocks = [section(("*Rationale*\n" if i == 0 else "") + part) for i, part in enumerate(parts)]
+    return blocks, cut
 
 
 def _cost_line(result: DebateResult) -> Block:
@@ -379,9 +418,14 @@ def divergence_summary(result: DebateResult, *, transcript_url: str,
     band's rule is printed beside alpha."""
     title = "Debate result (incomplete)" if is_incomplete(result) else "Debate result"
     head = result_head(result, title)
-    body = [verdict(result), *result_flags(result), *_consensus_blocks(result, thresholds)]
-    body += [*_divergence_blocks(result), *_outcome_blocks(result)]
-    body += [section(f"*Routing:* {routing_words(result.routing)}"), *_rationale_blocks(result)]
+    said, verdict_cut = _verdict(result, VERDICT_MAX)
+    outcome, outcome_cut = _outcome_blocks(result)
+    rationale, rationale_cut = _rationale_blocks(result)
+    body = [said, *result_flags(result), *_consensus_blocks(result, thresholds)]
+    body += [*_divergence_blocks(result), *outcome]
+    body += [section(f"*Routing:* {routing_words(result.routing)}"), *rationale]
+    if verdict_cut or outcome_cut or rationale_cut:
+        body.append(truncation_notice(transcript_url))
     tail = [_cost_line(result), links(transcript_url, result.id)]
     prefix = ("[Rehearsal] " if result.rehearsal else "") + (
         "[Incomplete] " if is_incomplete(result) else "")
