@@ -60,6 +60,20 @@ def breakdown(records: list[StepRecord], reused: int = 0) -> CostBreakdown:
     return total
 
 
+def token_details(cost: CostBreakdown) -> str:
+    """The parts of a debate's tokens billed differently, in words, only those that are not zero:
+    "3,072 cached, 1,850 reasoning", "" when neither (every surface's cost line shows these)."""
+    parts = [(cost.cached_tokens, "cached"), (cost.reasoning_tokens, "reasoning")]
+    return ", ".join(f"{n:,} {word}" for n, word in parts if n)
+
+
+def token_summary(cost: CostBreakdown) -> str:
+    """"12,400 tokens (3,072 cached, 1,850 reasoning)", or "12,400 tokens" with neither."""
+    details = token_details(cost)
+    total = f"{cost.prompt_tokens + cost.completion_tokens:,} tokens"
+    return f"{total} ({details})" if details else total
+
+
 def estimate(
     plan: Plan,
     *,

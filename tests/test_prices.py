@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.settings import load_settings
-from engine.cost import price
-from engine.domain import Usage
+from engine.cost import breakdown, price, token_summary
+from engine.domain import StepRecord, Usage
 from engine.prices import ModelPrice, Provider, providers_for, quote
 from engine.settings import EngineSettings
 
@@ -92,3 +92,27 @@ def test_a_dialectic_toml_price_overrides_the_library(tmp_path: Path) -> None:
     assert engine.price_for("llama3.2") == ModelPrice(input=0, output=0)
     assert engine.price_quote("o4-mini").source == "library"     # the rest still from the library
     assert engine.price_quote("my-finetune").source == "default"
+
+
+def _step(key: str, model: str, usage: Usage, usd: float, calls: int = 1) -> StepRecord:
+    return StepRecord(key=key, role="pro", phase="open", model=model, usage=usage,
+                      cost_usd=usd, calls=calls)
+
+
+def test_the_breakdown_totals_cached_and_reasoning_tokens_per_debate_and_per_model() -> None:
+    cost = breakdown([
+        _step("a", "o4-mini", Usage(prompt_tokens=1_000, completion_tokens=900, cached_tokens=512,
+                                    reasoning_tokens=700), 0.005),
+        _step("b", "o4-mini", Usage(prompt_tokens=2_000, completion_tokens=100,
+                                    cached_tokens=1_024), 0.002),
+        _step("c", "gpt-4o-mini", Usage(prompt_tokens=400, completion_tokens=50), 0.0001),
+        _step("d", "gpt-4o-mini", Usage(prompt_tokens=9, cached_tokens=9), 0.0, calls=0),  # reused
+    ], reused=1)
+    assert (cost.prompt_tokens, cost.completion_tokens) == (3_400, 1_050)
+    assert (cost.cached_tokens, cost.reasoning_tokens) == (1_536, 700)
+    assert (cost.calls, cost.reused_calls, cost.usd) == (3, 1, 0.0071)
+    assert cost.by_model["o4-mini"] == {"usd": pytest.approx(0.007), "calls": 2,
+                                        "prompt_tokens": 3_000, "completion_tokens": 1_000,
+                                        "cached_tokens": 1_536, "reasoning_tokens": 700}
+    assert cost.by_model["gpt-4o-mini"]["cached_tokens"] == 0
+    assert token_summary(cost) == "4,450 tokens (1,536 cached, 700 reasoning)"
