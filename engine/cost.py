@@ -1,6 +1,6 @@
-"""Cost arithmetic: price usage by the settings' table, total it per model, estimate a plan (a
-range, typical to verbose, and the debate's ceiling; sizes from engine/sizing.py), and write money
-the one way every surface shows it."""
+"""Cost arithmetic: price usage at a model's rates (cached prompt tokens at the cached rate), total
+it per model, estimate a plan (a range, typical to verbose, and the debate's ceiling; sizes from
+engine/sizing.py), and write money and tokens the one way every surface shows them."""
 
 from __future__ import annotations
 
@@ -10,10 +10,12 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
-from engine.settings import ModelPrice
+from engine.prices import ModelPrice
 from engine.sizing import CEILING_MULTIPLE, SizeBook, ceiling
 
 PriceLookup = Callable[[str], ModelPrice]
+#: The token counts a cost breakdown totals, per debate and per model (Usage's fields).
+TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
 #: English runs near 4 characters a token; 3 keeps an estimate on the safe side of it.
 ASCII_CHARS_PER_TOKEN = 3
 
@@ -29,8 +31,13 @@ def token_bound(text: str) -> int:
 
 
 def price(usage: Usage, rate: ModelPrice) -> float:
-    """USD for the tokens used, at USD per million tokens."""
-    return (usage.prompt_tokens * rate.input + usage.completion_tokens * rate.output) / 1_000_000
+    """USD for the tokens used, at USD per million tokens: cached prompt tokens at the cached
+    rate (the input rate when there is none), the rest at the input rate; completion tokens,
+    reasoning included, at the output rate."""
+    cached = min(usage.cached_tokens, usage.prompt_tokens)
+    cached_rate = rate.input if rate.cached_input is None else rate.cached_input
+    return ((usage.prompt_tokens - cached) * rate.input + cached * cached_rate
+            + usage.completion_tokens * rate.output) / 1_000_000
 
 
 def breakdown(records: list[StepRecord], reused: int = 0) -> CostBreakdown:
@@ -41,19 +48,32 @@ def breakdown(records: list[StepRecord], reused: int = 0) -> CostBreakdown:
         if rec.calls == 0 and rec.cost_usd == 0:
             continue  # nothing was billed: reused, read from a cache, or never answered
         total.usd += rec.cost_usd
-        total.prompt_tokens += rec.usage.prompt_tokens
-        total.completion_tokens += rec.usage.completion_tokens
         total.calls += rec.calls
-        row = by_model.setdefault(
-            rec.model, {"usd": 0.0, "prompt_tokens": 0, "completion_tokens": 0, "calls": 0}
-        )
+        row = by_model.setdefault(rec.model, {"usd": 0.0, "calls": 0,
+                                              **dict.fromkeys(TOKEN_COUNTS, 0)})
         row["usd"] += rec.cost_usd
-        row["prompt_tokens"] += rec.usage.prompt_tokens
-        row["completion_tokens"] += rec.usage.completion_tokens
         row["calls"] += rec.calls
+        for name in TOKEN_COUNTS:
+            count = getattr(rec.usage, name)
+            setattr(total, name, getattr(total, name) + count)
+            row[name] += count
     total.usd = round(total.usd, 6)
     total.by_model = by_model
     return total
+
+
+def token_details(cost: CostBreakdown) -> str:
+    """The parts of a debate's tokens billed differently, in words, only those that are not zero:
+    "3,072 cached, 1,850 reasoning", "" when neither (every surface's cost line shows these)."""
+    parts = [(cost.cached_tokens, "cached"), (cost.reasoning_tokens, "reasoning")]
+    return ", ".join(f"{n:,} {word}" for n, word in parts if n)
+
+
+def token_summary(cost: CostBreakdown) -> str:
+    """"12,400 tokens (3,072 cached, 1,850 reasoning)", or "12,400 tokens" with neither."""
+    details = token_details(cost)
+    total = f"{cost.prompt_tokens + cost.completion_tokens:,} tokens"
+    return f"{total} ({details})" if details else total
 
 
 def estimate(

@@ -184,9 +184,14 @@ class Plan(BaseModel):
 
 
 class CostBreakdown(BaseModel):
+    """What a debate's calls cost and used, in total and per model (`by_model[model]` has the
+    same figures). Cached tokens are part of prompt tokens, reasoning part of completion."""
+
     usd: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
     calls: int = 0
     reused_calls: int = 0
     by_model: dict[str, dict[str, float]] = Field(default_factory=dict)

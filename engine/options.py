@@ -1,20 +1,22 @@
 """A request's options: the typed, bounded knobs a caller may turn beyond mode, rounds and judges.
 
 Known keys only, every size capped, strict types (`"3"` is not a number, `"yes"` not a flag): the
-options reach every prompt and the bill, so nothing unbounded gets in. Whether a model named here
-is one the operator configured is checked against the settings (`check_models`), because only
-those have known prices. Bookkeeping (what a replay reuses) is not an option: it lives on the
-debate's record, where no request body reaches.
+options reach every prompt and the bill, so nothing unbounded gets in. A model named here must
+have a known price (configured, or known to the genai-prices library) or be one the operator
+already runs (`check_models`): a request may not pick a model billed at a guessed price.
+Bookkeeping (what a replay reuses) is not an option: it lives on the debate's record, where no
+request body reaches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
 from engine.errors import InvalidRequest
+from engine.prices import PriceQuote
 from engine.vocabulary import (
     MAX_JUDGES,
     MAX_MODEL_NAME_CHARS,
@@ -96,10 +98,16 @@ class DebateOptions(BaseModel):
         return valid.model_copy(update={"policy": kept.get("policy", "")})
 
 
-def check_models(options: DebateOptions, configured: Mapping[str, object]) -> None:
-    """InvalidRequest unless every model the options name has a configured price."""
-    unknown = sorted({m for m in options.named_models() if m not in configured})
+def check_models(options: DebateOptions, quote: Callable[[str], PriceQuote],
+                 operator_models: Iterable[str]) -> None:
+    """InvalidRequest unless every model the options name has a known price (configured or from
+    the library) or is one the operator's settings already run (priced as they are)."""
+    chosen = set(operator_models)
+    unknown = sorted({m for m in options.named_models()
+                      if m not in chosen and not quote(m).known})
     if unknown:
-        known = ", ".join(sorted(m for m in configured if m != "rehearsal"))
-        raise InvalidRequest(f"options name model(s) {', '.join(map(repr, unknown))} that are not "
-                             f"configured; choose one of: {known}")
+        known = ", ".join(sorted(chosen - {"rehearsal"}))
+        raise InvalidRequest(
+            f"options name model(s) {', '.join(map(repr, unknown))} whose price is unknown "
+            "(neither configured under [prices] in dialectic.toml nor known to genai-prices); "
+            f"name a known model, or one of the configured: {known}")

@@ -46,7 +46,7 @@ def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
     judges = judges_for(settings, preset, request.judges)
     rounds = request.rounds if request.rounds is not None else preset.rounds
     request = request.model_copy(update={"topic": topic, "mode": mode, "rounds": rounds})
-    check_models(request.options, settings.prices)
+    check_models(request.options, settings.price_quote, settings.configured_models())
     plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
                                    options=request.options, judges_requested=request.judges,
                                    topic=topic, context=request.context))

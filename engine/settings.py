@@ -19,19 +19,11 @@ from pydantic import (
     model_validator,
 )
 
+from engine.prices import ModelPrice as ModelPrice  # re-exported: a settings table's type
+from engine.prices import PriceQuote, quote
 from engine.profiles import OutputMode, ReasoningEffort
 from engine.redaction import public_url, url_secrets
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
-
-
-class ModelPrice(BaseModel):
-    """USD per million tokens; `cached_input` for prompt tokens read from the provider's cache
-    (None: billed as `input`). Reasoning tokens are output tokens."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cached_input: float | None = Field(default=None, ge=0)
 
 
 class JudgeSpec(BaseModel):
@@ -111,16 +103,6 @@ DEFAULT_JUDGES: tuple[JudgeSpec, ...] = (
     JudgeSpec(name="general", expertise="overall reasoning quality, fairness and clarity"),
 )
 
-DEFAULT_PRICES: dict[str, ModelPrice] = {
-    "gpt-4o-mini": ModelPrice(input=0.15, output=0.60),
-    "gpt-4o": ModelPrice(input=2.50, output=10.00),
-    "gpt-4.1-mini": ModelPrice(input=0.40, output=1.60),
-    "gpt-4.1": ModelPrice(input=2.00, output=8.00),
-    "deepseek-chat": ModelPrice(input=0.27, output=1.10),
-    "rehearsal": ModelPrice(input=0.0, output=0.0),
-}
-
-
 
 #: reasoning models think at "low" effort unless told otherwise: a debate's arguments are not
 #: olympiad problems, and the hidden tokens are billed as output
@@ -143,7 +125,9 @@ class EngineSettings(BaseModel):
     output_mode: OutputMode | None = None
     default_model: str = Field(default="gpt-5-mini", min_length=1)  # README says why
     models: dict[str, str] = Field(default_factory=dict)  # role -> model (pro, con, judge, ...)
-    prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    # model -> price, overriding the genai-prices library's (engine/prices.py); a model neither
+    # configured nor known to the library is priced at `default_price`
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
     default_price: ModelPrice = ModelPrice(input=2.50, output=10.00)
     temperature: float | None = Field(default=0.7, ge=0, le=2)  # models that take one
     # reasoning models' effort: for every role, and per role or family (as `models`); models
@@ -204,8 +188,21 @@ class EngineSettings(BaseModel):
         efforts = self.reasoning_efforts
         return efforts.get(role) or efforts.get(role.split("/", 1)[0]) or self.reasoning_effort
 
+    def configured_models(self) -> set[str]:
+        """The models the operator named: the default, per role, per judge, and priced ones."""
+        judges = [j for p in self.presets.values() for j in p.judges] + list(self.judges)
+        return ({self.default_model, *self.models.values(), *self.prices}
+                | {j.model for j in judges if j.model})
+
     def price_for(self, model: str) -> ModelPrice:
-        return self.prices.get(model, self.default_price)
+        """What `model` costs per million tokens (see `price_quote` for where it came from)."""
+        return self.price_quote(model).price
+
+    def price_quote(self, model: str) -> PriceQuote:
+        """`model`'s price at this endpoint and its source: configured in `prices`, builtin,
+        the genai-prices library, or `default_price` for a model nobody knows."""
+        return quote(model, configured=self.prices, base_url=self.openai_base_url,
+                     default=self.default_price)
 
     def endpoint(self) -> str:
         """Where LLM calls go, for messages; never includes a key or a URL's credentials."""

@@ -151,6 +151,8 @@ class StepRow(Base):
     prompt_hash: Mapped[str] = mapped_column(String(64))
     prompt_tokens: Mapped[int] = mapped_column(Integer)
     completion_tokens: Mapped[int] = mapped_column(Integer)
+    cached_tokens: Mapped[int] = mapped_column(Integer, server_default="0")      # of prompt
+    reasoning_tokens: Mapped[int] = mapped_column(Integer, server_default="0")   # of completion
     cost_usd: Mapped[float] = mapped_column(Float)
     latency_s: Mapped[float] = mapped_column(Float)
     attempts: Mapped[int] = mapped_column(Integer)

@@ -174,6 +174,8 @@ SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_
            "apscheduler", "bot.assembly", "storage.db")
 #: What only running a debate needs: the provider's SDK (and its aiohttp transport), statistics.
 DEBATE = ("openai", "aiohttp", "numpy", "krippendorff", "engine.gateway", "engine.agreement")
+#: What only pricing a model the settings do not price needs (~0.25 s of import and data load).
+PRICES = ("genai_prices",)
 #: What only a parsed command needs: settings models, the terminal, the process's wiring.
 COMMAND = ("pydantic", "pydantic_settings", "rich", "bot.settings", "bot.processes")
 LOADED = """\
@@ -212,7 +214,7 @@ def _of(modules: set[str], packages: tuple[str, ...]) -> set[str]:
 def test_help_and_usage_errors_load_the_grammar_only(tmp_path: Path, args: tuple[str, ...]) -> None:
     code, modules = _loaded(tmp_path, *args)
     assert code == (2 if "bogus" in args else 0)
-    assert _of(modules, SERVICE + DEBATE + COMMAND) == set()
+    assert _of(modules, SERVICE + DEBATE + COMMAND + PRICES) == set()
 
 
 @pytest.mark.parametrize("args", [("presets",), ("estimate", TOPIC),
@@ -221,7 +223,7 @@ def test_planning_commands_load_no_provider_client_statistics_or_service(
         tmp_path: Path, args: tuple[str, ...]) -> None:
     code, modules = _loaded(tmp_path, *args)
     assert code == 0
-    assert _of(modules, SERVICE + DEBATE) == set()
+    assert _of(modules, SERVICE + DEBATE + PRICES) == set()   # rehearsal: priced at nothing
     assert {"bot.settings", "rich"} <= modules   # they did run: settings read, output printed
 
 

@@ -13,7 +13,7 @@ from bot.cli.progress import panel, print_summary, run_with_progress
 from bot.service.progress import Progress, progress_from
 from bot.service.providers import make_llm
 from engine.debate import prepare, run_debate
-from engine.domain import DebateRequest
+from engine.domain import CostBreakdown, DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.settings import EngineSettings, ThresholdSpec
 from tests.slack_view_fixtures import near_threshold_result
@@ -104,3 +104,18 @@ def test_the_summary_keeps_calibrated_scores_on_the_scale() -> None:
     text = out.getvalue()
     assert "Against · logic  (mean 5.5, spread 9.0)" in text
     assert "11.3" not in text
+
+
+@pytest.mark.parametrize(("cost", "line"), [
+    (CostBreakdown(usd=0.0123, prompt_tokens=10_350, completion_tokens=2_050, cached_tokens=3_072,
+                   reasoning_tokens=1_850, calls=10),
+     "Cost $0.0123 (10,350 prompt + 2,050 completion tokens (3,072 cached, 1,850 reasoning), "
+     "10 calls, 0 reused)"),
+    (CostBreakdown(usd=0.0123, prompt_tokens=10_350, completion_tokens=2_050, calls=10),
+     "Cost $0.0123 (10,350 prompt + 2,050 completion tokens, 10 calls, 0 reused)"),
+])
+def test_the_summary_names_cached_and_reasoning_tokens_when_there_are_any(
+        cost: CostBreakdown, line: str) -> None:
+    screen, out = console(terminal=False)
+    print_summary(screen, near_threshold_result().model_copy(update={"cost": cost}))
+    assert line in " ".join(out.getvalue().split())

@@ -18,6 +18,7 @@ from bot.service.runtime import Runtime
 from bot.service.timeline import timeline_of
 from engine.domain import (
     ConsensusSummary,
+    CostBreakdown,
     DebateRequest,
     DebateResult,
     DivergencePoint,
@@ -88,6 +89,20 @@ def test_hostile_text_from_a_debate_is_escaped_everywhere_on_the_transcript() ->
     assert page.count(ESCAPED) == 14
     assert "Krippendorff's alpha <b>0.81</b> (95% CI 0.70–0.90)" in page
     assert "<pre" not in page and "Download JSON" in page
+
+
+@pytest.mark.parametrize(("cost", "shown", "hidden"), [
+    (CostBreakdown(usd=0.0123, prompt_tokens=10_350, completion_tokens=2_050, cached_tokens=3_072,
+                   reasoning_tokens=1_850, calls=10),
+     "10,350 + 2,050 tokens (3,072 cached, 1,850 reasoning), $0.0123", ""),
+    (CostBreakdown(usd=0.0123, prompt_tokens=10_350, completion_tokens=2_050, calls=10),
+     "10,350 + 2,050 tokens, $0.0123", "cached"),
+])
+def test_the_transcript_names_cached_and_reasoning_tokens_when_there_are_any(
+        cost: CostBreakdown, shown: str, hidden: str) -> None:
+    page = _page(_record(result=_result().model_copy(update={"cost": cost})))
+    assert shown in page
+    assert not hidden or hidden not in page
 
 
 def test_hostile_text_on_the_index_cannot_break_out_of_an_attribute() -> None:

@@ -551,9 +551,16 @@ def test_bad_options_are_refused_before_anything_runs(mode: Any, options: dict[s
 @pytest.mark.parametrize("options", [
     {"role_models": {"judge": "gpt-9-imaginary"}}, {"models": ["", "very-expensive"]},
 ])
-def test_only_configured_models_may_be_named(options: dict[str, Any]) -> None:
-    with pytest.raises(InvalidRequest, match=r"not configured; choose one of: .*gpt-4o"):
+def test_only_models_of_known_price_may_be_named(options: dict[str, Any]) -> None:
+    with pytest.raises(InvalidRequest, match=r"price is unknown .*configured: .*gpt-4o"):
         prepare(LIVE, DebateRequest(topic=TOPIC, mode="panel", options=options))
+
+
+@pytest.mark.parametrize("model", ["o4-mini", "gpt-4o-mini-2024-07-18", "llama3.2"])
+def test_a_model_the_library_prices_or_the_operator_runs_may_be_named(model: str) -> None:
+    live = LIVE.model_copy(update={"models": {"judge": "llama3.2"}})   # a local model, unpriced
+    prepare(live, DebateRequest(topic=TOPIC, mode="panel",
+                                options={"role_models": {"synthesizer": model}}))
 
 
 def test_the_new_modes_are_registered() -> None:

@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import shlex
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,17 @@ def test_every_toml_example_loads_as_a_settings_file(index: int, tmp_path: Path)
     (tmp_path / "dialectic.toml").write_text(blocks("toml")[index])
     settings = load_settings({"DIALECTIC_CONFIG": str(tmp_path / "dialectic.toml")})
     assert settings.engine.presets or settings.scheduling.schedules or settings.engine.models
+
+
+@pytest.mark.parametrize("index", [i for i, b in enumerate(blocks("toml")) if "[prices." in b])
+def test_the_readme_prices_override_the_library(index: int, tmp_path: Path) -> None:
+    (tmp_path / "dialectic.toml").write_text(blocks("toml")[index])
+    engine = load_settings({"DIALECTIC_CONFIG": str(tmp_path / "dialectic.toml"),
+                            "OPENAI_API_KEY": "sk-test"}).engine
+    written = tomllib.loads(blocks("toml")[index])["prices"]
+    for model, rates in written.items():
+        quote = engine.price_quote(model)
+        assert quote.source == "configured" and quote.price.model_dump(exclude_none=True) == rates
 
 
 def test_every_variable_the_readme_names_is_a_setting() -> None:

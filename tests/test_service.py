@@ -278,7 +278,7 @@ async def test_replay_needs_a_change_and_a_finished_source(db: Database) -> None
         await wait_done(svc, source.record.id)
     with pytest.raises(InvalidRequest, match="say what to change"):
         await svc.replay(source.record.id)
-    with pytest.raises(InvalidRequest, match="'gpt-imaginary' that are not configured"):
+    with pytest.raises(InvalidRequest, match="'gpt-imaginary' whose price is unknown"):
         await svc.replay(source.record.id, synthesizer="gpt-imaginary")
 
 

@@ -13,6 +13,7 @@ from bot.slack.mrkdwn import escape
 from bot.slack.views import common as B
 from bot.slack.views import debate as D
 from engine.domain import (
+    CostBreakdown,
     DebateRequest,
     Estimate,
     PhaseSummary,
@@ -134,6 +135,21 @@ def test_huge_result_is_cut_with_a_transcript_link_and_keeps_its_tail() -> None:
     assert "Full transcript" in json.dumps(message.blocks[-1])
     assert "Incomplete" in text
     assert len(json.dumps(message.blocks)) > 9_000  # cut to fit, not emptied
+
+
+@pytest.mark.parametrize(("cost", "line"), [
+    (CostBreakdown(usd=0.0123, prompt_tokens=10_350, completion_tokens=2_050, cached_tokens=3_072,
+                   reasoning_tokens=1_850, calls=10),
+     "Cost $0.0123 · 12,400 tokens (3,072 cached, 1,850 reasoning) · 10 calls"),
+    (CostBreakdown(usd=0.0123, prompt_tokens=10_350, completion_tokens=2_050, cached_tokens=3_072,
+                   calls=10), "Cost $0.0123 · 12,400 tokens (3,072 cached) · 10 calls"),
+    (CostBreakdown(usd=0.0123, prompt_tokens=10_350, completion_tokens=2_050, calls=10),
+     "Cost $0.0123 · 12,400 tokens · 10 calls"),
+])
+def test_the_cost_line_names_cached_and_reasoning_tokens_when_there_are_any(
+        cost: CostBreakdown, line: str) -> None:
+    assert line in text_of(D.divergence_summary(consensus_result(cost=cost),
+                                                transcript_url=TRANSCRIPT))
 
 
 def test_hostile_text_appears_only_escaped() -> None:

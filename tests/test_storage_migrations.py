@@ -28,7 +28,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import DBAPIError, StatementError
 
-from storage import debates
+from engine.domain import Usage
+from storage import debates, steps
 from storage.db import Database, alembic_config
 from storage.models import Base, DebateRow
 from storage.records import DebateStatus
@@ -213,6 +214,39 @@ async def test_0004_moves_replay_bookkeeping_out_of_the_request(backend: str,
     assert replay.request.options.role_models == {"synthesizer": "gpt-4o"}
     assert len(replay.request.options.policy) == 30_000  # it ran with it: kept as it was
     assert "replay" not in replay.request.options.model_dump()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_0009_steps_before_it_read_as_no_cached_or_reasoning_tokens(
+        backend: str, tmp_path: Path) -> None:
+    """A step stored before 0009 reads back with 0 cached and 0 reasoning tokens; downgrading
+    drops the two columns and keeps the step."""
+    from alembic import command
+
+    async with migrated_database(backend, tmp_path, migrate=False) as database:
+        await database.upgrade("0008")
+        debate = await add_debate(database)
+        async with database.engine.begin() as connection:
+            await connection.execute(text(
+                "INSERT INTO steps (debate_id, key, role, phase, model, status, prompt_hash, "
+                "prompt_tokens, completion_tokens, cost_usd, latency_s, attempts, calls, error, "
+                "rehearsal, created_at) VALUES (:d, 'simple/open/pro', 'pro', 'open', 'm', 'ok', "
+                "'h', 100, 20, 0.5, 1.0, 1, 1, '', false, :now)"),
+                {"d": debate.id, "now": datetime.now(UTC)})
+        await database.upgrade()
+        async with database.transaction(readonly=True) as session:
+            (old,) = await steps.list_steps(session, debate.id)
+        assert old.usage == Usage(prompt_tokens=100, completion_tokens=20)
+
+        def down(connection: Connection) -> list[str]:
+            command.downgrade(alembic_config(connection), "0008")
+            return [c["name"] for c in inspect(connection).get_columns("steps")]
+
+        async with database.engine.begin() as connection:
+            columns = await connection.run_sync(down)
+            kept = (await connection.execute(text("SELECT count(*) FROM steps"))).scalar()
+        assert "cached_tokens" not in columns and "reasoning_tokens" not in columns
+        assert "prompt_tokens" in columns and kept == 1
 
 
 def sa_insert_debate() -> Any:

@@ -54,6 +54,19 @@ async def test_put_then_get_round_trips(db: Database) -> None:
     assert await store.get(debate.id, record.key) == record
 
 
+async def test_cached_and_reasoning_tokens_round_trip(db: Database) -> None:
+    debate = await add_debate(db)
+    usage = Usage(prompt_tokens=12_400, completion_tokens=2_000, cached_tokens=3_072,
+                  reasoning_tokens=1_850)
+    record = _step(usage=usage)
+    await DbCheckpointStore(db).put(debate.id, record)
+    async with db.transaction(readonly=True) as session:
+        assert (await steps.get_step(session, debate.id, record.key)) == record
+        assert (await steps.list_steps(session, debate.id))[0].usage == usage
+        many, _ = await steps.list_steps_many(session, [debate.id], fresh=True)
+    assert many[0][0].usage == usage
+
+
 async def test_second_put_returns_the_first_record(db: Database) -> None:
     debate = await add_debate(db)
     store = DbCheckpointStore(db)

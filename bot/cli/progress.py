@@ -18,7 +18,7 @@ from rich.text import Text
 
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
-from engine.cost import ceiling_note, estimate_range, usd
+from engine.cost import ceiling_note, estimate_range, token_details, usd
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ResultStatus
@@ -146,9 +146,11 @@ def print_summary(console: Console, result: DebateResult,
         for item in result.missing:
             _say(console, f"  - {item}")
     cost = result.cost
-    _say(console, f"Cost {usd(cost.usd)} ({cost.prompt_tokens} prompt + {cost.completion_tokens} "
-                  f"completion tokens, {cost.calls} calls, {cost.reused_calls} reused)  "
-                  f"time {result.elapsed_seconds:.1f} s")
+    details = token_details(cost)
+    _say(console, f"Cost {usd(cost.usd)} ({cost.prompt_tokens:,} prompt + "
+                  f"{cost.completion_tokens:,} completion tokens"
+                  f"{f' ({details})' if details else ''}, {cost.calls} calls, "
+                  f"{cost.reused_calls} reused)  time {result.elapsed_seconds:.1f} s")
 
 
 def _short(text: str, limit: int) -> str:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.http.charts import alpha_scale_svg, heatmap_svg
 from bot.http.views import mean_rubric, seconds, shorten, usd
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
+from engine.cost import token_details
 from engine.outcomes import CritiqueStop, PanelStop
 from engine.schemas.procon import DIMENSIONS
 
@@ -62,7 +63,7 @@ STATE_MARK = {"pending": "○", "running": "◐", "done": "✓", "partial": "◑
 
 TEMPLATES = Environment(loader=PackageLoader("bot.http", "templates"), autoescape=True,
                         undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-TEMPLATES.filters.update(usd=usd, seconds=seconds, shorten=shorten)
+TEMPLATES.filters.update(usd=usd, seconds=seconds, shorten=shorten, token_details=token_details)
 TEMPLATES.globals.update(
     static_url=static_url, alpha_text=alpha_text, band_rule=band_rule, heatmap_svg=heatmap_svg,
     alpha_scale_svg=alpha_scale_svg, point_figures=point_figures, mean_rubric=mean_rubric,

@@ -97,10 +97,15 @@ async def _probe(settings: EngineSettings, gateway: OpenAIGateway, model: str) -
 
 
 def price_note(settings: EngineSettings, model: str) -> str:
-    rate = settings.price_for(model)
-    figures = f"${rate.input:g} in / ${rate.output:g} out per million tokens"
-    if model in settings.prices:
-        return f"price known: {figures}"
+    """"price known: $0.25 in / $2 out per million tokens (genai-prices)", or that the default
+    stands in, and how to set one."""
+    found = settings.price_quote(model)
+    rate = found.price
+    cached = f" (${rate.cached_input:g} cached)" if rate.cached_input is not None else ""
+    figures = f"${rate.input:g} in{cached} / ${rate.output:g} out per million tokens"
+    if found.known:
+        source = "dialectic.toml" if found.source == "configured" else "genai-prices"
+        return f"price known: {figures} ({source})"
     return (f"price unknown: the default ({figures}) is used; set [prices.\"{model}\"] in "
             f"dialectic.toml")
 

@@ -47,7 +47,7 @@ from bot.slack.views.common import (
     truncation_notice,
     usd,
 )
-from engine.cost import ceiling_note, estimate_range
+from engine.cost import ceiling_note, estimate_range, token_summary
 from engine.domain import (
     ConsensusSummary,
     DebateResult,
@@ -401,9 +401,8 @@ def _rationale_blocks(result: DebateResult,
 
 def _cost_line(result: DebateResult) -> Block:
     cost = result.cost
-    tokens = cost.prompt_tokens + cost.completion_tokens
     reused = f" ({cost.reused_calls} reused)" if cost.reused_calls else ""
-    parts = [f"Cost {usd(cost.usd)}", f"{tokens:,} tokens", f"{cost.calls} calls{reused}",
+    parts = [f"Cost {usd(cost.usd)}", token_summary(cost), f"{cost.calls} calls{reused}",
              f"took {duration(result.elapsed_seconds)}"]
     if result.evidence:
         parts.append(f"{len(result.evidence)} evidence note(s) from the thread")

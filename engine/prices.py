@@ -1,0 +1,122 @@
+"""What a model costs, per million tokens, and where that figure came from.
+
+Lookup order (`quote`): the operator's `[prices."MODEL"]` in dialectic.toml ("configured"), the
+few prices no library can know (`BUILTIN_PRICES`: the offline rehearsal model is free, "builtin"),
+the maintained genai-prices library ("library": it knows cached-input rates of OpenAI, DeepSeek,
+Anthropic, Google, Azure and more, and resolves dated snapshot names), else the settings'
+`default_price` ("default": a local model, a name nobody knows).
+
+genai-prices is imported here and nowhere else, lazily: its import and data load cost about a
+quarter of a second, which `dialectic --help` and a rehearsal must not pay. Each
+(model, provider) is looked up once per process.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Literal, NamedTuple
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+PriceSource = Literal["configured", "builtin", "library", "default"]
+#: Tokens the library prices per rate read. Small on purpose: tiered prices (Gemini 2.5 Pro
+#: doubles above 200k prompt tokens) must give the base tier a debate's calls pay.
+SAMPLE_TOKENS = 1_000
+PER_MILLION = Decimal(1_000_000)
+
+
+class ModelPrice(BaseModel):
+    """USD per million tokens; `cached_input` for prompt tokens read from the provider's cache
+    (None: billed as `input`). Reasoning tokens are output tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
+class PriceQuote(NamedTuple):
+    """A model's price and where it came from (for `dialectic doctor` and the estimate)."""
+
+    model: str
+    price: ModelPrice
+    source: PriceSource
+    provider: str | None = None   # the library's provider id, when the library priced it
+
+    @property
+    def known(self) -> bool:
+        """False when the price is the settings' default, a guess for an unknown model."""
+        return self.source != "default"
+
+
+#: What the library cannot know. The rehearsal model runs offline and costs nothing.
+BUILTIN_PRICES: dict[str, ModelPrice] = {"rehearsal": ModelPrice(input=0.0, output=0.0)}
+
+
+class Provider(NamedTuple):
+    """How to ask the library for an endpoint's prices: by provider id or by API URL."""
+
+    provider_id: str | None = None
+    api_url: str | None = None
+
+
+def providers_for(base_url: str | None) -> tuple[Provider, ...]:
+    """Where to look a model up for an endpoint, most specific first; the model name alone
+    (`Provider()`) last, so an unknown gateway serving well-known models still finds them."""
+    host = (urlsplit(base_url).hostname or "").lower() if base_url else ""
+    if not base_url or host == "api.openai.com":
+        return (Provider("openai"), Provider())
+    if "deepseek" in host:
+        return (Provider("deepseek"), Provider())
+    if host.endswith(".openai.azure.com"):
+        return (Provider("azure"), Provider("openai"))
+    return (Provider(api_url=base_url), Provider())
+
+
+def quote(model: str, *, configured: Mapping[str, ModelPrice], base_url: str | None,
+          default: ModelPrice) -> PriceQuote:
+    """`model`'s price behind the endpoint `base_url`: configured, builtin, library, default.
+    A dated snapshot the API answers with ("gpt-4o-mini-2024-07-18") takes the price configured
+    for the name it was asked by ("gpt-4o-mini")."""
+    if model in configured:
+        return PriceQuote(model, configured[model], "configured")
+    undated = _SNAPSHOT_DATE.sub("", model)
+    if undated != model and undated in configured:
+        return PriceQuote(model, configured[undated], "configured")
+    if model in BUILTIN_PRICES:
+        return PriceQuote(model, BUILTIN_PRICES[model], "builtin")
+    for provider in providers_for(base_url):
+        found = library_price(model, provider)
+        if found is not None:
+            return PriceQuote(model, found[1], "library", found[0])
+    return PriceQuote(model, default, "default")
+
+
+_SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+@functools.cache
+def library_price(model: str, provider: Provider) -> tuple[str, ModelPrice] | None:
+    """The library's provider id and rates for `model`, or None when it does not know them."""
+    import genai_prices  # lazy: ~0.25 s of import and data load, paid on first need only
+
+    def calc(**tokens: int) -> genai_prices.types.PriceCalculation:
+        usage = genai_prices.Usage(**tokens)
+        if provider.api_url:
+            return genai_prices.calc_price(usage, model, provider_api_url=provider.api_url)
+        return genai_prices.calc_price(usage, model, provider_id=provider.provider_id)
+
+    n = SAMPLE_TOKENS
+    try:
+        base = calc()   # a per-request fee, where a provider has one, is no per-token rate
+        rates = [float((calc(**tokens).total_price - base.total_price) * PER_MILLION / n)
+                 for tokens in ({"input_tokens": n},
+                                {"input_tokens": n, "cache_read_tokens": n},
+                                {"output_tokens": n})]
+    except LookupError:   # the library's "unable to find provider / model"
+        return None
+    return base.provider.id, ModelPrice(input=rates[0], cached_input=rates[1], output=rates[2])
