@@ -87,17 +87,17 @@ def estimate(
     max_debate_usd: float | None = None,
 ) -> Estimate:
     """What a plan costs, each call priced with `model_for(call.key)` at the reply sizes recent
-    debates showed (`sizes`; the prior without): typical and high (verbose). `reused` step keys
+    debates showed (`sizes`; the prior without): low (short), typical and high (verbose). `reused` step keys
     cost nothing. The ceiling is what the debate may hold at most: `max_debate_usd`, or a
     multiple of the high figure."""
     book = sizes or SizeBook()
-    tokens = {"typical": Usage(), "high": Usage()}
-    usd = {"typical": 0.0, "high": 0.0}
+    tokens = {"low": Usage(), "typical": Usage(), "high": Usage()}
+    usd = {"low": 0.0, "typical": 0.0, "high": 0.0}
     calls = [c for c in plan.calls if c.key not in reused]
     for call in calls:
         model = model_for(call.key)
         rate = price_for(model)
-        for which in ("typical", "high"):
+        for which in ("low", "typical", "high"):
             usage = book.usage(call, model, which)
             tokens[which] += usage
             usd[which] += price(usage, rate)
@@ -110,6 +110,7 @@ def estimate(
         completion_tokens=tokens["typical"].completion_tokens,
         completion_tokens_high=tokens["high"].completion_tokens,
         usd=round(usd["typical"], 6),
+        usd_low=round(usd["low"], 6),
         usd_high=high,
         ceiling_usd=round(ceiling(high, max_debate_usd), 6),
         ceiling_configured=max_debate_usd is not None,
@@ -119,9 +120,10 @@ def estimate(
 
 
 def estimate_range(estimate: Estimate) -> str:
-    """The estimate as every surface shows it: "$0.05–$0.12" (typical to verbose replies)."""
-    places = usd_decimals(estimate.usd, estimate.usd_high)
-    low = usd(estimate.usd, decimals=places)
+    """The estimate as every surface shows it: "$0.03–$0.12" (short to verbose replies; the
+    typical figure, `usd`, lies between)."""
+    places = usd_decimals(estimate.usd_low or estimate.usd, estimate.usd_high)
+    low = usd(estimate.usd_low or estimate.usd, decimals=places, rounding="down")
     high = usd(estimate.usd_high, decimals=places, rounding="up")
     return low if low == high else f"{low}–{high}"
 

@@ -209,6 +209,7 @@ class Estimate(BaseModel):
     rehearsal: bool = False
     completion_tokens_high: int = 0
     usd_high: float = 0.0              # verbose replies (p90): what is held at submission
+    usd_low: float = 0.0               # short replies (p10): the range's low end
     ceiling_usd: float = 0.0           # the most the debate may hold as it learns its size
     ceiling_configured: bool = False   # DIALECTIC_MAX_DEBATE_USD set (else a multiple of high)
 

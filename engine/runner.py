@@ -315,7 +315,9 @@ class DebateContext:
             EventKind.STEP_FINISHED,
             key=key, role=role, phase=phase, model=record.model,
             cost_usd=record.cost_usd, prompt_tokens=record.usage.prompt_tokens,
-            completion_tokens=record.usage.completion_tokens, attempts=record.attempts,
+            completion_tokens=record.usage.completion_tokens,
+            cached_tokens=record.usage.cached_tokens,
+            reasoning_tokens=record.usage.reasoning_tokens, attempts=record.attempts,
         )
         return record
 

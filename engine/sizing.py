@@ -26,7 +26,7 @@ from typing import Literal, Protocol
 from engine.domain import Plan, PlannedCall, Usage
 from engine.profiles import is_reasoning_model
 
-Which = Literal["typical", "high"]
+Which = Literal["low", "typical", "high"]
 
 SIDES = frozenset({"pro", "con"})
 #: A reply's size before there is data: (typical, high) completion tokens.
@@ -38,6 +38,8 @@ REASONING_TOKENS: dict[str, tuple[int, int]] = {
 }
 #: Real prompts against the plan's: replies carried into later prompts run past the plan's size.
 PRIOR_PROMPT_RATIO = (1.25, 2.0)
+#: The low end of a prior's range: replies half the typical size, prompts this much of it.
+LOW_PROMPT_FACTOR = 0.7
 #: Samples of one model and kind needed before they replace the prior; the newest kept of each.
 MIN_SAMPLES = 5
 PER_KIND = 50
@@ -75,8 +77,12 @@ class StepSize:
     typical: Size
     high: Size
     samples: int = 0
+    low: Size | None = None   # short replies (p10); None: half the typical reply, same prompt
 
     def of(self, which: Which) -> Size:
+        if which == "low":
+            return self.low or Size(self.typical.completion // 2,
+                                    self.typical.prompt_ratio * LOW_PROMPT_FACTOR)
         return self.typical if which == "typical" else self.high
 
 
@@ -119,19 +125,20 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 def _learned(samples: list[Observed], base: StepSize) -> StepSize:
     completions = [o.completion_tokens for o in samples]
-    typical = base.typical
-    high = base.high
+    typical, high, low = base.typical, base.high, base.of("low")
     if len(completions) >= MIN_SAMPLES:
         median = round(statistics.median(completions))
         typical = Size(median, typical.prompt_ratio)
         high = Size(max(round(percentile(completions, 0.9)), median), high.prompt_ratio)
+        low = Size(min(round(percentile(completions, 0.1)), median), low.prompt_ratio)
     ratios = [o.prompt_tokens / o.planned_prompt_tokens for o in samples
               if o.planned_prompt_tokens]
     if len(ratios) >= MIN_SAMPLES:
         median_ratio = statistics.median(ratios)
         typical = Size(typical.completion, round(median_ratio, 4))
         high = Size(high.completion, round(max(percentile(ratios, 0.9), median_ratio), 4))
-    return StepSize(typical, high, samples=len(samples))
+        low = Size(low.completion, round(min(percentile(ratios, 0.1), median_ratio), 4))
+    return StepSize(typical, high, samples=len(samples), low=low)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.schemas.procon import Verdict
 from engine.settings import EngineSettings, ModelPrice
 from engine.vocabulary import StepStatus
-from tests.fakes.fixtures import gateway_settings
+from tests.fakes.fixtures import DEFAULT_MODEL, gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
 
 TOPIC = "Should we move billing to PostgreSQL?"
@@ -58,7 +58,7 @@ async def _run(settings: EngineSettings, mode: str = "simple") -> tuple[float, i
 @pytest.mark.parametrize("fault", ["invalid", "filtered", "rate_limited"])
 async def test_recorded_calls_and_cost_are_what_the_provider_answered(
         fake_openai: FakeOpenAI, fault: str) -> None:
-    settings = gateway_settings(fake_openai.base_url, prices={"gpt-4o-mini": RATE})
+    settings = gateway_settings(fake_openai.base_url, prices={DEFAULT_MODEL: RATE})
     if fault == "invalid":          # every judge reply invalid: re-asked twice, then degraded
         fake_openai.invalid_json("impartial debate judge", times=3)
     elif fault == "filtered":       # a billed reply the filter withheld
@@ -75,7 +75,7 @@ async def test_recorded_calls_and_cost_are_what_the_provider_answered(
 
 
 async def test_a_filtered_step_is_stored_with_its_bill(fake_openai: FakeOpenAI) -> None:
-    settings = gateway_settings(fake_openai.base_url, prices={"gpt-4o-mini": RATE})
+    settings = gateway_settings(fake_openai.base_url, prices={DEFAULT_MODEL: RATE})
     fake_openai.content_filter("arguing AGAINST")
     store = MemoryCheckpointStore()
     prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="simple", rounds=0))

@@ -29,7 +29,7 @@ from engine.vocabulary import ResultStatus
 from storage import budget
 from storage.db import Database
 from storage.records import DebateRecord, Origin
-from tests.fakes.fixtures import TEST_API_KEY, gateway_settings
+from tests.fakes.fixtures import DEFAULT_MODEL, TEST_API_KEY, gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
 from tests.service_fixtures import running_worker, service, wait_done
 from tests.storage_fixtures import BACKENDS, migrated_database
@@ -38,6 +38,7 @@ TOPIC = "Should we move billing to PostgreSQL?"
 RATE = ModelPrice(input=1.0, output=4.0)          # USD per million tokens
 DEAR = ModelPrice(input=60.0, output=240.0)
 API = Origin(surface="api")
+CHAT_MODEL = "gpt-4o-mini"
 
 
 def _step_costs(fake: FakeOpenAI, rates: dict[str, ModelPrice]) -> list[float]:
@@ -51,7 +52,7 @@ async def test_a_run_stops_arguing_before_what_it_could_not_get_judged() -> None
     still: once the openings show it, the rebuttals (and the verdict after them) no longer fit,
     so no rebuttal is paid for; the verdict judges the openings."""
     async with FakeOpenAI(verbosity=6000) as fake:       # ~1,500 tokens a reply, not ~350
-        settings = gateway_settings(fake.base_url, prices={"gpt-4o-mini": RATE})
+        settings = gateway_settings(fake.base_url, prices={DEFAULT_MODEL: RATE})
         prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="simple", rounds=3))
         limit = estimate_for(settings, prepared).usd_high * 1.05
         sink = MemoryEventSink()
@@ -62,7 +63,7 @@ async def test_a_run_stops_arguing_before_what_it_could_not_get_judged() -> None
                                       store=MemoryCheckpointStore(), sink=sink, purse=purse)
         finally:
             await gateway.aclose()
-    costs = _step_costs(fake, {"gpt-4o-mini": RATE})
+    costs = _step_costs(fake, {DEFAULT_MODEL: RATE})
     assert result.status is ResultStatus.COMPLETED and not result.complete
     assert result.missing[0] == "budget exhausted after phase opening: 6 calls were not made"
     assert result.error == result.missing[0]
@@ -78,7 +79,7 @@ async def test_a_run_stops_arguing_before_what_it_could_not_get_judged() -> None
 
 async def test_a_run_whose_plan_does_not_fit_makes_no_call() -> None:
     async with FakeOpenAI() as fake:
-        settings = gateway_settings(fake.base_url, prices={"gpt-4o-mini": RATE})
+        settings = gateway_settings(fake.base_url, prices={DEFAULT_MODEL: RATE})
         prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="simple", rounds=1))
         purse = MemoryPurse(limit=estimate_for(settings, prepared).usd_high * 0.9)
         gateway = OpenAIGateway(settings)
@@ -94,7 +95,7 @@ async def test_a_run_whose_plan_does_not_fit_makes_no_call() -> None:
 
 async def test_a_top_up_lets_a_run_go_on_within_its_margin() -> None:
     async with FakeOpenAI(verbosity=6000) as fake:
-        settings = gateway_settings(fake.base_url, prices={"gpt-4o-mini": RATE})
+        settings = gateway_settings(fake.base_url, prices={DEFAULT_MODEL: RATE})
         prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="simple", rounds=1))
         purse = MemoryPurse(limit=0.0, extra=1.0)
         gateway = OpenAIGateway(settings)
@@ -128,8 +129,10 @@ async def twin(database: Database) -> AsyncIterator[Database]:
 
 
 def live_settings(base_url: str, cap: float, **extra: Any) -> Settings:
+    """A chat model at a fixed price: its replies, padded, run far past every prediction."""
     return Settings(openai_api_key=TEST_API_KEY, openai_base_url=base_url,
-                    prices={"gpt-4o-mini": RATE, "dear": DEAR}, daily_budget_usd=cap,
+                    default_model=CHAT_MODEL,
+                    prices={CHAT_MODEL: RATE, "dear": DEAR}, daily_budget_usd=cap,
                     poll_interval=0.05, lease_seconds=5.0, backoff_base=0.01, backoff_cap=0.05,
                     cache_ttl_seconds=0, judge_cache_ttl_seconds=0, **extra)
 
@@ -180,7 +183,7 @@ async def test_the_cap_holds_for_hostile_input_across_workers_and_processes(
             done = [await wait_done(services[0], r.id, timeout=90) for r in records]
         async with database.transaction(readonly=True) as session:
             state = await budget.state(session, date.today())
-    costs = _step_costs(fake, {"gpt-4o-mini": RATE, "dear": DEAR})
+    costs = _step_costs(fake, {CHAT_MODEL: RATE, "dear": DEAR})
     spent = sum(costs)
     assert state.spent_usd == pytest.approx(spent, rel=1e-6)          # the provider's bill
     assert sum(r.cost_usd for r in done) == pytest.approx(spent, rel=1e-6)

@@ -15,11 +15,15 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.service_fixtures import running_worker, service, wait_done
 
 API = Origin(surface="api")
+CHAT_MODEL = "gpt-4o-mini"
 
 
 async def test_a_calibrated_down_estimate_does_not_stop_the_debate(db: Database) -> None:
+    """A chat model whose replies run shorter than the prior (a reasoning model's hidden tokens
+    would not)."""
     async with FakeOpenAI() as fake:
-        settings = Settings(**gateway_settings(fake.base_url).model_dump(),
+        chat = gateway_settings(fake.base_url, default_model=CHAT_MODEL)
+        settings = Settings(**chat.model_dump(),
                             database_url="sqlite://", daily_budget_usd=10.0, cache_ttl_seconds=0)
         first = service(db, settings)
         async with running_worker(first):
@@ -29,7 +33,7 @@ async def test_a_calibrated_down_estimate_does_not_stop_the_debate(db: Database)
                 await wait_done(first, sub.record.id)
         await first.aclose()
         fresh = service(db, settings)  # a process started after them: it calibrates at once
-        learned = (await fresh.history.sizes()).size("gpt-4o-mini", "side:opening")
+        learned = (await fresh.history.sizes()).size(CHAT_MODEL, "side:opening")
         assert learned.samples and learned.high.completion < 500, "the fake's replies are short"
         sub = await fresh.submit(DebateRequest(topic="Adopt Rust now?", mode="simple"),
                                  origin=API)
@@ -38,5 +42,5 @@ async def test_a_calibrated_down_estimate_does_not_stop_the_debate(db: Database)
         await fresh.aclose()
     assert done.status is DebateStatus.COMPLETED
     assert done.result is not None and done.result.complete, done.result.missing
-    assert sub.estimate.usd_high < service(db, settings).engine.price_for("gpt-4o-mini").output
+    assert sub.estimate.usd_high < service(db, settings).engine.price_for(CHAT_MODEL).output
     assert done.cost_usd <= sub.estimate.ceiling_usd

@@ -16,7 +16,7 @@ from engine.gateway import OpenAIGateway
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
 from engine.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
-from tests.fakes.fixtures import TEST_API_KEY, gateway_settings, spotlit
+from tests.fakes.fixtures import DEFAULT_MODEL, TEST_API_KEY, gateway_settings, spotlit
 from tests.fakes.openai_server import FakeOpenAI
 
 TOPIC = "Should a startup adopt microservices from day one?"
@@ -205,9 +205,11 @@ async def test_cost_comes_from_reported_usage_and_the_price_table() -> None:
         prompt = sum(r.usage["prompt_tokens"] for r in fake.requests)
         completion = sum(r.usage["completion_tokens"] for r in fake.requests)
     assert result.cost.prompt_tokens == prompt and result.cost.completion_tokens == completion
-    expected = (prompt * 0.15 + completion * 0.60) / 1_000_000   # gpt-4o-mini's price
+    rate = gateway_settings(fake.base_url).price_for(DEFAULT_MODEL)   # genai-prices' figures
+    assert rate.input > 0 and rate.output > 0
+    expected = (prompt * rate.input + completion * rate.output) / 1_000_000
     assert result.cost.usd == pytest.approx(expected, abs=1e-6)
-    assert result.cost.by_model["gpt-4o-mini"]["calls"] == 10
+    assert result.cost.by_model[DEFAULT_MODEL]["calls"] == 10
 
 
 async def test_judges_see_neutral_labels_in_varying_order() -> None:
@@ -232,7 +234,7 @@ async def test_models_per_role_and_per_judge_are_used() -> None:
         steps = {r.step for r in fake.requests}  # each call names its step (X-Dialectic-Step)
     assert {"structured/opening/pro", "structured/closing/con"} <= steps
     assert ("pro", "model-pro") in models
-    assert ("con", "gpt-4o-mini") in models
+    assert ("con", DEFAULT_MODEL) in models
     assert ("judge/risk", "model-j") in models
 
 

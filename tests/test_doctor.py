@@ -82,3 +82,21 @@ def test_without_a_provider_it_says_how_to_configure_one(cli: Cli) -> None:
     done = cli("doctor")
     assert done.returncode == 1
     assert "Set OPENAI_API_KEY" in done.stdout and "rehearsal" in done.stdout
+
+
+async def test_the_readme_example_prints_what_the_readme_shows(cli: Cli) -> None:
+    """The README's `dialectic doctor` and the output it shows for the default model, run
+    against the simulated OpenAI (only the endpoint and the latency differ)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Models and providers", 1)[1]
+    assert "```sh\n.venv/bin/dialectic doctor\n```" in section
+    shown = section.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
+    async with FakeOpenAI(replies="typical") as fake:
+        done = await asyncio.to_thread(cli, "doctor", env={
+            "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.base_url})
+    assert done.returncode == 0, done.stdout + done.stderr
+    printed = done.stdout.splitlines()
+    assert printed[0] == f"Endpoint: {fake.base_url}" and shown[0].startswith("Endpoint: ")
+    without_latency = shown[1].rsplit(" · ", 1)[0]
+    assert printed[1].rsplit(" · ", 1)[0] == without_latency
+    assert printed[-1] == "The model answered."

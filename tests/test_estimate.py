@@ -17,7 +17,7 @@ from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.settings import EngineSettings, ModelPrice, PresetSpec
 from engine.sizing import SizeBook
 from engine.vocabulary import MAX_CONTEXT_CHARS, MAX_POLICY_CHARS, Mode
-from tests.fakes.fixtures import gateway_settings
+from tests.fakes.fixtures import DEFAULT_MODEL, gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
 
 TOPIC = "Should we move billing to PostgreSQL?"
@@ -27,7 +27,7 @@ DEAR = ModelPrice(input=30.0, output=60.0)
 
 def live(**extra: Any) -> EngineSettings:
     return EngineSettings(openai_api_key=SecretStr("x"), openai_base_url="http://127.0.0.1:9",
-                          prices={"gpt-4o-mini": CHEAP, "dear": DEAR}, **extra)
+                          prices={DEFAULT_MODEL: CHEAP, "dear": DEAR}, **extra)
 
 
 def prepared(settings: EngineSettings | None = None, **request: Any) -> Prepared:
@@ -75,10 +75,11 @@ def test_each_call_is_priced_with_the_model_it_will_use() -> None:
     base = prepared(settings, mode="consensus")
     dear_judges = prepared(settings, mode="consensus", options={"role_models": {"judge": "dear"}})
     judge_calls = [c for c in dear_judges.plan.calls if c.role.startswith("judge")]
-    sizes = SizeBook()  # the prior: each model's own sizes (the same here, neither reasons)
+    # the prior at each role's reasoning effort (the default model reasons; "dear" does not)
+    sizes = SizeBook(effort_for=settings.effort_for)
     expected = estimate_for(settings, base).usd + sum(
         price(sizes.usage(c, "dear", "typical"), DEAR)
-        - price(sizes.usage(c, "gpt-4o-mini", "typical"), CHEAP) for c in judge_calls)
+        - price(sizes.usage(c, DEFAULT_MODEL, "typical"), CHEAP) for c in judge_calls)
     assert estimate_for(settings, dear_judges).usd == pytest.approx(expected, rel=1e-4)
     assert estimate_for(settings, dear_judges).usd > 20 * estimate_for(settings, base).usd / 10
 
@@ -110,7 +111,7 @@ def test_a_replays_reused_steps_are_free_and_its_new_model_is_priced() -> None:
 async def test_no_estimate_falls_short_of_what_the_run_billed(mode: Mode) -> None:
     """Hostile but valid input, the real gateway, the fake provider's usage figures."""
     async with FakeOpenAI() as fake:
-        settings = gateway_settings(fake.base_url, prices={"gpt-4o-mini": CHEAP})
+        settings = gateway_settings(fake.base_url, prices={DEFAULT_MODEL: CHEAP})
         request = DebateRequest(topic=TOPIC + " Ω" * 100, mode=mode, rounds=2,
                                 context="Ünïcödé context, much of it. " * 600,
                                 options={"policy": "Policy clause §1 applies. " * 700,

@@ -41,7 +41,7 @@ from engine.schemas.redteam import (
     StrategyProposal,
 )
 from engine.settings import EngineSettings, PresetSpec
-from tests.fakes.fixtures import spotlit
+from tests.fakes.fixtures import DEFAULT_MODEL, spotlit
 
 TOPIC = "Should we move billing to PostgreSQL?"
 OFFLINE = EngineSettings(rehearsal=True)
@@ -391,7 +391,7 @@ async def test_per_panelist_contexts_and_models() -> None:
     assert all("a DBA" in spotlit(c.prompt.user) and "ctx-for-dba" in spotlit(c.prompt.user)
                and "ctx-for-finance" not in c.prompt.user and "DBA" not in c.prompt.system
                for c in dba)
-    assert {c.model for c in dba} == {"gpt-4.1"} and {c.model for c in finance} == {"gpt-4o-mini"}
+    assert {c.model for c in dba} == {"gpt-4.1"} and {c.model for c in finance} == {DEFAULT_MODEL}
 
 
 async def test_a_degraded_synthesis_is_reported_not_hidden() -> None:
@@ -552,7 +552,7 @@ def test_bad_options_are_refused_before_anything_runs(mode: Any, options: dict[s
     {"role_models": {"judge": "gpt-9-imaginary"}}, {"models": ["", "very-expensive"]},
 ])
 def test_only_models_of_known_price_may_be_named(options: dict[str, Any]) -> None:
-    with pytest.raises(InvalidRequest, match=r"price is unknown .*configured: .*gpt-4o"):
+    with pytest.raises(InvalidRequest, match=rf"price is unknown .*configured: .*{DEFAULT_MODEL}"):
         prepare(LIVE, DebateRequest(topic=TOPIC, mode="panel", options=options))
 
 

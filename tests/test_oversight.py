@@ -26,7 +26,7 @@ from storage import audit, debates, panels, reviews
 from storage.db import Database
 from storage.records import DebateStatus, DecisionAbout, Origin, ReviewStatus
 from tests.audit_fixtures import START, SyntheticJudge, history
-from tests.fakes.fixtures import gateway_settings
+from tests.fakes.fixtures import DEFAULT_MODEL, gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
 from tests.oversight_fixtures import (
     GOLDEN,
@@ -290,7 +290,7 @@ def _agreeing(judges: dict[str, float], debates: int) -> list[PanelRecord]:
     panels_ = []
     for d in range(debates):
         verdicts = tuple(JudgeVerdict(
-            judge=name, model="gpt-4o-mini", shown_first=judge_order(f"w-{d}", j)[0].value,
+            judge=name, model=DEFAULT_MODEL, shown_first=judge_order(f"w-{d}", j)[0].value,
             winner="pro" if ((d + 1) * GOLDEN + j / 7) % 1.0 < rate else "con",
             scores={"pro": 7.0, "con": 5.0}) for j, (name, rate) in enumerate(judges.items()))
         panels_.append(PanelRecord(debate_id=f"w-{d}", finished_at=START + timedelta(hours=d),
@@ -358,7 +358,7 @@ async def test_a_run_records_what_the_judge_audit_reads(db: Database) -> None:
     c = record.result.consensus
     judges = [j.name for j in BUILTIN_PRESETS["decision"].judges]
     assert c.shown_first == {name: judge_order(record.id, i)[0] for i, name in enumerate(judges)}
-    assert set(c.winners) == set(judges) and set(c.models.values()) == {"gpt-4o-mini"}
+    assert set(c.winners) == set(judges) and set(c.models.values()) == {DEFAULT_MODEL}
     assert c.lengths["pro"] > 100 and c.lengths["con"] > 100
     async with db.transaction(readonly=True) as session:
         [stored] = await panels.history(session, since=record.created_at - timedelta(days=1))

@@ -129,10 +129,13 @@ CLAIMS = 9
 
 
 def _opening(body: dict[str, Any]) -> dict[str, Any]:
+    """Texts past the old limits (a claim 600 characters, a summary 1,200; evidence at 700),
+    the whole reply still inside the output cap the call is sent with (a longer one is cut
+    off, as a real provider cuts it: tests/test_gateway_realistic.py)."""
     side = "FOR" if "arguing FOR" in body["messages"][0]["content"] else "AGAINST"
-    return {"summary": long_text(f"summary-{side}"),
-            "claims": [{"claim": long_text(f"claim-{side}-{i}"),
-                        "evidence": long_text(f"evidence-{side}-{i}")}
+    return {"summary": long_text(f"summary-{side}", 2_000),
+            "claims": [{"claim": long_text(f"claim-{side}-{i}", 700),
+                        "evidence": long_text(f"evidence-{side}-{i}", 700)}
                        for i in range(1, CLAIMS + 1)]}
 
 
@@ -174,7 +177,7 @@ async def test_long_replies_and_long_lists_complete_a_consensus_debate_without_a
     assert len(fake.requests) == len(prepared.plan.calls)            # nothing was re-asked
     assert len(result.trace_table) == 2 * CLAIMS
     kept = {row.claim for row in result.trace_table}
-    assert long_text("claim-FOR-9") in kept and long_text("claim-AGAINST-1") in kept
+    assert long_text("claim-FOR-9", 700) in kept and long_text("claim-AGAINST-1", 700) in kept
     assert all(row.strength is not None for row in result.trace_table)
     assert result.consensus is not None and result.consensus.alpha is not None
     claim_items = [i for i in result.consensus.items if i.startswith("claim.")]

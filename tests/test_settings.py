@@ -25,6 +25,7 @@ PLAIN: dict[str, tuple[str, Any]] = {
     # setting: (what a person writes in the environment, what the setting becomes)
     "reviewers": ("U111,U222", ("U111", "U222")),
     "models": ("judge=gpt-4o, pro=gpt-4o-mini", {"judge": "gpt-4o", "pro": "gpt-4o-mini"}),
+    "reasoning_efforts": ("judge=high, pro=medium", {"judge": "high", "pro": "medium"}),
     "workspace_policies": ("T1=No spam.", {"T1": "No spam."}),
     "allowed_hosts": ("dialectic.internal, bot.example", ("dialectic.internal", "bot.example")),
     "prices": ('{"m": {"input": 1, "output": 2}}', None),

@@ -125,7 +125,10 @@ async def test_estimates_learn_from_wordy_debates(db: Database) -> None:
     """A chat model (a reasoning model's prior already counts thousands of hidden tokens)."""
     request = DebateRequest(topic=TOPIC, mode="structured", no_cache=True)
     async with FakeOpenAI(verbosity=4800) as fake:
-        svc = service(db, _settings(fake.base_url, default_model="gpt-4o-mini"))
+        settings = Settings(**gateway_settings(fake.base_url,
+                                               default_model="gpt-4o-mini").model_dump(),
+                            cache_ttl_seconds=0, judge_cache_ttl_seconds=0)
+        svc = service(db, settings)
         cold = await svc.estimate(request)
         async with running_worker(svc):
             for i in range(3):

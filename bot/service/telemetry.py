@@ -40,6 +40,9 @@ class MetricsSink:
             COST.inc(float(event.data.get("cost_usd", 0.0)))
             TOKENS.labels("prompt").inc(int(event.data.get("prompt_tokens", 0)))
             TOKENS.labels("completion").inc(int(event.data.get("completion_tokens", 0)))
+            # parts of the two above: read from the provider's cache, and hidden reasoning
+            TOKENS.labels("cached").inc(int(event.data.get("cached_tokens", 0)))
+            TOKENS.labels("reasoning").inc(int(event.data.get("reasoning_tokens", 0)))
         elif event.kind is EventKind.STEP_RETRY:
             RETRIES.inc()
 

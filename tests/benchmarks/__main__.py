@@ -1,6 +1,6 @@
 """Runs every benchmark and prints the figures (with the date and the machine); writes the
 scaling plot. `python -m tests.benchmarks [section ...]` runs only the named sections:
-engine, cli, peer, service, slack."""
+engine, cli, peer, service, slack, estimates."""
 
 from __future__ import annotations
 
@@ -11,9 +11,17 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from tests.benchmarks import cli_bench, engine_bench, peer_bench, plot, service_bench, slack_bench
+from tests.benchmarks import (
+    cli_bench,
+    engine_bench,
+    estimate_bench,
+    peer_bench,
+    plot,
+    service_bench,
+    slack_bench,
+)
 
-SECTIONS = ("engine", "cli", "peer", "service", "slack")
+SECTIONS = ("engine", "cli", "peer", "service", "slack", "estimates")
 
 
 def machine() -> str:
@@ -48,6 +56,8 @@ async def main(argv: list[str]) -> int:
               "missing: pip install -r tests/benchmarks/requirements.txt)")
     if "slack" in chosen:
         await slack_bench.run()
+    if "estimates" in chosen:
+        await estimate_bench.run()
     return 0
 
 

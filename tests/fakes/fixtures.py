@@ -15,6 +15,8 @@ from engine.spotlight import regions
 from tests.fakes.openai_server import FakeOpenAI
 
 TEST_API_KEY = "test-key"
+#: the model every role uses unless told otherwise (a test that prices it names it so)
+DEFAULT_MODEL = EngineSettings.model_fields["default_model"].default
 
 
 def gateway_settings(base_url: str, **overrides: Any) -> EngineSettings:

@@ -67,8 +67,11 @@ function startForm(form) {
         headers: {"Content-Type": "application/json"}, body: JSON.stringify(data)});
       const e = await reply.json();
       if (!reply.ok) { out.textContent = e.error || "No estimate."; return; }
-      out.textContent = `Estimate: ${e.calls} calls, ${e.depth} rounds deep, about ` +
-        `${money(e.usd)}${e.rehearsal ? " (rehearsal: the offline model costs nothing)" : ""}.`;
+      const range = e.usd_high > e.usd_low ? `${money(e.usd_low)}–${money(e.usd_high)}, typically ` +
+        `${money(e.usd)} (it may hold up to ${money(e.ceiling_usd)} if replies run long)` :
+        `about ${money(e.usd)}`;
+      out.textContent = `Estimate: ${e.calls} calls, ${e.depth} rounds deep, ${range}` +
+        `${e.rehearsal ? " (rehearsal: the offline model costs nothing)" : ""}.`;
       out.dataset.ready = "true";
     } catch (err) { out.textContent = "Could not reach the server for an estimate."; }
   }, 250);
