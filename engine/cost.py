@@ -87,9 +87,9 @@ def estimate(
     max_debate_usd: float | None = None,
 ) -> Estimate:
     """What a plan costs, each call priced with `model_for(call.key)` at the reply sizes recent
-    debates showed (`sizes`; the prior without): low (short), typical and high (verbose). `reused` step keys
-    cost nothing. The ceiling is what the debate may hold at most: `max_debate_usd`, or a
-    multiple of the high figure."""
+    debates showed (`sizes`; the prior without): low (short), typical and high (verbose).
+    `reused` step keys cost nothing. The ceiling is what the debate may hold at most:
+    `max_debate_usd`, or a multiple of the high figure."""
     book = sizes or SizeBook()
     tokens = {"low": Usage(), "typical": Usage(), "high": Usage()}
     usd = {"low": 0.0, "typical": 0.0, "high": 0.0}

@@ -14,13 +14,14 @@ quarter of a second, which `dialectic --help` and a rehearsal must not pay. Each
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Literal, NamedTuple
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from engine.profiles import undated
 
 PriceSource = Literal["configured", "builtin", "library", "default"]
 #: Tokens the library prices per rate read. Small on purpose: tiered prices (Gemini 2.5 Pro
@@ -84,9 +85,9 @@ def quote(model: str, *, configured: Mapping[str, ModelPrice], base_url: str | N
     for the name it was asked by ("gpt-4o-mini")."""
     if model in configured:
         return PriceQuote(model, configured[model], "configured")
-    undated = _SNAPSHOT_DATE.sub("", model)
-    if undated != model and undated in configured:
-        return PriceQuote(model, configured[undated], "configured")
+    asked = undated(model)
+    if asked != model and asked in configured:
+        return PriceQuote(model, configured[asked], "configured")
     if model in BUILTIN_PRICES:
         return PriceQuote(model, BUILTIN_PRICES[model], "builtin")
     for provider in providers_for(base_url):
@@ -94,9 +95,6 @@ def quote(model: str, *, configured: Mapping[str, ModelPrice], base_url: str | N
         if found is not None:
             return PriceQuote(model, found[1], "library", found[0])
     return PriceQuote(model, default, "default")
-
-
-_SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
 @functools.cache

@@ -80,6 +80,15 @@ def provider_of(endpoint: str | None) -> str:
     return "other"
 
 
+_SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+def undated(model: str) -> str:
+    """The name a dated snapshot is asked by: the API answers "gpt-4o-mini" with
+    "gpt-4o-mini-2024-07-18"; prices configured and sizes learned follow the name asked."""
+    return _SNAPSHOT_DATE.sub("", model)
+
+
 def is_reasoning_model(model: str) -> bool:
     """OpenAI's reasoning families by name: o1, o3, o4-mini …, gpt-5, gpt-5-mini, gpt-5.1 …
     (not gpt-5-chat, which is a chat model). A provider prefix ("openai/gpt-5") is ignored."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from engine.domain import Plan, PlannedCall, Usage
-from engine.profiles import is_reasoning_model
+from engine.profiles import is_reasoning_model, undated
 
 Which = Literal["low", "typical", "high"]
 
@@ -151,7 +151,7 @@ class SizeBook:
     effort_for: Callable[[str], str | None] | None = None
 
     def size(self, model: str, kind: str, effort: str | None = None) -> StepSize:
-        learned = self.learned.get((model, kind))
+        learned = self.learned.get((undated(model), kind))
         if learned is not None:
             return learned
         if effort is None and self.effort_for is not None:
@@ -171,7 +171,7 @@ def learn(observed: Iterable[Observed]) -> SizeBook:
     its `PER_KIND` newest learns its median and p90; the rest keep the prior."""
     groups: dict[tuple[str, str], list[Observed]] = {}
     for item in observed:
-        group = groups.setdefault((item.model, item.kind), [])
+        group = groups.setdefault((undated(item.model), item.kind), [])
         if len(group) < PER_KIND:
             group.append(item)
     return SizeBook({key: _learned(samples, prior(*key))

@@ -21,7 +21,7 @@ CHAT_MODEL = "gpt-4o-mini"
 async def test_a_calibrated_down_estimate_does_not_stop_the_debate(db: Database) -> None:
     """A chat model whose replies run shorter than the prior (a reasoning model's hidden tokens
     would not)."""
-    async with FakeOpenAI() as fake:
+    async with FakeOpenAI(replies="minimal") as fake:
         chat = gateway_settings(fake.base_url, default_model=CHAT_MODEL)
         settings = Settings(**chat.model_dump(),
                             database_url="sqlite://", daily_budget_usd=10.0, cache_ttl_seconds=0)

@@ -201,15 +201,20 @@ async def test_events_tell_the_story_in_order() -> None:
 
 async def test_cost_comes_from_reported_usage_and_the_price_table() -> None:
     async with FakeOpenAI() as fake:
-        result = await _debate(gateway_settings(fake.base_url))
+        settings = gateway_settings(fake.base_url)
+        result = await _debate(settings)
         prompt = sum(r.usage["prompt_tokens"] for r in fake.requests)
         completion = sum(r.usage["completion_tokens"] for r in fake.requests)
+        rate = settings.price_for(DEFAULT_MODEL)  # genai-prices' figures, cached input too
+        expected = fake.bill_usd(input=rate.input, output=rate.output,
+                                 cached_input=rate.cached_input)
     assert result.cost.prompt_tokens == prompt and result.cost.completion_tokens == completion
-    rate = gateway_settings(fake.base_url).price_for(DEFAULT_MODEL)   # genai-prices' figures
-    assert rate.input > 0 and rate.output > 0
-    expected = (prompt * rate.input + completion * rate.output) / 1_000_000
+    assert rate.input > 0 and rate.output > 0 and rate.cached_input is not None
+    assert result.cost.cached_tokens > 0 and result.cost.reasoning_tokens > 0
     assert result.cost.usd == pytest.approx(expected, abs=1e-6)
-    assert result.cost.by_model[DEFAULT_MODEL]["calls"] == 10
+    (answered,) = result.cost.by_model   # the snapshot the API answered with
+    assert answered.startswith(f"{DEFAULT_MODEL}-") and result.cost.by_model[answered][
+        "calls"] == 10
 
 
 async def test_judges_see_neutral_labels_in_varying_order() -> None:

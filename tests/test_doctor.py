@@ -37,7 +37,8 @@ async def test_every_configured_model_gets_one_line(cli: Cli, tmp_path: Path) ->
             "DIALECTIC_CONFIG": str(config)})
     assert done.returncode == 0, done.stdout + done.stderr
     lines = lines_of(done.stdout)
-    assert lines["gpt-4o-mini"].startswith("gpt-4o-mini: ok · structured outputs")
+    assert lines["gpt-4o-mini"].startswith("gpt-4o-mini: ok · answered as gpt-4o-mini-2024-")
+    assert "structured outputs (strict JSON schema)" in lines["gpt-4o-mini"]
     assert "temperature dropped" in lines["house-model"]
     assert "price known: $1 in / $2 out per million tokens" in lines["house-model"]
     assert "All 2 models answered." in done.stdout

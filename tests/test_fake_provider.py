@@ -93,7 +93,7 @@ async def test_a_position_is_as_long_as_real_models_write_it(client_for: Any, le
 
 
 async def test_minimal_replies_stay_as_they_were(client_for: Any) -> None:
-    _, client = await client_for()
+    _, client = await client_for(replies="minimal")
     reply = await ask(client, schema=schema_of(Position, strip=False))
     value = json.loads(reply.choices[0].message.content)
     assert value["summary"].startswith("fake summary for")

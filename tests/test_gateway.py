@@ -128,7 +128,7 @@ async def test_generated_reply_validates_and_reports_usage(
 
     assert isinstance(reply.value, Argument)
     assert reply.attempts == 1
-    assert reply.model == "gpt-4o-mini"
+    assert reply.model == "gpt-4o-mini-2024-07-18"  # the snapshot the API answers with
     (request,) = fake_openai.requests
     assert request.usage is not None
     assert reply.usage == Usage(

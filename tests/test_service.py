@@ -311,7 +311,7 @@ async def test_estimates_learn_from_the_tokens_recent_debates_used(db: Database)
     from tests.fakes.openai_server import FakeOpenAI
 
     request = DebateRequest(topic=TOPIC, mode="simple", no_cache=True)
-    async with FakeOpenAI() as fake:
+    async with FakeOpenAI(replies="minimal") as fake:   # replies shorter than the prior's
         svc = service(db, Settings(**gateway_settings(fake.base_url).model_dump()))
         cold = await svc.estimate(request)
         async with running_worker(svc):

@@ -63,10 +63,11 @@ async def test_a_day_too_tight_for_the_judging_stops_before_the_unjudged_argumen
     """Replies far wordier than any prediction, a cap just above the debate's hold: once the
     openings show it, the rebuttals no longer fit with the verdict, so none is paid for, and the
     verdict judges the openings."""
-    async with FakeOpenAI(verbosity=16_000) as probe:          # ~4,000 tokens a reply
+    # minimal replies padded to ~4,000 tokens: wordier than any prediction, inside the cap
+    async with FakeOpenAI(verbosity=16_000, replies="minimal") as probe:
         hold = (await service(db, _settings(probe.base_url)).estimate(
             DebateRequest(topic=TOPIC, mode="simple", rounds=2))).usd_high
-    async with FakeOpenAI(verbosity=16_000) as fake:
+    async with FakeOpenAI(verbosity=16_000, replies="minimal") as fake:
         svc = service(db, _settings(fake.base_url, daily_budget_usd=hold * 1.2))
         sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple", rounds=2), origin=API)
         async with running_worker(svc):

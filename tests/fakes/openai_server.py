@@ -106,7 +106,7 @@ class FakeOpenAI:
         port: int = 0,
         obedient: bool = False,
         verbosity: int = 0,
-        replies: str = "minimal",
+        replies: str = "typical",
         provider: str = "openai",
         refusal_rate: float = 0.0,
     ) -> None:
