@@ -10,6 +10,7 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
+from engine.errors import BudgetExceeded
 from engine.prices import ModelPrice
 from engine.sizing import CEILING_MULTIPLE, SizeBook, ceiling
 
@@ -117,6 +118,17 @@ def estimate(
         calls_per_role=plan.calls_per_role(),
         rehearsal=rehearsal,
     )
+
+
+def within_ceiling(estimate: Estimate) -> None:
+    """BudgetExceeded for a debate whose whole plan at verbose sizes does not fit the operator's
+    per-debate ceiling: refused (or downgraded) like one the day has no room for."""
+    if estimate.ceiling_configured and estimate.usd_high > estimate.ceiling_usd + 1e-9:
+        raise BudgetExceeded(
+            f"this debate may cost up to {usd(estimate.usd_high, rounding='up')} with verbose "
+            f"replies, above the per-debate ceiling of {usd(estimate.ceiling_usd)} "
+            "(DIALECTIC_MAX_DEBATE_USD)", estimate_usd=estimate.usd_high,
+            remaining_usd=estimate.ceiling_usd)
 
 
 def estimate_range(estimate: Estimate) -> str:

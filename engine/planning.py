@@ -16,9 +16,9 @@ from engine.errors import InvalidRequest
 from engine.options import check_models
 from engine.presets import judges_for, resolve_preset
 from engine.protocols import DebateProtocol, PlanInput, get_protocol
-from engine.runner import plan_models
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 from engine.sizing import SizeBook
+from engine.step_models import plan_models
 from engine.vocabulary import Mode
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -49,7 +48,6 @@ from engine.material import (
     screen,
     spotlight_for,
 )
-from engine.options import DebateOptions
 from engine.ports import (
     CheckpointStore,
     EventSink,
@@ -62,6 +60,7 @@ from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 from engine.sizing import Forecast, SizeBook, output_cap
 from engine.spending import Spending
 from engine.spotlight import Spotlight
+from engine.step_models import plan_models, schema_tokens, step_model
 from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
@@ -444,31 +443,6 @@ class DebateContext:
         await self.emit(kind, key=key, role=role, phase=phase, reason=reason,
                         cost_usd=record.cost_usd, calls=record.calls)
         return StepOutcome(key, status, None, record)
-
-
-def schema_tokens(schema: type[BaseModel]) -> int:
-    """The token bound of the JSON schema sent with a call (computed once per schema)."""
-    found = _SCHEMA_TOKENS.get(schema)
-    if found is None:
-        found = _SCHEMA_TOKENS[schema] = token_bound(json.dumps(schema.model_json_schema()))
-    return found
-
-
-_SCHEMA_TOKENS: dict[type[BaseModel], int] = {}
-
-
-def plan_models(settings: EngineSettings, options: DebateOptions, plan: Plan) -> dict[str, str]:
-    """The model each planned call will use ("rehearsal" for all on the rehearsal model)."""
-    return {c.key: "rehearsal" if settings.is_rehearsal
-            else step_model(settings, options, c.key, c.role, c.model) for c in plan.calls}
-
-
-def step_model(settings: EngineSettings, options: DebateOptions, key: str, role: str,
-               named: str | None) -> str:
-    """The model a step asks for: the request's override (a replay's new synthesizer) by step
-    key, role or family; else the one the protocol names (a judge's); else the settings' for the
-    role. Estimates price each planned call with the same choice."""
-    return options.model_for_step(key, role) or named or settings.model_for(role)
 
 
 def _prompt_hash(prompt: Prompt) -> str:

@@ -26,7 +26,7 @@ from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by
 from bot.service.settings import ServiceSettings
-from engine.cost import usd
+from engine.cost import within_ceiling
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
@@ -170,7 +170,7 @@ class DebateService:
         while True:
             estimate = await self._estimate(prepared, reused_steps)
             try:
-                _within_ceiling(estimate)
+                within_ceiling(estimate)
                 record = await self._queue(prepared, estimate, origin, idempotency_key,
                                            parent_id, reused_steps, downgraded_from=None if
                                            prepared.request.mode == asked else asked, day=day)
@@ -392,17 +392,6 @@ class DebateService:
                                  debate_id=record.id)
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
                                             actor=actor, reason="retry", error="", attempts=0)
-
-def _within_ceiling(estimate: Estimate) -> None:
-    """A debate whose whole plan at verbose sizes does not fit the operator's per-debate ceiling
-    is refused (or downgraded) like one the day has no room for."""
-    if estimate.ceiling_configured and estimate.usd_high > estimate.ceiling_usd + 1e-9:
-        raise BudgetExceeded(
-            f"this debate may cost up to {usd(estimate.usd_high, rounding='up')} with verbose "
-            f"replies, above the per-debate ceiling of {usd(estimate.ceiling_usd)} "
-            "(DIALECTIC_MAX_DEBATE_USD)", estimate_usd=estimate.usd_high,
-            remaining_usd=estimate.ceiling_usd)
-
 
 def _flagged_result(result: DebateResult, flags: list[Finding]) -> DebateResult:
     """The result carrying every finding of its debate (some, such as evidence that came after

@@ -25,8 +25,8 @@ from engine.panel_records import AgreementCount, agreement_counts
 from engine.presets import all_presets
 from engine.protocols.judging import judge_key
 from engine.routing_audit import PresetRouting, needs_spot_check, routing_against_humans
-from engine.runner import step_model
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
+from engine.step_models import step_model
 from engine.thresholds import (
     SuggestionPolicy,
     ThresholdEvaluation,

@@ -184,17 +184,11 @@ def step_flags(degraded: Sequence[str], filtered: Sequence[str],
                refused: Sequence[str] = ()) -> list[Block]:
     """Warnings for steps a placeholder stood in for, the provider's filter withheld, or the
     model refused (with its words, when known)."""
-    blocks = []
-    if degraded:
-        keys = listing([escape(k) for k in degraded], 1200, shown=8)
-        blocks.append(section(f"⚠ degraded: {keys} — a placeholder stood in for these steps."))
-    if filtered:
-        keys = listing([escape(k) for k in filtered], 1200, shown=8)
-        blocks.append(section(f"⚠ filtered by the provider's content filter: {keys}"))
-    if refused:
-        keys = listing([escape(k) for k in refused], 1200, shown=4)
-        blocks.append(section(f"⚠ refused by the model: {keys}"))
-    return blocks
+    said = (("⚠ degraded: {} — a placeholder stood in for these steps.", degraded, 8),
+            ("⚠ filtered by the provider's content filter: {}", filtered, 8),
+            ("⚠ refused by the model: {}", refused, 4))
+    return [section(line.format(listing([escape(k) for k in keys], 1200, shown=shown)))
+            for line, keys, shown in said if keys]
 
 
 def phase_reply(summary: PhaseSummary, *, rehearsal: bool,
