@@ -13,14 +13,23 @@ import asyncio
 from typing import Any
 
 import pytest
+from markupsafe import escape as html_escape
+from rich.console import Console
 
+from bot.cli.progress import print_summary
+from bot.http.console import transcript_page
+from bot.service.timeline import timeline_of
 from bot.settings import Settings
+from bot.slack.mrkdwn import escape
+from bot.slack.views.debate import divergence_summary
 from engine.domain import DebateRequest
+from engine.settings import EngineSettings
 from storage.db import Database
 from storage.records import DebateRecord, DebateStatus, Origin
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
 from tests.service_fixtures import running_worker, service, wait_done
+from tests.slack_view_fixtures import TRANSCRIPT, text_of
 
 pytestmark = pytest.mark.integration
 
@@ -112,3 +121,19 @@ async def test_a_refusal_is_named_and_the_judges_go_on(db: Database) -> None:
     assert result.consensus is not None and result.consensus.judges  # the panel still judged
     asked_again = [r for r in fake.requests if r.outcome == "refused"]
     assert len(asked_again) == len(refused), "a refusal is never asked again"
+    shown_everywhere(record, words)
+
+
+def shown_everywhere(record: DebateRecord, words: str) -> None:
+    """Slack's result message, the console's transcript page and the terminal's summary each
+    say that the model refused, in its words (escaped for each)."""
+    assert record.result is not None
+    slack = text_of(divergence_summary(record.result, transcript_url=TRANSCRIPT))
+    assert "refused by the model" in slack and escape(words) in slack
+    page = transcript_page(EngineSettings(), record, timeline=timeline_of(
+        EngineSettings(), record, []))
+    assert "Refused by the model" in page and str(html_escape(words)) in page
+    console = Console(record=True, width=200)
+    print_summary(console, record.result)
+    terminal = console.export_text()
+    assert "refused by the model" in terminal and words in terminal
