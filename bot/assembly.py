@@ -41,6 +41,7 @@ from bot.slack.notifier import SlackNotifier
 from bot.slack.publisher import SlackPublisher
 from bot.slack.wiring import attach_notifier, attach_slack, close_notifier
 from engine.errors import ConfigurationError
+from engine.settings import EngineSettings
 
 log = logging.getLogger("dialectic.server")
 Cleanup = Callable[[web.Application], AsyncIterator[None]]
@@ -60,6 +61,9 @@ class Assembly:
 @contextlib.asynccontextmanager
 async def assembled(settings: Settings) -> AsyncIterator[Assembly]:
     rt = await build_runtime(settings.engine, settings.service, settings.storage)
+    # the price library loads its tables on first use: now, off the event loop, not inside the
+    # first /debate's estimate
+    await asyncio.to_thread(_warm_prices, settings.engine)
     notifier = attach_notifier(rt, settings.slack) if settings.slack.enabled else None
     publisher = SlackPublisher(notifier) if notifier is not None else None
     scheduler = Scheduler(rt, settings.scheduling, publisher=publisher)
@@ -71,6 +75,11 @@ async def assembled(settings: Settings) -> AsyncIterator[Assembly]:
         if notifier is not None:
             await close_notifier(notifier)
         await rt.close()
+
+
+def _warm_prices(engine: EngineSettings) -> None:
+    for model in sorted(engine.configured_models()):
+        engine.price_for("rehearsal" if engine.is_rehearsal else model)
 
 
 @contextlib.asynccontextmanager

@@ -33,6 +33,7 @@ from engine.protocols import Outcome
 from engine.runner import DebateContext
 from engine.settings import EngineSettings
 from engine.sizing import SizeBook
+from engine.step_models import plan_models
 from engine.vocabulary import ROUTED_TO_HUMANS, ResultStatus, Routing, StepStatus
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
@@ -70,9 +71,11 @@ async def run_debate(
                    mode=prepared.protocol.mode, preset=prepared.preset.name,
                    judges=[j.name for j in prepared.judges], depth=prepared.plan.depth)
     status, error, outcome = ResultStatus.COMPLETED, "", Outcome()
-    # the statistics load while the first phases wait on the provider, not inside judging
-    warming = (asyncio.ensure_future(asyncio.to_thread(agreement.warm))
-               if prepared.protocol.judging_phases and not agreement.warmed() else None)
+    # the statistics and the price table load while the first phases wait on the provider,
+    # not inside judging, and not on the event loop (a server's other debates go on meanwhile)
+    warming = asyncio.ensure_future(asyncio.to_thread(
+        _warm, settings, plan_models(settings, prepared.request.options, prepared.plan),
+        statistics=bool(prepared.protocol.judging_phases)))
     try:
         async with asyncio.timeout(settings.debate_timeout + _HARD_STOP_MARGIN):
             outcome = await prepared.protocol.run(ctx)
@@ -90,13 +93,21 @@ async def run_debate(
         status = ResultStatus.FAILED
         error = ("no model call succeeded" + (f": {first.error}" if first and first.error
                                                else ""))
-    if warming is not None:
-        await warming
+    await warming
     result = build_result(ctx, prepared, outcome, status, error)
     await ctx.emit(EventKind.DEBATE_FINISHED, status=result.status, verdict=result.verdict,
                    cost_usd=result.cost.usd, complete=result.complete,
                    elapsed_seconds=result.elapsed_seconds)
     return result
+
+
+def _warm(settings: EngineSettings, models: dict[str, str], *, statistics: bool) -> None:
+    """Load what a debate will need later, off the event loop: each model's price (the price
+    library's first lookup loads its tables) and the agreement statistics."""
+    for model in sorted(set(models.values())):
+        settings.price_for("rehearsal" if settings.is_rehearsal else model)
+    if statistics and not agreement.warmed():
+        agreement.warm()
 
 
 def _nothing_succeeded(ctx: DebateContext) -> bool:

@@ -382,12 +382,13 @@ class DebateContext:
 
     def _predicted_cost(self, key: str, role: str, phase: str, model: str, prompt: Prompt,
                         schema: type[T]) -> tuple[float, int]:
-        """What a call may cost, before it is made (its real prompt and the schema sent with it,
-        a conservative token bound; its kind's high reply size, engine/sizing.py), and the
-        output cap it is sent with."""
+        """What a call may cost before it is made (its real prompt and schema, a conservative
+        bound; its kind's high reply size, engine/sizing.py), and its output cap."""
         prompt_tokens = (token_bound(prompt.system) + token_bound(prompt.user)
                          + schema_tokens(schema))
         usage = self.forecast.call_usage(key, model, role, phase, prompt_tokens)
+        if self.spending.purse is None:  # no budget to keep: no price needed before the reply
+            return 0.0, output_cap(usage.completion_tokens)
         return self._forecast_cost(usage, model), output_cap(usage.completion_tokens)
 
     async def _admitted(self, key: str, predicted: float, phase: str) -> bool:
@@ -395,7 +396,7 @@ class DebateContext:
         included); the first refusal is reported once."""
         after = self.phases[-1].name if self.phases else None
         first = self.spending.exhausted is None
-        rest = self.forecast.rest_usd(key, phase)
+        rest = self.forecast.rest_usd(key, phase) if self.spending.purse is not None else 0.0
         self.forecast.start(key)
         if await self.spending.admit(predicted, rest=rest, phase=phase, after=after,
                                      judging=self.forecast.is_judging(phase)):
