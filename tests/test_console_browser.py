@@ -107,8 +107,10 @@ async def _check_the_judges(browser: Browser, result: Any) -> None:
     assert len(cells) == len(consensus.judges) * len(consensus.items)
     rows = await browser.find_all("table.judges tbody tr")
     assert len(rows) == len(consensus.judges)
-    scale = await browser.find("svg.scale")
-    label = await browser.run(scale.get_attribute, "aria-label")
+    await browser.find("svg.scale")
+    # read in one step: a live page may swap the element between a find and a read
+    label = await browser.js("return document.querySelector('svg.scale')"
+                             ".getAttribute('aria-label')")
     assert label.startswith("Krippendorff's alpha ")
     assert "Rehearsal mode" not in await browser.text("main")
     assert not await browser.find_all("pre"), "no raw JSON on the page"

@@ -142,7 +142,7 @@ async def test_concurrent_submissions_never_spend_more_than_the_cap(pg_db: Datab
     svc = service(pg_db, priced())
     # the longest topic: an estimate counts the topic in every prompt
     one = await svc.estimate(DebateRequest(topic=f"{TOPIC} #99", preset="compliance"))
-    svc.settings = priced(daily_budget_usd=one.usd * 10).service
+    svc.settings = priced(daily_budget_usd=one.usd_high * 10).service  # ten holds
 
     async def submit(i: int) -> str:
         try:
