@@ -18,6 +18,13 @@ from storage.db import Database
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
 
 DONE = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
+#: a request of every mode and of every built-in preset
+EVERY_MODE_AND_PRESET: list[dict[str, Any]] = [
+    {"mode": "simple"}, {"mode": "structured"}, {"mode": "consensus"}, {"mode": "panel"},
+    {"mode": "critique"}, {"mode": "redteam"},
+    {"preset": "market"}, {"preset": "decision"}, {"preset": "compliance"},
+    {"preset": "appeal"}, {"preset": "brief"},
+]
 
 
 def rehearsal_settings(**overrides: Any) -> Settings:

@@ -10,7 +10,6 @@ provider's bill."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 from markupsafe import escape as html_escape
@@ -28,19 +27,14 @@ from storage.db import Database
 from storage.records import DebateRecord, DebateStatus, Origin
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
-from tests.service_fixtures import running_worker, service, wait_done
+from tests.service_fixtures import EVERY_MODE_AND_PRESET, running_worker, service, wait_done
 from tests.slack_view_fixtures import TRANSCRIPT, text_of
 
 pytestmark = pytest.mark.integration
 
 API = Origin(surface="api")
 TOPIC = "Should we move billing to PostgreSQL?"
-REQUESTS: list[dict[str, Any]] = [
-    {"mode": "simple"}, {"mode": "structured"}, {"mode": "consensus"}, {"mode": "panel"},
-    {"mode": "critique"}, {"mode": "redteam"},
-    {"preset": "market"}, {"preset": "decision"}, {"preset": "compliance"},
-    {"preset": "appeal"}, {"preset": "brief"},
-]
+REQUESTS = EVERY_MODE_AND_PRESET
 FINISHED = (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
 
 
