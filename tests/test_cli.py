@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -84,6 +85,13 @@ def test_bad_input_is_refused_with_a_clear_message(cli: Cli, args: tuple[str, ..
 def test_estimate_and_presets(cli: Cli) -> None:
     done = cli("estimate", TOPIC, "--mode", "consensus", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["calls"] == 10
+    said = cli("estimate", TOPIC, "--mode", "consensus", env={"OPENAI_API_KEY": "sk-x"})
+    lines = said.stdout.splitlines()
+    cost = next(line for line in lines if "estimated cost" in line)
+    assert re.search(r"estimated cost \$[0-9.]+–\$[0-9.]+$", cost), cost   # a range
+    assert re.search(r"~\d{1,3}(,\d{3})+ prompt", cost), cost              # 26,108
+    ceiling = next(line for line in lines if line.startswith("Ceiling"))
+    assert "set DIALECTIC_MAX_DEBATE_USD to change it" in ceiling          # the variable's name
     presets = cli("presets")
     assert all(name in presets.stdout for name in ("market", "decision", "compliance", "appeal",
                                                    "brief"))

@@ -184,7 +184,8 @@ def print_estimate(console: Console, estimate: Estimate) -> None:
     roles = ", ".join(f"{role} {n}" for role, n in sorted(estimate.calls_per_role.items()))
     _say(console, f"Mode {estimate.mode}: {estimate.calls} calls ({roles}), "
                   f"{estimate.depth} dependent rounds")
-    _say(console, f"Tokens ~{estimate.prompt_tokens} prompt + ~{estimate.completion_tokens} "
-                  f"completion (up to ~{estimate.completion_tokens_high} with verbose replies); "
-                  f"estimated cost {estimate_range(estimate)}")
-    _say(console, ceiling_note(estimate).capitalize())
+    _say(console, f"Tokens ~{estimate.prompt_tokens:,} prompt + ~{estimate.completion_tokens:,} "
+                  f"completion (up to ~{estimate.completion_tokens_high:,} with verbose "
+                  f"replies); estimated cost {estimate_range(estimate)}")
+    note = ceiling_note(estimate)   # names a variable: only its first letter is raised
+    _say(console, note[:1].upper() + note[1:])
