@@ -100,7 +100,7 @@ def routing_story(result: DebateResult, thresholds: ThresholdSpec | None,
         lines.append("A random spot check sent it to a reviewer all the same, so how often "
                      "routing publishes wrongly is measured.")
     elif review is not None and review.reason:
-        lines.append(f"Review reason: {review.reason}.")
+        lines.append(f"Review reason: {review.reason.rstrip('.')}.")
     return lines
 
 
