@@ -17,11 +17,10 @@ import functools
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Literal, NamedTuple
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.profiles import undated
+from engine.profiles import provider_of, undated
 
 PriceSource = Literal["configured", "builtin", "library", "default"]
 #: Tokens the library prices per rate read. Small on purpose: tiered prices (Gemini 2.5 Pro
@@ -66,15 +65,14 @@ class Provider(NamedTuple):
 
 
 def providers_for(base_url: str | None) -> tuple[Provider, ...]:
-    """Where to look a model up for an endpoint, most specific first; the model name alone
-    (`Provider()`) last, so an unknown gateway serving well-known models still finds them."""
-    host = (urlsplit(base_url).hostname or "").lower() if base_url else ""
-    if not base_url or host == "api.openai.com":
-        return (Provider("openai"), Provider())
-    if "deepseek" in host:
-        return (Provider("deepseek"), Provider())
-    if host.endswith(".openai.azure.com"):
+    """Where to look a model up for an endpoint (engine/profiles.py tells which provider it is),
+    most specific first; the model name alone (`Provider()`) last, so an unknown gateway serving
+    well-known models still finds them."""
+    provider = provider_of(base_url)
+    if provider == "azure":
         return (Provider("azure"), Provider("openai"))
+    if provider in ("openai", "deepseek"):
+        return (Provider(provider), Provider())
     return (Provider(api_url=base_url), Provider())
 
 

@@ -48,7 +48,7 @@ class ModelCheck:
     answered_as: str = ""            # the model name the endpoint answered with
 
 
-def configured_models(settings: EngineSettings) -> list[str]:
+def models_in_use(settings: EngineSettings) -> list[str]:
     """Every model a debate may call with these settings: the default, each role's, and each
     judge's across the presets."""
     found = {settings.default_model, *settings.models.values()}
@@ -65,7 +65,7 @@ async def check(settings: EngineSettings, *, gateway: OpenAIGateway | None = Non
     gateway = gateway or OpenAIGateway(settings.model_copy(update={"max_retries": 1}))
     try:
         return list(await asyncio.gather(*(
-            _probe(settings, gateway, model) for model in configured_models(settings))))
+            _probe(settings, gateway, model) for model in models_in_use(settings))))
     finally:
         if own:
             await gateway.aclose()
