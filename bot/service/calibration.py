@@ -18,6 +18,7 @@ from storage import debates, steps
 from storage.db import Database
 
 TTL_SECONDS = 60.0
+PLANS_KEPT = 2_000
 
 
 class Calibration:
@@ -27,6 +28,9 @@ class Calibration:
         self.db = db
         self.clock = clock
         self._sizes: tuple[datetime, SizeBook] | None = None
+        # each debate's planned prompt sizes by step: a stored request plans the same every
+        # time, so it is planned once per process (the newest PLANS_KEPT debates are kept)
+        self._plans: dict[str, dict[str, int]] = {}
         self._judges: tuple[datetime, dict[str, list[float]]] | None = None
         self._locks: dict[str, asyncio.Lock] = {}
 
@@ -51,15 +55,18 @@ class Calibration:
         (the debate's request planned again; a debate whose preset or model is gone has none)."""
         async with self.db.transaction(readonly=True) as session:
             seen = await steps.recent_usage(session, limit=limit)
-            requests = await debates.requests_of(session, {o.debate_id for o in seen})
-        planned: dict[str, dict[str, int]] = {}
+            unplanned = {o.debate_id for o in seen} - self._plans.keys()
+            requests = await debates.requests_of(session, unplanned) if unplanned else {}
         for debate_id, request in requests.items():
             try:
                 plan = prepare(self.engine, request).plan
             except InvalidRequest:
+                self._plans[debate_id] = {}  # its preset or model is gone: no plan to compare
                 continue
-            planned[debate_id] = {c.key: c.prompt_tokens for c in plan.calls}
-        return [dataclasses.replace(o, planned_prompt_tokens=planned.get(o.debate_id, {})
+            self._plans[debate_id] = {c.key: c.prompt_tokens for c in plan.calls}
+        while len(self._plans) > PLANS_KEPT:
+            del self._plans[next(iter(self._plans))]   # the oldest planned first
+        return [dataclasses.replace(o, planned_prompt_tokens=self._plans.get(o.debate_id, {})
                                     .get(o.key)) for o in seen]
 
     async def judge_scores(self, debates_back: int = 50) -> dict[str, list[float]]:
