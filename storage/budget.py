@@ -185,6 +185,15 @@ async def held_batch(session: AsyncSession, debate_ids: list[str], fresh: bool
     return [round(sum(ledgers[d].outstanding.values()), 9) for d in debate_ids], None
 
 
+async def reserved_total(session: AsyncSession, debate_id: str) -> float:
+    """Everything ever held for a debate: its reservation and every top-up since, on every
+    day and every run (what its per-debate ceiling bounds)."""
+    total = await session.scalar(
+        select(func.sum(BudgetLedgerRow.amount_usd))
+        .where(BudgetLedgerRow.debate_id == debate_id, BudgetLedgerRow.kind == RESERVE))
+    return round(float(total or 0.0), 9)
+
+
 async def extend(
     session: AsyncSession, *, day: date, cap_usd: float, amount_usd: float, debate_id: str,
     now: datetime | None = None,

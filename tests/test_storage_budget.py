@@ -4,10 +4,11 @@ settling is idempotent, and the alert goes out once."""
 from __future__ import annotations
 
 import asyncio
-from datetime import date
+from datetime import date, datetime
 
 import pytest
 
+from bot.service.purse import DbPurse
 from engine.errors import BudgetExceeded
 from storage import budget
 from storage.budget import BudgetState
@@ -176,3 +177,22 @@ async def test_the_holds_of_debates_starting_together_are_read_in_one_query(db: 
         held, _ = await budget.held_batch(session, ["b", "a", "nobody"], False)
         one_by_one = [await budget.held(session, d) for d in ("b", "a", "nobody")]
     assert held == one_by_one == [pytest.approx(1.5), pytest.approx(1.5), 0.0]
+
+
+async def test_a_debate_tops_up_to_its_ceiling_once_over_all_its_runs(db: Database) -> None:
+    """A run that topped up, crashed and was resumed by another worker: the new run's purse
+    counts the earlier top-up, so the debate never holds more than its ceiling in all."""
+    await _reserve(db, "a", 1.0)
+
+    def purse() -> DbPurse:   # a run's purse, as a worker builds it
+        return DbPurse(db, debate_id="a", day=DAY, cap_usd=10.0, ceiling_usd=2.5,
+                       clock=lambda: datetime(2024, 11, 22, 12))
+
+    assert await purse().top_up(1.0) == pytest.approx(1.0)       # the first run
+    again = purse()                                               # resumed after a crash
+    assert await again.top_up(1.0) == pytest.approx(0.5)         # up to the ceiling: 2.5
+    assert await again.top_up(1.0) == 0.0
+    async with db.transaction() as session:
+        assert await budget.reserved_total(session, "a") == pytest.approx(2.5)
+        await budget.charge(session, day=DAY, debate_id="a", amount_usd=0.4)
+        assert await budget.reserved_total(session, "a") == pytest.approx(2.5)  # spent: same

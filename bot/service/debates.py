@@ -274,7 +274,7 @@ class DebateService:
             store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
         purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
                         cap_usd=self.settings.daily_budget_usd,
-                        room_usd=self._ceiling(record) - record.reserved_usd, clock=self.clock)
+                        ceiling_usd=self._ceiling(record), clock=self.clock)
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),

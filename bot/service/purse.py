@@ -14,12 +14,12 @@ from storage.journal import journal_for, lookups_for
 
 class DbPurse:
     def __init__(self, db: Database, *, debate_id: str, day: date, cap_usd: float,
-                 room_usd: float, clock: Callable[[], datetime]) -> None:
+                 ceiling_usd: float, clock: Callable[[], datetime]) -> None:
         self.db = db
         self.debate_id = debate_id
         self.day = day                  # where spend no hold covers is booked (settle's day)
         self.cap_usd = cap_usd
-        self.room_left = max(room_usd, 0.0)  # what it may still add: its ceiling less its hold
+        self.ceiling_usd = ceiling_usd  # the most it may ever hold, over all its runs
         self.clock = clock
 
     async def held(self) -> float:
@@ -28,15 +28,15 @@ class DbPurse:
         return held
 
     async def top_up(self, usd: float) -> float:
-        """More money for this run, from today's free budget, never past its ceiling."""
-        wanted = min(usd, self.room_left)
-        if wanted <= 0:
-            return 0.0
+        """More money for this run, from today's free budget, never past its ceiling: what it
+        holds in all counts every earlier top-up, also those of a run that crashed."""
         async with self.db.transaction() as session:
-            granted = await budget.extend(session, day=self.clock().date(), cap_usd=self.cap_usd,
-                                          amount_usd=wanted, debate_id=self.debate_id)
-        self.room_left -= granted
-        return granted
+            room = self.ceiling_usd - await budget.reserved_total(session, self.debate_id)
+            wanted = min(usd, room)
+            if wanted <= 1e-9:
+                return 0.0
+            return await budget.extend(session, day=self.clock().date(), cap_usd=self.cap_usd,
+                                       amount_usd=wanted, debate_id=self.debate_id)
 
     async def charge(self, usd: float) -> None:
         """Committed with the step's checkpoint and audit links (the journal's group commit)."""
