@@ -51,8 +51,8 @@ def estimate_reply(topic: str, estimate: Estimate) -> B.Message:
     tokens = estimate.prompt_tokens + estimate.completion_tokens
     pairs = [("Mode", escape(estimate.mode)), ("Calls", str(estimate.calls)),
              ("Dependent rounds", str(estimate.depth)), ("Tokens (estimate)", f"{tokens:,}"),
-             ("Cost (typical–verbose)", estimate_range(estimate)),
-             ("Ceiling", ceiling_note(estimate))]
+             ("Cost (short to verbose replies)", estimate_range(estimate)),
+             ("Ceiling", ceiling_note(estimate).removeprefix("ceiling "))]
     text = f"Estimate for: {_topic(topic)} — {estimate_range(estimate)}"
     head = [B.section(f"*Estimate* for *{_topic(topic)}* (nothing was started)"),
             B.fields(pairs)]
