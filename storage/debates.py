@@ -36,13 +36,15 @@ _FINDINGS = TypeAdapter(list[Finding])
 _HELD = "dialectic.held_debates"  # session.info: (transaction, {id: row locked in it})
 
 
-def topic_key(request: DebateRequest, preset: str) -> str:
-    """The cache key of a request: normalised topic and context, mode, preset, rounds, judges."""
+def topic_key(request: DebateRequest, preset: str, *, scope: str = "") -> str:
+    """The cache key of a request: normalised topic and context, mode, preset, rounds, judges,
+    and `scope`, what the caller says must also match (bot/service/reuse.py: the endpoint, the
+    models, the prompt version, rehearsal or real)."""
     def norm(text: str) -> str:
         return _SPACE.sub(" ", text).strip().casefold().rstrip("?.!")
 
     parts = [norm(request.topic), request.mode, preset, request.rounds, request.judges,
-             norm(request.context)]
+             norm(request.context), scope]
     return sha256(canonical_json(parts))
 
 

@@ -25,6 +25,7 @@ from bot.service.calibration import Calibration
 from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by
+from bot.service.reuse import cache_key
 from bot.service.settings import ServiceSettings
 from engine.cost import within_ceiling
 from engine.debate import Prepared, estimate_for, prepare, run_debate
@@ -158,7 +159,7 @@ class DebateService:
         if self.settings.cache_ttl_seconds <= 0:
             return None
         since = self.clock() - timedelta(seconds=self.settings.cache_ttl_seconds)
-        key = debates.topic_key(prepared.request, prepared.preset.name)
+        key = cache_key(self.engine, prepared)
         async with self.db.transaction(readonly=True) as session:
             return await debates.find_cached(session, topic_key=key, since=since)
 
@@ -203,7 +204,7 @@ class DebateService:
             await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
                                  amount_usd=estimate.usd_high, debate_id=record.id,
                                  alert_fraction=self.settings.budget_alert_fraction)
-            key = debates.topic_key(prepared.request, prepared.preset.name)
+            key = cache_key(self.engine, prepared)
             record = await debates.create(session, record=record, topic_key=key,
                                           idempotency_key=idempotency_key)
             await audit.append(session, debate_id=record.id, kind="debate_submitted",
