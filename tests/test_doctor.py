@@ -101,3 +101,24 @@ async def test_the_readme_example_prints_what_the_readme_shows(cli: Cli) -> None
     without_latency = shown[1].rsplit(" · ", 1)[0]
     assert printed[1].rsplit(" · ", 1)[0] == without_latency
     assert printed[-1] == "The model answered."
+
+
+def test_a_provider_url_without_a_scheme_is_one_line_at_start(cli: Cli) -> None:
+    for command in (("doctor",), ("run", "Should we?", "--mode", "simple")):
+        done = cli(*command, env={"OPENAI_API_KEY": "sk-secret",
+                                  "OPENAI_BASE_URL": "127.0.0.1:8900/v1"})
+        assert done.returncode == 2
+        assert (done.stdout + done.stderr).strip() == ("error: OPENAI_BASE_URL: 127.0.0.1:8900/v1 is no http(s) "
+                                       "URL; did you mean http://127.0.0.1:8900/v1?")
+        assert "sk-secret" not in done.stdout + done.stderr
+
+
+async def test_a_base_url_that_answers_404_suggests_v1(cli: Cli) -> None:
+    async with FakeOpenAI() as fake:
+        wrong = fake.base_url.removesuffix("/v1") + "/openai"   # no API there
+        done = await asyncio.to_thread(cli, "doctor", env={"OPENAI_API_KEY": "k",
+                                                           "OPENAI_BASE_URL": wrong})
+    assert done.returncode == 1
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("gpt-")]
+    assert f"answered HTTP 404: no chat-completions API at this address; did you mean " \
+           f"{wrong}/v1?" in line

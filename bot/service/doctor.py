@@ -121,7 +121,7 @@ def problem(exc: LLMError, settings: EngineSettings, model: str) -> str:
     if isinstance(exc, LLMAuthError):
         return (f"{endpoint} refused the key (HTTP {exc.status}): set OPENAI_API_KEY to a key "
                 f"for this endpoint")
-    if isinstance(exc, LLMBadRequest) and exc.status == 404:
+    if isinstance(exc, LLMBadRequest) and exc.status == 404 and "does not know" in str(exc):
         return (f"{endpoint} does not know the model {model!r} (HTTP 404): check the name "
                 f"(DIALECTIC_DEFAULT_MODEL, models in dialectic.toml) or OPENAI_BASE_URL")
     if isinstance(exc, LLMRefused):

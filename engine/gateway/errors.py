@@ -92,10 +92,23 @@ def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
             status=status,
             endpoint=endpoint,
         )
-    return LLMBadRequest(
-        f"{endpoint} rejected the request: {detail}", status=status, endpoint=endpoint,
-        param=getattr(exc, "param", None), code=getattr(exc, "code", None),
-    )
+    code = getattr(exc, "code", None)
+    message = f"{endpoint} rejected the request: {detail}"
+    if status == 404:
+        message = _not_found(endpoint, detail, code)
+    return LLMBadRequest(message, status=status, endpoint=endpoint,
+                         param=getattr(exc, "param", None), code=code)
+
+
+def _not_found(endpoint: str, detail: str, code: str | None) -> str:
+    """A 404 says which is missing: the model (OpenAI's `model_not_found`), or the API itself
+    at this address, most often for a base URL without its `/v1`."""
+    if code == "model_not_found" or "model" in detail.lower():
+        return f"{endpoint} does not know the model (HTTP 404): {detail}"
+    base = endpoint.rstrip("/")
+    hint = "" if base.endswith("/v1") else f"; did you mean {base}/v1?"
+    return (f"{endpoint} answered HTTP 404: no chat-completions API at this address{hint} "
+            f"(check OPENAI_BASE_URL)")
 
 
 def _is_content_filter(exc: openai.APIStatusError) -> bool:
