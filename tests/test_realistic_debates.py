@@ -21,7 +21,7 @@ from bot.service.timeline import timeline_of
 from bot.settings import Settings
 from bot.slack.mrkdwn import escape
 from bot.slack.views.debate import divergence_summary
-from engine.domain import DebateRequest
+from engine.domain import DebateRequest, DebateResult
 from engine.settings import EngineSettings
 from storage.db import Database
 from storage.records import DebateRecord, DebateStatus, Origin
@@ -77,6 +77,7 @@ async def test_every_mode_and_preset_completes(db: Database, replies: str,
         assert record.status in FINISHED, (fields, record.status, result.error)
         assert result.complete, (fields, result.missing)
         assert not result.degraded and not result.refused and not result.rehearsal
+        headline_follows_the_panel(result)
     # every request answered first time: no 400, no cut-off, no re-ask
     assert {r.outcome for r in fake.requests} == {"reply"}
     assert all(len(r.messages) == 2 for r in fake.requests), "a reply was re-asked"
@@ -116,6 +117,19 @@ async def test_a_refusal_is_named_and_the_judges_go_on(db: Database) -> None:
     asked_again = [r for r in fake.requests if r.outcome == "refused"]
     assert len(asked_again) == len(refused), "a refusal is never asked again"
     shown_everywhere(record, words)
+
+
+def headline_follows_the_panel(result: DebateResult) -> None:
+    """A panel's headline never contradicts its votes or its agreement figures."""
+    panel = result.consensus
+    if panel is None or len(panel.winners) < 2:
+        return
+    contested = panel.irreconcilable or panel.band == "contentious"
+    if contested:
+        assert result.verdict.startswith("Contested:") and result.winner is None, result.verdict
+    elif result.winner in ("pro", "con"):
+        backing = sum(1 for side in panel.winners.values() if side == result.winner)
+        assert backing * 2 > len(panel.winners) or panel.weights, result.verdict
 
 
 def shown_everywhere(record: DebateRecord, words: str) -> None:

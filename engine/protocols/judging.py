@@ -25,6 +25,7 @@ from engine.domain import (
     canonical_json,
     sha256,
 )
+from engine.headline import panel_headline
 from engine.llm import Prompt
 from engine.material import section
 from engine.prompts import PROMPT_VERSION
@@ -32,7 +33,7 @@ from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, background, id
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import DIMENSIONS, Label, Scorecard
 from engine.settings import JudgeSpec, ThresholdSpec
-from engine.vocabulary import Side
+from engine.vocabulary import Band, Side
 
 if TYPE_CHECKING:  # the statistics are the context's (engine/ports.py PanelStatistics)
     from engine.verdicts import ItemSpread
@@ -206,7 +207,10 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     if len(weighted) != len(items):  # no judge finished: nothing to weigh
         weighted = [None] * len(items)
     weighted_map = dict(zip(items, weighted, strict=True))
-    winner, verdict = _verdict(weighted_map)
+    headline = panel_headline(winners, _side_means(weighted_map), weights=weights,
+                              alpha=summary.alpha, split=summary.irreconcilable
+                              or summary.band is Band.CONTENTIOUS)
+    winner, verdict = headline.winner, headline.text
     consensus = ConsensusSummary(
         alpha=summary.alpha, alpha_interval=summary.alpha_interval, kappa=summary.kappa,
         band=summary.band, routing=summary.routing, irreconcilable=summary.irreconcilable,
@@ -252,19 +256,15 @@ def _characters(value: object) -> int:
     return 0
 
 
-def _verdict(weighted: dict[str, float | None]) -> tuple[Side | None, str]:
-    totals: dict[Side, float] = {}
+def _side_means(weighted: dict[str, float | None]) -> dict[Side, float] | None:
+    """Each side's weighted rubric mean (None: a side has no score)."""
+    means: dict[Side, float] = {}
     for side in SIDES:
         vals = [v for k, v in weighted.items() if k.startswith(f"{side}.") and v is not None]
         if not vals:
-            return None, "No verdict: the judges' scores are missing."
-        totals[side] = sum(vals) / len(vals)
-    diff = totals[Side.PRO] - totals[Side.CON]
-    score = f"{totals[Side.PRO]:.1f} for vs {totals[Side.CON]:.1f} against (weighted rubric mean)"
-    if abs(diff) < 0.25:
-        return Side.TIE, f"Too close to call: {score}."
-    side = Side.PRO if diff > 0 else Side.CON
-    return side, f"{SIDE_NAME[side].capitalize()} the proposition wins: {score}."
+            return None
+        means[side] = sum(vals) / len(vals)
+    return means
 
 
 def _rationale(runs: list[JudgeRun], winner: Side | None) -> str:

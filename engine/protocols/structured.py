@@ -8,6 +8,7 @@ import asyncio
 
 from engine import prompts
 from engine.domain import Plan, PlannedCall
+from engine.headline import judge_headline
 from engine.outcomes import StructuredOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.judging import judged_trace, run_judge
@@ -16,7 +17,6 @@ from engine.protocols.procon import (
     CROSS_EXAMINATION,
     JUDGING,
     OPENING,
-    SIDE_NAME,
     SIDES,
     Reply,
     Transcript,
@@ -114,11 +114,9 @@ class StructuredProtocol:
             return out
         out.trace_table = judged_trace(out.trace_table, [run])
         totals = {s: sum(run.rubric[s][d] for d in DIMENSIONS) / len(DIMENSIONS) for s in SIDES}
-        out.winner = run.winner
+        headline = judge_headline(run.winner, totals)
+        out.winner, out.verdict = headline.winner, headline.text
         out.rationale = run.step.value.rationale
-        score = f"{totals[Side.PRO]:.1f} for vs {totals[Side.CON]:.1f} against (rubric mean)"
-        out.verdict = ("Too close to call: " + score + "." if run.winner is Side.TIE else
-                       f"{SIDE_NAME[run.winner].capitalize()} the proposition wins: {score}.")
         out.outcome = StructuredOutcome(rubric={
             side: RubricScores.model_validate(run.rubric[side]) for side in SIDES})
         return out
