@@ -6,8 +6,9 @@
   the transcript link (the full text is kept in the stored result);
 - the console: the debate's page (the transcript page Slack links to) shows every text whole,
   escaped; the list of debates shortens topic and verdict with an ellipsis;
-- the CLI: the summary prints the verdict and the rationale whole; a long outcome field is
-  shortened with an ellipsis and a pointer to `--json`, which prints everything.
+- the CLI: the summary prints the verdict and the rationale whole; panel, critique and redteam
+  outcomes as prose with every text whole and wrapped (bot/cli/outcomes.py), other modes' long
+  outcome fields shortened with an ellipsis and a pointer to `--json`, which prints everything.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from bot.slack.mrkdwn import ELLIPSIS
 from bot.slack.views import brief, debate, digest, notices, review
 from bot.slack.views.common import Message
 from engine.domain import DebateResult
+from engine.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.presets import all_presets
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
@@ -196,10 +198,26 @@ def test_the_cli_summary_prints_verdict_and_rationale_whole(mode: Mode) -> None:
     assert _squeezed(result.rationale) in _squeezed(printed)
     assert "<!channel>" in printed          # text, never markup: rich printed it literally
     if mode in (Mode.PANEL, Mode.CRITIQUE, Mode.REDTEAM):
-        assert "…" in printed and WHOLE_HINT in printed
+        assert WHOLE_HINT not in printed
+        for text in _outcome_texts(result):
+            assert _squeezed(text) in _squeezed(printed)
     longest = max(len(line) for line in printed.splitlines()
                   if not line.startswith(("Verdict:", "Rationale:", "COMPLETED")))
     assert longest < CHARS
+
+
+def _outcome_texts(result: DebateResult) -> list[str]:
+    """The texts the prose summary must show whole: the synthesis, final answer or decision."""
+    outcome = result.outcome
+    if isinstance(outcome, PanelOutcome) and outcome.synthesis is not None:
+        s = outcome.synthesis
+        return [s.conclusion, s.answer, s.rationale, *s.agreements, *s.disagreements]
+    if isinstance(outcome, CritiqueOutcome) and outcome.final is not None:
+        f = outcome.final
+        return [f.summary, f.answer, *f.key_points, *f.open_issues]
+    if isinstance(outcome, RedTeamOutcome) and outcome.synthesis is not None:
+        return [outcome.synthesis.decision, *outcome.synthesis.mitigation_steps]
+    return []
 
 
 def test_the_cli_json_is_the_whole_result() -> None:

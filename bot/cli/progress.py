@@ -16,6 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from bot.cli.outcomes import print_outcome
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
 from engine.cost import ceiling_note, estimate_range, token_details, usd
@@ -158,7 +159,10 @@ def _short(text: str, limit: int) -> str:
 
 
 def _print_outcome(console: Console, result: DebateResult) -> None:
-    """The mode's outcome fields, each on a line of at most OUTCOME_VALUE_MAX characters."""
+    """Panel, critique and redteam outcomes as prose (bot/cli/outcomes.py); the others' few
+    fields each on a line of at most OUTCOME_VALUE_MAX characters."""
+    if print_outcome(console, result.outcome):
+        return
     cut = False
     for key, value in list(result.outcome_details().items())[:6]:
         text = _short(str(value), OUTCOME_VALUE_MAX)
