@@ -108,8 +108,9 @@ def test_a_provider_url_without_a_scheme_is_one_line_at_start(cli: Cli) -> None:
         done = cli(*command, env={"OPENAI_API_KEY": "sk-secret",
                                   "OPENAI_BASE_URL": "127.0.0.1:8900/v1"})
         assert done.returncode == 2
-        assert (done.stdout + done.stderr).strip() == ("error: OPENAI_BASE_URL: 127.0.0.1:8900/v1 is no http(s) "
-                                       "URL; did you mean http://127.0.0.1:8900/v1?")
+        said = (done.stdout + done.stderr).strip()
+        assert said == ("error: OPENAI_BASE_URL: 127.0.0.1:8900/v1 is no http(s) URL; did you "
+                        "mean http://127.0.0.1:8900/v1?")
         assert "sk-secret" not in done.stdout + done.stderr
 
 
