@@ -44,7 +44,9 @@ def _hash(body: dict) -> str:  # type: ignore[type-arg]
 
 
 async def test_independent_calls_are_in_flight_together() -> None:
-    async with FakeOpenAI(latency=0.2) as fake:
+    """The protocol's shape, not reply realism: short replies, so building four judges' prompts
+    over long transcripts in this same process never outlasts the provider's latency."""
+    async with FakeOpenAI(latency=0.4, replies="minimal") as fake:
         result = await _debate(gateway_settings(fake.base_url))
     assert result.status == "completed" and result.complete
     # openings, cross and closing are pairs; the four judges run together
@@ -55,7 +57,7 @@ async def test_independent_calls_are_in_flight_together() -> None:
 
 
 async def test_simple_mode_runs_both_sides_of_each_round_together() -> None:
-    async with FakeOpenAI(latency=0.1) as fake:
+    async with FakeOpenAI(latency=0.2, replies="minimal") as fake:
         result = await _debate(gateway_settings(fake.base_url), "simple", rounds=2)
     assert result.status == "completed"
     assert len(fake.requests) == 2 + 4 + 1
