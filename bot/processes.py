@@ -31,9 +31,12 @@ class Processes:
     def load_settings(self) -> Settings:
         return load_settings()
 
-    def setup_logging(self, settings: CliSettings) -> None:
+    def setup_logging(self, settings: CliSettings, *, quiet: bool = False) -> None:
         assert isinstance(settings, Settings)
-        setup_logging(settings.service.log_level, settings.secrets())
+        level = settings.service.log_level
+        if quiet and "log_level" not in settings.service.model_fields_set:
+            level = "WARNING"  # a command's own output, not the service's INFO lines
+        setup_logging(level, settings.secrets())
         for line in unknown_variables(os.environ):
             log.warning(line)
 

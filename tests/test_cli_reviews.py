@@ -49,11 +49,18 @@ async def test_decide_from_the_terminal(cli: Cli, tmp_path: Path) -> None:
     code, out = await asyncio.to_thread(run, "reviews", "decide", review.id, "escalate",
                                         "--as", "UREV", "--reason", "needs legal")
     assert code == 0 and f"review {review.id} escalated by UREV" in out
+    assert "INFO" not in out, "a one-shot command prints its answer, not the service's log"
     code, out = await asyncio.to_thread(run, "reviews", "decide", review.id, "approve",
                                         "--as", "UREV")
     assert code == 1 and "already decided (escalated by UREV)" in out
     code, out = await asyncio.to_thread(run, "reviews", "list")
     assert code == 0 and "nothing waits for a reviewer" in out
+    code, out = await asyncio.to_thread(run, "list")
+    header, first = out.splitlines()[:2]
+    assert header.split() == ["id", "status", "mode", "cost", "topic"]
+    assert first.startswith(review.debate_id)
+    code, out = await asyncio.to_thread(run, "audit", "verify", review.debate_id)
+    assert code == 0 and out.startswith("audit chain intact: 1 chain, ") and "events" in out
 
 
 def test_a_reviewer_link_needs_the_token_and_names_its_reviewer(cli: Cli) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from bot.http.console import index_page, locked_page, transcript_page
 from bot.http.pages import STATIC
-from bot.http.views import badges, usd
+from bot.http.views import badges, routing_story, usd
 from bot.service.runtime import Runtime
 from bot.service.timeline import timeline_of
 from engine.domain import (
@@ -300,3 +300,15 @@ async def test_a_missing_or_private_debate_is_a_page_not_json(db: Database) -> N
                          headers={"Cookie": f"dialectic_session={cookie}"}) as page:
             assert page.status == 404 and page.content_type == "text/html"
             assert "There is no debate &#39;nope&#39; here" in await page.text()
+
+
+@pytest.mark.parametrize(("routing", "sentence"), [
+    ("auto_approve", "So it was published."),
+    ("tentative", "So it was published as tentative."),
+    ("human_review", "So it went to a human reviewer."),
+    ("escalate", "So it was escalated to a human reviewer."),
+    ("none", "This mode has no judge panel, so no agreement figure routed it."),
+])
+def test_the_routing_story_ends_in_a_whole_sentence(routing: str, sentence: str) -> None:
+    result = DebateResult(id="d", status="completed", mode="simple", topic="t", routing=routing)
+    assert routing_story(result, None, None)[-1] == sentence

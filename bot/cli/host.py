@@ -52,7 +52,10 @@ class Host(Protocol):
         """The process's settings (ConfigurationError: one line saying what is wrong)."""
         ...
 
-    def setup_logging(self, settings: CliSettings) -> None: ...
+    def setup_logging(self, settings: CliSettings, *, quiet: bool = False) -> None:
+        """Logging for the process; `quiet`: a one-shot command whose output is the point logs
+        warnings and errors only, unless DIALECTIC_LOG_LEVEL says otherwise."""
+        ...
 
     async def serve(self, settings: CliSettings, *, host: str | None, port: int | None) -> None:
         """The HTTP server (API, console, Slack) with workers and the scheduler, until SIGTERM."""

@@ -32,7 +32,7 @@ async def list_reviews(ctx: CliContext, args: argparse.Namespace) -> int:
 
 
 async def decide(ctx: CliContext, args: argparse.Namespace) -> int:
-    ctx.host.setup_logging(ctx.settings)
+    ctx.host.setup_logging(ctx.settings, quiet=True)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         desk = hosted.rt.reviews
         decision = await desk.decide(args.review_id, DECISIONS[args.decision],

@@ -14,7 +14,7 @@ from storage.records import RunStatus
 
 
 async def list_schedules(ctx: CliContext, args: argparse.Namespace) -> int:
-    ctx.host.setup_logging(ctx.settings)
+    ctx.host.setup_logging(ctx.settings, quiet=True)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         print_views(ctx.console, await hosted.scheduler.views())
     return 0
@@ -25,7 +25,7 @@ async def run_schedule(ctx: CliContext, args: argparse.Namespace) -> int:
     if args.schedule_id not in known:  # before starting anything
         listed = ", ".join(sorted(known)) or "none configured"
         raise InvalidRequest(f"unknown schedule {args.schedule_id!r} (known: {listed})")
-    ctx.host.setup_logging(ctx.settings)
+    ctx.host.setup_logging(ctx.settings, quiet=True)
     workers = 0 if args.no_worker else ctx.settings.service.worker_concurrency
     async with ctx.host.hosted(ctx.settings, workers=workers) as hosted:
         report = await hosted.scheduler.run_now(args.schedule_id)

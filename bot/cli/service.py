@@ -57,6 +57,9 @@ async def list_debates(ctx: CliContext, args: argparse.Namespace) -> int:
     if not records:
         ctx.console.print("no debates" + (f" {args.status}" if args.status else "") +
                           f" in the database {database.where}", markup=False)
+    if records:
+        ctx.console.print(f"{'id':<16}  {'status':<22}  {'mode':<10}  {'cost':<7}  topic",
+                          markup=False, style="bold")
     for r in records:
         topic = r.request.topic if len(r.request.topic) <= TOPIC_SHOWN else (
             r.request.topic[:TOPIC_SHOWN - 1] + "…")
@@ -76,8 +79,9 @@ async def audit_command(ctx: CliContext, args: argparse.Namespace) -> int:
     finally:
         await database.dispose()
     if report.ok:
-        ctx.console.print(f"audit chain intact: {report.chains_checked} chains, "
-                          f"{report.events_checked} events")
+        chains = "1 chain" if report.chains_checked == 1 else f"{report.chains_checked} chains"
+        events = "1 event" if report.events_checked == 1 else f"{report.events_checked} events"
+        ctx.console.print(f"audit chain intact: {chains}, {events}")
         return EXIT_OK
     assert report.first_broken is not None
     chain, seq, reason = report.first_broken
@@ -86,7 +90,7 @@ async def audit_command(ctx: CliContext, args: argparse.Namespace) -> int:
 
 
 async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
-    ctx.host.setup_logging(ctx.settings)
+    ctx.host.setup_logging(ctx.settings, quiet=True)
     async with ctx.host.hosted(ctx.settings, workers=1 if args.wait else 0) as hosted:
         service = hosted.rt.service
         sub = await service.replay(args.debate_id, more_rounds=args.rounds,

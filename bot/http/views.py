@@ -18,9 +18,13 @@ from engine.settings import ThresholdSpec
 from engine.vocabulary import Routing
 from storage.records import DebateRecord, DebateStatus, Review
 
-ROUTING_WORDS = {Routing.AUTO_APPROVE: "published", Routing.TENTATIVE: "published as tentative",
-                 Routing.HUMAN_REVIEW: "sent to a human reviewer",
-                 Routing.ESCALATE: "escalated", Routing.NONE: "not routed (no judge panel)"}
+#: the routing story's last sentence, a whole one for each routing
+ROUTED_SENTENCE = {Routing.AUTO_APPROVE: "So it was published.",
+                   Routing.TENTATIVE: "So it was published as tentative.",
+                   Routing.HUMAN_REVIEW: "So it went to a human reviewer.",
+                   Routing.ESCALATE: "So it was escalated to a human reviewer.",
+                   Routing.NONE: "This mode has no judge panel, so no agreement figure routed "
+                                 "it."}
 FLAG_BADGE = "addressed to the AI"
 STATUS_TONE = {DebateStatus.COMPLETED: "good", DebateStatus.APPROVED: "good",
                DebateStatus.FAILED: "bad", DebateStatus.TIMED_OUT: "bad",
@@ -95,7 +99,7 @@ def routing_story(result: DebateResult, thresholds: ThresholdSpec | None,
         lines.append("The synthesizer reports no consensus between strategist and red team.")
     if is_incomplete(result):
         lines.append("The result is incomplete, so it cannot be published on its own.")
-    lines.append(f"So it was {ROUTING_WORDS.get(result.routing, str(result.routing))}.")
+    lines.append(ROUTED_SENTENCE.get(result.routing, f"Routing: {result.routing}."))
     if review is not None and review.spot_check:
         lines.append("A random spot check sent it to a reviewer all the same, so how often "
                      "routing publishes wrongly is measured.")
