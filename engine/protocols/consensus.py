@@ -40,9 +40,10 @@ class ConsensusProtocol:
             band=result.consensus.band, routing=result.consensus.routing,
             irreconcilable=result.consensus.irreconcilable,
         )
-        missing = [f"judge {r.judge.name} ({r.step.status}: {r.step.record.error})"
-                   for r in runs if not r.ok]
-        if len(runs) - len(missing) < 2:
+        # each missing judge's step is listed once, with its reason, by the result itself
+        # (engine/debate.py build_result); here only what the panel as a whole lacks
+        missing = []
+        if sum(1 for r in runs if r.ok) < 2:
             missing.append("agreement statistics need at least two judges' scorecards")
         return Outcome(
             verdict=result.verdict, winner=result.winner, rationale=result.rationale,
