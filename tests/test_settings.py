@@ -184,3 +184,28 @@ def test_unknown_dialectic_variables_are_named_with_a_guess() -> None:
                                "DIALECTIC_TEST_PG_URL": "y", "HOME": "/root"})
     assert lines == ["DIALECTIC_DAILY_BUDGET is not a setting (did you mean "
                      "'DIALECTIC_DAILY_BUDGET_USD'?); it is ignored"]
+
+
+@pytest.mark.parametrize(("written", "reviewers"), [
+    ("U111 U222", ("U111", "U222")),                                   # spaces
+    ("U111;U222, W333", ("U111", "U222", "W333")),
+    ("<@U0123ABC>, <@U0999XYZ|ana>", ("U0123ABC", "U0999XYZ")),        # pasted mentions
+    ("<!subteam^S0123ABC|@oncall> U111", ("S0123ABC", "U111")),        # a user-group mention
+    ('["<@U0123ABC>", "S0999"]', ("U0123ABC", "S0999")),                # JSON
+    ("U111, U111", ("U111",)),
+])
+def test_reviewers_in_the_forms_people_paste(environ: pytest.MonkeyPatch, written: str,
+                                             reviewers: tuple[str, ...]) -> None:
+    environ.setenv("DIALECTIC_REVIEWERS", written)
+    assert load_settings(os.environ).service.reviewers == reviewers
+
+
+@pytest.mark.parametrize("written", ["alice", "@oncall", "U111, bob", "<#C0123|general>"])
+def test_a_reviewer_that_is_no_id_is_an_error_naming_it(environ: pytest.MonkeyPatch,
+                                                        written: str) -> None:
+    environ.setenv("DIALECTIC_REVIEWERS", written)
+    with pytest.raises(ConfigurationError) as caught:
+        load_settings(os.environ)
+    said = str(caught.value)
+    assert said.startswith("DIALECTIC_REVIEWERS: ") and "\n" not in said
+    assert "is no Slack user id" in said

@@ -4,6 +4,7 @@ the service is reached (its public URL, and the token that protects it and signs
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
@@ -11,6 +12,11 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from engine.sizing import CEILING_MULTIPLE
 
 log = logging.getLogger("dialectic.settings")
+
+_MENTION = re.compile(r"<[@!](?:subteam\^)?([A-Z0-9]+)(?:\|[^>]*)?>")
+_SEPARATORS = re.compile(r"[\s,;]+")
+_SLACK_ID = re.compile(r"[UWS][A-Z0-9]+")
+
 
 class ServiceSettings(BaseModel):
     """Budget, caches, workers, reviewers, links. Frozen: built once at the top, passed down."""
@@ -54,9 +60,22 @@ class ServiceSettings(BaseModel):
     @field_validator("reviewers", mode="before")
     @classmethod
     def _split_reviewers(cls, value: Any) -> Any:
+        """Reviewers in the forms people paste: ids separated by commas, semicolons or spaces,
+        Slack mentions (<@U0123ABC>, <@U0123ABC|ana>) and user-group mentions
+        (<!subteam^S0123ABC|@oncall>). Anything else is an error naming it, never dropped."""
         if isinstance(value, str):
-            return tuple(v.strip() for v in value.replace(";", ",").split(",") if v.strip())
-        return value
+            value = [value]
+        if not isinstance(value, list | tuple):
+            return value
+        found: list[str] = []
+        for entry in value:
+            text = _MENTION.sub(lambda m: f" {m.group(1)} ", str(entry))
+            for word in (w for w in _SEPARATORS.split(text) if w):
+                if not _SLACK_ID.fullmatch(word):
+                    raise ValueError(f"{word!r} is no Slack user id (U…, W…) or user-group id "
+                                     "(S…); give ids, or paste mentions such as <@U0123ABC>")
+                found.append(word)
+        return tuple(dict.fromkeys(found))
 
     @field_validator("api_token")
     @classmethod
