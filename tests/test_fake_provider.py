@@ -457,3 +457,10 @@ def test_the_by_hand_command_takes_the_new_options() -> None:
     assert (args.replies, args.provider) == ("typical", "deepseek")
     with pytest.raises(ValueError, match="replies"):
         FakeOpenAI(replies="chatty")
+
+
+def test_by_hand_the_fake_answers_as_real_models_do() -> None:
+    """`python -m tests.fakes.openai_server` (the README's way to try the real client) plays
+    typical replies unless told otherwise, as the fixture does."""
+    assert parser().parse_args([]).replies == "typical"
+    assert FakeOpenAI().replies == "typical"

@@ -38,10 +38,12 @@ class Provider:
 
 @asynccontextmanager
 async def fake_provider(latency: float) -> AsyncIterator[Provider]:
-    """`python -m tests.fakes.openai_server` in a subprocess."""
+    """`python -m tests.fakes.openai_server` in a subprocess, with short replies: the speed
+    sections measure our overhead per call, comparable across runs (the estimates section
+    measures realistic replies in-process)."""
     port = free_port()
     child = Child([sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port),
-                   "--latency", str(latency)], env=os.environ)
+                   "--latency", str(latency), "--replies", "minimal"], env=os.environ)
     try:
         for _ in range(400):
             try:

@@ -432,8 +432,8 @@ def parser() -> argparse.ArgumentParser:
     found.add_argument("--port", type=int, default=0, help="0 picks a free port")
     found.add_argument("--latency", type=float, default=0.0, help="seconds per request")
     found.add_argument("--seed", type=int, default=0)
-    found.add_argument("--replies", choices=REPLY_LEVELS, default="minimal",
-                       help="how much the model writes")
+    found.add_argument("--replies", choices=REPLY_LEVELS, default="typical",
+                       help="how much the model writes (default typical, as real models)")
     found.add_argument("--provider", choices=provider_rules.PROVIDERS, default="openai")
     found.add_argument("--refusal-rate", type=float, default=0.0,
                        help="share of requests the model declines")
