@@ -213,7 +213,7 @@ def test_without_a_token_only_loopback_is_served() -> None:
     with pytest.raises(ConfigurationError, match="DIALECTIC_API_TOKEN"):
         check_exposure(Settings(rehearsal=True).service, "0.0.0.0")
     check_exposure(Settings(rehearsal=True).service, "127.0.0.1")
-    check_exposure(Settings(rehearsal=True, api_token="t").service, "0.0.0.0")
+    check_exposure(Settings(rehearsal=True, api_token="t" * 32).service, "0.0.0.0")
     blank = Settings(rehearsal=True).service.model_copy(update={"api_token": SecretStr("  ")})
     with pytest.raises(ConfigurationError, match="without DIALECTIC_API_TOKEN"):
         check_exposure(blank, "0.0.0.0")

@@ -246,3 +246,49 @@ def test_run_loads_the_debate_but_no_service(tmp_path: Path) -> None:
     assert _of(modules, SERVICE) == set()
     assert _of(modules, ("engine.gateway", "engine.agreement")) == {"engine.gateway",
                                                                     "engine.agreement"}
+
+
+STRONG = "k" * 32
+
+
+@pytest.mark.parametrize(("host", "token", "refused"), [
+    ("0.0.0.0", "abc", "DIALECTIC_API_TOKEN is 3 characters, fewer than 32"),
+    ("0.0.0.0", "change-me-to-a-long-random-token", "DIALECTIC_API_TOKEN is .env.example's "
+     "placeholder"),
+    ("::", "x" * 31, "DIALECTIC_API_TOKEN is 31 characters, fewer than 32"),
+    ("192.0.2.10", "change-me-to-a-long-random-token", "placeholder"),
+])
+def test_a_weak_token_is_refused_beyond_loopback_in_one_line(cli: Cli, host: str, token: str,
+                                                             refused: str) -> None:
+    done = cli("serve", "--port", "0", env={"DIALECTIC_HOST": host, "DIALECTIC_API_TOKEN": token})
+    assert done.returncode == 2
+    (line,) = done.stdout.strip().splitlines()
+    assert line.startswith(f"error: refusing to listen on {host}: ") and refused in line
+    assert "secrets.token_urlsafe(32)" in line and token not in line.replace(refused, "")
+
+
+def test_the_example_token_is_the_one_the_server_knows() -> None:
+    from bot.http.server import EXAMPLE_TOKEN
+    example = (Path(__file__).parents[1] / ".env.example").read_text()
+    assert f"DIALECTIC_API_TOKEN={EXAMPLE_TOKEN}\n" in example
+
+
+@pytest.mark.parametrize("token", ["abc", "change-me-to-a-long-random-token"])
+def test_a_weak_token_on_loopback_is_a_warning(token: str,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    from bot.http.server import check_exposure
+    from bot.settings import Settings
+
+    with caplog.at_level("WARNING"):
+        check_exposure(Settings(rehearsal=True, api_token=token).service, "127.0.0.1")
+    (record,) = [r for r in caplog.records if "DIALECTIC_API_TOKEN" in r.message]
+    assert "refused beyond it" in record.message and token not in record.message.replace(
+        "placeholder", "")
+
+
+def test_a_strong_token_is_served_anywhere() -> None:
+    from bot.http.server import check_exposure
+    from bot.settings import Settings
+
+    check_exposure(Settings(rehearsal=True, api_token=STRONG).service, "0.0.0.0")
+    check_exposure(Settings(rehearsal=True, api_token=STRONG).service, "127.0.0.2")

@@ -5,6 +5,8 @@ serves it."""
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 from collections.abc import Iterable
 
 from aiohttp import web
@@ -21,7 +23,11 @@ from bot.service.settings import ServiceSettings
 from engine.errors import ConfigurationError
 
 MAX_BODY = 256 * 1024
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+#: `.env.example`'s value for DIALECTIC_API_TOKEN (a test keeps the two equal).
+EXAMPLE_TOKEN = "change-me-to-a-long-random-token"
+MIN_TOKEN_CHARS = 32
+MAKE_TOKEN = 'python3 -c "import secrets; print(secrets.token_urlsafe(32))"'
+log = logging.getLogger(__name__)
 ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, *oversight.ROUTES, openapi.ROUTE,
                              metrics.ROUTE, *console.ROUTES, *signin.ROUTES)
 
@@ -47,10 +53,42 @@ def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,
 
 
 def check_exposure(settings: ServiceSettings, host: str) -> None:
-    """Refuse to listen beyond loopback without a token: the API starts paid debates. An empty
-    token is no token (the settings refuse one; a value built around them is still caught)."""
+    """Refuse to listen beyond loopback without a strong token: the API starts paid debates. An
+    empty token is no token (the settings refuse one; a value built around them is still caught);
+    a short one or `.env.example`'s placeholder is refused beyond loopback, warned on it."""
     token = settings.api_token
-    if (token is None or not token.get_secret_value().strip()) and host not in LOOPBACK:
-        raise ConfigurationError(
-            f"refusing to listen on {host} without DIALECTIC_API_TOKEN: set a token, or listen "
-            "on 127.0.0.1")
+    secret = token.get_secret_value().strip() if token is not None else ""
+    exposed = not is_loopback(host)
+    if not secret:
+        if exposed:
+            raise ConfigurationError(
+                f"refusing to listen on {host} without DIALECTIC_API_TOKEN: set a token, or "
+                "listen on 127.0.0.1")
+        return
+    weakness = token_weakness(secret)
+    if weakness is None:
+        return
+    if exposed:
+        raise ConfigurationError(f"refusing to listen on {host}: DIALECTIC_API_TOKEN {weakness}; "
+                                 f"make one with: {MAKE_TOKEN}")
+    log.warning("DIALECTIC_API_TOKEN %s; fine on loopback, refused beyond it (make one with: %s)",
+                weakness, MAKE_TOKEN)
+
+
+def token_weakness(secret: str) -> str | None:
+    """Why a token guards nothing (None when it is fit to put on a network)."""
+    if secret == EXAMPLE_TOKEN:
+        return "is .env.example's placeholder"
+    if len(secret) < MIN_TOKEN_CHARS:
+        return f"is {len(secret)} characters, fewer than {MIN_TOKEN_CHARS}"
+    return None
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and `localhost`: only this machine reaches them."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
