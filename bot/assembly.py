@@ -23,6 +23,7 @@ import logging
 import signal
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -60,6 +61,7 @@ class Assembly:
 
 @contextlib.asynccontextmanager
 async def assembled(settings: Settings) -> AsyncIterator[Assembly]:
+    _say_where_the_database_is(settings)
     rt = await build_runtime(settings.engine, settings.service, settings.storage)
     # the price library loads its tables on first use: now, off the event loop, not inside the
     # first /debate's estimate
@@ -75,6 +77,18 @@ async def assembled(settings: Settings) -> AsyncIterator[Assembly]:
         if notifier is not None:
             await close_notifier(notifier)
         await rt.close()
+
+
+def _say_where_the_database_is(settings: Settings) -> None:
+    """A new default database beside a `dialectic.db` in the current directory (where earlier
+    versions kept it) would look like lost debates: say where each is."""
+    storage = settings.storage
+    path = storage.sqlite_file()
+    stray = Path.cwd() / "dialectic.db"
+    if storage.is_default_database and path is not None and not path.exists() and stray.exists():
+        log.warning("creating a new database at %s (the default); %s exists here, where earlier "
+                    "versions kept it: to keep its debates, stop and move it there, or set "
+                    "DATABASE_URL=sqlite+aiosqlite:///%s", path, stray, stray)
 
 
 def _warm_prices(engine: EngineSettings) -> None:

@@ -37,6 +37,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
         if name.startswith(PREFIXES):
             monkeypatch.delenv(name)
     monkeypatch.setenv("DIALECTIC_CONFIG", os.devnull)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.chdir(tmp_path)
     handlers = logging.getLogger().handlers[:]
     level = logging.getLogger().level

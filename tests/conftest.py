@@ -1,5 +1,8 @@
 """Shared fixtures: the fake OpenAI server, databases (SQLite and the throwaway PostgreSQL)."""
 
+import os
+import tempfile
+
 import pytest
 
 from tests.fakes.fixtures import fake_openai, gateway_settings  # noqa: F401
@@ -13,6 +16,11 @@ INTEGRATION = frozenset({
     "test_service.py", "test_slack_e2e.py", "test_slack_faults.py", "test_slack_notifier.py",
     "test_slack_schedules.py", "test_worker_outages.py", "test_workers_pg.py",
 })
+
+#: The default database lives in the user's data directory: never the real one in a test run
+#: (subprocesses inherit it). `clean_env` gives each CLI test its own.
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="dialectic-test-data-")
+os.environ.pop("DIALECTIC_DATA_DIR", None)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -108,6 +108,7 @@ def test_exit_codes(status: str, complete: bool, code: int) -> None:
 def test_replay_of_an_unknown_debate_says_so_without_a_traceback(cli: Cli,
                                                                  tmp_path: Path) -> None:
     env = {"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/cli.db"}
+    assert cli("db", "upgrade", env=env).returncode == 0
     done = cli("replay", "nope", "--rounds", "1", env=env)
     assert done.returncode == 2
     assert "not found" in done.stdout + done.stderr and "Traceback" not in done.stderr
@@ -152,6 +153,7 @@ def test_audit_verify_of_an_unknown_debate_says_so(cli: Cli, tmp_path: Path) -> 
 
 
 def test_an_unmigrated_database_says_how_to_migrate(cli: Cli, tmp_path: Path) -> None:
+    (tmp_path / "n.db").touch()   # there, but never migrated
     done = cli("audit", "verify", env={"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/n.db"})
     assert done.returncode == 1 and "run `dialectic db upgrade`" in done.stdout
 
@@ -292,3 +294,76 @@ def test_a_strong_token_is_served_anywhere() -> None:
 
     check_exposure(Settings(rehearsal=True, api_token=STRONG).service, "0.0.0.0")
     check_exposure(Settings(rehearsal=True, api_token=STRONG).service, "127.0.0.2")
+
+
+READ_ONLY_COMMANDS = [("list",), ("audit", "verify"), ("judges", "report"),
+                      ("thresholds", "show"), ("reviews", "list"), ("schedule", "list"),
+                      ("replay", "0123456789abcdef", "--rounds", "1"),
+                      ("reviews", "decide", "0123456789abcdef", "approve", "--as", "U1")]
+
+
+@pytest.mark.parametrize("command", READ_ONLY_COMMANDS, ids=" ".join)
+def test_a_command_run_elsewhere_creates_no_database(cli: Cli, tmp_path: Path,
+                                                     command: tuple[str, ...]) -> None:
+    """Run from another directory with DATABASE_URL unset: the default database is looked for
+    in the data directory, is not there, and nothing is created anywhere."""
+    data = tmp_path / "xdg-data" / "dialectic" / "dialectic.db"
+    done = cli(*command)
+    assert done.returncode == 2, done.stdout
+    (line,) = done.stdout.strip().splitlines()
+    assert line == (f"error: no database at {data} (the default, as DATABASE_URL is unset); set "
+                    "DATABASE_URL to the database `dialectic serve` uses. Nothing was created "
+                    "(`dialectic serve` or `dialectic db upgrade` creates a new one)")
+    assert not data.exists() and not any(tmp_path.glob("*.db"))
+
+
+def test_the_default_database_is_the_same_from_every_directory(cli: Cli, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    assert cli("db", "upgrade").returncode == 0
+    assert (tmp_path / "xdg-data" / "dialectic" / "dialectic.db").exists()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    done = cli("list")
+    assert done.returncode == 0 and "no debates in the database file " in done.stdout
+    assert not list(elsewhere.iterdir())
+
+
+def test_a_database_left_in_the_current_directory_is_pointed_at(cli: Cli,
+                                                                tmp_path: Path) -> None:
+    env = {"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/dialectic.db"}
+    assert cli("db", "upgrade", env=env).returncode == 0
+    cli_env_cleared = cli("list", env={"DATABASE_URL": ""})
+    assert cli_env_cleared.returncode == 2
+    assert (f"found {tmp_path / 'dialectic.db'} (where earlier versions kept it): move it there, "
+            f"or set DATABASE_URL=sqlite+aiosqlite:///{tmp_path / 'dialectic.db'}"
+            ) in cli_env_cleared.stdout
+
+
+def test_a_database_url_naming_a_missing_file_says_so(cli: Cli, tmp_path: Path) -> None:
+    done = cli("list", env={"DATABASE_URL": "sqlite+aiosqlite:///nowhere/x.db"})
+    assert done.returncode == 2
+    assert done.stdout.startswith("error: no database at nowhere/x.db (from DATABASE_URL); "
+                                  "check the path")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_the_data_directory_is_a_setting(cli: Cli, tmp_path: Path) -> None:
+    assert cli("db", "upgrade", env={"DIALECTIC_DATA_DIR": str(tmp_path / "d")}).returncode == 0
+    assert (tmp_path / "d" / "dialectic.db").exists()
+
+
+def test_serving_a_new_default_database_beside_an_old_one_warns(
+        clean_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from bot.assembly import _say_where_the_database_is
+    from bot.settings import load_settings
+
+    (tmp_path / "dialectic.db").touch()
+    with caplog.at_level("WARNING"):
+        _say_where_the_database_is(load_settings())
+    (record,) = caplog.records
+    assert f"creating a new database at {tmp_path / 'xdg-data' / 'dialectic' / 'dialectic.db'}" \
+        in record.getMessage()
+    assert f"{tmp_path / 'dialectic.db'} exists here" in record.getMessage()

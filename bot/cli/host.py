@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # types only: `dialectic run` must not load the scheduler and the database
@@ -19,6 +20,28 @@ if TYPE_CHECKING:  # types only: `dialectic run` must not load the scheduler and
     from bot.service.settings import ServiceSettings
     from engine.settings import EngineSettings
     from storage.settings import StorageSettings
+
+
+def require_database(storage: StorageSettings) -> None:
+    """For commands that read or change what a server stored: a SQLite file that is not there is
+    the wrong database (another directory, another DATABASE_URL), never one to create empty."""
+    from engine.errors import InvalidRequest
+
+    path = storage.sqlite_file()
+    if path is None or path.exists():
+        return
+    if storage.is_default_database:
+        whose = "the default, as DATABASE_URL is unset"
+        stray = Path.cwd() / "dialectic.db"
+        fix = (f"move it there, or set DATABASE_URL=sqlite+aiosqlite:///{stray}" if
+               stray.exists() else "set DATABASE_URL to the database `dialectic serve` uses")
+        fix = (f"found {stray} (where earlier versions kept it): " + fix if stray.exists() else
+               fix)
+    else:
+        whose = "from DATABASE_URL"
+        fix = "check the path: it is relative to the current directory unless it starts with /"
+    raise InvalidRequest(f"no database at {path} ({whose}); {fix}. Nothing was created "
+                         "(`dialectic serve` or `dialectic db upgrade` creates a new one)")
 
 
 class CliSettings(Protocol):

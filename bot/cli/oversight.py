@@ -10,7 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
-from bot.cli.host import CliContext
+from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_OK
 from bot.service.figures import (
     FIGURE_NAMES,
@@ -42,6 +42,7 @@ def _print_json(value: Any) -> None:
 
 
 async def judges_report(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         report = await hosted.rt.service.oversight.judge_report(days=args.days,
                                                                 preset=args.preset)
@@ -91,6 +92,7 @@ def _policy(args: argparse.Namespace) -> SuggestionPolicy:
 
 
 async def show(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         oversight = hosted.rt.service.oversight
         report = await oversight.routing_report(days=args.days)
@@ -122,6 +124,7 @@ def print_routing(console: Console, report: RoutingReport) -> None:
 
 
 async def suggest(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     policy = _policy(args)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         found = await hosted.rt.service.oversight.suggest(args.preset, policy=policy,
@@ -184,6 +187,7 @@ def print_suggestion(console: Console, found: Suggestion) -> None:
 
 
 async def apply(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         oversight = hosted.rt.service.oversight
         in_force = await oversight.in_force_for(args.preset)

@@ -23,8 +23,9 @@ whose arguments are placeholders (said wherever a result is shown).
 """
 EPILOG = """environment:
   OPENAI_API_KEY, OPENAI_BASE_URL   the LLM provider (any OpenAI-compatible endpoint)
-  DATABASE_URL                      sqlite+aiosqlite:///./dialectic.db (default) or
-                                    postgresql+asyncpg://user@host/db
+  DATABASE_URL                      postgresql+asyncpg://user@host/db or a SQLite file;
+                                    default: dialectic.db in DIALECTIC_DATA_DIR
+                                    (~/.local/share/dialectic)
   SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_APP_TOKEN   Slack (serve, worker)
   DIALECTIC_API_TOKEN               protects the API and console (needed off loopback)
   DIALECTIC_CONFIG                  the settings file (default ./dialectic.toml)

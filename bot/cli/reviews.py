@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from bot.cli.host import CliContext
+from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_OK
 from bot.service.grants import reviewer_grant, reviewer_link
 from storage.records import DecisionAbout, Origin, ReviewStatus
@@ -17,6 +17,7 @@ DECISIONS = {"approve": ReviewStatus.APPROVED, "escalate": ReviewStatus.ESCALATE
 
 
 async def list_reviews(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         pending = await hosted.rt.reviews.pending()
         if not pending:
@@ -32,6 +33,7 @@ async def list_reviews(ctx: CliContext, args: argparse.Namespace) -> int:
 
 
 async def decide(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     ctx.host.setup_logging(ctx.settings, quiet=True)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         desk = hosted.rt.reviews

@@ -7,13 +7,14 @@ from datetime import UTC
 
 from rich.console import Console
 
-from bot.cli.host import CliContext
+from bot.cli.host import CliContext, require_database
 from bot.scheduling.reports import ScheduleView
 from engine.errors import InvalidRequest
 from storage.records import RunStatus
 
 
 async def list_schedules(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     ctx.host.setup_logging(ctx.settings, quiet=True)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
         print_views(ctx.console, await hosted.scheduler.views())

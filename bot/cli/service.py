@@ -8,7 +8,7 @@ import argparse
 import asyncio
 
 from bot.cli.debate import exit_code
-from bot.cli.host import CliContext
+from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_summary
 from bot.service.results import routed_by, status_words
@@ -47,6 +47,7 @@ async def db(ctx: CliContext, args: argparse.Namespace) -> int:
 
 async def list_debates(ctx: CliContext, args: argparse.Namespace) -> int:
     """One line a debate, newest first; a finished debate with parts missing says so."""
+    require_database(ctx.settings.storage)
     database = Database(ctx.settings.storage.database_url)
     try:
         async with database.transaction(readonly=True) as session:
@@ -69,6 +70,7 @@ async def list_debates(ctx: CliContext, args: argparse.Namespace) -> int:
 
 
 async def audit_command(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     database = Database(ctx.settings.storage.database_url)
     try:
         async with database.transaction() as session:
@@ -90,6 +92,7 @@ async def audit_command(ctx: CliContext, args: argparse.Namespace) -> int:
 
 
 async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
+    require_database(ctx.settings.storage)
     ctx.host.setup_logging(ctx.settings, quiet=True)
     async with ctx.host.hosted(ctx.settings, workers=1 if args.wait else 0) as hosted:
         service = hosted.rt.service
