@@ -86,7 +86,7 @@ def test_estimate_and_presets(cli: Cli) -> None:
     done = cli("estimate", TOPIC, "--mode", "consensus", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["calls"] == 10
     said = cli("estimate", TOPIC, "--mode", "consensus", env={"OPENAI_API_KEY": "sk-x"})
-    lines = said.stdout.splitlines()
+    lines = said.stdout.replace("\n  ", " ").splitlines()   # wrapped lines joined
     cost = next(line for line in lines if "estimated cost" in line)
     assert re.search(r"estimated cost \$[0-9.]+–\$[0-9.]+$", cost), cost   # a range
     assert re.search(r"~\d{1,3}(,\d{3})+ prompt", cost), cost              # 26,108

@@ -120,3 +120,25 @@ def test_a_missing_part_is_said_in_words(cli: Cli, mode: str, missing: dict[str,
     printed = _printed(degraded)
     assert words in printed and "degraded or was refused" in printed
     assert "None" not in printed
+
+
+@pytest.mark.parametrize("width", [60, 100])
+@pytest.mark.parametrize("mode", ["consensus", "structured"])
+def test_summary_lines_wrap_at_words_within_the_width(cli: Cli, mode: str, width: int) -> None:
+    """The verdict, rationale and alpha lines are longer than a terminal: wrapped between words,
+    never inside one, continuation indented."""
+    from bot.cli.progress import agreement_line
+
+    result = _result(cli, mode)
+    result = result.model_copy(update={"verdict": result.verdict + " " + "word " * 30})
+    console = Console(record=True, width=width, color_system=None)
+    print_summary(console, result)
+    printed = console.export_text()
+    lines = printed.splitlines()
+    assert max(len(line) for line in lines) <= width
+    tokens = printed.split()
+    for whole in (f"Verdict: {result.verdict}", agreement_line(result) or ""):
+        words = whole.split()
+        assert any(tokens[i:i + len(words)] == words for i in range(len(tokens))), whole
+    verdict_at = next(i for i, line in enumerate(lines) if line.startswith("Verdict: "))
+    assert lines[verdict_at + 1].startswith("  ") and not lines[verdict_at + 1].startswith("   ")

@@ -41,7 +41,7 @@ MIN_WRAP = 20
 def _wrapped(console: Console, text: Text, first: str, rest: str) -> None:
     """`text` wrapped by rich to the console's width less its prefix: `first` before its first
     line, `rest` before the others (a hanging indent), no trailing spaces, never markup."""
-    lines = text.wrap(console, max(console.width - len(first), MIN_WRAP))
+    lines = text.wrap(console, max(console.width - max(len(first), len(rest)), MIN_WRAP))
     for n, line in enumerate(lines):
         line.rstrip()
         console.print(Text(first if n == 0 else rest) + line, markup=False, highlight=False,
@@ -50,6 +50,16 @@ def _wrapped(console: Console, text: Text, first: str, rest: str) -> None:
 
 def _say(console: Console, text: str, *, indent: int = 0, style: str = "") -> None:
     _wrapped(console, Text(text, style=style), " " * indent, " " * indent)
+
+
+def print_line(console: Console, text: str, style: str = "") -> None:
+    """One line of a summary, wrapped at words: a "  - item" hangs under its item's text, any
+    other line's continuation is indented two spaces."""
+    body = text.lstrip(" ")
+    lead = " " * (len(text) - len(body))
+    first, rest = (lead + "- ", lead + "  ") if body.startswith("- ") else (lead, lead + "  ")
+    _wrapped(console, Text(body.removeprefix("- ") if first.endswith("- ") else body,
+                           style=style), first, rest)
 
 
 def _heading(console: Console, text: str) -> None:

@@ -16,7 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.cli.outcomes import print_outcome
+from bot.cli.outcomes import print_line, print_outcome
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
 from engine.cost import ceiling_note, estimate_range, token_details, usd
@@ -99,8 +99,9 @@ async def run_with_progress(console: Console, queue: asyncio.Queue[Event],
 
 
 def _say(console: Console, text: str, style: str | None = None) -> None:
-    """Print model or user text literally: rich markup inside it is never interpreted."""
-    console.print(Text(text, style=style or ""), highlight=False)
+    """Print model or user text literally (rich markup inside it is never interpreted), wrapped
+    at words to the terminal's width."""
+    print_line(console, text, style or "")
 
 
 def _fmt(value: float | None, digits: int = 2) -> str:
