@@ -110,6 +110,7 @@ def _cell(x: float, y: float, judge: str, col: Column, value: float | None) -> s
 
 
 SCALE_W, SCALE_H, PAD = 380, 74, 14
+EDGE = 60   # from either side, the alpha label is anchored to the dot's edge, not centred
 
 
 def _x(alpha: float) -> float:
@@ -149,8 +150,12 @@ def alpha_scale_svg(alpha: float | None, interval: tuple[float, float] | None,
                      f'<line x1="{lo}" y1="21" x2="{lo}" y2="33" class="sc-ci"/>'
                      f'<line x1="{hi}" y1="21" x2="{hi}" y2="33" class="sc-ci"/>')
     if alpha is not None:
-        parts.append(f'<circle cx="{_x(alpha)}" cy="27" r="6" class="sc-alpha"/>'
-                     f'<text x="{_x(alpha)}" y="70" text-anchor="middle" class="sc-value">'
+        x = _x(alpha)
+        # a label centred on a dot at either end would be cut by the picture's edge
+        anchor, at = (("start", x - 6) if x < EDGE else ("end", x + 6) if x > SCALE_W - EDGE
+                      else ("middle", x))
+        parts.append(f'<circle cx="{x}" cy="27" r="6" class="sc-alpha"/>'
+                     f'<text x="{at}" y="70" text-anchor="{anchor}" class="sc-value">'
                      f'α {escape(alpha_text(alpha, thresholds))}</text>')
     parts.append("</svg>")
     return Markup("".join(parts))
