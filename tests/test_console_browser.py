@@ -178,3 +178,33 @@ async def test_phone_keyboard_and_accessibility(
     await browser.run((await browser.find("body")).send_keys, "\ue004")   # Tab
     focused = await browser.js("return document.activeElement.textContent")
     assert focused == "Skip to content"
+
+
+OVERFLOWING = """return [...document.querySelectorAll('main table, main svg, main pre, main figure')
+  ]
+  .filter(e => e.getBoundingClientRect().right > innerWidth + 0.5
+               || e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.tagName + ' ' + (e.getAttribute('class') || ''))"""
+
+
+@pytest.mark.parametrize("mode", list(Mode))
+async def test_every_mode_fits_a_phone(review_stack: tuple[Browser, Runtime, Settings],
+                                       mode: Mode) -> None:
+    """On a 390 px phone nothing on a debate page runs past the right edge: the heatmap stacks a
+    picture per side, the round tables become cards."""
+    browser, rt, _ = review_stack
+    sub = await rt.service.submit(DebateRequest(topic=f"{TOPIC} ({mode.value})", mode=mode),
+                                  origin=Origin(surface="api"))
+    async with running_worker(rt.service):
+        await wait_done(rt.service, sub.record.id)
+    await browser.resize(PHONE, mobile=True)
+    try:
+        await browser.goto(f"/?token={TOKEN}")
+        await browser.goto(f"/debates/{sub.record.id}")
+        await browser.wait_js("document.querySelector('#judges-h, #outcome-h') !== null",
+                              "the result")
+        assert await browser.js(OVERFLOWING) == []
+        if mode is Mode.CONSENSUS:
+            assert len(await browser.find_all("svg.heatmap")) >= 3   # pro, con, claims
+    finally:
+        await browser.resize((1280, 900))

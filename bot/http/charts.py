@@ -16,6 +16,10 @@ from engine.vocabulary import Band
 
 CELL_W, CELL_H = 36, 30
 LABEL_W, HEADER_H = 96, 92
+RIGHT_PAD = 44    # the last column's label, slanted, runs past its cell
+MAX_COLUMNS = 6   # 96 + 6 x 36 + 44 = 356 px: a picture fits a 390 px phone with its margins
+GROUP_TITLE = {"pro": "on the rubric for the proposition", "con": "on the rubric against it",
+               "claims": "on the claims"}
 # light to dark blue: one hue, readable by the colour-blind and in greyscale
 LOW_RGB, HIGH_RGB = (239, 246, 255), (8, 64, 129)
 BAND_FILL = {Band.CONTENTIOUS: "#f4c7c3", Band.REVIEW: "#fde6b8", Band.TENTATIVE: "#dbeac0",
@@ -50,30 +54,46 @@ def cell_colour(score: float) -> tuple[str, str]:
 
 def heatmap_svg(c: ConsensusSummary) -> Markup:
     """Rows are judges, columns the rubric per side and the claims; each cell the judge's
-    calibrated score (raw when the result predates stored calibration) on the 1-10 scale."""
+    calibrated score (raw when the result predates stored calibration) on the 1-10 scale. One
+    picture per side (and for the claims), at most MAX_COLUMNS wide, so that on a phone they
+    stack instead of running off the right edge."""
     rows = c.calibrated or c.ratings
     judges = [j for j in c.judges if j in rows] or sorted(rows)
-    cols = columns(c.items)
+    cols = list(enumerate(columns(c.items)))
     if not judges or not cols:
         return Markup("")
-    width = LABEL_W + CELL_W * len(cols) + 8
-    height = HEADER_H + CELL_H * len(judges) + 8
     title = "calibrated" if c.calibrated else "raw"
-    parts = [f'<svg class="heatmap" role="img" aria-labelledby="hm-title" width="{width}" '
+    chunks: list[list[tuple[int, Column]]] = []
+    for index, col in cols:
+        last = chunks[-1] if chunks else None
+        if last is None or last[-1][1].group != col.group or len(last) == MAX_COLUMNS:
+            chunks.append([])
+        chunks[-1].append((index, col))
+    return Markup("".join(_heatmap_part(n, chunk, judges, rows, title)
+                          for n, chunk in enumerate(chunks)))
+
+
+def _heatmap_part(n: int, chunk: list[tuple[int, Column]], judges: list[str],
+                  rows: dict[str, list[float | None]], title: str) -> str:
+    width = LABEL_W + CELL_W * len(chunk) + RIGHT_PAD
+    height = HEADER_H + CELL_H * len(judges) + 8
+    group = chunk[0][1].group
+    parts = [f'<svg class="heatmap" role="img" aria-labelledby="hm-title-{n}" width="{width}" '
              f'height="{height}" viewBox="0 0 {width} {height}" '
              f'xmlns="http://www.w3.org/2000/svg">',
-             f'<title id="hm-title">Judges\' {title} scores, 1 to 10, by criterion</title>']
-    parts += _column_headers(cols)
+             f'<title id="hm-title-{n}">Judges\' {title} scores, 1 to 10, {GROUP_TITLE[group]}'
+             '</title>']
+    parts += _column_headers([col for _, col in chunk])
     for r, judge in enumerate(judges):
         y = HEADER_H + r * CELL_H
         parts.append(f'<text x="{LABEL_W - 6}" y="{y + CELL_H / 2 + 4}" text-anchor="end" '
                      f'class="hm-judge">{escape(judge)}</text>')
         row = rows.get(judge, [])
-        for i, col in enumerate(cols):
-            value = row[i] if i < len(row) else None
+        for i, (index, col) in enumerate(chunk):
+            value = row[index] if index < len(row) else None
             parts.append(_cell(LABEL_W + i * CELL_W, y, judge, col, value))
     parts.append("</svg>")
-    return Markup("".join(parts))
+    return "".join(parts)
 
 
 def _column_headers(cols: list[Column]) -> list[str]:
