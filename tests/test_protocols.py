@@ -12,11 +12,11 @@ from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.options import DebateOptions
-from engine.ports import MemoryCheckpointStore, MemoryEventSink
-from engine.protocols import PROTOCOLS, get_protocol
-from engine.presets import resolve_preset
-from engine.rehearsal import RehearsalModel
 from engine.outcomes import CritiqueOutcome, CritiqueStop, PanelOutcome, PanelStop
+from engine.ports import MemoryCheckpointStore, MemoryEventSink
+from engine.presets import resolve_preset
+from engine.protocols import PROTOCOLS, get_protocol
+from engine.rehearsal import RehearsalModel
 from engine.replay import replay_request, reused_steps
 from engine.settings import EngineSettings
 from engine.vocabulary import MAX_REPLAY_ROUNDS, MAX_ROUNDS, Mode
