@@ -54,7 +54,8 @@ def _debate_args(p: argparse.ArgumentParser) -> None:
                    help="debate pattern (default: the preset's, usually consensus)")
     p.add_argument("--preset", default=None, help="named preset (see `dialectic presets`)")
     p.add_argument("--rounds", type=int, default=None,
-                   help=f"rebuttal/reflection rounds (0-{MAX_ROUNDS})")
+                   help=f"the mode's rounds: rebuttal, cross-examination, reflection or "
+                        f"critique (0-{MAX_ROUNDS})")
     p.add_argument("--judges", type=int, default=None, help=f"panel size (1-{MAX_JUDGES})")
     p.add_argument("--context", default="", help="background text the debaters should see")
     p.add_argument("--json", action="store_true",
