@@ -115,7 +115,7 @@ def estimate(
         usd_high=high,
         ceiling_usd=round(ceiling(high, max_debate_usd), 6),
         ceiling_configured=max_debate_usd is not None,
-        calls_per_role=plan.calls_per_role(),
+        calls_per_role=plan.calls_per_role(skip=reused),
         rehearsal=rehearsal,
     )
 

@@ -175,9 +175,13 @@ class Plan(BaseModel):
     def depth(self) -> int:
         return max((c.depth for c in self.calls), default=0)
 
-    def calls_per_role(self) -> dict[str, int]:
+    def calls_per_role(self, skip: frozenset[str] = frozenset()) -> dict[str, int]:
+        """Calls by role family ("pro", "judge", "panelist"), but the `skip` keys (a replay's
+        reused steps, which make no call)."""
         out: dict[str, int] = {}
         for call in self.calls:
+            if call.key in skip:
+                continue
             family = call.role.split("/", 1)[0]
             out[family] = out.get(family, 0) + 1
         return out

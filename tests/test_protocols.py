@@ -1,5 +1,6 @@
 """What each protocol declares about itself: phase names (one name in its plan and its run), the
-phases that judge, and the final steps a replay always runs again."""
+phases that judge, the final steps a replay with another model runs again, and what a replay
+with more rounds adds in each mode."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ import pytest
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
+from engine.options import DebateOptions
+from engine.outcomes import CritiqueOutcome, CritiqueStop, PanelOutcome, PanelStop
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
+from engine.presets import resolve_preset
 from engine.protocols import PROTOCOLS, get_protocol
 from engine.rehearsal import RehearsalModel
-from engine.replay import replay_request
+from engine.replay import replay_request, reused_steps
 from engine.settings import EngineSettings
 from engine.vocabulary import MAX_REPLAY_ROUNDS, MAX_ROUNDS, Mode
 
@@ -21,7 +25,7 @@ OFFLINE = EngineSettings(rehearsal=True)
 #: Requests that put every phase and step of their mode in the plan.
 FULL: dict[Mode, dict[str, Any]] = {
     Mode.SIMPLE: {"rounds": 2},
-    Mode.STRUCTURED: {},
+    Mode.STRUCTURED: {"rounds": 2},
     Mode.CONSENSUS: {"judges": 3},
     Mode.PANEL: {"rounds": 2, "options": {"ground_truth": "yes"}},
     Mode.CRITIQUE: {"rounds": 3, "options": {"convergence_judge": True}},
@@ -95,38 +99,89 @@ def test_final_steps_are_the_ones_replay_matched_by_name(mode: Mode) -> None:
 
 SOURCE = DebateRequest(topic="Should we?", mode=Mode.PANEL, rounds=1,
                        options={"role_models": {"panelist": "m-1"}})
-SOURCE_KEYS = ["panel/answer/0/a", "panel/answer/1/a", "panel/synthesis", "panel/grade"]
 
 
-def test_a_replay_reuses_every_step_but_the_final_ones_and_renames_their_model() -> None:
-    replay = replay_request(SOURCE, protocol=get_protocol(Mode.PANEL),
-                            source_keys=SOURCE_KEYS, default_rounds=1, synthesizer="m-2")
-    assert replay.reuse == ("panel/answer/0/a", "panel/answer/1/a")
-    models = replay.request.options.role_models
+def replayed(source: DebateRequest = SOURCE, **change: Any) -> DebateRequest:
+    return replay_request(source, protocol=get_protocol(source.mode),
+                          preset=resolve_preset(OFFLINE, source.preset), **change)
+
+
+def test_a_replay_with_another_synthesizer_renames_only_the_final_models() -> None:
+    request = replayed(synthesizer="m-2")
+    models = request.options.role_models
     assert models["panelist"] == "m-1"
     assert all(models[k] == "m-2" for k in ("synthesizer", "judge", "panel/synthesis",
                                             "panel/grade"))
-    assert replay.request.no_cache and replay.request.rounds == 1
+    assert request.no_cache and request.rounds == 1
     # the bookkeeping is not an option a request could carry
-    assert "replay" not in replay.request.options.model_dump()
+    assert "replay" not in request.options.model_dump()
 
 
-@pytest.mark.parametrize(("rounds", "more", "expected"), [(1, 1, 2), (4, 3, MAX_ROUNDS)])
-def test_a_replay_adds_rounds_up_to_the_limit(rounds: int, more: int, expected: int) -> None:
-    source = SOURCE.model_copy(update={"rounds": rounds})
-    replay = replay_request(source, protocol=get_protocol(Mode.PANEL),
-                            source_keys=SOURCE_KEYS, default_rounds=1, more_rounds=more)
-    assert replay.request.rounds == expected
-    assert replay.request.options.role_models == SOURCE.options.role_models  # no new model
-
-
-@pytest.mark.parametrize(("more", "synthesizer", "message"), [
-    (None, None, "say what to change"), (0, None, "say what to change"),
-    (MAX_REPLAY_ROUNDS + 1, None, f"1 to {MAX_REPLAY_ROUNDS}"),
+@pytest.mark.parametrize(("mode", "rounds", "more", "expected"), [
+    (Mode.SIMPLE, 0, 1, 1), (Mode.SIMPLE, 2, 3, 5), (Mode.STRUCTURED, 1, 2, 3),
+    (Mode.CONSENSUS, 1, 1, 2), (Mode.PANEL, 1, 2, 3), (Mode.CRITIQUE, 3, 2, 5),
 ])
-def test_a_replay_refuses_what_it_cannot_do(more: int | None, synthesizer: str | None,
-                                            message: str) -> None:
-    with pytest.raises(InvalidRequest, match=message):
-        replay_request(SOURCE, protocol=get_protocol(Mode.PANEL),
-                       source_keys=SOURCE_KEYS, default_rounds=1, more_rounds=more,
-                       synthesizer=synthesizer)
+def test_a_replay_adds_the_modes_rounds(mode: Mode, rounds: int, more: int,
+                                        expected: int) -> None:
+    source = SOURCE.model_copy(update={"mode": mode, "rounds": rounds})
+    request = replayed(source, more_rounds=more)
+    assert request.rounds == expected
+    assert request.options.role_models == SOURCE.options.role_models  # no new model
+
+
+@pytest.mark.parametrize(("mode", "rounds", "more", "message"), [
+    (Mode.PANEL, 1, None, "say what to change"), (Mode.PANEL, 1, 0, "say what to change"),
+    (Mode.PANEL, 1, MAX_REPLAY_ROUNDS + 1, f"1 to {MAX_REPLAY_ROUNDS}"),
+    (Mode.PANEL, 2, 2, "ran 2 reflection rounds and runs at most 3: --rounds may add at most 1"),
+    (Mode.PANEL, 3, 1, "ran 3 reflection rounds and runs at most 3: it has none left to add"),
+    (Mode.SIMPLE, 4, 2, f"ran 4 rebuttal rounds and runs at most {MAX_ROUNDS}"),
+    (Mode.STRUCTURED, 5, 1, "ran 5 cross-examination rounds"),
+    (Mode.CRITIQUE, 4, 3, "ran 4 critique rounds"),
+    (Mode.REDTEAM, 1, 1, "a redteam debate is one fixed chain of steps with no rounds to add"),
+])
+def test_a_replay_refuses_rounds_the_mode_cannot_add(mode: Mode, rounds: int, more: int | None,
+                                                     message: str) -> None:
+    source = SOURCE.model_copy(update={"mode": mode, "rounds": rounds})
+    with pytest.raises(InvalidRequest, match=message) as caught:
+        replayed(source, more_rounds=more)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("outcome", [
+    CritiqueOutcome(stopped_because=CritiqueStop.CRITIC_SATISFIED, rounds_run=1, round_limit=3,
+                    rounds=[], final=None, latest_proposal=None),
+    PanelOutcome(panelists=[], agreement_by_round=[], rounds_run=1,
+                 stopped_because=PanelStop.ALL_APPROVED, synthesis=None),
+])
+def test_an_exchange_that_stopped_early_has_no_rounds_to_continue(outcome: Any) -> None:
+    source = SOURCE.model_copy(update={"mode": outcome.mode})
+    with pytest.raises(InvalidRequest, match="stopped before its round limit because"):
+        replayed(source, more_rounds=1, outcome=outcome)
+
+
+@pytest.mark.parametrize(("mode", "rounds", "more", "new"), [
+    (Mode.SIMPLE, 1, 1, {"simple/rebuttal/2/pro", "simple/rebuttal/2/con", "simple/verdict"}),
+    (Mode.STRUCTURED, 1, 1, {"structured/cross/2/pro", "structured/cross/2/con",
+                             "structured/closing/pro", "structured/closing/con",
+                             "structured/judge"}),
+    (Mode.PANEL, 1, 1, {"panel/answer/2/" + n for n in ("pragmatic-engineer",
+                                                         "sceptical-economist", "risk-officer")}
+     | {"panel/synthesis"}),
+    (Mode.CRITIQUE, 1, 1, {"critique/critique/2", "critique/proposal/2", "critique/final"}),
+])
+def test_a_replay_reads_every_step_before_the_new_rounds_and_runs_the_rest(
+        mode: Mode, rounds: int, more: int, new: set[str]) -> None:
+    source = SOURCE.model_copy(update={"mode": mode, "rounds": rounds, "options": DebateOptions()})
+    before = prepare(OFFLINE, source).plan
+    after = prepare(OFFLINE, replayed(source, more_rounds=more)).plan
+    reuse = reused_steps(before, after, [c.key for c in before.calls])
+    assert set(reuse) == {c.key for c in before.calls} - new
+    assert {c.key for c in after.calls} - set(reuse) == new
+
+
+def test_a_replay_with_another_synthesizer_runs_the_final_steps_again() -> None:
+    source = SOURCE.model_copy(update={"options": DebateOptions()})
+    plan = prepare(OFFLINE, source).plan
+    reuse = reused_steps(plan, plan, [c.key for c in plan.calls],
+                         rerun=get_protocol(Mode.PANEL).final_steps)
+    assert set(reuse) == {c.key for c in plan.calls} - {"panel/synthesis"}

@@ -55,7 +55,8 @@ def _debate_args(p: argparse.ArgumentParser) -> None:
                    help="debate pattern (default: the preset's, usually consensus)")
     p.add_argument("--preset", default=None, help="named preset (see `dialectic presets`)")
     p.add_argument("--rounds", type=int, default=None,
-                   help=f"rebuttal/reflection rounds (0-{MAX_ROUNDS})")
+                   help=f"the mode's rounds: rebuttal, cross-examination, reflection or "
+                        f"critique (0-{MAX_ROUNDS})")
     p.add_argument("--judges", type=int, default=None, help=f"panel size (1-{MAX_JUDGES})")
     p.add_argument("--context", default="", help="background text the debaters should see")
     p.add_argument("--json", action="store_true",
@@ -94,8 +95,12 @@ def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rep = sub.add_parser("replay", help="a new debate from a stored one (source unchanged)")
     rep.add_argument("debate_id", help="the stored debate to replay")
     rep.add_argument("--rounds", type=int, default=None,
-                     help=f"continue with N more rounds (1-{MAX_REPLAY_ROUNDS})")
-    rep.add_argument("--synthesizer", default=None, help="re-synthesise with this model")
+                     help=f"continue with N more rounds (1-{MAX_REPLAY_ROUNDS}): rebuttal "
+                          "(simple), cross-examination (structured, consensus), reflection "
+                          "(panel) or critique rounds; redteam has none")
+    rep.add_argument("--synthesizer", default=None,
+                     help="run the final steps (verdict, judges, synthesis, final answer) "
+                          "again with this model")
     rep.add_argument("--wait", action="store_true", help="run it here and print the summary")
     rep.set_defaults(func=Lazy("bot.cli.service", "replay"))
     lst = sub.add_parser("list", help="recent debates, newest first: status (a debate that "

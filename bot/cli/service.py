@@ -10,9 +10,9 @@ import asyncio
 from bot.cli.debate import exit_code
 from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
-from bot.cli.progress import print_summary
+from bot.cli.progress import print_estimate, print_summary
 from bot.service.results import routed_by, status_words
-from engine.cost import ceiling_note, estimate_range
+from engine.cost import estimate_range
 from engine.errors import InvalidRequest
 from storage import audit, debates
 from storage.db import Database
@@ -98,9 +98,11 @@ async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
         service = hosted.rt.service
         sub = await service.replay(args.debate_id, more_rounds=args.rounds,
                                    synthesizer=args.synthesizer, actor="cli")
-        ctx.console.print(f"replay {sub.record.id} of {args.debate_id} queued "
-                          f"(estimate {estimate_range(sub.estimate)}; "
-                          f"{ceiling_note(sub.estimate)})", markup=False)
+        ctx.console.print(f"replay {sub.record.id} of {args.debate_id} queued: "
+                          f"{len(sub.record.reused_steps)} steps read from the source, "
+                          f"{sub.estimate.calls} new calls (estimate "
+                          f"{estimate_range(sub.estimate)})", markup=False)
+        print_estimate(ctx.console, sub.estimate)
         if not args.wait:
             ctx.console.print("a running `dialectic serve` or `dialectic worker` will run it")
             return EXIT_OK

@@ -125,9 +125,12 @@ class RetriedOut(BaseModel):
 class ReplayIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rounds: int | None = Field(default=None, ge=1, le=MAX_REPLAY_ROUNDS,
-                               description="panel: reflection rounds to add")
+                               description="rounds to add: simple rebuttal, structured and "
+                               "consensus cross-examination, panel reflection, critique "
+                               "rounds; refused for redteam")
     synthesizer: str | None = Field(default=None, max_length=MAX_NAME_CHARS,
-                                    description="panel: another model to synthesise with")
+                                    description="another model for the final steps (verdict, "
+                                    "judges, synthesis, final answer)")
 
 
 class ReplayedOut(BaseModel):

@@ -36,7 +36,7 @@ from engine.llm import LLMClient
 from engine.material import new_nonce, of_evidence, of_request, screen, with_nonce
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
-from engine.replay import ReplayStore, replay_request
+from engine.replay import ReplayStore, replay_request, reused_steps
 from engine.settings import EngineSettings
 from engine.sizing import ceiling
 from engine.vocabulary import Mode, ResultStatus, Routing
@@ -178,7 +178,8 @@ class DebateService:
                 break
             except BudgetExceeded:
                 lower = DOWNGRADES.get(prepared.request.mode)
-                if lower is None or not prepared.preset.allow_downgrade:
+                # a replay continues its source's steps: another mode would not be that replay
+                if lower is None or not prepared.preset.allow_downgrade or reused_steps:
                     raise
                 prepared = prepare(self.engine,
                                    prepared.request.model_copy(update={"mode": lower}))
@@ -343,19 +344,24 @@ class DebateService:
     async def replay(self, source_id: str, *, more_rounds: int | None = None,
                      synthesizer: str | None = None, actor: str = "cli",
                      origin: Origin | None = None) -> Submission:
-        """A new debate from a stored one; the source is untouched, unchanged steps reused."""
+        """A new debate from a stored one; the source is untouched, unchanged steps reused.
+        A change the mode cannot make is refused (InvalidRequest) before anything is stored or
+        reserved."""
         async with self.db.transaction() as session:
             source = await debates.get(session, source_id)
             keys = [s.key for s in await steps.list_steps(session, source_id)]
         if source.result is None:
             raise InvalidRequest(f"debate {source_id} has no result yet; replay a finished one")
-        prepared = prepare(self.engine, source.request)
-        replay = replay_request(source.request, protocol=prepared.protocol, source_keys=keys,
-                                default_rounds=prepared.preset.rounds, more_rounds=more_rounds,
-                                synthesizer=synthesizer)
-        request = replay.request.model_copy(update={"requested_by": actor})
-        return await self.submit(request, origin=origin or Origin(surface="replay"),
-                                 parent_id=source_id, reused_steps=replay.reuse)
+        before = prepare(self.engine, source.request)
+        request = replay_request(source.request, protocol=before.protocol, preset=before.preset,
+                                 more_rounds=more_rounds, synthesizer=synthesizer,
+                                 outcome=source.result.outcome)
+        after = prepare(self.engine, request)
+        reuse = reused_steps(before.plan, after.plan, keys,
+                             rerun=before.protocol.final_steps if synthesizer else None)
+        return await self.submit(request.model_copy(update={"requested_by": actor}),
+                                 origin=origin or Origin(surface="replay"),
+                                 parent_id=source_id, reused_steps=reuse)
 
     def _judge_cache(self) -> StepCache | None:
         ttl = self.settings.judge_cache_ttl_seconds

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.errors import InvalidRequest
-from engine.protocols.base import DebateProtocol, FinalSteps, Outcome, PlanInput
+from engine.protocols.base import DebateProtocol, FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.consensus import ConsensusProtocol
 from engine.protocols.critique import CritiqueProtocol
 from engine.protocols.panel import PanelProtocol
@@ -28,4 +28,5 @@ def get_protocol(mode: str) -> DebateProtocol:
         raise InvalidRequest(f"unknown mode {mode!r}; choose one of: {known}") from None
 
 
-__all__ = ["PROTOCOLS", "DebateProtocol", "FinalSteps", "Outcome", "PlanInput", "get_protocol"]
+__all__ = ["PROTOCOLS", "DebateProtocol", "FinalSteps", "Outcome", "PlanInput", "Rounds",
+           "get_protocol"]

@@ -1,9 +1,11 @@
 """What every protocol (mode) provides: a plan for estimates, an async `run` over the context, and
 the names the rest of the system reads instead of matching strings: the phases in which the
-debate is being judged, and the final steps a replay always runs again."""
+debate is being judged, the final steps a replay with another model runs again, and what the
+mode's rounds are (which a replay with more rounds continues)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -76,6 +78,17 @@ class FinalSteps:
         return isinstance(key, str) and (key in self.keys or key.startswith(self.families))
 
 
+@dataclass(frozen=True, slots=True)
+class Rounds:
+    """What a mode's rounds are, which a request's `rounds` sets and a replay's `--rounds N`
+    continues: their name ("rebuttal rounds"), how many the mode runs for a request's resolved
+    `rounds` and its preset (`count`), and the most it runs."""
+
+    noun: str
+    most: int
+    count: Callable[[int | None, PresetSpec], int]
+
+
 class DebateProtocol(Protocol):
     """A mode. Its phase names are the same in its plan and its run, so progress counts them."""
 
@@ -90,6 +103,11 @@ class DebateProtocol(Protocol):
     @property
     def final_steps(self) -> FinalSteps:
         """Steps a replay always runs again (with the replay's model), never reuses."""
+        ...
+
+    @property
+    def rounds(self) -> Rounds | None:
+        """The mode's rounds; None: a fixed shape, with no rounds to add."""
         ...
 
     def plan(self, spec: PlanInput) -> Plan: ...

@@ -1,6 +1,6 @@
 """`consensus` (L3): the structured debate, then a panel of judges (each its own expertise and
 model) in parallel, calibration, weighted vote, alpha, kappa, divergence and routing.
-Critical path: 4 dependent calls (opening, cross-examination, closing, the panel)."""
+Critical path: 3 + C dependent calls (opening, C cross-examination rounds, closing, the panel)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,14 @@ from engine.outcomes import ConsensusOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.judging import JUDGE_FAMILY, judge_key, panel_consensus, run_panel
 from engine.protocols.procon import JUDGING, note, trace_rows
-from engine.protocols.structured import debate_calls, run_debate_phases
+from engine.protocols.structured import (
+    CROSS_ROUNDS,
+    GROWTH,
+    closing_depth,
+    cross_rounds,
+    debate_calls,
+    run_debate_phases,
+)
 from engine.runner import DebateContext
 from engine.vocabulary import Mode
 
@@ -18,11 +25,14 @@ class ConsensusProtocol:
     mode = Mode.CONSENSUS
     judging_phases = frozenset({JUDGING})
     final_steps = FinalSteps(families=(JUDGE_FAMILY,))
+    rounds = CROSS_ROUNDS
 
     def plan(self, spec: PlanInput) -> Plan:
         calls = debate_calls(spec)
-        calls += [PlannedCall(key=judge_key(j), role=judge_key(j), phase=JUDGING, depth=4,
-                              prompt_tokens=2700 + spec.carried(j.expertise),
+        later = GROWTH * (cross_rounds(spec.rounds, spec.preset) - 1)  # more rounds to read
+        calls += [PlannedCall(key=judge_key(j), role=judge_key(j), phase=JUDGING,
+                              depth=closing_depth(spec) + 1,
+                              prompt_tokens=2700 + later + spec.carried(j.expertise),
                               completion_tokens=800, model=j.model)
                   for j in spec.judges]
         return Plan(mode=self.mode, calls=tuple(calls))

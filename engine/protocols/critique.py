@@ -20,7 +20,7 @@ from engine.domain import EventKind, Plan, PlannedCall
 from engine.llm import Prompt
 from engine.material import quoted
 from engine.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
-from engine.protocols.base import FinalSteps, Outcome, PlanInput
+from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
@@ -117,6 +117,7 @@ class CritiqueProtocol:
     mode = Mode.CRITIQUE
     judging_phases: frozenset[str] = frozenset()   # the critic reviews; nobody judges the answer
     final_steps = FinalSteps(keys=frozenset({FINAL_KEY}), families=(CONVERGED_FAMILY,))
+    rounds = Rounds(noun="critique rounds", most=MAX_ROUNDS, count=round_limit)
 
     def plan(self, spec: PlanInput) -> Plan:
         """Every call of the longest run: `limit` rounds, none stopped early."""

@@ -237,7 +237,7 @@ def argued_lengths(t: Transcript) -> dict[str, int]:
     """Characters each side argued over every phase (the text of its outputs), which the judge
     audit correlates with each judge's scores."""
     outputs: dict[Side, list[StepOutcome[Any]]] = {side: [] for side in SIDES}
-    phases: list[Mapping[Side, StepOutcome[Any]]] = [t.openings, *t.rebuttals, t.cross,
+    phases: list[Mapping[Side, StepOutcome[Any]]] = [t.openings, *t.rebuttals, *t.cross,
                                                      t.closings]
     for phase in phases:
         for side, step in phase.items():

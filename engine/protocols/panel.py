@@ -38,7 +38,7 @@ from engine.material import (
 )
 from engine.options import DebateOptions
 from engine.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
-from engine.protocols.base import FinalSteps, Outcome, PlanInput
+from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
@@ -221,6 +221,8 @@ class PanelProtocol:
     mode = Mode.PANEL
     judging_phases = frozenset({SYNTHESIS, GRADING})
     final_steps = FinalSteps(keys=frozenset({SYNTHESIS_KEY, GRADE_KEY}))
+    rounds = Rounds(noun="reflection rounds", most=MAX_REFLECTION_ROUNDS,
+                    count=reflection_rounds)
 
     def plan(self, spec: PlanInput) -> Plan:
         members = panelists_for(spec.preset, spec.options, _plan_judges(spec))

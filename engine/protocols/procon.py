@@ -49,7 +49,7 @@ class Transcript:
     spot: Spotlight
     openings: dict[Side, StepOutcome[Position]] = field(default_factory=dict)
     rebuttals: list[dict[Side, StepOutcome[Rebuttal]]] = field(default_factory=list)
-    cross: dict[Side, StepOutcome[CrossExamination]] = field(default_factory=dict)
+    cross: list[dict[Side, StepOutcome[CrossExamination]]] = field(default_factory=list)
     closings: dict[Side, StepOutcome[Closing]] = field(default_factory=dict)
 
     def claims(self, side: Side) -> list[tuple[str, Claim]]:
@@ -80,9 +80,12 @@ class Transcript:
         for n, round_ in enumerate(self.rebuttals, start=1):
             for side in order:
                 parts.append(_render_rebuttal(round_.get(side), n, names[side], say))
-        for side in order:
-            if side in self.cross:
-                parts.append(_render_cross(self.cross[side], names[side], say))
+        numbered = len(self.cross) > 1
+        for n, asked in enumerate(self.cross, start=1):
+            for side in order:
+                if side in asked:
+                    parts.append(_render_cross(asked[side], n if numbered else None,
+                                               names[side], say))
         for side in order:
             if side in self.closings:
                 parts.append(_render_closing(self.closings[side], names[side], say))
@@ -139,10 +142,12 @@ def _render_rebuttal(step: StepOutcome[Rebuttal] | None, n: int, name: str, say:
     return "\n".join(lines)
 
 
-def _render_cross(step: StepOutcome[CrossExamination], name: str, say: _Say) -> str:
+def _render_cross(step: StepOutcome[CrossExamination], n: int | None, name: str,
+                  say: _Say) -> str:
+    title = f"## {name} — cross-examination" + (f" {n}" if n is not None else "")
     if step.value is None:
-        return f"## {name} — cross-examination\n{step.missing_note()}"
-    lines = [f"## {name} — cross-examination", say(step.value.summary)]
+        return f"{title}\n{step.missing_note()}"
+    lines = [title, say(step.value.summary)]
     for c in step.value.challenges:
         lines.append(f"- to {say.ref(c.target)}: {say(c.question)} — {say(c.challenge)}")
     return "\n".join(lines)
@@ -243,10 +248,11 @@ def trace_rows(t: Transcript) -> list[TraceRow]:
 
 def _challenges_against(t: Transcript, side: Side) -> dict[str, str]:
     found: dict[str, str] = {}
-    cross = t.cross.get(other(side))
-    if cross is not None and cross.value is not None:
-        for c in cross.value.challenges:
-            found.setdefault(c.target.strip().upper(), f"{c.question} {c.challenge}")
+    for asked in t.cross:
+        cross = asked.get(other(side))
+        if cross is not None and cross.value is not None:
+            for c in cross.value.challenges:
+                found.setdefault(c.target.strip().upper(), f"{c.question} {c.challenge}")
     for round_ in t.rebuttals:
         reb = round_.get(other(side))
         if reb is not None and reb.value is not None:

@@ -88,6 +88,7 @@ class RedTeamProtocol:
     mode = Mode.REDTEAM
     judging_phases = frozenset({SYNTHESIS})
     final_steps = FinalSteps(keys=frozenset({f"{FAMILY}/{SYNTHESIS}"}))
+    rounds = None   # one fixed chain of five steps: nothing repeats
 
     def plan(self, spec: PlanInput) -> Plan:
         calls = [PlannedCall(key=stage.key, role=stage.role, phase=stage.name, depth=depth,

@@ -8,7 +8,7 @@ import asyncio
 from engine import prompts
 from engine.domain import PhaseSummary, Plan, PlannedCall
 from engine.outcomes import SimpleOutcome
-from engine.protocols.base import FinalSteps, Outcome, PlanInput
+from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.judging import judge_material, judge_order, neutral_labels, side_of
 from engine.protocols.procon import (
     OPENING,
@@ -24,7 +24,8 @@ from engine.protocols.procon import (
 )
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import Rebuttal, Verdict
-from engine.vocabulary import Mode, Side
+from engine.settings import PresetSpec
+from engine.vocabulary import MAX_ROUNDS, Mode, Side
 
 FAMILY = Mode.SIMPLE.value      # the prefix of its step keys
 VERDICT = "verdict"
@@ -34,6 +35,11 @@ VERDICT_TASK = (
     "Decide which position argued better (A, B or tie), with a rationale under 150 words and "
     "your confidence from 0 to 1."
 )
+
+
+def rebuttal_rounds(requested: int | None, preset: PresetSpec) -> int:
+    """N = request.rounds, or preset.rounds."""
+    return requested if requested is not None else preset.rounds
 
 
 def rebuttal_phase(r: int) -> str:
@@ -48,6 +54,7 @@ class SimpleProtocol:
     mode = Mode.SIMPLE
     judging_phases = frozenset({VERDICT})
     final_steps = FinalSteps(keys=frozenset({VERDICT_KEY}))
+    rounds = Rounds(noun="rebuttal rounds", most=MAX_ROUNDS, count=rebuttal_rounds)
 
     def plan(self, spec: PlanInput) -> Plan:
         def side(s: Side) -> int:
@@ -70,8 +77,7 @@ class SimpleProtocol:
         t = Transcript(topic=ctx.request.topic, spot=ctx.spotlight)
         async with ctx.phase(OPENING) as summary:
             await openings(ctx, FAMILY, t, summary)
-        rounds = ctx.request.rounds if ctx.request.rounds is not None else ctx.preset.rounds
-        for r in range(1, rounds + 1):
+        for r in range(1, rebuttal_rounds(ctx.request.rounds, ctx.preset) + 1):
             async with ctx.phase(rebuttal_phase(r)) as summary:
                 await _rebuttal_round(ctx, t, r, summary)
         async with ctx.phase(VERDICT) as summary:
