@@ -12,6 +12,8 @@ import pytest
 
 from tests.slack_fixtures import CHANNEL, slack_harness
 
+pytestmark = pytest.mark.integration   # the whole Slack stack on loopback
+
 CLIENT_ID = "1234567890.0987654321"
 CLIENT_SECRET = "client-secret-for-sign-in"
 
