@@ -12,12 +12,18 @@ RUN useradd --create-home --uid 10001 dialectic
 COPY --from=build /install /usr/local
 USER dialectic
 WORKDIR /home/dialectic
+# The SQLite database lives in the data volume, so it outlives the container; compose.yml points
+# DATABASE_URL at PostgreSQL instead. Change the port with DIALECTIC_PORT (the health check
+# follows it) and publish that port.
 ENV DIALECTIC_HOST=0.0.0.0 \
     DIALECTIC_PORT=3000 \
     DATABASE_URL=sqlite+aiosqlite:////home/dialectic/data/dialectic.db \
     PYTHONUNBUFFERED=1
 RUN mkdir -p /home/dialectic/data
+VOLUME ["/home/dialectic/data"]
 EXPOSE 3000
-HEALTHCHECK --interval=30s --timeout=5s CMD python -c "import urllib.request,sys; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:3000/healthz').status == 200 else 1)"
+# GET /healthz on the port and address the server listens on (loopback when it listens on all).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
+    CMD ["python", "-c", "import os, sys, urllib.request; host = os.environ.get('DIALECTIC_HOST', '127.0.0.1'); host = '127.0.0.1' if host in ('', '0.0.0.0', '::') else host; host = f'[{host}]' if ':' in host else host; port = os.environ.get('DIALECTIC_PORT', '3000'); sys.exit(0 if urllib.request.urlopen(f'http://{host}:{port}/healthz', timeout=4).status == 200 else 1)"]
 ENTRYPOINT ["dialectic"]
 CMD ["serve"]

@@ -2,20 +2,33 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
-STAMP  := $(VENV)/.installed-stamp
+# Two installs, each with its own stamp: `make run` installs what the service needs and nothing
+# else; `make test`, `make lint`, `make bench` (and the rest) add the test and lint tools. The dev
+# install is a superset, so it stamps the runtime one too; a runtime-only venv has no dev stamp,
+# so a later `make test` upgrades it.
+RUNTIME_STAMP := $(VENV)/.runtime-stamp
+DEV_STAMP     := $(VENV)/.dev-stamp
 
 .PHONY: install run test test-fast bench soak lint screenshots clean
 
-$(STAMP): pyproject.toml
+$(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+
+$(RUNTIME_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e .
+	touch $(RUNTIME_STAMP)
+
+$(DEV_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev]'
-	touch $(STAMP)
+	touch $(DEV_STAMP) $(RUNTIME_STAMP)
 
-install: $(STAMP)
+## make install: the development install (the runtime, the test and lint tools)
+install: $(DEV_STAMP)
 
-## make run: install, migrate the embedded SQLite database, serve the API, console, Slack and workers
-run: install
+## make run: install the runtime alone (no test or lint tools), migrate the embedded SQLite
+## database, serve the API, console, Slack and workers
+run: $(RUNTIME_STAMP)
 	$(VENV)/bin/dialectic serve
 
 ## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless

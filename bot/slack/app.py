@@ -7,17 +7,25 @@ and answers 401 to a bad one). Socket Mode: an `AsyncSocketModeHandler` connecte
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
-from slack_bolt.async_app import AsyncApp
-from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.authorization.async_authorize import AsyncAuthorize
+from slack_bolt.logger.messages import (
+    info_default_oauth_settings_loaded,
+    warning_client_prioritized_and_token_skipped,
+    warning_token_skipped,
+)
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.slack.client import WebClient
 from bot.slack.context import SlackContext
@@ -43,19 +51,52 @@ def make_client(settings: SlackSettings) -> AsyncWebClient:
     return client
 
 
-class _TokenFromClient(logging.Filter):
-    """Bolt reads SLACK_BOT_TOKEN from the environment itself and, given a client as well, warns
-    on every start that the token "will be unused". Our client is built from that very token
-    (settings read the same variable), so the warning is always true and never actionable."""
+class OneWorkspace(AsyncAuthorize):
+    """Every request is authorised with the configured bot token, whatever the environment says.
 
+    Given no `authorize`, Bolt reads SLACK_CLIENT_ID and SLACK_CLIENT_SECRET from the environment
+    and, when both are set, switches to its OAuth installation flow: a file installation store
+    that knows no workspace, so every request would be answered "Please install this app". Those
+    variables are this service's "Sign in with Slack" settings (bot/slack/signin.py), so the app
+    is always given this explicit authorisation: the bot's identity, asked once (`auth.test`)."""
+
+    def __init__(self, client: AsyncWebClient) -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # bolt leaves it untyped
+        self.client = client
+        self.bot: AsyncSlackResponse | None = None
+        self.lock = asyncio.Lock()
+
+    async def __call__(self, *, context: AsyncBoltContext, enterprise_id: str | None,
+                       team_id: str | None, user_id: str | None,
+                       actor_enterprise_id: str | None = None, actor_team_id: str | None = None,
+                       actor_user_id: str | None = None) -> AuthorizeResult:
+        async with self.lock:
+            if self.bot is None:
+                self.bot = await self.client.auth_test()
+        bot = self.bot
+        # as Bolt's own single-workspace authorisation builds it, request user included
+        return AuthorizeResult(
+            enterprise_id=bot.get("enterprise_id"), team_id=bot.get("team_id"),
+            bot_id=bot.get("bot_id"), bot_user_id=bot.get("user_id"), user_id=user_id,
+            bot_token=self.client.token, bot_scopes=bot.headers.get("x-oauth-scopes"))
+
+
+#: Bolt's start-up lines that are always true of this app and never actionable: the token is the
+#: client's (settings read the same SLACK_BOT_TOKEN Bolt reads), authorisation is `OneWorkspace`,
+#: and the OAuth settings Bolt loads from SLACK_CLIENT_ID/SECRET are never used to authorise.
+_NOT_ACTIONABLE = frozenset({warning_client_prioritized_and_token_skipped(),
+                             warning_token_skipped(), info_default_oauth_settings_loaded()})
+
+
+class _NotActionable(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
-        return record.getMessage() != warning_client_prioritized_and_token_skipped()
+        return record.getMessage() not in _NOT_ACTIONABLE
 
 
 def _bolt_logger() -> logging.Logger:
     logger = logging.getLogger("dialectic.bolt")
-    if not any(isinstance(f, _TokenFromClient) for f in logger.filters):
-        logger.addFilter(_TokenFromClient())
+    if not any(isinstance(f, _NotActionable) for f in logger.filters):
+        logger.addFilter(_NotActionable())
     return logger
 
 
@@ -63,6 +104,7 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
     """The Bolt app with every listener registered and repeated event deliveries dropped."""
     secret = ctx.settings.slack_signing_secret
     app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
+                   authorize=OneWorkspace(ctx.client),
                    signing_secret=secret.get_secret_value() if secret is not None else "",
                    request_verification_enabled=secret is not None)
 
