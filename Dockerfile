@@ -12,12 +12,12 @@ RUN useradd --create-home --uid 10001 dialectic
 COPY --from=build /install /usr/local
 USER dialectic
 WORKDIR /home/dialectic
-# The SQLite database lives in the data volume, so it outlives the container; compose.yml points
+# The SQLite database (dialectic.db in DIALECTIC_DATA_DIR) lives in the data volume, so it outlives the container; compose.yml points
 # DATABASE_URL at PostgreSQL instead. Change the port with DIALECTIC_PORT (the health check
 # follows it) and publish that port.
 ENV DIALECTIC_HOST=0.0.0.0 \
     DIALECTIC_PORT=3000 \
-    DATABASE_URL=sqlite+aiosqlite:////home/dialectic/data/dialectic.db \
+    DIALECTIC_DATA_DIR=/home/dialectic/data \
     PYTHONUNBUFFERED=1
 RUN mkdir -p /home/dialectic/data
 VOLUME ["/home/dialectic/data"]

@@ -139,9 +139,10 @@ def test_the_healthcheck_reads_the_port_variable() -> None:
 
 def test_the_sqlite_database_lives_in_a_volume() -> None:
     volumes = [path for args in dockerfile_instructions("VOLUME") for path in json.loads(args)]
-    url = image_environment()["DATABASE_URL"]
-    assert url.startswith("sqlite+aiosqlite:///")
-    database = Path(url.removeprefix("sqlite+aiosqlite:///"))
+    storage = load_settings({**image_environment(), "DIALECTIC_CONFIG": os.devnull}).storage
+    database = storage.sqlite_file()
+    assert database is not None and storage.is_default_database
+    url = storage.database_url
     assert any(database.parent == Path(volume) for volume in volumes), (url, volumes)
     assert f"mkdir -p {database.parent}" in DOCKERFILE  # made (owned by the user) before VOLUME
     assert DOCKERFILE.index(f"mkdir -p {database.parent}") < DOCKERFILE.index("VOLUME")
