@@ -215,6 +215,29 @@ async def test_the_cli_prints_the_brief_wrapped(cli: Cli) -> None:
     assert all(len(line) <= 60 for line in brief.splitlines()), brief
 
 
+@pytest.mark.parametrize(("preset", "words"), [
+    ("decision", ["NEEDS HUMAN DISCUSSION (alpha", "The core divergence points:"]),
+    ("brief", ["Decision brief", "Points to discuss:", "Arguments map:", CLAIM["AGAINST"]]),
+])
+async def test_show_prints_a_stored_debate_as_its_preset_promises(
+        db: Database, cli: Cli, preset: str, words: list[str]) -> None:
+    async with FakeOpenAI() as fake:
+        script(fake, "split")
+        record, _ = await debate_over_http(db, fake, preset, f"Stored {preset}?")
+    env = {"DATABASE_URL": db.url.render_as_string(hide_password=False), "COLUMNS": "200"}
+    prose = await asyncio.to_thread(cli, "show", record["id"], env=env)
+    machine = await asyncio.to_thread(cli, "show", record["id"], "--json", env=env)
+    assert prose.returncode == 0 and machine.returncode == 0, prose.stderr
+    assert prose.stdout.startswith("AWAITING REVIEW — ")
+    for word in words:
+        assert word in prose.stdout, word
+    stored = json.loads(machine.stdout)["result"]
+    assert (stored["discussion"], stored["brief"]) == (record["result"]["discussion"],
+                                                       record["result"]["brief"])
+    unknown = await asyncio.to_thread(cli, "show", "nosuchdebate", env=env)
+    assert unknown.returncode != 0 and "Traceback" not in unknown.stdout + unknown.stderr
+
+
 # --------------------------------------------------------------------------------------------
 # Slack: the result in the thread
 
