@@ -220,11 +220,13 @@ async def test_the_cli_prints_the_brief_wrapped(cli: Cli) -> None:
     ("brief", ["Decision brief", "Points to discuss:", "Arguments map:", CLAIM["AGAINST"]]),
 ])
 async def test_show_prints_a_stored_debate_as_its_preset_promises(
-        db: Database, cli: Cli, preset: str, words: list[str]) -> None:
+        sqlite_db: Database, cli: Cli, preset: str, words: list[str]) -> None:
+    """On the SQLite file `dialectic` opens by DATABASE_URL (the PostgreSQL fixture's schema is
+    the test's own, which a URL does not name)."""
     async with FakeOpenAI() as fake:
         script(fake, "split")
-        record, _ = await debate_over_http(db, fake, preset, f"Stored {preset}?")
-    env = {"DATABASE_URL": db.url.render_as_string(hide_password=False), "COLUMNS": "200"}
+        record, _ = await debate_over_http(sqlite_db, fake, preset, f"Stored {preset}?")
+    env = {"DATABASE_URL": str(sqlite_db.url), "COLUMNS": "200"}
     prose = await asyncio.to_thread(cli, "show", record["id"], env=env)
     machine = await asyncio.to_thread(cli, "show", record["id"], "--json", env=env)
     assert prose.returncode == 0 and machine.returncode == 0, prose.stderr
