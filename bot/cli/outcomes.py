@@ -268,11 +268,18 @@ def print_discussion(console: Console, flag: Discussion) -> None:
              empty="none stands out: the judges differ across the board")
 
 
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
 def _claim(row: TraceRow) -> str:
-    line = f"{SIDES.get(row.side, row.side)}: {row.claim} — {row.standing}"
+    """A claim of the one-page map, shortened as the console's and Slack's are (`--json` and
+    the trace have it whole)."""
+    line = f"{SIDES.get(row.side, row.side)}: {_clip(row.claim, 200)} — {row.standing}"
     if row.challenged_by:
         line += f"; challenged by {SIDES.get(row.challenged_by, row.challenged_by)}"
-        line += f": {row.challenge}" if row.challenge else ""
+        line += f": {_clip(row.challenge, 160)}" if row.challenge else ""
     return line
 
 
