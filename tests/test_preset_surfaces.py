@@ -164,6 +164,21 @@ async def test_the_other_presets_route_as_their_rows_say(
     assert story in page
 
 
+async def test_compliance_is_refused_with_the_figures_never_downgraded(db: Database) -> None:
+    """Over the day's cap a compliance debate is refused (402, the figures), where a decision
+    would run a cheaper mode; nothing is stored."""
+    async with FakeOpenAI() as fake:
+        settings = load_settings({**env_for(fake), "DIALECTIC_CONFIG": "/dev/null",
+                                  "DIALECTIC_DAILY_BUDGET_USD": "0.004"})
+        async with served(db, settings) as (base, _, _), aiohttp.ClientSession() as s:
+            status, body = await call(s, "POST", f"{base}/api/debates",
+                                      json={"topic": "Store EU logs in us-east-1?",
+                                            "preset": "compliance"})
+            assert status == 402 and "$" in json.dumps(body), body
+            status, listed = await call(s, "GET", f"{base}/api/debates")
+    assert status == 200 and listed["debates"] == []
+
+
 # --------------------------------------------------------------------------------------------
 # the CLI: prose and --json
 
