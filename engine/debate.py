@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from engine import agreement, verdicts
 from engine.cost import breakdown
+from engine.discussion import brief_for, discussion_for
 from engine.domain import DebateResult, EventKind
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
 from engine.injection import Finding
@@ -150,6 +151,9 @@ def build_result(ctx: DebateContext, prepared: Prepared, outcome: Outcome,
         versions={"prompts": PROMPT_VERSION, "models": ",".join(sorted(
             {r.model for r in records})), "rehearsal": str(ctx.rehearsal).lower()},
         injection=injection,
+        discussion=discussion_for(prepared.preset, outcome.consensus, outcome.divergence),
+        brief=brief_for(prepared.preset, outcome.consensus, outcome.divergence,
+                        outcome.trace_table),
     )
 
 

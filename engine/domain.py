@@ -254,6 +254,18 @@ class DivergenceSummary(BaseModel):
     disagreements: list[DivergencePoint] = Field(default_factory=list)
 
 
+class Discussion(BaseModel):
+    """Whether a preset that flags it (`decision`) needs human discussion: alpha below the
+    escalate cut-off it was routed by; why, in figures; the core divergence points
+    (engine/discussion.py)."""
+
+    needed: bool
+    reason: str                        # "alpha 0.31 < 0.50"
+    alpha: float | None = None
+    cutoff: float
+    points: list[DivergencePoint] = Field(default_factory=list)
+
+
 class TraceRow(BaseModel):
     id: str
     side: Side
@@ -265,6 +277,17 @@ class TraceRow(BaseModel):
     response: str = ""
     standing: str = "unjudged"
     strength: float | None = None
+
+
+class Brief(BaseModel):
+    """A one-page pre-meeting brief (preset `brief`; engine/discussion.py): the points to
+    discuss (the widest splits, and whether the panel split on the winner), the agreements,
+    and the arguments map (each side's strongest claims with their standing)."""
+
+    points: list[DivergencePoint] = Field(default_factory=list)
+    split_on_winner: bool = False
+    agreements: list[DivergencePoint] = Field(default_factory=list)
+    arguments: list[TraceRow] = Field(default_factory=list)
 
 
 class PhaseSummary(BaseModel):
@@ -309,6 +332,10 @@ class DebateResult(BaseModel):
     # text addressed to the AI found in its untrusted material, its evidence or its models'
     # outputs (engine.injection); any finding flags the debate and sends it to a human
     injection: list[Finding] = Field(default_factory=list)
+    # what the preset promises beyond the panel's figures: "needs human discussion" (decision)
+    # and the one-page brief (brief); None for presets without them and results stored before
+    discussion: Discussion | None = None
+    brief: Brief | None = None
 
     @property
     def flagged(self) -> bool:

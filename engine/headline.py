@@ -15,13 +15,16 @@ it, so what a person reads never contradicts the numbers next to it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from engine.settings import ThresholdSpec
 from engine.vocabulary import Side
 
 #: Rubric means closer than this are level (the 1-10 scale's judges disagree by more).
 LEVEL = 0.25
+NOT_AVAILABLE = "n/a"
 _NAMES = {Side.PRO: "for", Side.CON: "against", Side.TIE: "tie"}
 
 
@@ -60,10 +63,11 @@ def vote_split(votes: Mapping[str, Side]) -> str:
 
 def panel_headline(votes: Mapping[str, Side | None], means: Mapping[Side, float] | None, *,
                    weights: Mapping[str, float] | None = None, alpha: float | None = None,
-                   split: bool = False) -> Headline:
+                   split: bool = False, thresholds: ThresholdSpec | None = None) -> Headline:
     """The headline of a panel: `votes` each judge's named winner (None: it gave none),
     `means` the weighted rubric means per side, `split` whether the statistics found the panel
-    contentious or irreconcilable (engine/verdicts.py)."""
+    contentious or irreconcilable (engine/verdicts.py); alpha is printed on its own side of
+    `thresholds`' cut-offs."""
     cast = {judge: side for judge, side in votes.items() if side is not None}
     if not cast or means is None:
         return Headline(None, "No verdict: the judges' scores are missing.")
@@ -71,12 +75,12 @@ def panel_headline(votes: Mapping[str, Side | None], means: Mapping[Side, float]
     total = sum(weight.values())
     by_side = {s: sum(w for j, w in weight.items() if cast[j] is s) for s in Side}
     numbers = means_text(means)
-    alpha_text = f"; alpha {alpha:.2f}" if alpha is not None else ""
+    said = f"; alpha {alpha_text(alpha, thresholds)}" if alpha is not None else ""
     majority = next((s for s in (Side.PRO, Side.CON, Side.TIE) if by_side[s] > total / 2),
                     None)
     level = by_side[Side.PRO] == by_side[Side.CON] and majority is None
     if split or (majority is None and not level):
-        return Headline(None, f"Contested: the judges split {vote_split(cast)}{alpha_text}; "
+        return Headline(None, f"Contested: the judges split {vote_split(cast)}{said}; "
                               f"the rubric means {_leaning(means)}: {numbers}.")
     if majority is None or majority is Side.TIE:
         return Headline(Side.TIE, f"Tie: the judges split {vote_split(cast)}; {numbers}.")
@@ -98,3 +102,39 @@ def judge_headline(call: Side, means: Mapping[Side, float]) -> Headline:
         return Headline(call, f"{side} the proposition wins (the judge's call): {numbers}.")
     return Headline(call, f"{side} the proposition wins by the judge's call, though its rubric "
                           f"means {_leaning(means)}: {numbers}.")
+
+
+# --------------------------------------------------------------------------------------------
+# alpha printed on its own side of every cut-off
+
+
+def cutoffs(thresholds: ThresholdSpec) -> tuple[float, ...]:
+    return thresholds.high, thresholds.tentative, thresholds.escalate
+
+
+def _floor(value: float, digits: int) -> float:
+    scale = 10.0 ** digits
+    return math.floor(round(value * scale, 6)) / scale  # round(): 0.29 * 100 is 28.999...
+
+
+def _consistent(shown: float, alpha: float, thresholds: ThresholdSpec | None) -> bool:
+    """The printed value sits on the same side of every cut-off as alpha itself. Without the
+    cut-offs, any hundredth may be one: the printed value must not be rounded up."""
+    if thresholds is None:
+        return shown <= alpha
+    return all((shown >= cut) == (alpha >= cut) for cut in cutoffs(thresholds))
+
+
+def alpha_text(alpha: float | None, thresholds: ThresholdSpec | None = None) -> str:
+    """Alpha with two decimals; near a cut-off, with as many more (rounded toward alpha's own
+    side) as it takes not to cross it: 0.79978 prints "0.799", never "0.80", under a 0.80 cut."""
+    if alpha is None or math.isnan(alpha):
+        return NOT_AVAILABLE
+    two = float(f"{alpha:.2f}")
+    if _consistent(two, alpha, thresholds):
+        return f"{alpha:.2f}"
+    for digits in (3, 4, 5, 6):
+        shown = _floor(alpha, digits)
+        if _consistent(shown, alpha, thresholds):
+            return f"{shown:.{digits}f}"
+    return f"{_floor(alpha, 6):.6f}"

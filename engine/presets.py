@@ -27,7 +27,7 @@ BUILTIN_PRESETS: dict[str, PresetSpec] = {
                     "'needs human discussion' with the three core divergence points.",
         pro_persona="a senior engineer arguing for adopting the proposal",
         con_persona="a senior engineer arguing against adopting the proposal",
-        judges=(_J["technical"], _J["business"], _J["general"]),
+        judges=(_J["technical"], _J["business"], _J["general"]), discussion=True,
     ),
     "compliance": PresetSpec(
         name="compliance", mode=Mode.CONSENSUS, allow_downgrade=False,
@@ -56,7 +56,7 @@ BUILTIN_PRESETS: dict[str, PresetSpec] = {
         name="brief", mode=Mode.CONSENSUS,
         description="A one-page pre-meeting decision brief: the arguments map, the agreements, "
                     "the points to discuss.",
-        judges=(_J["technical"], _J["business"], _J["general"]),
+        judges=(_J["technical"], _J["business"], _J["general"]), brief=True,
     ),
 }
 

@@ -83,6 +83,10 @@ class PresetSpec(BaseModel):
     # Opt-in: judges' vote weights moved by their measured agreement with the reviewers
     # (engine/judge_weights.py, bounded so no judge dominates); the weights used are recorded.
     evidence_weights: bool = False
+    # alpha below the escalate cut-off flags "needs human discussion" with the core divergence
+    # points; `brief`: the result carries a one-page brief (engine/discussion.py)
+    discussion: bool = False
+    brief: bool = False
 
     @model_validator(mode="after")
     def _panel_size(self) -> PresetSpec:

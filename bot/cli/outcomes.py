@@ -1,5 +1,6 @@
-"""What panel, critique and redteam debates end with, read as prose in the terminal: sentences and
-bullet lists from the typed outcome (engine/outcomes.py), the model's text whole and literal
+"""What panel, critique and redteam debates end with, and what presets promise (decision's
+"needs human discussion", brief's one-page brief: engine/discussion.py), read as prose in the
+terminal: sentences and bullet lists from the typed values, the model's text whole and literal
 (never rich markup), wrapped to the console's width. `--json` stays the machine format.
 """
 
@@ -10,6 +11,8 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.text import Text
 
+from bot.service.results import point_figures
+from engine.domain import Brief, DebateResult, Discussion, DivergencePoint, TraceRow
 from engine.outcomes import (
     CritiqueOutcome,
     CritiqueRound,
@@ -252,3 +255,61 @@ def print_outcome(console: Console, outcome: ModeOutcome | None) -> bool:
     else:
         return False
     return True
+
+
+# --------------------------------------------------------------------------------------------
+# what presets promise
+
+
+SIDES = {"pro": "For", "con": "Against", "tie": "Tie"}
+
+
+def _point(p: DivergencePoint) -> str:
+    f = point_figures(p)
+    return f"{p.label or p.item} (mean {f.mean:.1f}, spread {f.spread:.1f})"
+
+
+def print_discussion(console: Console, flag: Discussion) -> None:
+    if not flag.needed:
+        _say(console, f"Not flagged for human discussion: {flag.reason}.")
+        return
+    _heading(console, f"NEEDS HUMAN DISCUSSION ({flag.reason})")
+    _bullets(console, "The core divergence points", [_point(p) for p in flag.points],
+             empty="none stands out: the judges differ across the board")
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _claim(row: TraceRow) -> str:
+    """A claim of the one-page map, shortened as the console's and Slack's are (`--json` and
+    the trace have it whole)."""
+    line = f"{SIDES.get(row.side, row.side)}: {_clip(row.claim, 200)} — {row.standing}"
+    if row.challenged_by:
+        line += f"; challenged by {SIDES.get(row.challenged_by, row.challenged_by)}"
+        line += f": {_clip(row.challenge, 160)}" if row.challenge else ""
+    return line
+
+
+def print_brief(console: Console, brief: Brief) -> None:
+    _heading(console, "Decision brief")
+    points = [f"{p.label or p.item} — the judges split (spread {point_figures(p).spread:.1f})"
+              for p in brief.points]
+    if brief.split_on_winner:
+        points.append("The judges' calls split on the winner: a person should decide.")
+    _bullets(console, "Points to discuss", points,
+             empty="no strong disagreement among the judges")
+    _bullets(console, "Agreements", [p.label or p.item for p in brief.agreements],
+             empty="none recorded")
+    _bullets(console, "Arguments map", [_claim(r) for r in brief.arguments],
+             empty="no argument trace")
+
+
+def print_preset(console: Console, result: DebateResult) -> None:
+    """The discussion flag or the brief the result's preset promises (nothing for others)."""
+    if result.discussion is not None:
+        print_discussion(console, result.discussion)
+    if result.brief is not None:
+        print_brief(console, result.brief)

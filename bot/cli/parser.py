@@ -109,6 +109,11 @@ def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help="only debates in this state")
     lst.add_argument("--limit", type=int, default=20, help="how many (default 20)")
     lst.set_defaults(func=Lazy("bot.cli.service", "list_debates"))
+    shw = sub.add_parser("show", help="a stored debate's result as `run` prints it (with its "
+                         "preset's discussion flag or brief), or --json: its record")
+    shw.add_argument("debate_id")
+    shw.add_argument("--json", action="store_true", help="the record as the API returns it")
+    shw.set_defaults(func=Lazy("bot.cli.show", "show"))
     aud = sub.add_parser("audit", help="the tamper-evident audit log")
     aud.add_argument("action", choices=["verify"], help="verify: check the hash chains")
     aud.add_argument("debate_id", nargs="?", default=None,

@@ -16,7 +16,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.cli.outcomes import print_line, print_outcome
+from bot.cli.outcomes import print_line, print_outcome, print_preset
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
 from engine.cost import ceiling_note, estimate_range, token_details, usd
@@ -136,8 +136,10 @@ def print_summary(console: Console, result: DebateResult,
         _say(console, f"Rationale: {result.rationale}")
     if line := agreement_line(result, thresholds):
         _say(console, line)
-    _print_points(console, "Agreements", result.divergence.agreements[:5])
-    _print_points(console, "Disagreements", result.divergence.disagreements[:3])
+    print_preset(console, result)
+    if result.brief is None:   # the brief lists them as points to discuss and agreements
+        _print_points(console, "Agreements", result.divergence.agreements[:5])
+        _print_points(console, "Disagreements", result.divergence.disagreements[:3])
     _print_outcome(console, result)
     if result.flagged:
         _say(console, f"{flag_headline(result.preset)} {FLAG_MEANING}", "bold red")

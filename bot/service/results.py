@@ -5,11 +5,11 @@ the AI."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from engine.domain import DebateResult, DivergencePoint
+from engine.headline import NOT_AVAILABLE, alpha_text, cutoffs
 from engine.outcomes import RedTeamOutcome
 from engine.presets import all_presets
 from engine.schemas.procon import RubricScores
@@ -17,7 +17,6 @@ from engine.settings import EngineSettings, ThresholdSpec
 from engine.vocabulary import Band, ResultStatus
 from storage.records import DebateStatus
 
-NOT_AVAILABLE = "n/a"
 APPEAL_PRESET = "appeal"  # the preset content appeals run under
 FLAG_MEANING = ("The models see it only as quoted material, and a person reviews the result "
                 "whatever the judges' agreement.")
@@ -89,38 +88,6 @@ def review_reason(result: DebateResult, thresholds: ThresholdSpec | None) -> str
     return "; ".join(parts) or "routed for review"
 
 
-def _cutoffs(thresholds: ThresholdSpec) -> tuple[float, ...]:
-    return thresholds.high, thresholds.tentative, thresholds.escalate
-
-
-def _floor(value: float, digits: int) -> float:
-    scale = 10.0 ** digits
-    return math.floor(round(value * scale, 6)) / scale  # round(): 0.29 * 100 is 28.999...
-
-
-def _consistent(shown: float, alpha: float, thresholds: ThresholdSpec | None) -> bool:
-    """The printed value sits on the same side of every cut-off as alpha itself. Without the
-    cut-offs, any hundredth may be one: the printed value must not be rounded up."""
-    if thresholds is None:
-        return shown <= alpha
-    return all((shown >= cut) == (alpha >= cut) for cut in _cutoffs(thresholds))
-
-
-def alpha_text(alpha: float | None, thresholds: ThresholdSpec | None = None) -> str:
-    """Alpha with two decimals; near a cut-off, with as many more (rounded toward alpha's own
-    side) as it takes not to cross it: 0.79978 prints "0.799", never "0.80", under a 0.80 cut."""
-    if alpha is None or math.isnan(alpha):
-        return NOT_AVAILABLE
-    two = float(f"{alpha:.2f}")
-    if _consistent(two, alpha, thresholds):
-        return f"{alpha:.2f}"
-    for digits in (3, 4, 5, 6):
-        shown = _floor(alpha, digits)
-        if _consistent(shown, alpha, thresholds):
-            return f"{shown:.{digits}f}"
-    return f"{_floor(alpha, 6):.6f}"
-
-
 def _cut_text(cut: float) -> str:
     two = f"{cut:.2f}"
     return two if float(two) == cut else f"{cut:g}"
@@ -128,7 +95,7 @@ def _cut_text(cut: float) -> str:
 
 def band_rule(band: Band | str, thresholds: ThresholdSpec) -> str:
     """The band's rule in alpha: "α ≥ 0.80", "0.67 ≤ α < 0.80", "α < 0.50"."""
-    high, tentative, escalate = (_cut_text(c) for c in _cutoffs(thresholds))
+    high, tentative, escalate = (_cut_text(c) for c in cutoffs(thresholds))
     rules: dict[str, str] = {
         Band.HIGH: f"α ≥ {high}", Band.TENTATIVE: f"{tentative} ≤ α < {high}",
         Band.REVIEW: f"{escalate} ≤ α < {tentative}", Band.CONTENTIOUS: f"α < {escalate}"}

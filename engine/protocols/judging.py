@@ -209,7 +209,7 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     weighted_map = dict(zip(items, weighted, strict=True))
     headline = panel_headline(winners, _side_means(weighted_map), weights=weights,
                               alpha=summary.alpha, split=summary.irreconcilable
-                              or summary.band is Band.CONTENTIOUS)
+                              or summary.band is Band.CONTENTIOUS, thresholds=thresholds)
     winner, verdict = headline.winner, headline.text
     consensus = ConsensusSummary(
         alpha=summary.alpha, alpha_interval=summary.alpha_interval, kappa=summary.kappa,

@@ -10,5 +10,6 @@ build blocks themselves.
     home.py      the App Home tab
     digest.py    scheduled digests and their thread details, the schedules listing
     brief.py     pre-meeting decision briefs
+    discussion.py  what presets promise: "needs human discussion", the brief's sections
     notices.py   help, usage errors, acks, refusals and thread notes
 """

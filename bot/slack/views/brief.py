@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.scheduling.reports import BriefPlan
-from bot.service.results import is_incomplete, point_figures
+from bot.service.results import is_incomplete
 from bot.slack.mrkdwn import channel, date_fmt, escape, link, truncate
 from bot.slack.views.common import (
     SECTION_TEXT_MAX,
@@ -18,58 +18,18 @@ from bot.slack.views.common import (
     header,
     note,
     rehearsal_banner,
-    routing_words,
     section,
-    sections,
-    side_name,
 )
 from bot.slack.views.debate import addressed_to_ai, band_of, incomplete_banner, verdict_words
-from engine.domain import DebateResult, TraceRow
-from engine.vocabulary import ROUTED_TO_HUMANS
+from bot.slack.views.discussion import arguments_map, brief_sections
+from engine.domain import DebateResult
 from storage.records import DebateStatus
-
-
-def _trace_line(row: TraceRow) -> str:
-    claim = truncate(escape(row.claim.replace("\n", " ")), 180)
-    standing = escape(row.standing)
-    line = f"• *{side_name(row.side)}* {claim} — _{standing}_"
-    if row.challenged_by:
-        challenge = truncate(escape(row.challenge.replace("\n", " ")), 120)
-        line += f"; challenged by {side_name(row.challenged_by)}"
-        line += f": {challenge}" if challenge else ""
-    return line
-
-
-def arguments_map(result: DebateResult, *, per_side: int = 5) -> list[str]:
-    """The trace table condensed: each side's strongest claims, their standing and challenge."""
-    lines: list[str] = []
-    for side in dict.fromkeys(row.side for row in result.trace_table):
-        rows = [r for r in result.trace_table if r.side == side]
-        rows.sort(key=lambda r: -(r.strength or 0.0))
-        lines += [_trace_line(r) for r in rows[:per_side]]
-    return lines
-
-
-def _discussion_points(result: DebateResult) -> list[str]:
-    points = [f"• {truncate(escape(p.label or p.item), 200)} — the judges split "
-              f"(spread {point_figures(p).spread:.1f})"
-              for p in result.divergence.disagreements[:3]]
-    if result.consensus is not None and result.consensus.irreconcilable:
-        points.append("• The judges' calls split on the winner: a person should decide.")
-    if result.routing in ROUTED_TO_HUMANS:
-        points.append(f"• Routing: {routing_words(result.routing)}")
-    return points or ["• No strong disagreement among the judges."]
 
 
 def _brief_body(result: DebateResult) -> list[Block]:
     body = [section(truncate(f"*Where it stands* ({band_of(result)})\n{verdict_words(result)}",
                              1200))]
-    body += sections("Points to discuss", _discussion_points(result))
-    agreements = [f"• {truncate(escape(p.label or p.item), 200)}"
-                  for p in result.divergence.agreements[:5]]
-    body += sections("Agreements", agreements or ["• None recorded."])
-    body += sections("Arguments map", arguments_map(result) or ["• No argument trace."])
-    return body
+    return body + brief_sections(result)
 
 
 def brief_message(topic: str, *, meeting_at: datetime, result: DebateResult | None,

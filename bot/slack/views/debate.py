@@ -47,6 +47,7 @@ from bot.slack.views.common import (
     truncation_notice,
     usd,
 )
+from bot.slack.views.discussion import preset_blocks
 from engine.cost import ceiling_note, estimate_range, token_summary
 from engine.domain import (
     ConsensusSummary,
@@ -415,7 +416,7 @@ def divergence_summary(result: DebateResult, *, transcript_url: str,
     outcome, outcome_cut = _outcome_blocks(result)
     rationale, rationale_cut = _rationale_blocks(result)
     body = [said, *result_flags(result), *_consensus_blocks(result, thresholds)]
-    body += [*_divergence_blocks(result), *outcome]
+    body += [*preset_blocks(result, _divergence_blocks(result)), *outcome]
     body += [section(f"*Routing:* {routing_words(result.routing)}"), *rationale]
     if verdict_cut or outcome_cut or rationale_cut:
         body.append(truncation_notice(transcript_url))
