@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from bot.cli.host import CliContext
+from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_summary
 from bot.service.results import routed_by, status_words
@@ -15,6 +15,7 @@ from storage.db import Database
 
 async def show(ctx: CliContext, args: argparse.Namespace) -> int:
     """0 when the debate has a result; 1 (and its status in words) while it has none."""
+    require_database(ctx.settings.storage)
     database = Database(ctx.settings.storage.database_url)
     try:
         async with database.transaction(readonly=True) as session:
