@@ -114,3 +114,33 @@ def test_replay_wait_heads_its_summary_with_the_stored_status(cli: Cli, tmp_path
     heading = next(line for line in done.stdout.splitlines() if line.endswith(TOPIC))
     assert heading.startswith("AWAITING REVIEW — "), done.stdout
     assert "COMPLETED —" not in done.stdout
+
+
+async def _marked(url: str) -> dict[str, str]:
+    db = Database(url)
+    try:
+        await db.upgrade()
+        source = await add_debate(db, "Source?", topic_key="s", status=DebateStatus.COMPLETED,
+                                  result=_result().model_copy(update={"rehearsal": True}))
+        replay = await add_debate(db, "Source?", topic_key="r", status=DebateStatus.COMPLETED,
+                                  result=_result(missing=GAP), parent_id=source.id,
+                                  reused_steps=("simple/opening",))
+        cached = await add_debate(db, "Cached?", topic_key="c", status=DebateStatus.COMPLETED,
+                                  result=_result(), cached_from=source.id)
+        return {"source": source.id, "replay": replay.id, "cached": cached.id}
+    finally:
+        await db.dispose()
+
+
+def test_the_cli_list_marks_what_the_console_badges(cli: Cli, tmp_path: Path) -> None:
+    """Rehearsal, replay, cached and incomplete: the same marks as the console's badges."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/marks.db"
+    ids = asyncio.run(_marked(url))
+    done = cli("list", env={"DATABASE_URL": url, "OPENAI_API_KEY": "sk-test"})
+    assert done.returncode == 0, done.stdout
+    header, *rows = done.stdout.splitlines()
+    assert header.split() == ["id", "status", "mode", "cost", "topic", "[what", "to", "know]"]
+    lines = {line.split()[0]: line for line in rows}
+    assert lines[ids["source"]].endswith("Source?  [rehearsal]")
+    assert lines[ids["replay"]].endswith(f"[incomplete; replay of {ids['source']}]")
+    assert lines[ids["cached"]].endswith(f"Cached?  [cached result of {ids['source']}]")

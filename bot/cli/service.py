@@ -11,7 +11,7 @@ from bot.cli.debate import exit_code
 from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_estimate, print_summary
-from bot.service.results import routed_by, status_words
+from bot.service.results import marks, routed_by, status_words
 from engine.cost import estimate_range
 from engine.errors import InvalidRequest
 from storage import audit, debates
@@ -59,13 +59,16 @@ async def list_debates(ctx: CliContext, args: argparse.Namespace) -> int:
         ctx.console.print("no debates" + (f" {args.status}" if args.status else "") +
                           f" in the database {database.where}", markup=False)
     if records:
-        ctx.console.print(f"{'id':<16}  {'status':<22}  {'mode':<10}  {'cost':<7}  topic",
-                          markup=False, style="bold")
+        ctx.console.print(f"{'id':<16}  {'status':<22}  {'mode':<10}  {'cost':<7}  topic  "
+                          "[what to know]", markup=False, style="bold")
+    rehearsal = ctx.settings.engine.is_rehearsal
     for r in records:
         topic = r.request.topic if len(r.request.topic) <= TOPIC_SHOWN else (
             r.request.topic[:TOPIC_SHOWN - 1] + "…")
+        notes = "; ".join(m.text for m in marks(r, rehearsal=rehearsal))
         ctx.console.print(f"{r.id}  {status_words(r.status, r.result):<22}  {r.mode:<10}  "
-                          f"${r.cost_usd:.4f}  {topic}", markup=False)
+                          f"${r.cost_usd:.4f}  {topic}" + (f"  [{notes}]" if notes else ""),
+                          markup=False, soft_wrap=True)
     return EXIT_OK
 
 

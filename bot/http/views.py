@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.service.results import alpha_text, band_rule, is_incomplete
+from bot.service.results import FLAG_MARK, alpha_text, band_rule, is_incomplete, marks
 from bot.service.timeline import Timeline
 from engine.cost import usd as money
 from engine.domain import DebateResult
@@ -25,7 +25,7 @@ ROUTED_SENTENCE = {Routing.AUTO_APPROVE: "So it was published.",
                    Routing.ESCALATE: "So it was escalated to a human reviewer.",
                    Routing.NONE: "This mode has no judge panel, so no agreement figure routed "
                                  "it."}
-FLAG_BADGE = "addressed to the AI"
+FLAG_BADGE = FLAG_MARK
 STATUS_TONE = {DebateStatus.COMPLETED: "good", DebateStatus.APPROVED: "good",
                DebateStatus.FAILED: "bad", DebateStatus.TIMED_OUT: "bad",
                DebateStatus.ESCALATED: "bad", DebateStatus.AWAITING_REVIEW: "warn"}
@@ -61,24 +61,13 @@ class Badge:
 
 
 def badges(record: DebateRecord, *, rehearsal: bool = False) -> list[Badge]:
-    """What a reader must know before trusting the result, in the order it matters."""
+    """What a reader must know before trusting the result, in the order it matters: the status,
+    then the marks every surface shows (bot/service/results.py)."""
     out = [Badge(record.status.value.replace("_", " "), STATUS_TONE.get(record.status, "info"))]
-    if record.flagged:
-        out.append(Badge(FLAG_BADGE, "bad", f"/debates/{record.id}#addressed-to-ai"))
-    result = record.result
-    if result is not None and is_incomplete(result):
-        out.append(Badge("incomplete", "bad"))
-    if (result.rehearsal if result is not None else rehearsal):
-        out.append(Badge("rehearsal", "warn"))
-    if record.downgraded_from:
-        out.append(Badge(f"asked {record.downgraded_from}, ran {record.mode}: budget", "warn"))
-    if record.parent_id:
-        replay = bool(record.reused_steps) or record.origin.surface == "replay"
-        kind = "replay of" if replay else "re-run of"
-        out.append(Badge(f"{kind} {record.parent_id}", "info", f"/debates/{record.parent_id}"))
-    if record.cached_from:
-        out.append(Badge(f"cached result of {record.cached_from}", "info",
-                         f"/debates/{record.cached_from}"))
+    for mark in marks(record, rehearsal=rehearsal):
+        href = (f"/debates/{mark.points_to}" if mark.points_to else
+                f"/debates/{record.id}#addressed-to-ai" if mark.text == FLAG_BADGE else "")
+        out.append(Badge(mark.text, mark.tone, href))
     return out
 
 

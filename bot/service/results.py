@@ -15,7 +15,7 @@ from engine.presets import all_presets
 from engine.schemas.procon import RubricScores
 from engine.settings import EngineSettings, ThresholdSpec
 from engine.vocabulary import Band, ResultStatus
-from storage.records import DebateStatus
+from storage.records import DebateRecord, DebateStatus
 
 APPEAL_PRESET = "appeal"  # the preset content appeals run under
 FLAG_MEANING = ("The models see it only as quoted material, and a person reviews the result "
@@ -32,6 +32,41 @@ def is_incomplete(result: DebateResult) -> bool:
     """True when anything is missing: a partial result must never look complete."""
     return (not result.complete or bool(result.missing)
             or result.status in (ResultStatus.FAILED, ResultStatus.TIMED_OUT))
+
+
+FLAG_MARK = "addressed to the AI"
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """One thing a reader must know before trusting a debate, beyond its status: its words, how
+    loud ("bad", "warn", "info") and the debate it points to (the parent, the cached one)."""
+
+    text: str
+    tone: str
+    points_to: str | None = None
+
+
+def marks(record: DebateRecord, *, rehearsal: bool = False) -> list[Mark]:
+    """The console's badges and the CLI list's notes, in the order they matter. `rehearsal`
+    stands for a debate without a result yet (the process's model decides it)."""
+    out = []
+    if record.flagged:
+        out.append(Mark(FLAG_MARK, "bad"))
+    result = record.result
+    if result is not None and is_incomplete(result):
+        out.append(Mark("incomplete", "bad"))
+    if result.rehearsal if result is not None else rehearsal:
+        out.append(Mark("rehearsal", "warn"))
+    if record.downgraded_from:
+        out.append(Mark(f"asked {record.downgraded_from}, ran {record.mode}: budget", "warn"))
+    if record.parent_id:
+        replay = bool(record.reused_steps) or record.origin.surface == "replay"
+        out.append(Mark(f"{'replay of' if replay else 're-run of'} {record.parent_id}", "info",
+                        record.parent_id))
+    if record.cached_from:
+        out.append(Mark(f"cached result of {record.cached_from}", "info", record.cached_from))
+    return out
 
 
 def missing_count(result: DebateResult | None) -> int:
