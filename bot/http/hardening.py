@@ -19,6 +19,7 @@ import asyncio
 from typing import Any
 
 from aiohttp import web
+from aiohttp.hdrs import SET_COOKIE
 
 from bot.http.errors import error
 from bot.http.routes import Handler
@@ -43,9 +44,12 @@ async def security_headers(request: web.Request, response: web.StreamResponse) -
     handler returned it, raised it (redirects), streams it (events) or aiohttp made it (404)."""
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
-    if request.app[RUNTIME].settings.public_url.startswith("https://"):
-        for morsel in response.cookies.values():
-            morsel["secure"] = True
+    cookies = response.headers.getall(SET_COOKIE, [])
+    if cookies and request.app[RUNTIME].settings.public_url.startswith("https://"):
+        del response.headers[SET_COOKIE]  # already written out from response.cookies
+        for cookie in cookies:
+            secure = "; secure" in cookie.lower()
+            response.headers.add(SET_COOKIE, cookie if secure else f"{cookie}; Secure")
 
 
 @web.middleware

@@ -1,4 +1,4 @@
-"""Where a browser may be sent after signing in: only somewhere on this site (no open redirect).
+r"""Where a browser may be sent after signing in: only somewhere on this site (no open redirect).
 
 A target is read as a browser reads a URL (the WHATWG URL standard), not as Python would: the
 browser strips leading and trailing C0 controls and spaces, removes every tab and newline, and
