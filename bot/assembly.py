@@ -29,6 +29,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import start_http_server
 
+from bot.http.hardening import runner_options
 from bot.http.server import build_app, check_exposure
 from bot.scheduling.scheduler import Scheduler
 from bot.service import memory
@@ -132,7 +133,7 @@ async def serve(settings: Settings, *, host: str | None = None, port: int | None
         if parts.notifier is None:
             log.warning(SLACK_OFF)
         runner = web.AppRunner(web_app(parts, settings, workers=0, scheduler=False),
-                               handle_signals=False)
+                               handle_signals=False, **runner_options(settings.http))
         await runner.setup()
         try:
             await listen(runner, host, port)
@@ -166,7 +167,7 @@ def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
     """The served application: the API and console, Slack's route when configured, and the
     process's workers (`workers` slots; None: the settings'; 0: none) and scheduler."""
     app = build_app(parts.rt, parts.scheduler, slack_enabled=parts.notifier is not None,
-                    allowed_hosts=settings.http.allowed_hosts)
+                    http=settings.http)
     if parts.notifier is not None:
         attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
     if workers != 0:

@@ -34,6 +34,9 @@ GENESIS_HASH = "0" * 64
 GLOBAL_CHAIN = "global"
 _LOCK_NAMESPACE = 0x0D1A  # first key of pg_advisory_xact_lock(int, int) for audit chains
 _APPEND_ATTEMPTS = 5
+#: The largest seq a chain can hold: the column is INTEGER, 32 bits on PostgreSQL. Callers
+#: bound outside numbers by it; a larger `after_seq` reaching `events` reads nothing.
+MAX_SEQ = 2**31 - 1
 
 
 def chain_of(debate_id: str | None) -> str:
@@ -116,6 +119,8 @@ async def events(
     session: AsyncSession, debate_id: str | None, *, after_seq: int = 0, limit: int = 500
 ) -> list[AuditEvent]:
     """A chain's links after `after_seq`, oldest first (what the SSE stream tails)."""
+    if after_seq >= MAX_SEQ:  # nothing lies beyond, and the driver could not bind it
+        return []
     rows = await session.scalars(
         select(AuditEventRow)
         .where(AuditEventRow.chain == chain_of(debate_id), AuditEventRow.seq > after_seq)

@@ -15,6 +15,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from bot.assembly import Assembly, web_app
+from bot.http.hardening import runner_options
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.settings import Settings
@@ -47,7 +48,7 @@ async def served(db: Database, settings: Settings, *, workers: int | None = None
     rt = runtime(db, settings)
     app = app_for(rt, settings, workers=workers)
     server = TestServer(app, host="127.0.0.1", port=port)
-    await server.start_server()
+    await server.start_server(**runner_options(settings.http))
     try:
         yield str(server.make_url("")), rt, app
     finally:

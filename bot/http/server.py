@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import ipaddress
 import logging
-from collections.abc import Iterable
 
 from aiohttp import web
 
 from bot.http import api, console, metrics, openapi, oversight, reviews, signin
 from bot.http.auth import auth_middleware, browser_guard
 from bot.http.errors import error_middleware
+from bot.http.hardening import body_deadline, security_headers
 from bot.http.routes import Route
 from bot.http.session import make_key
-from bot.http.state import ROUTE_TABLE, RUNTIME, SCHEDULER, SESSION_KEY, SLACK_ON
+from bot.http.settings import HttpSettings
+from bot.http.state import HTTP_SETTINGS, ROUTE_TABLE, RUNTIME, SCHEDULER, SESSION_KEY, SLACK_ON
+from bot.http.streams import STREAM_LIMITS, StreamLimits
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.service.settings import ServiceSettings
@@ -33,15 +35,20 @@ ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, *oversight.ROUTES, op
 
 
 def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,
-              allowed_hosts: Iterable[str] = ()) -> web.Application:
-    """The API and console over `rt`; `slack_enabled` is what `/healthz` reports;
-    `allowed_hosts` are Host names to answer besides the public URL's and loopback's."""
+              http: HttpSettings | None = None) -> web.Application:
+    """The API and console over `rt`; `slack_enabled` is what `/healthz` reports; `http`: the
+    Host names to answer besides the public URL's and loopback's, the limits and deadlines."""
+    http = http or HttpSettings()
     app = web.Application(client_max_size=MAX_BODY)
     app[RUNTIME] = rt
     app[SCHEDULER] = scheduler
     app[SLACK_ON] = slack_enabled
     app[SESSION_KEY] = make_key(app)
-    app.middlewares.extend([error_middleware, browser_guard(allowed_hosts), auth_middleware])
+    app[HTTP_SETTINGS] = http
+    app[STREAM_LIMITS] = StreamLimits(per_client=http.sse_per_client, total=http.sse_global)
+    app.middlewares.extend([error_middleware, body_deadline, browser_guard(http.allowed_hosts),
+                            auth_middleware])
+    app.on_response_prepare.append(security_headers)
     for r in ROUTES:
         if r.method == "GET":
             app.router.add_get(r.path, r.handler)  # and HEAD, as every GET may be asked

@@ -14,6 +14,7 @@ import secrets
 from aiohttp import web
 
 from bot.http.pages import html, render
+from bot.http.redirects import same_origin_path
 from bot.http.state import RUNTIME, SESSION_KEY
 from bot.service.grants import (
     MAX_GRANT_SECONDS,
@@ -55,7 +56,7 @@ def begin(request: web.Request, user: str, *, via: str, to: str = "/") -> web.Re
     seconds = min(hours * 3600, SESSION_SECONDS if user == "" else MAX_GRANT_SECONDS)
     identity = Identity(user, _now(request) + seconds, via)
     value = seal(request.app[SESSION_KEY], Purpose.SESSION, identity)
-    target = to if to.startswith("/") and not to.startswith("//") else "/"
+    target = same_origin_path(to, request.url.origin())  # callers check; so does this
     page = html(render("signed_in.html", user=user, to=target, refresh=None, viewer=identity))
     page.set_cookie(COOKIE, value, max_age=int(seconds), httponly=True, samesite="Strict",
                     secure=secure(request), path="/")

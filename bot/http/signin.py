@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.http import session
 from bot.http.pages import html, render
+from bot.http.redirects import same_origin_path
 from bot.http.routes import Reply, Route, route, route_with_query
 from bot.http.state import RUNTIME, SESSION_KEY
 from bot.service.grants import Identity, Purpose, SignInFailed, key_of, seal, unseal
@@ -22,9 +23,9 @@ STATE_SECONDS = 600
 CALLBACK = "/signin/slack/callback"
 
 
-def local_path(to: str) -> str:
-    """`to` if it is a path on this site, else "/" (no open redirects)."""
-    return to if to.startswith("/") and not to.startswith(("//", "/\\")) else "/"
+def local_path(request: web.Request, to: str) -> str:
+    """`to` if a browser would read it as a place on this site, else "/" (redirects.py)."""
+    return same_origin_path(to, request.url.origin())
 
 
 class SignInQuery(BaseModel):
@@ -48,8 +49,8 @@ class CallbackQuery(BaseModel):
 def _signin_page(request: web.Request, *, to: str, error: str = "", status: int = 200
                  ) -> web.Response:
     rt = request.app[RUNTIME]
-    page = render("signin.html", slack=rt.sign_in is not None, to=local_path(to), error=error,
-                  viewer=session.current(request))
+    page = render("signin.html", slack=rt.sign_in is not None, to=local_path(request, to),
+                  error=error, viewer=session.current(request))
     return html(page, status=status)
 
 
@@ -67,7 +68,7 @@ async def signin_link(request: web.Request, query: LinkQuery) -> web.Response:
                if key is None else "that reviewer link is not valid or has expired: ask your "
                "operator for a new one")
         return _signin_page(request, to=query.to, error=why, status=403)
-    return session.begin(request, grant.user, via="link", to=local_path(query.to))
+    return session.begin(request, grant.user, via="link", to=local_path(request, query.to))
 
 
 def _redirect_uri(request: web.Request) -> str:
@@ -82,7 +83,8 @@ async def signin_slack(request: web.Request, query: SignInQuery) -> web.Response
                             error="Sign in with Slack is not configured on this server")
     state, nonce = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
     memo = seal(request.app[SESSION_KEY], Purpose.SIGN_IN,
-                Identity(f"{state}.{nonce}", time.time() + STATE_SECONDS, local_path(query.to)))
+                Identity(f"{state}.{nonce}", time.time() + STATE_SECONDS,
+                         local_path(request, query.to)))
     found = web.HTTPFound(provider.authorize_url(state=state, nonce=nonce,
                                                  redirect_uri=_redirect_uri(request)))
     # Lax: the provider's redirect back is a cross-site navigation that must carry it

@@ -1,6 +1,12 @@
 """`GET /api/debates/{id}/events`: the debate's audit chain as Server-Sent Events, live until the
 debate settles, resumable with `Last-Event-ID` (or `?after=`).
 
+A resume position is a whole number from 0 to storage's MAX_SEQ; anything else (a word, a
+negative or a huge number) in either place is a 400 saying so, before any SQL. Streams are
+capped per client and in all (streams.py: 429 with Retry-After past the cap); a quiet stream
+sends a comment line every `sse_heartbeat_seconds`, and every stream ends after
+`sse_max_seconds`, without `settled`, so the browser's EventSource reconnects and resumes.
+
 A client that goes away is normal (a closed tab): the stream stops polling at once and says so at
 DEBUG, never as an error. If the database goes away mid-stream, the stream ends; the client's
 EventSource reconnects after `retry` with its Last-Event-ID and resumes where it stopped."""
@@ -10,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from typing import Annotated
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field, NonNegativeInt, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from bot.http.state import RUNTIME
+from bot.http.state import HTTP_SETTINGS, RUNTIME
+from bot.http.streams import STREAM_LIMITS, TooManyStreams, client_of, refusal
 from bot.service.runtime import Runtime
 from bot.service.telemetry import STREAMS
 from engine.errors import InvalidRequest, validation_message
@@ -25,14 +33,14 @@ from storage.records import TERMINAL_STATUSES, DebateStatus
 log = logging.getLogger("dialectic.http")
 
 STREAM_POLL = 0.25      # seconds between reads of the chain
-KEEP_ALIVE = 15.0       # seconds of silence before a comment line keeps proxies from closing it
-EVENT_SEQ = TypeAdapter(NonNegativeInt)
+SEQ = Annotated[int, Field(ge=0, le=audit.MAX_SEQ)]
+EVENT_SEQ: TypeAdapter[int] = TypeAdapter(SEQ)
 
 
 class EventsQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    after: NonNegativeInt = Field(default=0, description="resume after this event's seq "
-                                                    "(the Last-Event-ID header wins)")
+    after: SEQ = Field(default=0, description="resume after this event's seq, 0 to "
+                                              f"{audit.MAX_SEQ} (the Last-Event-ID header wins)")
     sig: str = Field(default="", description="a transcript link's signature, instead of a token")
     exp: str = Field(default="", description="when that transcript link expires (Unix seconds)")
 
@@ -45,13 +53,27 @@ async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamR
     debate_id = request.match_info["id"]
     await rt.service.get(debate_id)  # 404 before the stream starts
     after = _resume_after(request, query)
+    try:
+        with request.app[STREAM_LIMITS].slot(client_of(request)):
+            return await _stream(request, rt, debate_id, after)
+    except TooManyStreams as exc:
+        return refusal(exc)
+
+
+async def _stream(request: web.Request, rt: Runtime, debate_id: str, after: int
+                  ) -> web.StreamResponse:
     resp = web.StreamResponse(headers={"Content-Type": "text/event-stream",
                                        "Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     await resp.prepare(request)
+    lifetime = request.app[HTTP_SETTINGS].sse_max_seconds
     with STREAMS.track_inprogress():
         try:
             await resp.write(b"retry: 2000\n\n")
-            await _follow(request, resp, rt, debate_id, after)
+            async with asyncio.timeout(lifetime):
+                await _follow(request, resp, rt, debate_id, after)
+        except TimeoutError:  # its lifetime is over: the client reconnects where it stopped
+            log.debug("events of %s: the stream reached its %.0f s lifetime", debate_id,
+                      lifetime)
         except ConnectionResetError:  # aiohttp's ClientConnectionResetError: the client left
             log.debug("events of %s: the client went away", debate_id)
         except DATABASE_ERRORS as exc:  # the client reconnects with its Last-Event-ID
@@ -62,6 +84,7 @@ async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamR
 async def _follow(request: web.Request, resp: web.StreamResponse, rt: Runtime, debate_id: str,
                   after: int) -> None:
     """Write events as they are appended until the debate settles or the client leaves."""
+    heartbeat = request.app[HTTP_SETTINGS].sse_heartbeat_seconds
     idle = 0.0
     while not _gone(request):
         async with rt.db.transaction(readonly=True) as session:
@@ -76,7 +99,7 @@ async def _follow(request: web.Request, resp: web.StreamResponse, rt: Runtime, d
             await resp.write(f"event: settled\ndata: {settled}\n\n".encode())
             return
         idle = 0.0 if events else idle + STREAM_POLL
-        if idle >= KEEP_ALIVE:
+        if idle >= heartbeat:
             await resp.write(b": keep-alive\n\n")
             idle = 0.0
         await asyncio.sleep(STREAM_POLL)

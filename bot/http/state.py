@@ -1,12 +1,13 @@
 """What the HTTP app holds, under typed keys: the runtime every handler reads (the API and the
 console alike), the scheduler, whether Slack is on (for `/healthz`), the route table it was built
-from, and the key console sessions are signed with."""
+from, the key console sessions are signed with, and the HTTP settings (limits, timeouts)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from bot.http.routes import Route
+from bot.http.settings import HttpSettings
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 
@@ -15,3 +16,4 @@ SCHEDULER: web.AppKey[Scheduler] = web.AppKey("scheduler", Scheduler)
 SLACK_ON: web.AppKey[bool] = web.AppKey("slack_on", bool)
 ROUTE_TABLE: web.AppKey[tuple[Route, ...]] = web.AppKey("route_table", tuple)
 SESSION_KEY: web.AppKey[bytes] = web.AppKey("session_key", bytes)
+HTTP_SETTINGS: web.AppKey[HttpSettings] = web.AppKey("http_settings", HttpSettings)
