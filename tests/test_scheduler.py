@@ -407,6 +407,9 @@ def test_cli_lists_and_runs_a_schedule(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.setenv("DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'cli.db'}")
     monkeypatch.setenv("DIALECTIC_REHEARSAL", "1")
     monkeypatch.setenv("DIALECTIC_POLL_INTERVAL", "0.05")
+    assert main(["schedule", "list"]) == 2       # a read: it never creates the database
+    assert "no database at" in capsys.readouterr().out
+    assert main(["db", "upgrade"]) == 0
     assert main(["schedule", "list"]) == 0
     assert "morning  0 8 * * 1-5 (Europe/Paris)  active  next" in capsys.readouterr().out
     assert main(["schedule", "run", "morning"]) == 0
