@@ -19,12 +19,11 @@ from bot.service.results import is_incomplete, missing_count, status_words
 from engine.domain import DebateRequest, Estimate
 from engine.presets import all_presets
 from engine.settings import PresetSpec
-from engine.vocabulary import MAX_REPLAY_ROUNDS, MAX_TOPIC_CHARS, Mode
+from engine.vocabulary import MAX_LISTED, MAX_REPLAY_ROUNDS, MAX_TOPIC_CHARS, Mode
 from storage.records import DebateRecord, DebateStatus, Origin
 
 MAX_CONTEXT_CHARS = 20_000   # what an API caller may hand the debaters as background
 MAX_NAME_CHARS = 200         # requester names, idempotency keys, synthesizer models
-MAX_LISTED = 500
 
 
 class DebateIn(DebateRequest):

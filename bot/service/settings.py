@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from engine.sizing import CEILING_MULTIPLE
+from engine.vocabulary import MAX_WORKERS
 
 log = logging.getLogger("dialectic.settings")
 
@@ -38,7 +39,7 @@ class ServiceSettings(BaseModel):
     judge_cache_ttl_seconds: int = Field(default=86400, ge=0)
 
     # --- workers ---
-    worker_concurrency: int = Field(default=4, ge=1, le=256)
+    worker_concurrency: int = Field(default=4, ge=1, le=MAX_WORKERS)
     lease_seconds: float = Field(default=30.0, gt=0)
     max_attempts: int = Field(default=5, ge=1, le=50)  # claims before a crashing debate fails
     poll_interval: float = Field(default=0.5, gt=0)
