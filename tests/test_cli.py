@@ -296,8 +296,9 @@ def test_a_strong_token_is_served_anywhere() -> None:
     check_exposure(Settings(rehearsal=True, api_token=STRONG).service, "127.0.0.2")
 
 
-READ_ONLY_COMMANDS = [("list",), ("show", "0123456789abcdef"), ("audit", "verify"), ("judges", "report"),
-                      ("thresholds", "show"), ("reviews", "list"), ("schedule", "list"),
+READ_ONLY_COMMANDS = [("list",), ("show", "0123456789abcdef"), ("audit", "verify"),
+                      ("judges", "report"), ("thresholds", "show"), ("reviews", "list"),
+                      ("schedule", "list"),
                       ("replay", "0123456789abcdef", "--rounds", "1"),
                       ("reviews", "decide", "0123456789abcdef", "approve", "--as", "U1")]
 

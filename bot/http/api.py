@@ -11,7 +11,15 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.http import errors as err
-from bot.http.routes import Reply, Route, json_reply, route, route_with_body, route_with_query
+from bot.http.routes import (
+    Reply,
+    Route,
+    dumps,
+    json_reply,
+    route,
+    route_with_body,
+    route_with_query,
+)
 from bot.http.sse import EventsQuery, stream_events
 from bot.http.state import RUNTIME, SCHEDULER, SLACK_ON
 from bot.scheduling.reports import BriefPlan, ScheduleView
@@ -237,12 +245,12 @@ async def get_schedules(request: web.Request) -> web.Response:
 
 async def get_metrics(request: web.Request) -> web.Response:
     """Counts, latencies and costs from the database, with today's budget."""
-    return web.json_response(await request.app[RUNTIME].metrics())
+    return web.json_response(await request.app[RUNTIME].metrics(), dumps=dumps)
 
 
 async def get_budget(request: web.Request) -> web.Response:
     """Today's cap, spend, reservations and what is left, in dollars."""
-    return web.json_response(await request.app[RUNTIME].service.budget_today())
+    return web.json_response(await request.app[RUNTIME].service.budget_today(), dumps=dumps)
 
 
 async def get_presets(request: web.Request) -> web.Response:
