@@ -34,6 +34,7 @@ GENESIS_HASH = "0" * 64
 GLOBAL_CHAIN = "global"
 _LOCK_NAMESPACE = 0x0D1A  # first key of pg_advisory_xact_lock(int, int) for audit chains
 _APPEND_ATTEMPTS = 5
+MAX_SEQ = 2**31 - 1   # the seq column is a 32-bit INTEGER on PostgreSQL
 
 
 def chain_of(debate_id: str | None) -> str:
@@ -115,7 +116,10 @@ async def _lock_chain(session: AsyncSession, chain: str) -> None:
 async def events(
     session: AsyncSession, debate_id: str | None, *, after_seq: int = 0, limit: int = 500
 ) -> list[AuditEvent]:
-    """A chain's links after `after_seq`, oldest first (what the SSE stream tails)."""
+    """A chain's links after `after_seq`, oldest first (what the SSE stream tails). A number
+    past what the column holds (a client's Last-Event-ID) has nothing after it."""
+    if after_seq >= MAX_SEQ:
+        return []
     rows = await session.scalars(
         select(AuditEventRow)
         .where(AuditEventRow.chain == chain_of(debate_id), AuditEventRow.seq > after_seq)
