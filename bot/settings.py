@@ -237,7 +237,7 @@ class Settings(BaseSettings):
     """Each layer's settings, composed. `Settings()` reads the environment and the file;
     `load_settings()` does the same and turns mistakes into one line."""
 
-    model_config = SettingsConfigDict(frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     engine: EngineSettings = Field(default_factory=EngineSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)

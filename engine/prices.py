@@ -33,7 +33,7 @@ class ModelPrice(BaseModel):
     """USD per million tokens; `cached_input` for prompt tokens read from the provider's cache
     (None: billed as `input`). Reasoning tokens are output tokens."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
     input: float = Field(ge=0)
     output: float = Field(ge=0)
     cached_input: float | None = Field(default=None, ge=0)

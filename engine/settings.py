@@ -27,15 +27,19 @@ from engine.profiles import OutputMode, ReasoningEffort
 from engine.redaction import public_url, url_secrets
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
 
+#: Bounds of numbers a settings file gives a judge or a preset (finite, as every setting is).
+MAX_JUDGE_WEIGHT = 100.0
+MAX_SPREAD = 10.0   # rubric points: a spread is at most the scale's width
+
 
 class JudgeSpec(BaseModel):
     """One judge of a panel: its expertise (the lens it scores through), model and vote weight."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
     name: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,31}$")
     expertise: str
     model: str | None = None
-    weight: float = Field(default=1.0, gt=0)
+    weight: float = Field(default=1.0, gt=0, le=MAX_JUDGE_WEIGHT)
 
 
 class ThresholdSpec(BaseModel):
@@ -50,24 +54,34 @@ class ThresholdSpec(BaseModel):
       makes the panel irreconcilable (see ``verdicts.divergence``).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-    high: float = 0.80        # above 1: nothing is published without a reviewer
-    tentative: float = 0.67
-    escalate: float = 0.50
-    irreconcilable_spread: float = Field(default=3.0, gt=0)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    high: float = Field(default=0.80, ge=0.0, le=1.0)   # 1: only a unanimous panel publishes
+    tentative: float = Field(default=0.67, ge=0.0, le=1.0)
+    escalate: float = Field(default=0.50, ge=0.0, le=1.0)
+    irreconcilable_spread: float = Field(default=3.0, gt=0, le=MAX_SPREAD)
+
+    @field_validator("high", "tentative", "escalate", mode="before")
+    @classmethod
+    def _cutoff(cls, value: object) -> object:
+        if isinstance(value, int | float) and not isinstance(value, bool) and not (
+                0.0 <= value <= 1.0):   # NaN and the infinities fail this too
+            raise ValueError(f"an alpha cut-off is a number from 0 to 1 (defaults: high 0.8, "
+                             f"tentative 0.67, escalate 0.5), not {value}")
+        return value
 
     @model_validator(mode="after")
     def _ordered(self) -> ThresholdSpec:
         if not self.escalate <= self.tentative <= self.high:
-            raise ValueError(f"thresholds must satisfy escalate <= tentative <= high, got "
-                             f"{self.escalate} / {self.tentative} / {self.high}")
+            raise ValueError(f"thresholds must satisfy 0 <= escalate <= tentative <= high <= 1, "
+                             f"got escalate {self.escalate:g}, tentative {self.tentative:g}, "
+                             f"high {self.high:g}")
         return self
 
 
 class PresetSpec(BaseModel):
     """A named combination of mode, personas, judges, rounds and routing thresholds."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
     name: str = ""                 # a `[presets.NAME]` table takes its name from NAME
     description: str = ""
     mode: Mode = Mode.CONSENSUS
@@ -118,7 +132,8 @@ DEFAULT_EFFORT: ReasoningEffort = "low"
 class EngineSettings(BaseModel):
     """Every knob of a debate run. Frozen: build it once, pass it down."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True,
+                              allow_inf_nan=False)
 
     # --- LLM provider (the openai SDK's own variable names) ---
     openai_api_key: SecretStr | None = Field(

@@ -88,6 +88,10 @@ MAX_POLICY_CHARS = 20_000     # a request's policy text (options.policy)
 MAX_OPTION_TEXT_CHARS = 4000  # any other text option (a ground truth, a panelist's context)
 MAX_MODEL_NAME_CHARS = 100    # a model named in options
 MAX_ROLE_MODELS = 32          # entries of options.role_models
+MAX_WINDOW_DAYS = 3650        # days an audit, a routing report or a suggestion reads back
+MAX_LISTED = 500              # debates one listing returns
+MAX_LINK_DAYS = 30            # a signed reviewer link or session lives at most this long
+MAX_WORKERS = 256             # debates one worker process runs at once
 
 
 def choices(enum: type[StrEnum]) -> tuple[str, ...]:

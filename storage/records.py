@@ -159,6 +159,7 @@ class AppliedThresholds(BaseModel):
 
     preset: str
     thresholds: ThresholdSpec | None
+    invalid: str = ""   # why stored cut-offs were not valid (then ``thresholds`` is None)
     applied_by: str
     applied_at: datetime
     note: str = ""

@@ -58,7 +58,8 @@ def async_database_url(url: str) -> str:
 class StorageSettings(BaseModel):
     """Where debates, steps, the audit chain and the budget are kept."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True,
+                              allow_inf_nan=False)
 
     data_dir: Path = Field(default_factory=default_data_dir)
     database_url: str = Field(

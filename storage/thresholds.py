@@ -5,23 +5,43 @@ itself."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from engine.errors import validation_message
 from engine.settings import ThresholdSpec
 from storage.models import AppliedThresholdsRow, jsonable
 from storage.records import AppliedThresholds
 
 __all__ = ["apply", "changes", "in_force", "in_force_batch"]
 
+log = logging.getLogger(__name__)
+
+
+def _cutoffs(row: AppliedThresholdsRow) -> tuple[ThresholdSpec | None, str]:
+    """The row's cut-offs, validated as on apply; stored ones that are not (an older version's,
+    a manual edit: infinite, out of 0-1, out of order) are none, with why."""
+    if not row.thresholds:
+        return None, ""
+    try:
+        return ThresholdSpec.model_validate(row.thresholds), ""
+    except ValidationError as exc:
+        why = validation_message(exc)
+    log.warning("the cut-offs applied to preset %s by %s are not valid (%s); it routes by "
+                "its own until `dialectic thresholds apply --preset %s` sets valid ones",
+                row.preset, row.applied_by, why, row.preset)
+    return None, why
+
 
 def _record(row: AppliedThresholdsRow) -> AppliedThresholds:
+    cutoffs, invalid = _cutoffs(row)
     return AppliedThresholds(
-        preset=row.preset,
-        thresholds=ThresholdSpec.model_validate(row.thresholds) if row.thresholds else None,
+        preset=row.preset, thresholds=cutoffs, invalid=invalid,
         applied_by=row.applied_by, applied_at=row.applied_at, note=row.note,
         evidence=row.evidence or {})
 
@@ -52,12 +72,13 @@ async def changes(session: AsyncSession, *, preset: str | None = None, limit: in
 
 
 async def in_force(session: AsyncSession) -> dict[str, AppliedThresholds]:
-    """Per preset, the applied cut-offs in force; presets back on their own are absent."""
+    """Per preset, the applied cut-offs in force; presets back on their own, or whose newest
+    stored cut-offs are not valid (logged), are absent: they route by their own."""
     rows = await session.scalars(select(AppliedThresholdsRow).order_by(
         AppliedThresholdsRow.applied_at, AppliedThresholdsRow.id))
-    newest = {row.preset: row for row in rows}
-    return {preset: _record(row) for preset, row in sorted(newest.items())
-            if row.thresholds is not None}
+    newest = {row.preset: _record(row) for row in rows}
+    return {preset: found for preset, found in sorted(newest.items())
+            if found.thresholds is not None}
 
 
 async def in_force_batch(session: AsyncSession, asks: list[None], fresh: bool

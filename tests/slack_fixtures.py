@@ -49,9 +49,9 @@ TEST_PACING = 0.05
 WAIT = 20.0
 POSTING = ("chat.postMessage", "chat.update", "chat.postEphemeral")
 
-# A preset whose thresholds send every result to a reviewer (alpha can never reach 1.01).
+# A preset whose thresholds send every result to a reviewer (short of a unanimous panel, alpha 1).
 STRICT = {"strict": PresetSpec(name="strict", mode="consensus", thresholds=ThresholdSpec(
-    high=1.01, tentative=1.01, escalate=-1.01))}
+    high=1.0, tentative=1.0, escalate=0.0))}
 
 __all__ = [
     "CHANNEL", "PUBLIC_URL", "REVIEWER", "REVIEW_CHANNEL", "SECRET", "STRICT", "TEAM", "USER",

@@ -297,8 +297,8 @@ def test_a_strong_token_is_served_anywhere() -> None:
 
 
 READ_ONLY_COMMANDS = [("list",), ("show", "0123456789abcdef"), ("audit", "verify"),
-                      ("judges", "report"),
-                      ("thresholds", "show"), ("reviews", "list"), ("schedule", "list"),
+                      ("judges", "report"), ("thresholds", "show"), ("reviews", "list"),
+                      ("schedule", "list"),
                       ("replay", "0123456789abcdef", "--rounds", "1"),
                       ("reviews", "decide", "0123456789abcdef", "approve", "--as", "U1")]
 

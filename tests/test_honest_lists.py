@@ -105,7 +105,7 @@ def test_replay_wait_heads_its_summary_with_the_stored_status(cli: Cli, tmp_path
     url = f"sqlite+aiosqlite:///{tmp_path}/replay.db"
     config = tmp_path / "dialectic.toml"
     config.write_text('[presets.strict]\nmode = "consensus"\n'
-                      "thresholds = { high = 1.01, tentative = 1.01, escalate = -1.01 }\n")
+                      "thresholds = { high = 1.0, tentative = 1.0, escalate = 0.0 }\n")
     source = asyncio.run(_routed_source(url))
     assert source.status is DebateStatus.AWAITING_REVIEW
     done = cli("replay", source.id, "--synthesizer", "gpt-4.1", "--wait",

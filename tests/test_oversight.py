@@ -249,7 +249,7 @@ async def test_applied_thresholds_route_new_debates_and_are_audited(db: Database
         rt = runtime(db, _gateway(fake.base_url))
         oversight = rt.service.oversight
         assert (await oversight.in_force_for("decision")).source == "preset"
-        strict = ThresholdSpec(high=1.01, tentative=1.01, escalate=1.01)
+        strict = ThresholdSpec(high=1.0, tentative=1.0, escalate=1.0)
         await oversight.apply("decision", strict, by="ops@example.com",
                               note="nothing publishes while we measure",
                               evidence={"suggested": "by hand"})

@@ -164,7 +164,7 @@ async def test_a_routed_result_awaits_review_and_is_decided_once(db: Database) -
     from engine.settings import PresetSpec, ThresholdSpec
 
     strict = PresetSpec(name="strict", mode="consensus",
-                        thresholds=ThresholdSpec(high=2.0, tentative=2.0, escalate=-2.0))
+                        thresholds=ThresholdSpec(high=1.0, tentative=1.0, escalate=0.0))
     svc = service(db, rehearsal_settings(presets={"strict": strict}))
     sub = await svc.submit(DebateRequest(topic=TOPIC, preset="strict"), origin=API)
     async with running_worker(svc):
@@ -195,7 +195,7 @@ async def test_escalating_needs_a_reason_and_a_rerun_links_the_new_debate(db: Da
     from engine.settings import PresetSpec, ThresholdSpec
 
     strict = PresetSpec(name="strict", mode="consensus",
-                        thresholds=ThresholdSpec(high=2.0, tentative=2.0, escalate=-2.0))
+                        thresholds=ThresholdSpec(high=1.0, tentative=1.0, escalate=0.0))
     svc = service(db, rehearsal_settings(presets={"strict": strict}))
     desk = ReviewDesk(svc, Reviewers(["UREVIEWER"]))
     sub = await svc.submit(DebateRequest(topic=TOPIC, preset="strict"), origin=API)

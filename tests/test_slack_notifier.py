@@ -50,7 +50,7 @@ async def test_a_scheduled_debate_posts_no_thread_but_its_review_request(
     """The scheduler posts one digest for its debates: no thread per debate; a routed result
     still reaches the reviewers."""
     strict = {"strict": PresetSpec(name="strict", thresholds=ThresholdSpec(
-        high=1.01, tentative=1.01, escalate=-1.01))}
+        high=1.0, tentative=1.0, escalate=0.0))}
     async with slack_harness(tmp_path, presets=strict) as h:
         sub = await h.rt.service.submit(
             DebateRequest(topic="Is the weekly signal a buy?", preset="strict"),

@@ -121,6 +121,37 @@ async def test_escalate_asks_for_a_reason_in_a_modal(tmp_path: Path) -> None:
         assert "Only reviewers" in stranger.json()["errors"][R.REASON_BLOCK]
 
 
+async def test_a_blank_reason_is_refused_in_the_form_and_changes_nothing(
+        tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, presets=STRICT) as h:
+        debate_id, review_id, ts = await _reviewed(h)
+        await h.press(R.ESCALATE_ACTION, review_id, user=REVIEWER, channel=REVIEW_CHANNEL,
+                      message_ts=ts)
+        view = (await h.fake.wait_for("views.open")).response["view"]
+        for blank in ("", "   ", "\n\t "):
+            values = {R.REASON_BLOCK: {R.REASON_ACTION: {"type": "plain_text_input",
+                                                         "value": blank}}}
+            reply = await h.submit_view(view, values, user=REVIEWER)
+            assert reply.status == 200, reply
+            answer = reply.json()
+            assert answer["response_action"] == "errors"
+            assert list(answer["errors"]) == [R.REASON_BLOCK]
+            assert "Say why you escalate" in answer["errors"][R.REASON_BLOCK]
+        without = await h.submit_view(view, {}, user=REVIEWER)
+        assert list(without.json()["errors"]) == [R.REASON_BLOCK]
+        async with h.rt.db.transaction(readonly=True) as session:
+            assert (await reviews.get(session, review_id)).status is ReviewStatus.PENDING
+        assert (await h.rt.service.get(debate_id)).status is DebateStatus.AWAITING_REVIEW
+        assert "review_decided" not in await audit_kinds(h, debate_id)
+        values = {R.REASON_BLOCK: {R.REASON_ACTION: {"type": "plain_text_input",
+                                                     "value": "  the sources are stale "}}}
+        assert (await h.submit_view(view, values, user=REVIEWER)).status == 200
+        await h.wait_finished(debate_id, [DebateStatus.ESCALATED])
+        async with h.rt.db.transaction(readonly=True) as session:
+            assert (await reviews.get(session, review_id)).decision_note == (
+                "the sources are stale")
+
+
 async def test_rerun_starts_a_new_debate_in_the_same_channel(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, presets=STRICT) as h:
         debate_id, review_id, ts = await _reviewed(h)

@@ -306,6 +306,12 @@ def test_route(alpha: float | None, irreconcilable: bool, routing: str) -> None:
         {"high": 0.6, "tentative": 0.67},
         {"tentative": 0.4, "escalate": 0.5},
         {"irreconcilable_spread": 0.0},
+        {"irreconcilable_spread": float("inf")},
+        {"high": float("inf")},
+        {"high": float("nan")},
+        {"high": 1.01},
+        {"escalate": -0.01},
+        {"escalate": float("-inf"), "tentative": 0.0},
     ],
 )
 def test_thresholds_validated(kwargs: dict[str, float]) -> None:

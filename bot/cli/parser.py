@@ -10,7 +10,18 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine.vocabulary import MAX_JUDGES, MAX_REPLAY_ROUNDS, MAX_ROUNDS, Mode, choices
+from bot.cli.bounds import Real, Whole
+from engine.vocabulary import (
+    MAX_JUDGES,
+    MAX_LINK_DAYS,
+    MAX_LISTED,
+    MAX_REPLAY_ROUNDS,
+    MAX_ROUNDS,
+    MAX_WINDOW_DAYS,
+    MAX_WORKERS,
+    Mode,
+    choices,
+)
 from storage.lifecycle import DebateStatus
 
 if TYPE_CHECKING:
@@ -34,6 +45,8 @@ EPILOG = """environment:
 exit status: 0 done; 1 the debate failed or timed out (or a command failed);
   2 bad input or settings; 3 the debate completed with steps missing."""
 EXIT_OK, EXIT_NOT_COMPLETED, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
+SHARE = Real(0, 1, open_low=True, open_high=True)   # a target share of results upheld
+CUTOFF = Real(0, 1)                                  # an alpha cut-off
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +67,11 @@ def _debate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mode", choices=choices(Mode), default=None,
                    help="debate pattern (default: the preset's, usually consensus)")
     p.add_argument("--preset", default=None, help="named preset (see `dialectic presets`)")
-    p.add_argument("--rounds", type=int, default=None,
+    p.add_argument("--rounds", type=Whole(0, MAX_ROUNDS), default=None,
                    help=f"the mode's rounds: rebuttal, cross-examination, reflection or "
                         f"critique (0-{MAX_ROUNDS})")
-    p.add_argument("--judges", type=int, default=None, help=f"panel size (1-{MAX_JUDGES})")
+    p.add_argument("--judges", type=Whole(1, MAX_JUDGES), default=None,
+                   help=f"panel size (1-{MAX_JUDGES})")
     p.add_argument("--context", default="", help="background text the debaters should see")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object on stdout (progress and messages go to stderr)")
@@ -83,18 +97,20 @@ def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     srv = sub.add_parser("serve", help="HTTP server (API, console, Slack) plus workers and "
                          "the scheduler")
     srv.add_argument("--host", default=None, help="address to listen on (DIALECTIC_HOST)")
-    srv.add_argument("--port", type=int, default=None, help="port (DIALECTIC_PORT)")
+    srv.add_argument("--port", type=Whole(0, 65535), default=None,
+                     help="port, 0-65535 (DIALECTIC_PORT)")
     srv.set_defaults(func=Lazy("bot.cli.service", "serve"))
     wrk = sub.add_parser("worker", help="workers only: claim and run queued debates")
-    wrk.add_argument("--concurrency", type=int, default=None,
-                     help="debates run at once (DIALECTIC_WORKER_CONCURRENCY)")
+    wrk.add_argument("--concurrency", type=Whole(1, MAX_WORKERS), default=None,
+                     help=f"debates run at once, 1-{MAX_WORKERS} "
+                          "(DIALECTIC_WORKER_CONCURRENCY)")
     wrk.set_defaults(func=Lazy("bot.cli.service", "work"))
     db = sub.add_parser("db", help="database maintenance")
     db.add_argument("action", choices=["upgrade"], help="upgrade: apply migrations")
     db.set_defaults(func=Lazy("bot.cli.service", "db"))
     rep = sub.add_parser("replay", help="a new debate from a stored one (source unchanged)")
     rep.add_argument("debate_id", help="the stored debate to replay")
-    rep.add_argument("--rounds", type=int, default=None,
+    rep.add_argument("--rounds", type=Whole(1, MAX_REPLAY_ROUNDS), default=None,
                      help=f"continue with N more rounds (1-{MAX_REPLAY_ROUNDS}): rebuttal "
                           "(simple), cross-examination (structured, consensus), reflection "
                           "(panel) or critique rounds; redteam has none")
@@ -107,7 +123,8 @@ def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                          "finished with parts missing says incomplete), mode, cost, topic")
     lst.add_argument("--status", choices=choices(DebateStatus), default=None,
                      help="only debates in this state")
-    lst.add_argument("--limit", type=int, default=20, help="how many (default 20)")
+    lst.add_argument("--limit", type=Whole(1, MAX_LISTED), default=20,
+                     help=f"how many, 1-{MAX_LISTED} (default 20)")
     lst.set_defaults(func=Lazy("bot.cli.service", "list_debates"))
     shw = sub.add_parser("show", help="a stored debate's result as `run` prints it (with its "
                          "preset's discussion flag or brief), or --json: its record")
@@ -160,19 +177,22 @@ def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     link = acts.add_parser("link", help="a signed link (and token) that signs a reviewer in to "
                            "the console; needs DIALECTIC_API_TOKEN")
     link.add_argument("user", help="the reviewer's user id, e.g. U0123ABC")
-    link.add_argument("--days", type=float, default=7.0, help="how long it works (default 7)")
+    link.add_argument("--days", type=Real(0, MAX_LINK_DAYS, open_low=True), default=7.0,
+                      help=f"how long it works, at most {MAX_LINK_DAYS} days (default 7)")
     link.set_defaults(func=Lazy("bot.cli.reviews", "link"))
 
 
 def _window(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--days", type=int, default=None,
-                   help="the window read back (default DIALECTIC_AUDIT_WINDOW_DAYS, 90)")
+    p.add_argument("--days", type=Whole(1, MAX_WINDOW_DAYS), default=None,
+                   help=f"the window read back, 1-{MAX_WINDOW_DAYS} days (default "
+                        "DIALECTIC_AUDIT_WINDOW_DAYS, 90)")
 
 
 def _target(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", type=float, default=0.95,
-                   help="share of auto-approved results reviewers must uphold (default 0.95)")
-    p.add_argument("--tentative-target", type=float, default=None,
+    p.add_argument("--target", type=SHARE, default=0.95,
+                   help="share of auto-approved results reviewers must uphold, between 0 and "
+                        "1 (default 0.95)")
+    p.add_argument("--tentative-target", type=SHARE, default=None,
                    help="share of everything published (tentative too) that must be upheld "
                         "(default 0.90, or --target when lower)")
     p.add_argument("--criterion", choices=["lower_bound", "point"], default="lower_bound",
@@ -209,8 +229,9 @@ def _oversight(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                           "uses them over the preset's own")
     app.add_argument("--preset", required=True, help="the preset they apply to")
     for name in ("high", "tentative", "escalate"):
-        app.add_argument(f"--{name}", type=float, default=None,
-                         help=f"the {name} cut-off (others keep the values in force)")
+        app.add_argument(f"--{name}", type=CUTOFF, default=None,
+                         help=f"the {name} alpha cut-off, 0-1 (others keep the values in "
+                              "force; escalate <= tentative <= high)")
     app.add_argument("--suggested", action="store_true",
                      help="apply what `thresholds suggest` proposes now (with --target ...)")
     app.add_argument("--reset", action="store_true", help="back to the preset's own cut-offs")

@@ -11,7 +11,15 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.http import errors as err
-from bot.http.routes import Reply, Route, json_reply, route, route_with_body, route_with_query
+from bot.http.routes import (
+    Reply,
+    Route,
+    dumps,
+    json_reply,
+    route,
+    route_with_body,
+    route_with_query,
+)
 from bot.http.sse import EventsQuery, stream_events
 from bot.http.state import RUNTIME, SCHEDULER, SLACK_ON
 from bot.scheduling.reports import BriefPlan, ScheduleView
@@ -19,12 +27,11 @@ from bot.service.results import is_incomplete, missing_count, status_words
 from engine.domain import DebateRequest, Estimate
 from engine.presets import all_presets
 from engine.settings import PresetSpec
-from engine.vocabulary import MAX_REPLAY_ROUNDS, MAX_TOPIC_CHARS, Mode
+from engine.vocabulary import MAX_LISTED, MAX_REPLAY_ROUNDS, MAX_TOPIC_CHARS, Mode
 from storage.records import DebateRecord, DebateStatus, Origin
 
 MAX_CONTEXT_CHARS = 20_000   # what an API caller may hand the debaters as background
 MAX_NAME_CHARS = 200         # requester names, idempotency keys, synthesizer models
-MAX_LISTED = 500
 
 
 class DebateIn(DebateRequest):
@@ -238,12 +245,12 @@ async def get_schedules(request: web.Request) -> web.Response:
 
 async def get_metrics(request: web.Request) -> web.Response:
     """Counts, latencies and costs from the database, with today's budget."""
-    return web.json_response(await request.app[RUNTIME].metrics())
+    return web.json_response(await request.app[RUNTIME].metrics(), dumps=dumps)
 
 
 async def get_budget(request: web.Request) -> web.Response:
     """Today's cap, spend, reservations and what is left, in dollars."""
-    return web.json_response(await request.app[RUNTIME].service.budget_today())
+    return web.json_response(await request.app[RUNTIME].service.budget_today(), dumps=dumps)
 
 
 async def get_presets(request: web.Request) -> web.Response:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from aiohttp import web
 from pydantic import BaseModel, Field
 
-from bot.http.routes import Handler, Reply
+from bot.http.routes import Handler, Reply, dumps
 from bot.service.reviews import AlreadyDecided, NotReviewer
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage.errors import DatabaseUnavailable, IllegalTransition, KeyReused, NotFound
@@ -52,7 +52,7 @@ def error(status: int, message: str, *, estimate_usd: float | None = None,
     body = ErrorOut(error=message, estimate_usd=estimate_usd, remaining_usd=remaining_usd,
                     debate_id=debate_id)
     return web.json_response(body.model_dump(exclude_none=True), status=status,
-                             headers=headers)
+                             headers=headers, dumps=dumps)
 
 
 @web.middleware

@@ -37,13 +37,12 @@ from engine.inference import Figure
 from engine.judge_audit import AuditPolicy, JudgeAudit
 from engine.presets import all_presets
 from engine.routing_audit import PresetRouting
-
-MAX_DAYS = 3650
+from engine.vocabulary import MAX_WINDOW_DAYS
 
 
 class WindowQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    days: int | None = Field(default=None, ge=1, le=MAX_DAYS,
+    days: int | None = Field(default=None, ge=1, le=MAX_WINDOW_DAYS,
                              description="how many days back (default: the audit window)")
 
 

@@ -5,6 +5,8 @@ handler receives its input already parsed with the model the document names."""
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -132,7 +134,23 @@ def json_reply(value: object, *, status: int = 200, as_type: Any = None) -> web.
     kind: Any = type(value) if as_type is None else as_type
     adapter = _adapter(kind)
     return web.json_response(adapter.dump_python(value, mode="json", by_alias=True),
-                             status=status)
+                             status=status, dumps=dumps)
+
+
+def finite(value: Any) -> Any:
+    """`value` with every NaN or infinite float as None: JSON has no such numbers."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(item) for item in value]
+    return value
+
+
+def dumps(value: Any) -> str:
+    """The one encoder of the API's JSON bodies: strict JSON, a non-finite statistic as null."""
+    return json.dumps(finite(value), allow_nan=False)
 
 
 @cache

@@ -10,7 +10,7 @@ HOUR = 3600.0
 
 
 class HttpSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     host: str = "127.0.0.1"
     port: int = Field(default=3000, ge=0, le=65535)

@@ -12,7 +12,7 @@ from engine.redaction import url_secrets
 
 
 class SchedulingSettings(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     timezone: TimeZoneName = "UTC"
     schedules: tuple[ScheduleConfig, ...] = ()

@@ -21,8 +21,9 @@ from itsdangerous import BadData, URLSafeTimedSerializer
 
 from bot.service.settings import ServiceSettings
 from engine.errors import ConfigurationError, DialecticError
+from engine.vocabulary import MAX_LINK_DAYS
 
-MAX_GRANT_SECONDS = 30 * 24 * 3600   # nothing signed here lives longer than 30 days
+MAX_GRANT_SECONDS = MAX_LINK_DAYS * 24 * 3600   # nothing signed here lives longer than 30 days
 SESSION_SECONDS = 12 * 3600
 LINK_SECONDS = 7 * 24 * 3600
 

@@ -34,7 +34,7 @@ from engine.thresholds import (
     evaluate_thresholds,
     suggest_thresholds,
 )
-from engine.vocabulary import ResultStatus
+from engine.vocabulary import MAX_WINDOW_DAYS, ResultStatus
 from storage import audit, panels, thresholds
 from storage.db import Database
 from storage.journal import lookups_for
@@ -126,8 +126,8 @@ class Oversight:
 
     def since(self, days: int | None) -> tuple[int, datetime]:
         days = self.window_days if days is None else days
-        if days < 1:
-            raise InvalidRequest("the window is at least one day")
+        if not 1 <= days <= MAX_WINDOW_DAYS:
+            raise InvalidRequest(f"the window is 1 to {MAX_WINDOW_DAYS} days, not {days}")
         return days, self.clock() - timedelta(days=days)
 
     async def labelled(self, since: datetime, presets: Sequence[str] = ()) -> list[Labelled]:

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from engine.sizing import CEILING_MULTIPLE
+from engine.vocabulary import MAX_WINDOW_DAYS, MAX_WORKERS
 
 log = logging.getLogger("dialectic.settings")
 
@@ -21,7 +22,7 @@ _SLACK_ID = re.compile(r"[UWS][A-Z0-9]+")
 class ServiceSettings(BaseModel):
     """Budget, caches, workers, reviewers, links. Frozen: built once at the top, passed down."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
     # --- money ---
     daily_budget_usd: float = Field(default=10.0, ge=0)
@@ -38,7 +39,7 @@ class ServiceSettings(BaseModel):
     judge_cache_ttl_seconds: int = Field(default=86400, ge=0)
 
     # --- workers ---
-    worker_concurrency: int = Field(default=4, ge=1, le=256)
+    worker_concurrency: int = Field(default=4, ge=1, le=MAX_WORKERS)
     lease_seconds: float = Field(default=30.0, gt=0)
     max_attempts: int = Field(default=5, ge=1, le=50)  # claims before a crashing debate fails
     poll_interval: float = Field(default=0.5, gt=0)
@@ -47,7 +48,8 @@ class ServiceSettings(BaseModel):
     # The share of published (auto-approved or tentative) results sent to a reviewer anyway,
     # marked as spot checks, so how often routing publishes wrongly is measured, not assumed.
     spot_check_fraction: float = Field(default=0.05, ge=0, le=1)
-    audit_window_days: int = Field(default=90, ge=1, le=3650)  # what the audits read back
+    audit_window_days: int = Field(default=90, ge=1,   # what the audits read back
+                                   le=MAX_WINDOW_DAYS)
 
     # --- people and links ---
     reviewers: tuple[str, ...] = ()   # Slack user ids (U…, W…) and user-group ids (S…)

@@ -93,6 +93,7 @@ def modal_text(view: dict[str, Any], block_id: str, action_id: str) -> str:
 
 
 ABOUTS = frozenset(a.value for a in DecisionAbout)
+BLANK_REASON = "Say why you escalate: the reason goes to the audit log and the thread."
 
 
 def modal_choice(view: dict[str, Any], block_id: str, action_id: str) -> str:
@@ -130,6 +131,9 @@ async def decide(ctx: SlackContext, press: dict[str, Any], status: ReviewStatus,
                                             note=note, surface=SURFACE, about=about)
     except (NotReviewer, AlreadyDecided, NotFound) as exc:
         await _tell(ctx, press, _refusal(exc))
+        return
+    except InvalidRequest as exc:   # the forms check first; said, never raised in a task
+        log.warning("review %s not decided: %s", press["review_id"], exc)
         return
     await _update_request(ctx, decision.review, decision.record, press)
     thread = thread_of(decision.record)
@@ -182,9 +186,14 @@ async def _rerun(ctx: SlackContext, decision: Decision) -> None:
 
 async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
                             view: dict[str, Any]) -> None:
-    """The escalate form: refusals and "already decided" are shown in the form itself."""
+    """The escalate form: a blank reason, refusals and "already decided" are shown in the form
+    itself, and nothing changes."""
     user = str((body.get("user") or {}).get("id") or "")
     review_id = str(view.get("private_metadata") or "")
+    reason = modal_text(view, R.REASON_BLOCK, R.REASON_ACTION)
+    if not reason:
+        await ack(response_action="errors", errors={R.REASON_BLOCK: BLANK_REASON})
+        return
     try:
         await ctx.reviews.authorize(review_id, user)
     except NotReviewer:
@@ -199,8 +208,7 @@ async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, An
     await ack()
     press = {"review_id": review_id, "user": user, "channel": None, "message_ts": None}
     about = modal_choice(view, R.ABOUT_BLOCK, R.ABOUT_ACTION)
-    await ctx.track(decide(ctx, press, ReviewStatus.ESCALATED,
-                           note=modal_text(view, R.REASON_BLOCK, R.REASON_ACTION),
+    await ctx.track(decide(ctx, press, ReviewStatus.ESCALATED, note=reason,
                            about=DecisionAbout(about) if about in ABOUTS else None))
 
 
