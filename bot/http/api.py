@@ -171,7 +171,9 @@ class HealthOut(BaseModel):
     ok: bool = Field(description="the database takes writes and a worker can claim debates")
     problems: list[str] = Field(description="why not, one sentence each; empty when ok")
     rehearsal: bool
-    slack: bool = Field(description="Slack is configured")
+    slack: bool = Field(description="Slack is configured and reachable (Socket Mode connected)")
+    slack_problem: str | None = Field(default=None,
+                                      description="why Slack is not reachable, when it is not")
     workers: int = Field(description="worker slots in this process")
 
 
@@ -263,8 +265,10 @@ async def healthz(request: web.Request) -> web.Response:
     saying why, when not."""
     rt = request.app[RUNTIME]
     health = await rt.health()
+    slack_problem = rt.link_problems.get("slack")
     out = HealthOut(ok=health.ok, problems=list(health.problems), rehearsal=rt.is_rehearsal,
-                    slack=request.app[SLACK_ON], workers=rt.worker_slots())
+                    slack=request.app[SLACK_ON] and slack_problem is None,
+                    slack_problem=slack_problem, workers=rt.worker_slots())
     return json_reply(out, status=200 if health.ok else 503)
 
 

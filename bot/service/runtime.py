@@ -55,6 +55,9 @@ class Runtime:
     reviews: ReviewDesk
     workers: list[Worker] = field(default_factory=list)
     sign_in: IdentityProvider | None = None   # "Sign in with Slack", when Slack is configured
+    #: Outside connections that are down, by name ("slack": Socket Mode cannot connect): what
+    #: `/healthz` says beside the process's own health.
+    link_problems: dict[str, str] = field(default_factory=dict)
     name: str = field(default_factory=process_name)
 
     @property

@@ -1,14 +1,16 @@
 """The Bolt AsyncApp: its Web API client, listeners, dedupe middleware, and how it is served.
 
 HTTP: POST /slack/events on the service's own aiohttp application (Bolt verifies the signature
-and answers 401 to a bad one). Socket Mode: an `AsyncSocketModeHandler` connected in a
-`cleanup_ctx`, when `SLACK_APP_TOKEN` is set.
+and answers 401 to a bad one). Socket Mode: an `AsyncSocketModeHandler` connecting in the background
+from a `cleanup_ctx`, when `SLACK_APP_TOKEN` is set (a Slack that refuses it never stops the
+service; `/healthz` says why).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 
@@ -143,25 +145,63 @@ def events_handler(bolt: AsyncApp) -> Callable[[web.Request], Awaitable[web.Resp
     return handle
 
 
-def mount(bolt: AsyncApp, web_app: web.Application, settings: SlackSettings) -> None:
-    """Serve Bolt over HTTP (with a signing secret) and/or Socket Mode (with an app token)."""
+def mount(bolt: AsyncApp, web_app: web.Application, settings: SlackSettings,
+          problems: dict[str, str] | None = None) -> None:
+    """Serve Bolt over HTTP (with a signing secret) and/or Socket Mode (with an app token);
+    `problems["slack"]` says why Socket Mode is not connected while it is not."""
     if settings.slack_signing_secret is not None:
         web_app.router.add_post(EVENTS_PATH, events_handler(bolt))
     if settings.slack_app_token is not None:
-        web_app.cleanup_ctx.append(socket_mode(bolt, settings.slack_app_token.get_secret_value()))
+        web_app.cleanup_ctx.append(socket_mode(bolt, settings.slack_app_token.get_secret_value(),
+                                               {} if problems is None else problems))
 
 
-def socket_mode(bolt: AsyncApp, app_token: str) -> Cleanup:
+def socket_mode(bolt: AsyncApp, app_token: str, problems: dict[str, str]) -> Cleanup:
+    """Connect in the background: a Slack that refuses or cannot be reached must not keep the
+    API, the console and the workers from serving. slack_sdk retries on its own; each new
+    reason is logged once, in one line, and `/healthz` says it until the connection is up."""
     async def ctx(app: web.Application) -> AsyncIterator[None]:
         from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
-        handler = AsyncSocketModeHandler(bolt, app_token)
-        await handler.connect_async()  # type: ignore[no-untyped-call]  # bolt leaves it untyped
-        log.info("Slack Socket Mode connected")
+        sdk_log = logging.getLogger("dialectic.slack.socket")
+        sdk_log.addFilter(SocketTrouble(problems))
+        handler = AsyncSocketModeHandler(bolt, app_token, logger=sdk_log)
+        problems["slack"] = "Socket Mode: connecting"
+        task = asyncio.create_task(_connect(handler, problems), name="slack-socket-mode")
         yield
+        task.cancel()
         await handler.close_async()  # type: ignore[no-untyped-call]  # bolt leaves it untyped
 
     return ctx
+
+
+async def _connect(handler: Any, problems: dict[str, str]) -> None:
+    await handler.connect_async()   # returns once connected; retries inside until then
+    problems.pop("slack", None)
+    log.info("Slack Socket Mode connected")
+
+
+class SocketTrouble(logging.Filter):
+    """slack_sdk logs a traceback every ten seconds while it cannot connect: keep the reason for
+    `/healthz`, and let one line through per new reason."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        super().__init__()
+        self.problems = problems
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if not text.startswith(("Failed to connect", "Failed to retrieve WSS URL")):
+            return True
+        found = re.search(r"'error': '([^']+)'", text)
+        reason = found.group(1) if found else text.split("(error: ", 1)[-1].split("\n")[0][:200]
+        problem = f"Socket Mode cannot connect: {reason}"
+        if text.startswith("Failed to retrieve WSS URL") or problem == self.problems.get("slack"):
+            return False
+        self.problems["slack"] = problem
+        record.msg, record.args, record.exc_info, record.exc_text = (
+            f"Slack {problem}; retrying every 10 s", None, None, None)
+        return True
 
 
 __all__ = ["EVENTS_PATH", "build_bolt_app", "events_handler", "make_client", "mount"]

@@ -55,7 +55,7 @@ def attach_slack(rt: Runtime, settings: SlackSettings, notifier: SlackNotifier,
     if not rt.reviews.reviewers.configured:
         log.warning("no reviewers configured (DIALECTIC_REVIEWERS): review buttons refuse everyone")
     bolt = build_bolt_app(ctx)
-    mount(bolt, web_app, settings)
+    mount(bolt, web_app, settings, rt.link_problems)
     return bolt
 
 

@@ -37,6 +37,8 @@ from slack_sdk.errors import SlackObjectFormationError
 from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
+from tests.fakes.slack_socket import SocketMode
+
 Args = dict[str, Any]
 Reply = dict[str, Any]
 Predicate = Callable[["Call"], bool]
@@ -188,6 +190,7 @@ class FakeSlack:
         self._response_uses: dict[str, int] = {}
         self._ts = itertools.count()
         self._view_ids = itertools.count(1)
+        self.socket_mode = SocketMode()                    # apps.connections.open, the socket
         self._oidc: tuple[str, str] | None = None          # (client id, secret)
         self._consenting: str | None = None                # who signs in at the authorize page
         self._codes: dict[str, dict[str, str]] = {}
@@ -217,6 +220,7 @@ class FakeSlack:
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/response/{token}", self._handle_response_url)
         app.router.add_get("/openid/connect/authorize", self._handle_authorize)
+        self.socket_mode.register(app)
         self._changed = asyncio.Condition()
         self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
         await self._runner.setup()
@@ -435,6 +439,8 @@ class FakeSlack:
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         if not token:
             return 200, err("not_authed"), {}
+        if method == "apps.connections.open":
+            return 200, self.socket_mode.open(token, f"http://{self.host}:{self.port}"), {}
         if not token.startswith(("xoxb-", "xoxp-")):
             return 200, err("invalid_auth"), {}
         limited = _take(self._rate_limits, method)
