@@ -23,7 +23,7 @@ from storage.db import Database
 def not_a_reviewer(user: str, reviewers: Reviewers) -> str:
     """Why `user` is refused a reviewer's access, in one line."""
     if not user:
-        return "a reviewer's sign-in must name a reviewer"
+        return "a sign-in names a configured reviewer: this one names nobody"
     groups = (" or a member of a listed user group" if reviewers.directory is not None
               else "" if not reviewers.groups
               else " (user groups can be checked only where Slack is configured)")
