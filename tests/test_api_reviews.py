@@ -240,5 +240,6 @@ async def test_taking_a_reviewer_off_the_list_ends_what_their_link_decides(
         async with aiohttp.ClientSession() as s:
             status, body = await call(s, "POST", f"{base.rstrip('/')}/api/reviews/{rid}/decision",
                                       json={"decision": "approve"}, headers=link)
-        assert status == 403 and body["error"].startswith(f"{REVIEWER} is not a configured reviewer")
+        assert status == 403
+        assert body["error"].startswith(f"{REVIEWER} is not a configured reviewer")
         assert (await rt.service.get(debate_id)).status is DebateStatus.AWAITING_REVIEW

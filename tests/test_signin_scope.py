@@ -29,6 +29,7 @@ REVIEWER, GROUP_MEMBER, OUTSIDER = "UREV", "UGROUPIE", "UOUT"
 API = {"Authorization": f"Bearer {TOKEN}"}
 REVIEW_ONLY = "a reviewer's sign-in reads the debates and decides reviews, nothing else"
 COOKIE = "dialectic_session"
+FORM = "application/x-www-form-urlencoded"
 
 Stack = tuple[str, Runtime, Settings]
 
@@ -242,6 +243,11 @@ async def test_a_link_signs_in_only_by_its_own_pages_button(stack: Stack) -> Non
             assert "script-src 'self'" in page.headers["Content-Security-Policy"]
         assert all("src=" in tag for tag in re.findall(r"<script[^>]*>", text))  # none inline
         assert f'<input type="hidden" name="grant" value="{grant}">' in text
+        for body, kind in ((b"--x--", "multipart/form-data"), (b"\xff", FORM),
+                           (f'{{"grant": "{grant}"}}'.encode(), "application/json")):
+            async with s.post(f"{base}/signin/link", data=body,
+                              headers={"Content-Type": kind}) as odd:
+                assert odd.status == 400 and session_cookie(s) is None, kind
         async with s.post(f"{base}/signin/link", data={"grant": grant},
                           headers={"Origin": "https://evil.example"}) as forged:
             assert forged.status == 403 and session_cookie(s) is None

@@ -27,6 +27,7 @@ from bot.service.sessions import not_a_reviewer
 STATE_COOKIE = "dialectic_signin"
 STATE_SECONDS = 600
 CALLBACK = "/signin/slack/callback"
+FORM = "application/x-www-form-urlencoded"
 
 
 def local_path(request: web.Request, to: str) -> str:
@@ -98,14 +99,22 @@ async def signin_link(request: web.Request, query: LinkQuery) -> web.Response:
     return html(page)
 
 
+async def _link_form(request: web.Request) -> LinkQuery | None:
+    """The link page's form (urlencoded, as browsers send it), or None for anything else."""
+    if request.content_type != FORM:
+        return None
+    try:
+        form = await request.post()
+        return LinkQuery.model_validate({k: v for k, v in form.items() if isinstance(v, str)})
+    except (ValueError, ValidationError):   # undecodable text, or not the fields we send
+        return None
+
+
 async def signin_link_post(request: web.Request) -> web.Response:
     """The reviewer link's button (or a pasted token): begins the reviewer's session, which ends
     no later than the link."""
-    form = await request.post()
-    fields = {k: v for k, v in form.items() if isinstance(v, str)}
-    try:
-        query = LinkQuery.model_validate(fields)
-    except ValidationError:
+    query = await _link_form(request)
+    if query is None:
         return _signin_page(request, to="/reviews", status=400,
                             error="that sign-in form was not one this server sends")
     grant, key = _read_grant(request, query.grant)
