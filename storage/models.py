@@ -367,3 +367,14 @@ class HeartbeatRow(Base):
 
     owner: Mapped[str] = mapped_column(String(255), primary_key=True)
     beat_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class SessionGenerationRow(Base):
+    """How many times a person signed out: a console session carries the generation it began
+    in, and is honoured only while that is still the person's (bot/service/sessions.py)."""
+
+    __tablename__ = "session_generations"
+
+    user_id: Mapped[str] = mapped_column(String(64), primary_key=True)   # "": the operator
+    generation: Mapped[int] = mapped_column(Integer)
+    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())

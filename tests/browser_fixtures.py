@@ -72,6 +72,12 @@ class Browser:
     async def goto(self, path: str) -> None:
         await self.run(self.driver.get, self.base + path)
 
+    async def sign_in_by_link(self, grant: str, to: str = "") -> None:
+        """Open a reviewer link and press its button (the link alone signs nobody in)."""
+        await self.goto(f"/signin/link?grant={grant}" + (f"&to={to}" if to else ""))
+        await self.run((await self.find("#sign-in")).click)
+        await self.wait_js("document.getElementById('sign-in') === null", "the button's answer")
+
     async def js(self, script: str, *args: Any) -> Any:
         return await self.run(self.driver.execute_script, script, *args)
 

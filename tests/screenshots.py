@@ -93,7 +93,7 @@ def _capture(base: str, grant: str, pages: dict[str, str], out: Path) -> list[Pa
 
 async def _capture_all(browser: Browser, grant: str, pages: dict[str, str], out: Path
                        ) -> list[Path]:
-    await browser.goto(f"/signin/link?grant={grant}")
+    await browser.sign_in_by_link(grant)
     written = []
     for name, path in pages.items():
         for size, mobile in ((DESKTOP, False), (PHONE, True)):

@@ -5,6 +5,8 @@ a re-run is a new debate. The API token alone names nobody."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -80,8 +82,8 @@ async def test_decisions_follow_the_review_desks_rules(stack: Stack) -> None:
         assert status == 403 and "reviewer's identity" in body["error"]
         status, body = await call(s, "POST", url, json={"decision": "approve"},
                                   headers=as_reviewer(settings, OUTSIDER))
-        assert status == 403 and body["error"] == "only configured reviewers can decide reviews"
-        assert ("review_refused", OUTSIDER) in await audited(rt, debate_id)
+        assert status == 403 and body["error"].startswith(
+            f"{OUTSIDER} is not a configured reviewer")   # the token opens nothing at all
         mine = as_reviewer(settings, REVIEWER)
         status, body = await call(s, "POST", url, json={"decision": "escalate"}, headers=mine)
         assert status == 400 and body["error"].startswith("say why you escalate")
@@ -155,13 +157,26 @@ async def _session(s: aiohttp.ClientSession, base: str, path: str, **kw: Any) ->
         return await page.text()
 
 
+async def sign_in_by_link(s: aiohttp.ClientSession, base: str, grant: str, *,
+                          to: str = "/reviews") -> str:
+    """Open a reviewer link and press its button, as a browser does; the page it lands on."""
+    page = await _session(s, base, "/signin/link", params={"grant": grant, "to": to})
+    assert "dialectic_session" not in {c.key for c in s.cookie_jar}   # the GET signs nobody in
+    fields = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', page))
+    assert set(fields) == {"grant", "to"}, page
+    async with s.post(f"{base}/signin/link", data={k: html.unescape(v)
+                                                   for k, v in fields.items()}) as done:
+        assert done.status == 200, await done.text()
+        return await done.text()
+
+
 async def test_a_reviewer_link_begins_a_session_that_decides(stack: Stack) -> None:
     base, rt, settings = stack
     debate_id = await awaiting_review(rt)
     rid = await review_id(rt, debate_id)
     async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as s:
-        text = await _session(s, base, "/signin/link", params={
-            "grant": reviewer_grant(settings.service, REVIEWER), "to": "//evil.example/x"})
+        text = await sign_in_by_link(s, base, reviewer_grant(settings.service, REVIEWER),
+                                     to="//evil.example/x")
         assert f"signed in as reviewer <b>{REVIEWER}</b>" in text
         assert 'url=/"' in text                      # never off-site after signing in
         queue = await _session(s, base, "/reviews")
@@ -211,8 +226,8 @@ async def test_sign_in_with_slack_names_the_reviewer_by_slack_identity(stack: St
 
 async def test_taking_a_reviewer_off_the_list_ends_what_their_link_decides(
         sqlite_db: Database) -> None:
-    """Membership is checked at each decision: a link issued while UREV was a reviewer, used
-    after the service restarted without UREV in DIALECTIC_REVIEWERS, decides nothing."""
+    """Membership is checked at each use: a link issued while UREV was a reviewer, used after
+    the service restarted without UREV in DIALECTIC_REVIEWERS, opens nothing."""
     port = free_port()
     before = rehearsal_settings(api_token=TOKEN, reviewers=REVIEWER,
                                 public_url=f"http://127.0.0.1:{port}")
@@ -225,6 +240,6 @@ async def test_taking_a_reviewer_off_the_list_ends_what_their_link_decides(
         async with aiohttp.ClientSession() as s:
             status, body = await call(s, "POST", f"{base.rstrip('/')}/api/reviews/{rid}/decision",
                                       json={"decision": "approve"}, headers=link)
-        assert status == 403 and body["error"] == "only configured reviewers can decide reviews"
-        assert ("review_refused", REVIEWER) in await audited(rt, debate_id)
+        assert status == 403
+        assert body["error"].startswith(f"{REVIEWER} is not a configured reviewer")
         assert (await rt.service.get(debate_id)).status is DebateStatus.AWAITING_REVIEW

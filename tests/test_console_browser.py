@@ -134,7 +134,7 @@ async def test_a_reviewer_decides_in_the_browser(
     await browser.goto("/")
     assert await browser.text("h1") == "Sign in to the console"
     grant = reviewer_grant(settings.service, REVIEWER)
-    await browser.goto(f"/signin/link?grant={grant}")
+    await browser.sign_in_by_link(grant)
     await browser.wait_js("location.pathname === '/reviews'", "the review queue")
     await browser.run((await browser.find(f"a[href='/debates/{debate_id}']")).click)
     await browser.wait_js("document.querySelector('form.decide') !== null", "the decision form")
@@ -158,7 +158,7 @@ async def test_phone_keyboard_and_accessibility(
         review_stack: tuple[Browser, Runtime, Settings]) -> None:
     browser, rt, settings = review_stack
     debate_id = await _awaiting_review(rt)
-    await browser.goto(f"/signin/link?grant={reviewer_grant(settings.service, REVIEWER)}")
+    await browser.sign_in_by_link(reviewer_grant(settings.service, REVIEWER))
     await browser.wait_js("location.pathname === '/reviews'", "the review queue")
     pages = ["/", f"/debates/{debate_id}", "/reviews", "/signin"]
     for path in pages:

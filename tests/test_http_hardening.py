@@ -61,7 +61,7 @@ async def test_signing_in_never_continues_off_site(sqlite_db: Database) -> None:
     async with served(sqlite_db, settings) as (base, _, _):
         for to, expected in TARGETS:
             async with aiohttp.ClientSession() as s, \
-                    s.get(f"{base}/signin/link", params={"grant": grant, "to": to}) as resp:
+                    s.post(f"{base}/signin/link", data={"grant": grant, "to": to}) as resp:
                 assert resp.status == 200
                 refresh, link = _continue_to(await resp.text())
             assert (refresh, link) == (_html(expected), _html(expected)), to

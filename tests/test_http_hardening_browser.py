@@ -64,7 +64,7 @@ async def test_a_disguised_target_after_sign_in_stays_on_this_origin(
         browser = Browser(chromium, base.rstrip("/"))
         await browser.forget()
         target = disguise.format(host=other.removeprefix("http://"))
-        await browser.goto(f"/signin/link?grant={grant}&to={target}")
+        await browser.sign_in_by_link(grant, to=target)
         assert "signed in as reviewer" in await browser.text("main")
         # the page continues after a second: wait until it has gone somewhere
         await browser.wait_js("!document.getElementById('continue')", "the continuation")

@@ -1,7 +1,8 @@
 """`dialectic reviews list|decide` and `dialectic reviewers link`: the review desk from the
 terminal, with the same rules as Slack's buttons and the console (configured reviewers and user
 groups only, refusals audited, a reason to escalate, decided once), and the reviewer links an
-operator hands out where there is no Slack sign-in."""
+operator hands out where there is no Slack sign-in: for configured reviewers only (a member of a
+listed user group is asked of Slack, as the review buttons ask)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import argparse
 
 from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_OK
-from bot.service.grants import reviewer_grant, reviewer_link
+from bot.service.grants import reviewer_link
+from bot.service.reviews import Reviewers
+from bot.service.sessions import issue_reviewer_grant
 from storage.records import DecisionAbout, Origin, ReviewStatus
 
 DECISIONS = {"approve": ReviewStatus.APPROVED, "escalate": ReviewStatus.ESCALATED,
@@ -51,15 +54,19 @@ async def decide(ctx: CliContext, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def link(ctx: CliContext, args: argparse.Namespace) -> int:
-    grant = reviewer_grant(ctx.settings.service, args.user, seconds=args.days * 86400)
-    reviewers = ctx.settings.service.reviewers
-    ctx.console.print(f"reviewer link for {args.user}, valid {args.days:g} days:\n"
-                      f"{reviewer_link(ctx.settings.service, grant)}\n"
+async def link(ctx: CliContext, args: argparse.Namespace) -> int:
+    service, seconds = ctx.settings.service, args.days * 86400
+    listed = Reviewers(service.reviewers)
+    if args.user.strip() in listed.users or not listed.groups:
+        grant = await issue_reviewer_grant(service, listed, args.user, seconds=seconds)
+    else:   # perhaps a member of a listed user group: the runtime asks Slack
+        require_database(ctx.settings.storage)
+        ctx.host.setup_logging(ctx.settings, quiet=True)
+        async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
+            grant = await issue_reviewer_grant(service, hosted.rt.reviews.reviewers, args.user,
+                                               seconds=seconds)
+    ctx.console.print(f"reviewer link for {args.user.strip()}, valid {args.days:g} days:\n"
+                      f"{reviewer_link(service, grant)}\n"
                       f"token (as the API's bearer, or pasted at /signin):\n{grant}",
                       markup=False, soft_wrap=True)
-    if args.user not in reviewers:
-        ctx.console.print(f"note: {args.user} is not listed in DIALECTIC_REVIEWERS; they can "
-                          "sign in, but decide only as a member of a listed user group",
-                          markup=False)
     return EXIT_OK

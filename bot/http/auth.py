@@ -7,12 +7,20 @@ the console's signed session cookie; console pages need the session (begun from 
 a reviewer link or Slack sign-in) or, for one transcript, a signed link that has not expired
 (it also opens that debate's JSON, its event stream and its live body).
 
+What each opens is its scope (grants.Scope). The API token, and the session `/?token=` begins,
+open everything. A reviewer's link, token or session opens the reviewer's part only
+(`review_allows`): the console's pages, the read API they need, deciding reviews and signing out;
+not submitting, retrying or replaying debates, not schedules, budgets or `/metrics`. It opens
+that only while its person is a reviewer (`DIALECTIC_REVIEWERS`, asked at each request by
+`identify`) and, for a session, until they sign out (bot/service/sessions.py).
+
 Deciding a review needs more than access: a reviewer's identity, from the session or a reviewer
 token (`reviewer_of`). The API token alone names nobody.
 
 Browsers get one more rule, token or not (`browser_guard`): a request that changes anything
 must carry a JSON body (a cross-site form cannot send one without the browser asking first),
-come from this server's own origin when it names one, and name this server in `Host` (its
+come from this server's own origin (scheme, host and port) when it names one, and name this
+server in `Host` (its
 public host or a loopback name), so neither a web page nor DNS rebinding can start debates on
 a loopback server. Slack's route is left to Slack's own signature check. Sign-in forms post to
 `/signin` and `/signout` and are same-origin only.
@@ -30,8 +38,9 @@ from yarl import URL
 from bot.http import session
 from bot.http.errors import error
 from bot.http.routes import Handler
-from bot.http.state import RUNTIME
-from bot.service.grants import Identity, Purpose, key_of, unseal
+from bot.http.state import BEARER_REFUSED, BEARER_REVIEWER, RUNTIME
+from bot.service import sessions
+from bot.service.grants import Identity, Purpose, Scope, key_of, unseal
 from bot.service.links import same_secret, transcript_link_valid
 from bot.service.runtime import Runtime
 
@@ -45,6 +54,14 @@ FORM_PATHS = ("/signin", "/signout")
 JSON = "application/json"
 #: What a transcript link's signature also opens: the debate as JSON and its event stream.
 SIGNED_READS = re.compile(r"/api/debates/([^/]+)(?:/events)?")
+#: A reviewer's part (Scope.REVIEW): the console's pages and the reads they need...
+REVIEW_READS = re.compile(r"/(?:reviews|judges|static/[^/]+|debates/[^/]+(?:/live)?"
+                          r"|api/reviews|api/debates(?:/[^/]+(?:/events)?)?)?")
+#: ...deciding reviews and signing out; signing in is anyone's.
+REVIEW_WRITES = re.compile(r"/api/reviews/[^/]+/decision|/signout")
+REVIEW_ONLY = "a reviewer's sign-in reads the debates and decides reviews, nothing else"
+#: Paths that need nobody's identity (no session read, no database asked).
+ANONYMOUS = ("/static/", "/healthz", "/slack/")
 
 
 def needs_token(path: str) -> bool:
@@ -62,13 +79,41 @@ def _bearer(request: web.Request) -> str:
     return sent[len(BEARER):].strip() if sent[:len(BEARER)].lower() == BEARER else ""
 
 
-def bearer_reviewer(request: web.Request) -> Identity | None:
-    """The reviewer a reviewer token in `Authorization: Bearer …` names, if it is one."""
+def review_allows(method: str, path: str) -> bool:
+    """Whether a reviewer's sign-in (Scope.REVIEW) opens `method path`."""
+    if path == "/signin" or path.startswith("/signin/") or path == "/healthz":
+        return True
+    allowed = REVIEW_READS if method in SAFE_METHODS else REVIEW_WRITES
+    return allowed.fullmatch(path) is not None
+
+
+async def _read_bearer_reviewer(request: web.Request) -> None:
+    """The reviewer token in `Authorization: Bearer …`, if it is one that still holds."""
     key = key_of(request.app[RUNTIME].settings)
     token = _bearer(request)
-    if key is None or not token:
-        return None
-    return unseal(key, Purpose.REVIEWER, token)
+    grant = None if key is None or not token else unseal(key, Purpose.REVIEWER, token)
+    if grant is None:
+        return
+    why = await sessions.refusal(grant, reviewers=request.app[RUNTIME].reviews.reviewers,
+                                 db=None)
+    if why is None:
+        request[BEARER_REVIEWER] = grant
+    else:
+        request[BEARER_REFUSED] = why
+
+
+def bearer_reviewer(request: web.Request) -> Identity | None:
+    """The reviewer a reviewer token in `Authorization: Bearer …` names (read by `identify`)."""
+    return request.get(BEARER_REVIEWER)
+
+
+@web.middleware
+async def identify(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Who this request is, read once: the session, a reviewer token; each still holding."""
+    if not request.path.startswith(ANONYMOUS):
+        await session.resolve(request)
+        await _read_bearer_reviewer(request)
+    return await handler(request)
 
 
 def reviewer_of(request: web.Request) -> str | None:
@@ -83,13 +128,21 @@ def reviewer_of(request: web.Request) -> str | None:
 @web.middleware
 async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     secret = secret_of(request.app[RUNTIME])
-    if secret is None or not needs_token(request.path):
+    if secret is None:
         return await handler(request)
     bearer = _bearer(request)
-    if not ((bearer and same_secret(bearer, secret)) or session.current(request) is not None
-            or bearer_reviewer(request) is not None or _signed_read(request, secret)):
-        return error(401, "missing or wrong bearer token (Authorization: Bearer …)")
-    return await handler(request)
+    if bearer and same_secret(bearer, secret):
+        return await handler(request)   # the API token: everything
+    who = session.current(request) or bearer_reviewer(request)
+    if who is not None and who.scope is Scope.REVIEW and \
+            not review_allows(request.method, request.path):
+        return error(403, REVIEW_ONLY)
+    if not needs_token(request.path) or who is not None or _signed_read(request, secret):
+        return await handler(request)
+    why = session.refused(request) or request.get(BEARER_REFUSED)
+    if why:
+        return error(403, why)
+    return error(401, "missing or wrong bearer token (Authorization: Bearer …)")
 
 
 def _signed_read(request: web.Request, secret: str) -> bool:
@@ -112,13 +165,13 @@ def console_allowed(request: web.Request, *, debate_id: str | None = None,
         now=request.app[RUNTIME].service.clock())
 
 
-def console_login(request: web.Request, token: str | None) -> web.Response | None:
-    """`/?token=<the API token>`: begins the operator's session and continues to `/`; None when
-    the token is absent or wrong."""
+async def console_login(request: web.Request, token: str | None) -> web.Response | None:
+    """`/?token=<the API token>`: begins the operator's session (everything) and continues to
+    `/`; None when the token is absent or wrong."""
     secret = secret_of(request.app[RUNTIME])
     if secret is None or not token or not same_secret(token, secret):
         return None
-    return session.begin(request, "", via="token")
+    return await session.begin(request, "", via="token", scope=Scope.FULL)
 
 
 # --- the browser guard ----------------------------------------------------------------------
@@ -144,9 +197,38 @@ def allowed_hosts(public_url: str, extra: Iterable[str] = ()) -> frozenset[str]:
     return frozenset(names)
 
 
+def _origin(value: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) of an origin or URL, the port filled in for http(s); None if not one."""
+    try:
+        url = URL(value)
+    except ValueError:
+        return None
+    if not url.scheme or not url.host:
+        return None
+    return url.scheme.lower(), url.host.lower().strip("[]"), url.port
+
+
+def own_origins(host: tuple[str, int | None] | None, public_url: str, scheme: str
+                ) -> tuple[tuple[str, str, int | None] | None, ...]:
+    """The origins this server is: its public URL's, and the one `Host` names, in the public URL's
+    scheme when it names the public host (a TLS proxy speaks plain http to us), else in the
+    scheme the request came in."""
+    public = _origin(public_url)
+    if host is None:
+        return (public,)
+    scheme = public[0] if public is not None and host[0] == public[1] else scheme
+    return public, _origin(f"{scheme}://{_authority(host)}")
+
+
+def _authority(host: tuple[str, int | None]) -> str:
+    name = f"[{host[0]}]" if ":" in host[0] else host[0]
+    return name if host[1] is None else f"{name}:{host[1]}"
+
+
 def guard_refusal(method: str, path: str, headers: dict[str, str], hosts: frozenset[str],
-                  public_url: str = "") -> tuple[int, str] | None:
-    """Why a request is refused before any handler sees it (status, message), or None."""
+                  public_url: str = "", scheme: str = "http") -> tuple[int, str] | None:
+    """Why a request is refused before any handler sees it (status, message), or None.
+    `scheme`: the one the request came in (http behind a TLS proxy)."""
     if path.startswith("/slack/"):
         return None
     host = _host_port(headers.get("host", ""), None)
@@ -157,8 +239,8 @@ def guard_refusal(method: str, path: str, headers: dict[str, str], hosts: frozen
         return None
     origin = headers.get("origin")
     if origin is not None:
-        sent = _host_port(origin, None)
-        if sent is None or sent not in (host, _host_port(public_url, None)):
+        sent = _origin(origin)
+        if sent is None or sent not in own_origins(host, public_url, scheme):
             return 403, "cross-origin requests may not change anything here"
     if path in FORM_PATHS or path.startswith("/signin/"):
         return None   # a form, same-origin when the browser says where it comes from
@@ -177,7 +259,7 @@ def browser_guard(extra_hosts: Iterable[str] = ()) -> Middleware:
         public_url = request.app[RUNTIME].settings.public_url
         headers = {k.lower(): v for k, v in request.headers.items()}
         refused = guard_refusal(request.method, request.path, headers,
-                                allowed_hosts(public_url, extra), public_url)
+                                allowed_hosts(public_url, extra), public_url, request.scheme)
         if refused is not None:
             return error(*refused)
         return await handler(request)

@@ -134,7 +134,7 @@ class TranscriptQuery(BaseModel):
 
 async def index(request: web.Request, query: IndexQuery) -> web.Response:
     """Today's budget, a form to start a debate, the 50 newest debates."""
-    login = console_login(request, query.token)
+    login = await console_login(request, query.token)
     if login is not None:
         return login
     if not console_allowed(request):

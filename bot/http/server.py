@@ -11,7 +11,7 @@ import logging
 from aiohttp import web
 
 from bot.http import api, console, metrics, openapi, oversight, reviews, signin
-from bot.http.auth import auth_middleware, browser_guard
+from bot.http.auth import auth_middleware, browser_guard, identify
 from bot.http.errors import error_middleware
 from bot.http.hardening import body_deadline, security_headers
 from bot.http.routes import Route
@@ -47,7 +47,7 @@ def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,
     app[HTTP_SETTINGS] = http
     app[STREAM_LIMITS] = StreamLimits(per_client=http.sse_per_client, total=http.sse_global)
     app.middlewares.extend([error_middleware, body_deadline, browser_guard(http.allowed_hosts),
-                            auth_middleware])
+                            identify, auth_middleware])
     app.on_response_prepare.append(security_headers)
     for r in ROUTES:
         if r.method == "GET":

@@ -5,28 +5,37 @@ The cookie holds `grants.seal(...)`, never a secret: it is `HttpOnly`, `SameSite
 cross-site form cannot ride on it) and `Secure` when the console is served over https. Signing in
 answers with a small page that continues to where the person was going, so the first page they
 see after a cross-site redirect (from Slack) already carries the Strict cookie.
+
+Each request's session is read once (`resolve`, from auth.identify): signed, unexpired, of the
+person's current sign-out generation and, for a reviewer, of someone who is still one
+(bot/service/sessions.py); `current` then answers from the request. Signing out moves the
+person's generation on, so the cookie, wherever it was copied, opens nothing after.
 """
 
 from __future__ import annotations
 
+import logging
 import secrets
 
 from aiohttp import web
 
 from bot.http.pages import html, render
 from bot.http.redirects import same_origin_path
-from bot.http.state import RUNTIME, SESSION_KEY
+from bot.http.state import RUNTIME, SESSION_KEY, SESSION_REFUSED, VIEWER
+from bot.service import sessions
 from bot.service.grants import (
     MAX_GRANT_SECONDS,
     SESSION_SECONDS,
     Identity,
     Purpose,
+    Scope,
     key_of,
     seal,
     unseal,
 )
 
 COOKIE = "dialectic_session"
+log = logging.getLogger("dialectic.http.session")
 
 
 def make_key(app: web.Application) -> bytes:
@@ -40,21 +49,49 @@ def _now(request: web.Request) -> float:
     return request.app[RUNTIME].service.clock().timestamp()
 
 
+async def resolve(request: web.Request) -> None:
+    """Read this request's session once: who it names, if it still holds (`current`), or why
+    not (`refused`)."""
+    found = unseal(request.app[SESSION_KEY], Purpose.SESSION, request.cookies.get(COOKIE, ""),
+                   clock=lambda: _now(request))
+    if found is None:
+        return
+    rt = request.app[RUNTIME]
+    why = await sessions.refusal(found, reviewers=rt.reviews.reviewers, db=rt.db)
+    if why is not None:
+        log.info("session of %r refused: %s", found.user or "the operator", why)
+        request[SESSION_REFUSED] = why
+        return
+    request[VIEWER] = found
+
+
 def current(request: web.Request) -> Identity | None:
-    """Who this browser's session names; None without a valid, unexpired session."""
-    return unseal(request.app[SESSION_KEY], Purpose.SESSION, request.cookies.get(COOKIE, ""),
-                  clock=lambda: _now(request))
+    """Who this browser's session names; None without a valid, unexpired, current session."""
+    return request.get(VIEWER)
+
+
+def refused(request: web.Request) -> str | None:
+    """Why the session this request presented opens nothing, if it presented one."""
+    return request.get(SESSION_REFUSED)
 
 
 def secure(request: web.Request) -> bool:
     return request.app[RUNTIME].settings.public_url.startswith("https://")
 
 
-def begin(request: web.Request, user: str, *, via: str, to: str = "/") -> web.Response:
-    """A page that sets the session for `user` and continues to `to` (a local path)."""
-    hours = request.app[RUNTIME].settings.console_session_hours
-    seconds = min(hours * 3600, SESSION_SECONDS if user == "" else MAX_GRANT_SECONDS)
-    identity = Identity(user, _now(request) + seconds, via)
+async def begin(request: web.Request, user: str, *, via: str, scope: Scope, to: str = "/",
+                until: float | None = None) -> web.Response:
+    """A page that sets the session for `user` (opening `scope`) and continues to `to` (a local
+    path). `until`: when what vouched for them ends (a link's expiry); the session ends no
+    later."""
+    rt = request.app[RUNTIME]
+    now = _now(request)
+    seconds = min(rt.settings.console_session_hours * 3600,
+                  SESSION_SECONDS if user == "" else MAX_GRANT_SECONDS)
+    if until is not None:
+        seconds = min(seconds, until - now)
+    identity = Identity(user, now + seconds, via, scope,
+                        await sessions.generation(rt.db, user))
     value = seal(request.app[SESSION_KEY], Purpose.SESSION, identity)
     target = same_origin_path(to, request.url.origin())  # callers check; so does this
     page = html(render("signed_in.html", user=user, to=target, refresh=None, viewer=identity))
@@ -63,9 +100,14 @@ def begin(request: web.Request, user: str, *, via: str, to: str = "/") -> web.Re
     return page
 
 
-def end(response: web.StreamResponse) -> web.StreamResponse:
+async def end(request: web.Request, response: web.StreamResponse) -> web.StreamResponse:
+    """Sign this browser's person out: every session they began so far ends, server-side."""
+    found = current(request)
+    if found is not None:
+        rt = request.app[RUNTIME]
+        await sessions.sign_out(rt.db, found.user, now=rt.service.clock())
     response.del_cookie(COOKIE, path="/")
     return response
 
 
-__all__ = ["COOKIE", "begin", "current", "end", "make_key", "secure"]
+__all__ = ["COOKIE", "begin", "current", "end", "make_key", "refused", "resolve", "secure"]

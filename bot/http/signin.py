@@ -1,7 +1,12 @@
 """Signing in to the console as a reviewer: "Sign in with Slack" (OpenID Connect, where Slack is
 configured with a client id and secret) or an operator-issued reviewer link
-(`dialectic reviewers link U123`); signing out. Each begins the signed session (session.py); who
-may decide is still the review desk's rule, checked at every decision."""
+(`dialectic reviewers link U123`); signing out. Each begins the signed session (session.py) with
+a reviewer's scope, for a configured reviewer only; who may decide is still the review desk's
+rule, checked at every decision.
+
+A link is not a sign-in by itself: opening it (GET) shows a page whose button POSTs the grant
+from this origin, so a cross-site page cannot sign a browser in as someone else (login CSRF).
+A session begun from a link ends when the link does, if that is sooner."""
 
 from __future__ import annotations
 
@@ -9,18 +14,20 @@ import secrets
 import time
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.http import session
 from bot.http.pages import html, render
 from bot.http.redirects import same_origin_path
 from bot.http.routes import Reply, Route, route, route_with_query
 from bot.http.state import RUNTIME, SESSION_KEY
-from bot.service.grants import Identity, Purpose, SignInFailed, key_of, seal, unseal
+from bot.service.grants import Identity, Purpose, Scope, SignInFailed, key_of, seal, unseal
+from bot.service.sessions import not_a_reviewer
 
 STATE_COOKIE = "dialectic_signin"
 STATE_SECONDS = 600
 CALLBACK = "/signin/slack/callback"
+FORM = "application/x-www-form-urlencoded"
 
 
 def local_path(request: web.Request, to: str) -> str:
@@ -59,16 +66,63 @@ async def signin(request: web.Request, query: SignInQuery) -> web.Response:
     return _signin_page(request, to=query.to)
 
 
-async def signin_link(request: web.Request, query: LinkQuery) -> web.Response:
-    """A reviewer link (or pasted token): begins the reviewer's session when it is genuine."""
-    key = key_of(request.app[RUNTIME].settings)
-    grant = None if key is None else unseal(key, Purpose.REVIEWER, query.grant.strip())
+async def _grant_refusal(request: web.Request, grant: Identity | None, *, key: bool
+                         ) -> str | None:
+    """Why a reviewer link signs nobody in (None: it may)."""
     if grant is None:
-        why = ("this server has no DIALECTIC_API_TOKEN, so it issues no reviewer links"
-               if key is None else "that reviewer link is not valid or has expired: ask your "
-               "operator for a new one")
-        return _signin_page(request, to=query.to, error=why, status=403)
-    return session.begin(request, grant.user, via="link", to=local_path(request, query.to))
+        return ("this server has no DIALECTIC_API_TOKEN, so it issues no reviewer links"
+                if not key else "that reviewer link is not valid or has expired: ask your "
+                "operator for a new one")
+    reviewers = request.app[RUNTIME].reviews.reviewers
+    if not (grant.user and await reviewers.is_reviewer(grant.user)):
+        return not_a_reviewer(grant.user, reviewers)
+    return None
+
+
+def _read_grant(request: web.Request, value: str) -> tuple[Identity | None, bool]:
+    """(the reviewer grant `value` is, if genuine and unexpired; whether links can be read)."""
+    key = key_of(request.app[RUNTIME].settings)
+    if key is None:
+        return None, False
+    now = request.app[RUNTIME].service.clock().timestamp()
+    return unseal(key, Purpose.REVIEWER, value.strip(), clock=lambda: now), True
+
+
+async def signin_link(request: web.Request, query: LinkQuery) -> web.Response:
+    """A reviewer link: a page whose button signs its reviewer in, when it is genuine."""
+    grant, key = _read_grant(request, query.grant)
+    why = await _grant_refusal(request, grant, key=key)
+    if why is not None or grant is None:
+        return _signin_page(request, to=query.to, error=why or "", status=403)
+    page = render("signin_link.html", user=grant.user, grant=query.grant.strip(),
+                  to=local_path(request, query.to), viewer=session.current(request))
+    return html(page)
+
+
+async def _link_form(request: web.Request) -> LinkQuery | None:
+    """The link page's form (urlencoded, as browsers send it), or None for anything else."""
+    if request.content_type != FORM:
+        return None
+    try:
+        form = await request.post()
+        return LinkQuery.model_validate({k: v for k, v in form.items() if isinstance(v, str)})
+    except (ValueError, ValidationError):   # undecodable text, or not the fields we send
+        return None
+
+
+async def signin_link_post(request: web.Request) -> web.Response:
+    """The reviewer link's button (or a pasted token): begins the reviewer's session, which ends
+    no later than the link."""
+    query = await _link_form(request)
+    if query is None:
+        return _signin_page(request, to="/reviews", status=400,
+                            error="that sign-in form was not one this server sends")
+    grant, key = _read_grant(request, query.grant)
+    why = await _grant_refusal(request, grant, key=key)
+    if why is not None or grant is None:
+        return _signin_page(request, to=query.to, error=why or "", status=403)
+    return await session.begin(request, grant.user, via="link", scope=Scope.REVIEW,
+                               to=local_path(request, query.to), until=grant.expires_at)
 
 
 def _redirect_uri(request: web.Request) -> str:
@@ -111,15 +165,19 @@ async def signin_slack_callback(request: web.Request, query: CallbackQuery) -> w
                                        nonce=nonce)
     except SignInFailed as exc:
         return _signin_page(request, to=memo.via, status=403, error=str(exc))
-    response = session.begin(request, user, via="slack", to=memo.via)
+    reviewers = request.app[RUNTIME].reviews.reviewers
+    if not await reviewers.is_reviewer(user):
+        return _signin_page(request, to=memo.via, status=403,
+                            error=not_a_reviewer(user, reviewers))
+    response = await session.begin(request, user, via="slack", scope=Scope.REVIEW, to=memo.via)
     response.del_cookie(STATE_COOKIE, path="/signin")
     return response
 
 
 async def signout(request: web.Request) -> web.StreamResponse:
-    """Ends this browser's session."""
+    """Ends this browser's session, and every other one its person began (server-side)."""
     found = web.HTTPSeeOther("/")
-    session.end(found)
+    await session.end(request, found)
     raise found
 
 
@@ -131,8 +189,11 @@ ROUTES: tuple[Route, ...] = (
     route_with_query("/signin", SignInQuery, signin, summary="Reviewer sign-in", tag="console",
                      replies={200: PAGE}),
     route_with_query("/signin/link", LinkQuery, signin_link,
-                     summary="Sign in with a reviewer link", tag="console",
+                     summary="A reviewer link: the page to sign in with it", tag="console",
                      replies={200: PAGE, 403: REFUSED}),
+    route("POST", "/signin/link", signin_link_post,
+          summary="Sign in with a reviewer link (its page's button)", tag="console",
+          replies={200: PAGE, 400: REFUSED, 403: REFUSED}),
     route_with_query("/signin/slack", SignInQuery, signin_slack,
                      summary="Sign in with Slack (to Slack)", tag="console",
                      replies={302: MOVED, 404: REFUSED}),

@@ -15,8 +15,10 @@
     oversight.py   what the reviewers teach: the judge audit, routing against the reviewers,
                    the spot-check sampler, suggested and applied thresholds, evidence weights
     figures.py     how every surface writes an audit figure (n, interval, not enough data)
-    grants.py      signed, expiring identities: console sessions, reviewer links, the
-                   IdentityProvider port (Sign in with Slack)
+    grants.py      signed, expiring identities: console sessions, reviewer links, their
+                   scope (everything, or a reviewer's part), the IdentityProvider port
+    sessions.py    whether an identity still holds (a reviewer still one, a session not
+                   signed out), signing out, issuing reviewer links to reviewers only
     providers.py   the LLM client the settings ask for (gateway or rehearsal)
     telemetry.py   this process's Prometheus metrics
     logs.py        one-line, secret-free logging

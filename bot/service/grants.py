@@ -1,11 +1,14 @@
 """Signed, expiring values that say who someone is: the console's session cookie and the reviewer
 links and tokens an operator issues (`dialectic reviewers link U123`).
 
-Each is `itsdangerous`'s URL-safe, timestamped signature over `{"u": user, "exp": epoch}` with a
-salt per purpose, so a reviewer link cannot be replayed as a session and neither as anything
-else signed with the same key. The key comes from `DIALECTIC_API_TOKEN` (every replica and the
-CLI share it); without a token a process signs its sessions with a key of its own (it serves
-loopback only then) and cannot issue reviewer links.
+Each is `itsdangerous`'s URL-safe, timestamped signature over `{"u": user, "exp": epoch, "s":
+scope, "g": generation}` with a salt per purpose, so a reviewer link cannot be replayed as a
+session and neither as anything else signed with the same key. The scope says what it opens:
+everything (the operator, signed in with the API token) or a reviewer's part (reading debates,
+deciding reviews; bot/service/sessions.py checks the person is still a reviewer at each use).
+The key comes from `DIALECTIC_API_TOKEN` (every replica and the CLI share it); without a token
+a process signs its sessions with a key of its own (it serves loopback only then) and cannot
+issue reviewer links.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Protocol
 from itsdangerous import BadData, URLSafeTimedSerializer
 
 from bot.service.settings import ServiceSettings
-from engine.errors import ConfigurationError, DialecticError
+from engine.errors import ConfigurationError, DialecticError, InvalidRequest
 from engine.vocabulary import MAX_LINK_DAYS
 
 MAX_GRANT_SECONDS = MAX_LINK_DAYS * 24 * 3600   # nothing signed here lives longer than 30 days
@@ -34,6 +37,13 @@ class Purpose(StrEnum):
     SESSION = "console-session"
     REVIEWER = "reviewer-grant"
     SIGN_IN = "sign-in-state"      # an identity provider's round trip: `user` is its state
+
+
+class Scope(StrEnum):
+    """What a signed value opens."""
+
+    FULL = "full"       # the operator's (the API token's sessions): everything
+    REVIEW = "review"   # a reviewer's: reading the debates and deciding reviews, nothing else
 
 
 class SignInFailed(DialecticError):
@@ -57,11 +67,14 @@ class IdentityProvider(Protocol):
 @dataclass(frozen=True, slots=True)
 class Identity:
     """Who a signed value names: a Slack user id (a reviewer), or "" for the console's operator
-    (signed in with the API token); until when; and how they signed in."""
+    (signed in with the API token); until when; how they signed in; what it opens; and, for a
+    session, the sign-out generation it began in (bot/service/sessions.py)."""
 
     user: str
     expires_at: float
     via: str
+    scope: Scope = Scope.REVIEW
+    generation: int = 0
 
 
 def key_of(settings: ServiceSettings) -> bytes | None:
@@ -76,7 +89,8 @@ def seal(key: bytes, purpose: Purpose, identity: Identity) -> str:
     """The signed value for `identity`."""
     serializer = URLSafeTimedSerializer(key, salt=purpose.value)
     return str(serializer.dumps({"u": identity.user, "exp": int(identity.expires_at),
-                                 "via": identity.via}))
+                                 "via": identity.via, "s": identity.scope.value,
+                                 "g": identity.generation}))
 
 
 def unseal(key: bytes, purpose: Purpose, value: str, *,
@@ -91,16 +105,22 @@ def unseal(key: bytes, purpose: Purpose, value: str, *,
         return None
     if not isinstance(data, dict) or not isinstance(data.get("u"), str):
         return None
-    expires = data.get("exp")
-    if not isinstance(expires, int) or expires <= clock():
+    expires, generation = data.get("exp"), data.get("g", 0)
+    if not isinstance(expires, int) or expires <= clock() or not isinstance(generation, int):
         return None
-    return Identity(data["u"], float(expires), str(data.get("via") or ""))
+    # anything not signed as the operator's opens a reviewer's part at most
+    scope = Scope.FULL if data.get("s") == Scope.FULL.value else Scope.REVIEW
+    return Identity(data["u"], float(expires), str(data.get("via") or ""), scope, generation)
 
 
 def reviewer_grant(settings: ServiceSettings, user: str, *, seconds: float = LINK_SECONDS,
                    clock: Callable[[], float] = time.time) -> str:
-    """A reviewer token for `user`, valid for `seconds`; ConfigurationError without a token to
-    sign it with (the server could not check it)."""
+    """A reviewer token for `user` (review scope), valid for `seconds`; ConfigurationError
+    without a token to sign it with (the server could not check it), InvalidRequest for no
+    user. Whether `user` is a reviewer is sessions.issue_reviewer_grant's question."""
+    if not user.strip():
+        raise InvalidRequest("a reviewer link names a reviewer: give their Slack user id "
+                             "(e.g. U0123ABC)")
     key = key_of(settings)
     if key is None:
         raise ConfigurationError("reviewer links are signed with DIALECTIC_API_TOKEN: set it "
@@ -108,7 +128,7 @@ def reviewer_grant(settings: ServiceSettings, user: str, *, seconds: float = LIN
     if not 0 < seconds <= MAX_GRANT_SECONDS:
         raise ConfigurationError(f"a reviewer link lives at most {MAX_GRANT_SECONDS // 86400} "
                                  "days")
-    return seal(key, Purpose.REVIEWER, Identity(user, clock() + seconds, "link"))
+    return seal(key, Purpose.REVIEWER, Identity(user.strip(), clock() + seconds, "link"))
 
 
 def reviewer_link(settings: ServiceSettings, grant: str) -> str:
@@ -117,4 +137,4 @@ def reviewer_link(settings: ServiceSettings, grant: str) -> str:
 
 
 __all__ = ["LINK_SECONDS", "SESSION_SECONDS", "Identity", "IdentityProvider", "Purpose",
-           "SignInFailed", "key_of", "reviewer_grant", "reviewer_link", "seal", "unseal"]
+           "Scope", "SignInFailed", "key_of", "reviewer_grant", "reviewer_link", "seal", "unseal"]

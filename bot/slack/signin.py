@@ -5,7 +5,9 @@ against the same reviewer list and user groups as the review buttons.
 The browser goes to Slack's authorize page; Slack sends it back with a code, which
 `openid.connect.token` exchanges for an ID token. The token comes straight from Slack over the
 Web API's connection, so its claims are read without checking a signature (OpenID Connect Core
-3.1.3.7); its nonce must be the one this browser's round trip carries.
+3.1.3.7); its nonce must be the one this browser's round trip carries, and its workspace
+(`https://slack.com/team_id`) the bot's own, as the bot token's `auth.test` names it (asked once):
+someone from another workspace is refused however the app's OAuth client is distributed.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from bot.slack.settings import SlackSettings
 log = logging.getLogger("dialectic.slack.signin")
 
 USER_CLAIM = "https://slack.com/user_id"
+TEAM_CLAIM = "https://slack.com/team_id"
 SCOPES = "openid profile"
 
 
@@ -53,11 +56,19 @@ class SlackSignIn:
 
     label = "Slack"
 
-    def __init__(self, settings: SlackSettings, client: AsyncWebClient | None = None) -> None:
+    def __init__(self, settings: SlackSettings, client: AsyncWebClient | None = None, *,
+                 bot: AsyncWebClient | None = None) -> None:
         if settings.slack_client_id is None or settings.slack_client_secret is None:
             raise ValueError("Sign in with Slack needs SLACK_CLIENT_ID and SLACK_CLIENT_SECRET")
+        if bot is None and settings.slack_bot_token is None:
+            raise ValueError("Sign in with Slack needs SLACK_BOT_TOKEN (whose workspace it is)")
         # no bot token: the token exchange authenticates as the app's OAuth client
         self.client = client or AsyncWebClient(base_url=settings.slack_api_url)
+        # the bot's client: which workspace this service belongs to (auth.test)
+        self.bot = bot or AsyncWebClient(
+            token=settings.slack_bot_token.get_secret_value() if settings.slack_bot_token
+            else None, base_url=settings.slack_api_url)
+        self.team_id: str | None = None
         self.client_id = settings.slack_client_id
         self.client_secret = settings.slack_client_secret.get_secret_value()
         self.authorize = authorize_base(settings.slack_api_url)
@@ -87,7 +98,30 @@ class SlackSignIn:
         user = claims.get(USER_CLAIM) or claims.get("sub")
         if not isinstance(user, str) or not user:
             raise SignInFailed("Slack's answer named nobody")
+        if claims.get(TEAM_CLAIM) != await self.workspace():
+            raise SignInFailed("you signed in to another Slack workspace than this service's: "
+                               "sign in with your account in its workspace")
         return user
+
+    async def workspace(self) -> str:
+        """The bot's workspace (team id), asked of Slack once; SignInFailed if it cannot be."""
+        if self.team_id is None:
+            try:
+                reply = await self.bot.auth_test()
+            except SlackApiError as exc:
+                log.warning("Sign in with Slack: auth.test refused (%s)",
+                            exc.response.get("error", "error"))
+                raise SignInFailed("this service could not check its Slack workspace: "
+                                   "try again later") from None
+            except (ClientError, TimeoutError) as exc:
+                log.warning("Sign in with Slack: could not reach Slack (%s)", type(exc).__name__)
+                raise SignInFailed("Slack could not be reached to sign you in: try again") from None
+            team = reply.get("team_id")
+            if not isinstance(team, str) or not team:
+                raise SignInFailed("this service could not check its Slack workspace: "
+                                   "try again later")
+            self.team_id = team
+        return self.team_id
 
 
 __all__ = ["SlackSignIn", "authorize_base", "id_token_claims"]

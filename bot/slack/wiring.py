@@ -43,7 +43,7 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
     rt.reviews.reviewers.directory = SlackUserGroups(notifier.client)  # `S…` reviewer entries
     rt.reviews.decided_hooks.append(told_in_slack(notifier))   # decided in the console or CLI
     if settings.sign_in:   # the console's "Sign in with Slack"
-        rt.sign_in = SlackSignIn(settings)
+        rt.sign_in = SlackSignIn(settings, bot=notifier.client)
     return notifier
 
 

@@ -193,6 +193,7 @@ class FakeSlack:
         self.socket_mode = SocketMode()                    # apps.connections.open, the socket
         self._oidc: tuple[str, str] | None = None          # (client id, secret)
         self._consenting: str | None = None                # who signs in at the authorize page
+        self._consenting_team: str | None = None           # from which workspace (None: this)
         self._codes: dict[str, dict[str, str]] = {}
         self._changed: asyncio.Condition | None = None
         self._runner: web.AppRunner | None = None
@@ -273,9 +274,11 @@ class FakeSlack:
         """The app's OAuth client: `openid.connect.token` accepts only these credentials."""
         self._oidc = (client_id, client_secret)
 
-    def sign_in_as(self, user_id: str | None) -> None:
-        """Who consents at the authorize page (None: the person cancels)."""
-        self._consenting = user_id
+    def sign_in_as(self, user_id: str | None, *, team_id: str | None = None) -> None:
+        """Who consents at the authorize page (None: the person cancels), signed in to
+        `team_id` (None: this workspace; another one's id, as a person of another workspace
+        gets from Slack's authorize page when the app is distributed)."""
+        self._consenting, self._consenting_team = user_id, team_id
 
     def set_usergroup(self, group_id: str, members: list[str]) -> None:
         """The members usergroups.users.list returns for `group_id`."""
@@ -389,7 +392,8 @@ class FakeSlack:
         else:
             code = secrets.token_urlsafe(12)
             self._codes[code] = {"user": self._consenting, "nonce": q.get("nonce", ""),
-                                 "redirect_uri": q.get("redirect_uri", "")}
+                                 "redirect_uri": q.get("redirect_uri", ""),
+                                 "team": self._consenting_team or self.team_id}
             answer = {"code": code, "state": q.get("state", "")}
         raise web.HTTPFound(f"{q.get('redirect_uri', '')}?{urlencode(answer)}")
 
@@ -405,7 +409,7 @@ class FakeSlack:
             return err("bad_redirect_uri")
         claims = {"iss": "https://slack.com", "sub": grant["user"], "aud": self._oidc[0],
                   "nonce": grant["nonce"], "https://slack.com/user_id": grant["user"],
-                  "https://slack.com/team_id": self.team_id}
+                  "https://slack.com/team_id": grant["team"]}
         part = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
         return ok(access_token="xoxp-signin", token_type="Bearer",
                   id_token=f"eyJhbGciOiJub25lIn0.{part}.")
