@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Literal, NamedTuple
 
@@ -100,19 +101,27 @@ def library_price(model: str, provider: Provider) -> tuple[str, ModelPrice] | No
     """The library's provider id and rates for `model`, or None when it does not know them."""
     import genai_prices  # lazy: ~0.25 s of import and data load, paid on first need only
 
-    def calc(**tokens: int) -> genai_prices.types.PriceCalculation:
+    def calc(at: datetime, **tokens: int) -> genai_prices.types.PriceCalculation:
         usage = genai_prices.Usage(**tokens)
         if provider.api_url:
-            return genai_prices.calc_price(usage, model, provider_api_url=provider.api_url)
-        return genai_prices.calc_price(usage, model, provider_id=provider.provider_id)
+            return genai_prices.calc_price(usage, model, provider_api_url=provider.api_url,
+                                           genai_request_timestamp=at)
+        return genai_prices.calc_price(usage, model, provider_id=provider.provider_id,
+                                       genai_request_timestamp=at)
 
     n = SAMPLE_TOKENS
+    today = datetime.now(UTC).replace(minute=45, second=0, microsecond=0)
     try:
-        base = calc()   # a per-request fee, where a provider has one, is no per-token rate
-        rates = [float((calc(**tokens).total_price - base.total_price) * PER_MILLION / n)
-                 for tokens in ({"input_tokens": n},
-                                {"input_tokens": n, "cache_read_tokens": n},
-                                {"output_tokens": n})]
+        samples = []
+        for hour in range(0, 24, 4):   # time-of-day prices (DeepSeek's off-peak): the dearest
+            at = today.replace(hour=hour)
+            base = calc(at)   # a per-request fee, where a provider has one, is no per-token rate
+            samples.append([float((calc(at, **tokens).total_price - base.total_price)
+                                  * PER_MILLION / n)
+                            for tokens in ({"input_tokens": n},
+                                           {"input_tokens": n, "cache_read_tokens": n},
+                                           {"output_tokens": n})])
     except LookupError:   # the library's "unable to find provider / model"
         return None
+    rates = [max(column) for column in zip(*samples, strict=True)]
     return base.provider.id, ModelPrice(input=rates[0], cached_input=rates[1], output=rates[2])

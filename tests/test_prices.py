@@ -116,3 +116,22 @@ def test_the_breakdown_totals_cached_and_reasoning_tokens_per_debate_and_per_mod
                                         "cached_tokens": 1_536, "reasoning_tokens": 700}
     assert cost.by_model["gpt-4o-mini"]["cached_tokens"] == 0
     assert token_summary(cost) == "4,450 tokens (1,536 cached, 700 reasoning)"
+
+
+def test_a_time_of_day_discount_is_not_counted_on() -> None:
+    """DeepSeek's off-peak hours halve its prices in the library; a quote (what the cap and the
+    holds use, whatever the hour the process started) is the day's dearest rate."""
+    from datetime import UTC, datetime
+
+    import genai_prices
+
+    def library(hour: int) -> float:
+        at = datetime.now(UTC).replace(hour=hour, minute=45)
+        usage = genai_prices.Usage(output_tokens=1_000_000)
+        return float(genai_prices.calc_price(usage, "deepseek-chat", provider_id="deepseek",
+                                             genai_request_timestamp=at).total_price)
+
+    off_peak, peak = library(18), library(8)
+    assert off_peak < peak                         # the library knows the discount
+    found = quote("deepseek-chat", configured={}, base_url=DEEPSEEK, default=DEFAULT)
+    assert found.price.output == pytest.approx(peak)
