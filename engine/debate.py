@@ -13,13 +13,12 @@ import time
 from collections.abc import Callable
 
 from engine import agreement, verdicts
-from engine.cost import breakdown
 from engine.discussion import brief_for, discussion_for
 from engine.domain import DebateResult, EventKind
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
-from engine.injection import Finding
-from engine.llm import LLMClient
-from engine.material import in_output
+from engine.money.cost import breakdown
+from engine.money.sizing import SizeBook
+from engine.money.step_models import plan_models
 from engine.planning import Prepared, check_request, estimate_for, prepare
 from engine.ports import (
     CheckpointStore,
@@ -31,10 +30,11 @@ from engine.ports import (
 )
 from engine.prompts import PROMPT_VERSION
 from engine.protocols import Outcome
+from engine.provider.llm import LLMClient
 from engine.runner import DebateContext
 from engine.settings import EngineSettings
-from engine.sizing import SizeBook
-from engine.step_models import plan_models
+from engine.untrusted.injection import Finding
+from engine.untrusted.material import in_output
 from engine.vocabulary import ROUTED_TO_HUMANS, ResultStatus, Routing, StepStatus
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
@@ -58,7 +58,7 @@ async def run_debate(
 ) -> DebateResult:
     """Run (or resume) a debate. Never raises for the debate's own failures: the result says.
     With a `purse`, no call starts unless the debate's money covers it and the rest of its plan
-    at the high reply sizes of `sizes` (engine/sizing.py; the prior without): the debate then
+    at the high reply sizes of `sizes` (engine/money/sizing.py; the prior without): the debate then
     ends incomplete, saying where its budget ran out."""
     ctx = DebateContext(
         debate_id=debate_id, request=prepared.request, preset=prepared.preset,

@@ -13,10 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.injection import Finding
 from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome, legacy_outcome
 from engine.settings import ThresholdSpec
+from engine.untrusted.injection import Finding
 from engine.vocabulary import (
     MAX_JUDGES,
     MAX_ROUNDS,
@@ -58,8 +58,9 @@ class DebateRequest(BaseModel):
     options: DebateOptions = Field(default_factory=DebateOptions)
     requested_by: str = "cli"
     no_cache: bool = False
-    # the secret the debate's spotlight boundary is derived from (engine.material.spotlight_for);
-    # set once at submit, kept by replays, so every prompt of the debate is rebuilt identically
+    # the secret the debate's spotlight boundary is derived from
+    # (engine.untrusted.material.spotlight_for); set once at submit, kept by replays, so every
+    # prompt of the debate is rebuilt identically
     spotlight_nonce: str = Field(default="", pattern=r"^(?:[0-9a-f]{32})?$")
 
     @classmethod
@@ -233,7 +234,8 @@ class ConsensusSummary(BaseModel):
     calls: dict[str, list[Side | None]] = Field(default_factory=dict)     # judge -> winner per dim
     weighted_scores: dict[str, float | None] = Field(default_factory=dict)
     weights: dict[str, float] = Field(default_factory=dict)   # the vote weights used
-    # What the judge audit reads (engine/panel_records.py); {} / None: stored before it was kept.
+    # What the judge audit reads (engine/oversight/panel_records.py); {} / None: stored before it
+    # was kept.
     winners: dict[str, Side | None] = Field(default_factory=dict)  # judge -> the side it named
     shown_first: dict[str, Side] = Field(default_factory=dict)  # judge -> its "Position A"
     models: dict[str, str] = Field(default_factory=dict)   # judge -> the model that answered
@@ -330,7 +332,7 @@ class DebateResult(BaseModel):
     evidence: list[Evidence] = Field(default_factory=list)
     versions: dict[str, str] = Field(default_factory=dict)
     # text addressed to the AI found in its untrusted material, its evidence or its models'
-    # outputs (engine.injection); any finding flags the debate and sends it to a human
+    # outputs (engine.untrusted.injection); any finding flags the debate and sends it to a human
     injection: list[Finding] = Field(default_factory=list)
     # what the preset promises beyond the panel's figures: "needs human discussion" (decision)
     # and the one-page brief (brief); None for presets without them and results stored before

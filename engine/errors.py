@@ -9,7 +9,7 @@
         ├── LLMAuthError            401/403: fail the debate at once, name the endpoint
         ├── LLMTransientError       429, 5xx, connection errors (retried with backoff)
         │   ├── LLMUnreachable      connection refused, unknown host, no route: counts
-        │   │                       towards the circuit (engine/circuit.py)
+        │   │                       towards the circuit (engine/provider/circuit.py)
         │   └── LLMCircuitOpen      the endpoint was just found unreachable: fail at once,
         │                           no retry (a later run of the debate may succeed)
         ├── LLMTimeout              one call ran past its timeout (retried once)

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
 from engine.errors import InvalidRequest
-from engine.prices import PriceQuote
+from engine.money.prices import PriceQuote
 from engine.vocabulary import (
     MAX_JUDGES,
     MAX_MODEL_NAME_CHARS,

@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from engine.cost import estimate
 from engine.domain import DebateRequest, Estimate, Plan
 from engine.errors import InvalidRequest
+from engine.money.cost import estimate
+from engine.money.sizing import SizeBook
+from engine.money.step_models import plan_models
 from engine.options import check_models
 from engine.presets import judges_for, resolve_preset
 from engine.protocols import DebateProtocol, PlanInput, get_protocol
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
-from engine.sizing import SizeBook
-from engine.step_models import plan_models
 from engine.vocabulary import Mode
 
 

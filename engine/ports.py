@@ -36,7 +36,7 @@ class StepCache(Protocol):
 
 class Purse(Protocol):
     """The money one debate may spend, held in the day's budget (the service keeps it in the
-    database, so every worker and replica sees the same money; see engine/spending.py)."""
+    database, so every worker and replica sees the same money; see engine/money/spending.py)."""
 
     async def held(self) -> float:
         """What the debate holds and has not spent yet."""

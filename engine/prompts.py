@@ -3,15 +3,15 @@ change of wording is visible when comparing debates.
 
 Every prompt carries untrusted text (at least the topic), so every system prompt ends with the
 debate's spotlight rule, and the topic and every other untrusted piece arrive already wrapped
-(`engine.material.section`); the `context` and `transcript` given here are text the engine wrote
-around them.
+(`engine.untrusted.material.section`); the `context` and `transcript` given here are text the engine
+wrote around them.
 """
 
 from __future__ import annotations
 
-from engine.llm import Prompt
-from engine.material import QUESTION, TOPIC
-from engine.spotlight import Spotlight
+from engine.provider.llm import Prompt
+from engine.untrusted.material import QUESTION, TOPIC
+from engine.untrusted.spotlight import Spotlight
 
 PROMPT_VERSION = "2026-11-26.1"
 

@@ -24,7 +24,6 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from engine.cost import price, token_bound
 from engine.domain import (
     DebateRequest,
     Event,
@@ -38,16 +37,10 @@ from engine.domain import (
     sha256,
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError, LLMRefused
-from engine.injection import Finding
-from engine.llm import CallSpec, LLMClient, Meter, Prompt, Reply
-from engine.material import (
-    POLICY,
-    Untrusted,
-    of_evidence,
-    of_request,
-    screen,
-    spotlight_for,
-)
+from engine.money.cost import price, token_bound
+from engine.money.sizing import Forecast, SizeBook, output_cap
+from engine.money.spending import Spending
+from engine.money.step_models import plan_models, schema_tokens, step_model
 from engine.ports import (
     CheckpointStore,
     EventSink,
@@ -56,11 +49,18 @@ from engine.ports import (
     Purse,
     StepCache,
 )
+from engine.provider.llm import CallSpec, LLMClient, Meter, Prompt, Reply
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
-from engine.sizing import Forecast, SizeBook, output_cap
-from engine.spending import Spending
-from engine.spotlight import Spotlight
-from engine.step_models import plan_models, schema_tokens, step_model
+from engine.untrusted.injection import Finding
+from engine.untrusted.material import (
+    POLICY,
+    Untrusted,
+    of_evidence,
+    of_request,
+    screen,
+    spotlight_for,
+)
+from engine.untrusted.spotlight import Spotlight
 from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
@@ -383,7 +383,7 @@ class DebateContext:
     def _predicted_cost(self, key: str, role: str, phase: str, model: str, prompt: Prompt,
                         schema: type[T]) -> tuple[float, int]:
         """What a call may cost before it is made (its real prompt and schema, a conservative
-        bound; its kind's high reply size, engine/sizing.py), and its output cap."""
+        bound; its kind's high reply size, engine/money/sizing.py), and its output cap."""
         prompt_tokens = (token_bound(prompt.system) + token_bound(prompt.user)
                          + schema_tokens(schema))
         usage = self.forecast.call_usage(key, model, role, phase, prompt_tokens)

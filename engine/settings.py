@@ -21,10 +21,10 @@ from pydantic import (
     model_validator,
 )
 
-from engine.prices import ModelPrice as ModelPrice  # re-exported: a settings table's type
-from engine.prices import PriceQuote, quote
-from engine.profiles import OutputMode, ReasoningEffort
-from engine.redaction import public_url, url_secrets
+from engine.money.prices import ModelPrice as ModelPrice  # re-exported: a settings table's type
+from engine.money.prices import PriceQuote, quote
+from engine.provider.profiles import OutputMode, ReasoningEffort
+from engine.provider.redaction import public_url, url_secrets
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
 
 #: Bounds of numbers a settings file gives a judge or a preset (finite, as every setting is).
@@ -95,7 +95,8 @@ class PresetSpec(BaseModel):
     perspectives: tuple[str, ...] = ()
     temperature: float | None = Field(default=None, ge=0, le=2)
     # Opt-in: judges' vote weights moved by their measured agreement with the reviewers
-    # (engine/judge_weights.py, bounded so no judge dominates); the weights used are recorded.
+    # (engine/oversight/judge_weights.py, bounded so no judge dominates); the weights used are
+    # recorded.
     evidence_weights: bool = False
     # alpha below the escalate cut-off flags "needs human discussion" with the core divergence
     # points; `brief`: the result carries a one-page brief (engine/discussion.py)
@@ -141,13 +142,13 @@ class EngineSettings(BaseModel):
     openai_base_url: str | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))
     rehearsal: bool = False  # DIALECTIC_REHEARSAL=1 forces the offline model even with a key
-    # None: each model's profile decides (engine/profiles.py); set it to force a mode for a
+    # None: each model's profile decides (engine/provider/profiles.py); set it to force a mode for a
     # provider whose refusal of the richer one is not a 400 the gateway can learn from
     output_mode: OutputMode | None = None
     default_model: str = Field(default="gpt-5-mini", min_length=1)  # README says why
     models: dict[str, str] = Field(default_factory=dict)  # role -> model (pro, con, judge, ...)
-    # model -> price, overriding the genai-prices library's (engine/prices.py); a model neither
-    # configured nor known to the library is priced at `default_price`
+    # model -> price, overriding the genai-prices library's (engine/money/prices.py); a model
+    # neither configured nor known to the library is priced at `default_price`
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     default_price: ModelPrice = ModelPrice(input=2.50, output=10.00)
     temperature: float | None = Field(default=0.7, ge=0, le=2)  # models that take one
@@ -165,7 +166,8 @@ class EngineSettings(BaseModel):
     backoff_cap: float = Field(default=8.0, ge=0)
     invalid_output_retries: int = Field(default=2, ge=0, le=5)
     # an unreachable endpoint (refused, unknown host): this many failures in a row open the
-    # circuit, and calls then fail at once for `circuit_cooldown` seconds (engine/circuit.py)
+    # circuit, and calls then fail at once for `circuit_cooldown` seconds
+    # (engine/provider/circuit.py)
     circuit_failures: int = Field(default=3, ge=1, le=100)
     circuit_cooldown: float = Field(default=15.0, ge=0)
 

@@ -1,8 +1,8 @@
 """The daily budget, reserved in the database so every replica and worker sees the same money.
 
 A debate holds money (its reservation, topped up within a margin while it runs), and each reply
-it pays for is charged as it arrives: out of the hold, into the day's spend (engine/spending.py
-says why the cap then holds for any input).
+it pays for is charged as it arrives: out of the hold, into the day's spend
+(engine/money/spending.py says why the cap then holds for any input).
 
 A day's row is created on first use and locked for each change (SELECT ... FOR UPDATE on
 PostgreSQL; `BEGIN IMMEDIATE` already serialises writers on SQLite), so concurrent reservations
@@ -22,9 +22,9 @@ from typing import cast
 from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from engine.cost import budget_refusal
 from engine.domain import utcnow
 from engine.errors import BudgetExceeded
+from engine.money.cost import budget_refusal
 from storage.db import dialect_of, insert_ignoring
 from storage.models import BudgetDayRow, BudgetLedgerRow
 

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import DebateRequest, DebateResult, canonical_json, sha256, utcnow
-from engine.injection import Finding, summary
+from engine.untrusted.injection import Finding, summary
 from storage import audit
 from storage.errors import AlreadyExists, IllegalTransition, NotFound, translate
 from storage.models import DebateRow, jsonable

@@ -130,7 +130,8 @@ class DebateRow(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), index=True)
     idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True)
     reused_steps: Mapped[list[str] | None] = mapped_column(json_type(), nullable=True)
-    # engine.injection findings (as dicts): text addressed to the AI in its untrusted material
+    # engine.untrusted.injection findings (as dicts): text addressed to the AI in its untrusted
+    # material
     injection: Mapped[list[dict[str, Any]] | None] = mapped_column(json_type(), nullable=True)
 
 

@@ -1,6 +1,6 @@
 """Judged debates as routed, and the reviewers' decisions on them as labels: what the judge audit,
-the routing audit and the threshold suggester read (engine/judge_audit.py, routing_audit.py,
-thresholds.py).
+the routing audit and the threshold suggester read (engine/oversight/judge_audit.py,
+routing_audit.py, thresholds.py).
 
 A panel row is written when a consensus result is settled (rehearsals and results routed nowhere
 are not). A decision is a label when it is about the verdict: approving upholds the result,
@@ -19,7 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import DebateResult
-from engine.panel_records import (
+from engine.oversight.panel_records import (
     JudgeVerdict,
     PanelRecord,
     ReviewLabel,
@@ -28,7 +28,7 @@ from engine.panel_records import (
     side_of,
     winner_of,
 )
-from engine.routing_audit import ROUTED, RoutedOutcome
+from engine.oversight.routing_audit import ROUTED, RoutedOutcome
 from engine.vocabulary import Routing
 from storage.db import upsert
 from storage.models import PanelRow, ReviewRow, jsonable

@@ -12,9 +12,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.domain import DebateRequest, DebateResult, utcnow
-from engine.injection import Finding
-from engine.panel_records import Side as PanelSide
+from engine.oversight.panel_records import Side as PanelSide
 from engine.settings import ThresholdSpec
+from engine.untrusted.injection import Finding
 
 # defined in storage/lifecycle.py (light: the command line's grammar reads it), used from here
 from storage.lifecycle import DebateStatus as DebateStatus

@@ -14,8 +14,8 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
-from engine.panel_records import Side as PanelSide
-from engine.panel_records import side_of
+from engine.oversight.panel_records import Side as PanelSide
+from engine.oversight.panel_records import side_of
 from storage.errors import NotFound
 from storage.models import DebateRow, ReviewRow
 from storage.records import DecisionAbout, Review, ReviewStatus

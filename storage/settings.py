@@ -17,7 +17,7 @@ from pathlib import Path
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from engine.redaction import url_secrets
+from engine.provider.redaction import url_secrets
 
 DATABASE_FILE = "dialectic.db"
 _ASYNC_DRIVER = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg",

@@ -14,7 +14,7 @@ from sqlalchemy import Row, Table, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import StepRecord, Usage
-from engine.sizing import Observed, step_kind
+from engine.money.sizing import Observed, step_kind
 from engine.vocabulary import StepStatus
 from storage.db import Database, ignoring_insert
 from storage.errors import NotFound
@@ -179,7 +179,7 @@ class DbCheckpointStore:
 async def recent_usage(session: AsyncSession, *, limit: int) -> list[Observed]:
     """What recent answered steps used per billed reply, newest first, at most `limit`: OK
     steps that called the provider (not read from a cache), rehearsals left out. What the
-    service learns reply sizes from (engine/sizing.py)."""
+    service learns reply sizes from (engine/money/sizing.py)."""
     rows = await session.execute(
         select(_STEPS.c.debate_id, _STEPS.c.key, _STEPS.c.role, _STEPS.c.phase, _STEPS.c.model,
                _STEPS.c.prompt_tokens, _STEPS.c.completion_tokens, _STEPS.c.calls)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from engine.panel_records import JudgeVerdict, PanelRecord, ReviewLabel, Side, Winner
+from engine.oversight.panel_records import JudgeVerdict, PanelRecord, ReviewLabel, Side, Winner
 
 # engine.judging cannot be imported first (judging -> protocols -> consensus -> judging);
 # loading the protocols package first settles the cycle.

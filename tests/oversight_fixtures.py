@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 from bot.service.debates import DebateService
 from bot.service.reviews import ReviewDesk
 from engine.domain import ConsensusSummary, DebateRequest, DebateResult
-from engine.panel_records import JudgeVerdict, PanelRecord, ReviewLabel
-from engine.routing_audit import spot_check
+from engine.oversight.panel_records import JudgeVerdict, PanelRecord, ReviewLabel
+from engine.oversight.routing_audit import spot_check
 from engine.settings import ThresholdSpec
 from engine.verdicts import band_for, route
 from engine.vocabulary import ROUTED_TO_HUMANS, Mode, ResultStatus, Routing, Side

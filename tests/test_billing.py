@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cost import price
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, Usage
 from engine.errors import LLMInvalidOutput
-from engine.gateway import OpenAIGateway
-from engine.llm import CallSpec, Meter, Prompt
+from engine.money.cost import price
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import CallSpec, Meter, Prompt
 from engine.schemas.procon import Verdict
 from engine.settings import EngineSettings, ModelPrice
 from engine.vocabulary import StepStatus

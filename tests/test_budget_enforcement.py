@@ -18,12 +18,12 @@ from sqlalchemy import text
 
 from bot.service.debates import DebateService
 from bot.settings import Settings
-from engine.cost import price
 from engine.debate import estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, EventKind, Usage
 from engine.errors import BudgetExceeded
-from engine.gateway import OpenAIGateway
+from engine.money.cost import price
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryPurse
+from engine.provider.gateway import OpenAIGateway
 from engine.settings import ModelPrice
 from engine.vocabulary import ResultStatus
 from storage import budget

@@ -14,7 +14,6 @@ import pytest
 from pydantic import BaseModel
 
 from bot.service.progress import PhaseState, progress_for
-from engine.circuit import Circuit, unreachable_reason
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, Event
 from engine.errors import (
@@ -24,9 +23,10 @@ from engine.errors import (
     LLMTransientError,
     LLMUnreachable,
 )
-from engine.gateway import OpenAIGateway
-from engine.llm import CallSpec, Prompt
 from engine.ports import MemoryCheckpointStore
+from engine.provider.circuit import Circuit, unreachable_reason
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import CallSpec, Prompt
 from engine.vocabulary import ResultStatus
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI

@@ -183,7 +183,8 @@ def test_a_run_whose_context_addresses_the_ai_says_so(cli: Cli) -> None:
 SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_bolt",
            "apscheduler", "bot.assembly", "storage.db")
 #: What only running a debate needs: the provider's SDK (and its aiohttp transport), statistics.
-DEBATE = ("openai", "aiohttp", "numpy", "krippendorff", "engine.gateway", "engine.agreement")
+DEBATE = ("openai", "aiohttp", "numpy", "krippendorff", "engine.provider.gateway",
+          "engine.agreement")
 #: What only pricing a model the settings do not price needs (~0.25 s of import and data load).
 PRICES = ("genai_prices",)
 #: What only a parsed command needs: settings models, the terminal, the process's wiring.
@@ -246,8 +247,8 @@ def test_run_loads_the_debate_but_no_service(tmp_path: Path) -> None:
     code, modules = _loaded(tmp_path, "run", TOPIC, "--mode", "consensus", "--json")
     assert code == 0
     assert _of(modules, SERVICE) == set()
-    assert _of(modules, ("engine.gateway", "engine.agreement")) == {"engine.gateway",
-                                                                    "engine.agreement"}
+    loaded = ("engine.provider.gateway", "engine.agreement")
+    assert _of(modules, loaded) == set(loaded)
 
 
 STRONG = "k" * 32

@@ -26,11 +26,11 @@ from engine.domain import (
     PhaseSummary,
     TraceRow,
 )
-from engine.injection import scan
 from engine.outcomes import CritiqueOutcome, CritiqueStop
 from engine.presets import all_presets
 from engine.schemas.critique import FinalAnswer
 from engine.settings import EngineSettings
+from engine.untrusted.injection import scan
 from engine.vocabulary import Mode, ResultStatus, Side
 from storage.db import Database
 from storage.records import DebateRecord, DebateStatus, Origin

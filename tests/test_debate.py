@@ -12,9 +12,9 @@ import pytest
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, EventKind, StepRecord
 from engine.errors import InvalidRequest
-from engine.gateway import OpenAIGateway
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
-from engine.rehearsal import RehearsalModel
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
 from tests.fakes.fixtures import DEFAULT_MODEL, TEST_API_KEY, gateway_settings, spotlit
 from tests.fakes.openai_server import FakeOpenAI

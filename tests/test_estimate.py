@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from engine.cost import price, token_bound
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, Usage
-from engine.gateway import OpenAIGateway
+from engine.money.cost import price, token_bound
+from engine.money.sizing import SizeBook
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
+from engine.provider.gateway import OpenAIGateway
 from engine.settings import EngineSettings, ModelPrice, PresetSpec
-from engine.sizing import SizeBook
 from engine.vocabulary import MAX_CONTEXT_CHARS, MAX_POLICY_CHARS, Mode
 from tests.fakes.fixtures import DEFAULT_MODEL, gateway_settings
 from tests.fakes.openai_server import FakeOpenAI

@@ -18,7 +18,6 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
-from engine.backoff import backoff_delay, parse_retry_after
 from engine.domain import Usage
 from engine.errors import (
     ConfigurationError,
@@ -29,9 +28,10 @@ from engine.errors import (
     LLMTimeout,
     LLMTransientError,
 )
-from engine.gateway import OpenAIGateway
-from engine.llm import CallSpec, Prompt
-from engine.replies import extract_json, portable_schema
+from engine.provider.backoff import backoff_delay, parse_retry_after
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import CallSpec, Prompt
+from engine.provider.replies import extract_json, portable_schema
 from engine.settings import EngineSettings
 from tests.fakes import fixtures
 from tests.fakes.fixtures import gateway_settings

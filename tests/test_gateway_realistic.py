@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from engine.errors import LLMRefused, LLMTruncated
-from engine.gateway import OpenAIGateway
-from engine.llm import CallSpec, Meter, Prompt
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import CallSpec, Meter, Prompt
 from engine.schemas.procon import Position, Scorecard
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI

@@ -1,4 +1,4 @@
-"""Tests for engine.inference: published reference values, and independent computations on
+"""Tests for engine.oversight.inference: published reference values, and independent computations on
 seeded random data (brute-force enumeration, math.comb, the textbook Spearman formula)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import random
 import numpy as np
 import pytest
 
-from engine.inference import (
+from engine.oversight.inference import (
     fisher_interval,
     holm,
     mean_interval,

@@ -11,10 +11,10 @@ import pytest
 
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
-from engine.gateway import OpenAIGateway
-from engine.material import spotlight_for
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import judging, procon
+from engine.provider.gateway import OpenAIGateway
+from engine.untrusted.material import spotlight_for
 from engine.vocabulary import ROUTED_TO_HUMANS
 from tests.fakes.fixtures import gateway_settings, spotlit
 from tests.fakes.openai_server import FakeOpenAI, last_text

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from engine.domain import ConsensusSummary, DebateRequest, DebateResult, Evidence
-from engine.injection import scan
+from engine.untrusted.injection import scan
 from engine.vocabulary import Band, Mode, ResultStatus, Routing
 from storage import audit, queue, reviews
 from storage.db import Database

@@ -1,6 +1,6 @@
-"""Tests for engine.judge_audit and engine.panel_records: synthetic histories with known judge
-biases (the report finds exactly those and flags nothing else), the agreement definition, and
-"not enough data" below every minimum."""
+"""Tests for engine.oversight.judge_audit and engine.oversight.panel_records: synthetic histories
+with known judge biases (the report finds exactly those and flags nothing else), the agreement
+definition, and "not enough data" below every minimum."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import get_args
 
 import pytest
 
-from engine.inference import Figure
-from engine.judge_audit import (
+from engine.oversight.inference import Figure
+from engine.oversight.judge_audit import (
     AuditPolicy,
     audit_judges,
     drift,
@@ -20,7 +20,7 @@ from engine.judge_audit import (
     reviewer_agreement,
     verbosity_bias,
 )
-from engine.panel_records import (
+from engine.oversight.panel_records import (
     REVIEW_LABELS,
     AgreementCount,
     JudgeVerdict,

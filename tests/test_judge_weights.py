@@ -1,5 +1,6 @@
-"""Tests for engine.judge_weights: configured weights without evidence, shrinkage while evidence
-is thin, the factor bound and the share cap, and weights from a synthetic reviewed history."""
+"""Tests for engine.oversight.judge_weights: configured weights without evidence, shrinkage while
+evidence is thin, the factor bound and the share cap, and weights from a synthetic reviewed
+history."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import math
 
 import pytest
 
-from engine.judge_weights import WeightPolicy, evidence_weights
-from engine.panel_records import AgreementCount, agreement_counts
+from engine.oversight.judge_weights import WeightPolicy, evidence_weights
+from engine.oversight.panel_records import AgreementCount, agreement_counts
 from tests.audit_fixtures import SyntheticJudge, history
 
 EQUAL = {"technical": 1.0, "business": 1.0, "risk": 1.0, "general": 1.0}

@@ -1,7 +1,9 @@
 """The direction of dependencies (DESIGN.md), as import-linter contracts in pyproject.toml:
 entry > surfaces (slack | http | cli, independent) > scheduling > service > storage > engine;
-the engine imports no Slack, SQL, aiohttp or APScheduler; only its gateway imports openai.
-Imports inside functions count (grimp reads every import statement)."""
+the engine imports no Slack, SQL, aiohttp or APScheduler; only its gateway imports openai; inside
+the engine, each group (untrusted, provider, money, oversight, protocols, schemas) imports only
+what its package docstring allows. Imports inside functions count (grimp reads every import
+statement)."""
 
 from __future__ import annotations
 
@@ -46,7 +48,37 @@ def test_an_upward_import_breaks_the_contracts(tmp_path: Path) -> None:
 
 def test_sql_in_the_engine_breaks_the_contracts(tmp_path: Path) -> None:
     root = _copy(tmp_path)
-    (root / "engine" / "cost.py").write_text((root / "engine" / "cost.py").read_text()
-                                             + "\nimport sqlalchemy  # noqa\n")
+    cost = root / "engine" / "money" / "cost.py"
+    cost.write_text(cost.read_text() + "\nimport sqlalchemy  # noqa\n")
     done = _lint(root)
-    assert done.returncode != 0 and "engine.cost -> sqlalchemy" in done.stdout
+    assert done.returncode != 0 and "engine.money.cost -> sqlalchemy" in done.stdout
+
+
+#: One forbidden import per engine group contract: (module file, import, what the report names).
+ENGINE_BREACHES = [
+    ("engine/untrusted/glyphs.py", "from engine.money import cost",
+     "engine.untrusted.glyphs -> engine.money.cost"),
+    ("engine/provider/llm.py", "from engine import runner",
+     "engine.provider.llm -> engine.runner"),
+    ("engine/money/sizing.py", "from engine.provider import gateway",
+     "engine.money.sizing -> engine.provider.gateway"),
+    ("engine/oversight/judge_audit.py", "from engine.provider import llm",
+     "engine.oversight.judge_audit -> engine.provider.llm"),
+    ("engine/protocols/simple.py", "from engine.oversight import thresholds",
+     "engine.protocols.simple -> engine.oversight.thresholds"),
+    ("engine/schemas/base.py", "from engine import domain",
+     "engine.schemas.base -> engine.domain"),
+]
+
+
+def test_each_engine_group_contract_catches_its_own_breach(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    for path, statement, _ in ENGINE_BREACHES:
+        module = root / path
+        module.write_text(module.read_text() + "\n\ndef _late() -> None:\n"
+                          f"    {statement}  # noqa: F401\n")
+    done = _lint(root)
+    assert done.returncode != 0
+    for _, _, named in ENGINE_BREACHES:
+        assert named in done.stdout, named
+    assert f", {len(ENGINE_BREACHES)} broken." in done.stdout, done.stdout

@@ -10,7 +10,8 @@ from pydantic import ValidationError
 
 from engine.debate import routing_for
 from engine.domain import ConsensusSummary, DebateRequest, Evidence
-from engine.material import (
+from engine.protocols import Outcome
+from engine.untrusted.material import (
     QUOTED,
     in_output,
     of_evidence,
@@ -21,8 +22,7 @@ from engine.material import (
     spotlight_for,
     with_nonce,
 )
-from engine.protocols import Outcome
-from engine.spotlight import Spotlight, regions
+from engine.untrusted.spotlight import Spotlight, regions
 from engine.vocabulary import Routing
 
 SPOT = Spotlight.from_seed("material")

@@ -22,15 +22,15 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, EventKind, Usage
 from engine.errors import InvalidRequest, LLMTransientError
-from engine.gateway import strict_schema
-from engine.llm import CallSpec, Reply, T
 from engine.options import DebateOptions
 from engine.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import get_protocol
 from engine.protocols.critique import round_limit
 from engine.protocols.panel import panelists_for, reflection_rounds, stance_agreement
-from engine.rehearsal import RehearsalModel
+from engine.provider.gateway import strict_schema
+from engine.provider.llm import CallSpec, Reply, T
+from engine.provider.rehearsal import RehearsalModel
 from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.schemas.redteam import (
@@ -491,7 +491,7 @@ def _valid(schema: type[BaseModel]) -> dict[str, Any]:
 
 
 def _prompt() -> Any:
-    from engine.llm import Prompt
+    from engine.provider.llm import Prompt
 
     return Prompt(system="s", user=f"Question: {TOPIC}")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.cost import budget_refusal, usd, usd_decimals
+from engine.money.cost import budget_refusal, usd, usd_decimals
 
 
 @pytest.mark.parametrize(("amount", "text"), [

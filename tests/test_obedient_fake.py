@@ -1,6 +1,7 @@
 """The fake OpenAI server's obedient mode, through the real gateway and `openai` client: an order
 written outside the spotlighted regions changes the reply; the same order inside a region, wrapped
-by `engine.spotlight`, does not. A wrapper that lets text forge the end marker is caught."""
+by `engine.untrusted.spotlight`, does not. A wrapper that lets text forge the end marker is
+caught."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from engine.gateway import OpenAIGateway
-from engine.llm import CallSpec, Prompt
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import CallSpec, Prompt
 from engine.schemas.procon import DIMENSIONS, Scorecard, Verdict
-from engine.spotlight import Spotlight
+from engine.untrusted.spotlight import Spotlight
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.obedience import Markers, Orders, markers_from_rule, outside_regions
 from tests.fakes.openai_server import FakeOpenAI

@@ -13,15 +13,15 @@ from bot.service.runtime import Runtime
 from bot.settings import Settings
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
-from engine.inference import poisson_binomial_test, wilson_interval
-from engine.injection import Finding, FindingKind
-from engine.panel_records import JudgeVerdict, PanelRecord, ReviewLabel
+from engine.oversight.inference import poisson_binomial_test, wilson_interval
+from engine.oversight.panel_records import JudgeVerdict, PanelRecord, ReviewLabel
+from engine.oversight.routing_audit import spot_check
+from engine.oversight.thresholds import SuggestionPolicy
 from engine.presets import BUILTIN_PRESETS
-from engine.profiles import undated
 from engine.protocols.judging import judge_order
-from engine.routing_audit import spot_check
+from engine.provider.profiles import undated
 from engine.settings import ThresholdSpec
-from engine.thresholds import SuggestionPolicy
+from engine.untrusted.injection import Finding, FindingKind
 from engine.vocabulary import Routing
 from storage import audit, debates, panels, reviews
 from storage.db import Database

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from bot.settings import load_settings
-from engine.cost import breakdown, price, token_summary
 from engine.domain import StepRecord, Usage
-from engine.prices import ModelPrice, Provider, providers_for, quote
+from engine.money.cost import breakdown, price, token_summary
+from engine.money.prices import ModelPrice, Provider, providers_for, quote
 from engine.settings import EngineSettings
 
 DEFAULT = ModelPrice(input=2.5, output=10.0)

@@ -1,6 +1,6 @@
-"""Model profiles (engine/profiles.py): what each model accepts, by name and endpoint, and what a
-provider's 400 teaches; then the gateway applying them against the fake server, with OpenAI's and
-DeepSeek's error bodies word for word."""
+"""Model profiles (engine/provider/profiles.py): what each model accepts, by name and endpoint, and
+what a provider's 400 teaches; then the gateway applying them against the fake server, with OpenAI's
+and DeepSeek's error bodies word for word."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from engine.errors import LLMBadRequest
-from engine.gateway import OpenAIGateway
-from engine.llm import CallSpec, Prompt
-from engine.profiles import (
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import CallSpec, Prompt
+from engine.provider.profiles import (
     Learned,
     ModelProfile,
     is_reasoning_model,
@@ -184,7 +184,7 @@ async def test_a_refused_parameter_is_dropped_once_and_remembered(
         caplog: pytest.LogCaptureFixture) -> None:
     gateway = make_gateway()
     fake_openai.fail("Tabs?", 400, body=TEMPERATURE_400)
-    with caplog.at_level(logging.WARNING, logger="engine.profiles"):
+    with caplog.at_level(logging.WARNING, logger="engine.provider.profiles"):
         reply = await gateway.complete(opinion("my-model", temperature=0.7))
         await gateway.complete(opinion("my-model", temperature=0.7))
     first, second, third = (r.body for r in fake_openai.requests)

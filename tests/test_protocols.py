@@ -16,7 +16,7 @@ from engine.outcomes import CritiqueOutcome, CritiqueStop, PanelOutcome, PanelSt
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.presets import resolve_preset
 from engine.protocols import PROTOCOLS, get_protocol
-from engine.rehearsal import RehearsalModel
+from engine.provider.rehearsal import RehearsalModel
 from engine.replay import replay_request, reused_steps
 from engine.settings import EngineSettings
 from engine.vocabulary import MAX_REPLAY_ROUNDS, MAX_ROUNDS, Mode

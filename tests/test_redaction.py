@@ -14,9 +14,9 @@ from bot.service.providers import describe
 from bot.settings import load_settings
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest
-from engine.gateway import OpenAIGateway
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
-from engine.redaction import public_url, url_secrets
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.redaction import public_url, url_secrets
 from tests.fakes.fixtures import gateway_settings
 
 PASSWORD = "hunter2-s3cret"

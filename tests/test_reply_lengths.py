@@ -16,10 +16,10 @@ from pydantic import BaseModel, ValidationError
 
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest
-from engine.gateway import OpenAIGateway
-from engine.llm import CallSpec, Prompt
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
-from engine.rehearsal import RehearsalModel
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import CallSpec, Prompt
+from engine.provider.rehearsal import RehearsalModel
 from engine.schemas.base import SCORE_RANGE, UNIT_RANGE
 from engine.schemas.panel import PanelAnswer
 from tests.fakes.fixtures import gateway_settings

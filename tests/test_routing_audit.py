@@ -1,5 +1,5 @@
-"""Tests for engine.routing_audit: the spot-check sampler's rate, determinism and nesting, and
-routing measured against the reviewers' decisions, per preset."""
+"""Tests for engine.oversight.routing_audit: the spot-check sampler's rate, determinism and nesting,
+and routing measured against the reviewers' decisions, per preset."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 
-from engine.inference import wilson_interval
-from engine.panel_records import ReviewLabel
-from engine.routing_audit import (
+from engine.oversight.inference import wilson_interval
+from engine.oversight.panel_records import ReviewLabel
+from engine.oversight.routing_audit import (
     PUBLISHED,
     ROUTED,
     RoutedOutcome,

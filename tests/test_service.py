@@ -228,7 +228,7 @@ async def test_a_worker_shutting_down_releases_its_debate_for_another(db: Databa
     slow = rehearsal_settings()
     svc = service(db, slow)
 
-    from engine.rehearsal import RehearsalModel
+    from engine.provider.rehearsal import RehearsalModel
 
     svc.llm_factory = lambda settings: RehearsalModel(latency=0.3)
     sub = await svc.submit(DebateRequest(topic=TOPIC, mode="structured"), origin=API)

@@ -1,14 +1,13 @@
-"""Reply sizes (engine/sizing.py): the prior before there is data, what history teaches (median
-and p90 per model and step kind), reasoning models, output caps, and the gate's "this call and
-the rest of the plan" rule."""
+"""Reply sizes (engine/money/sizing.py): the prior before there is data, what history teaches
+(median and p90 per model and step kind), reasoning models, output caps, and the gate's "this call
+and the rest of the plan" rule."""
 
 from __future__ import annotations
 
 import pytest
 
 from engine.domain import Plan, PlannedCall, Usage
-from engine.ports import MemoryPurse
-from engine.sizing import (
+from engine.money.sizing import (
     CAP_CEILING,
     CAP_FLOOR,
     MIN_SAMPLES,
@@ -22,7 +21,8 @@ from engine.sizing import (
     prior,
     step_kind,
 )
-from engine.spending import Spending
+from engine.money.spending import Spending
+from engine.ports import MemoryPurse
 from engine.vocabulary import Mode
 
 

@@ -18,8 +18,8 @@ from engine.domain import (
     Estimate,
     PhaseSummary,
 )
-from engine.injection import Finding, FindingKind
 from engine.settings import ThresholdSpec
+from engine.untrusted.injection import Finding, FindingKind
 from storage.records import DebateStatus
 from tests.slack_view_fixtures import (
     HOSTILE,

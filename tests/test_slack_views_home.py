@@ -11,7 +11,7 @@ from bot.service.oversight import JudgeReport
 from bot.slack.views import budget as G
 from bot.slack.views import home as H
 from bot.slack.views import modals as M
-from engine.judge_audit import AuditPolicy, audit_judges
+from engine.oversight.judge_audit import AuditPolicy, audit_judges
 from engine.vocabulary import MAX_JUDGES, MAX_TOPIC_CHARS
 from storage.records import DebateStatus
 from tests.audit_fixtures import START, SyntheticJudge, history

@@ -7,8 +7,8 @@ from slack_sdk.models.views import View
 
 from bot.slack.mrkdwn import escape
 from bot.slack.views import review as R
-from engine.injection import scan
 from engine.settings import ThresholdSpec
+from engine.untrusted.injection import scan
 from storage.records import ReviewStatus
 from tests.slack_view_fixtures import (
     HOSTILE,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import glyphs
-from engine.spotlight import (
+from engine.untrusted import glyphs
+from engine.untrusted.spotlight import (
     MARK,
     SCHEMA_KEYS,
     Spotlight,

@@ -13,9 +13,9 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import glyphs
-from engine.injection import FindingKind, scan
-from engine.spotlight import MARK, Spotlight, clean_label, datamark, regions, undatamark
+from engine.untrusted import glyphs
+from engine.untrusted.injection import FindingKind, scan
+from engine.untrusted.spotlight import MARK, Spotlight, clean_label, datamark, regions, undatamark
 
 SPOT = Spotlight.from_seed("the current request")
 OTHER = Spotlight.from_seed("an earlier request")

@@ -11,8 +11,8 @@ from sqlalchemy import func, select
 
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, Evidence, StepRecord, Usage
-from engine.llm import CallSpec, Reply, T
-from engine.rehearsal import RehearsalModel
+from engine.provider.llm import CallSpec, Reply, T
+from engine.provider.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
 from storage import audit, evidence, steps
 from storage.audit import DbEventSink

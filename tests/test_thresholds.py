@@ -1,6 +1,6 @@
-"""Tests for engine.thresholds: the suggester recovers known cut-offs from synthetic reviewer
-decisions, weighs spot-check labels by their inverse inclusion probability, and says "not enough
-data" or "target unreachable" when it cannot suggest."""
+"""Tests for engine.oversight.thresholds: the suggester recovers known cut-offs from synthetic
+reviewer decisions, weighs spot-check labels by their inverse inclusion probability, and says "not
+enough data" or "target unreachable" when it cannot suggest."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import random
 
 import pytest
 
-from engine.panel_records import ReviewLabel
-from engine.routing_audit import PUBLISHED, RoutedOutcome, needs_spot_check
+from engine.oversight.panel_records import ReviewLabel
+from engine.oversight.routing_audit import PUBLISHED, RoutedOutcome, needs_spot_check
+from engine.oversight.thresholds import SuggestionPolicy, evaluate_thresholds, suggest_thresholds
 from engine.settings import ThresholdSpec as Thresholds
-from engine.thresholds import SuggestionPolicy, evaluate_thresholds, suggest_thresholds
 from engine.verdicts import route
 from engine.vocabulary import Routing
 

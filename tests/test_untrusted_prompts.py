@@ -13,13 +13,13 @@ import pytest
 
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Event, EventKind, Evidence, Usage, sha256
-from engine.injection import scan
-from engine.llm import CallSpec, Reply, T
-from engine.material import QUOTED, spotlight_for
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
-from engine.rehearsal import RehearsalModel
+from engine.provider.llm import CallSpec, Reply, T
+from engine.provider.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
-from engine.spotlight import BEGIN, END, Region, regions
+from engine.untrusted.injection import scan
+from engine.untrusted.material import QUOTED, spotlight_for
+from engine.untrusted.spotlight import BEGIN, END, Region, regions
 from engine.vocabulary import ROUTED_TO_HUMANS, Mode
 from tests.fakes.openai_server import SchemaFaker
 

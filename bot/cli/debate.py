@@ -13,9 +13,9 @@ from bot.cli.plans import request_of
 from bot.cli.progress import print_summary, run_with_progress
 from bot.service.providers import describe, make_llm
 from engine.debate import run_debate
-from engine.material import with_nonce
 from engine.planning import prepare
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
+from engine.untrusted.material import with_nonce
 from engine.vocabulary import ResultStatus
 
 

@@ -24,10 +24,10 @@ from bot.service.figures import (
 )
 from bot.service.oversight import JudgeReport, Oversight, RoutingReport, Suggestion
 from engine.errors import InvalidRequest
-from engine.inference import Figure
-from engine.judge_audit import AuditPolicy
+from engine.oversight.inference import Figure
+from engine.oversight.judge_audit import AuditPolicy
+from engine.oversight.thresholds import SuggestionPolicy, ThresholdEvaluation
 from engine.settings import ThresholdSpec
-from engine.thresholds import SuggestionPolicy, ThresholdEvaluation
 
 
 def _say(console: Console, text: str = "") -> None:

@@ -19,8 +19,8 @@ from rich.text import Text
 from bot.cli.outcomes import print_line, print_outcome, print_preset
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
-from engine.cost import ceiling_note, estimate_range, token_details, usd
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
+from engine.money.cost import ceiling_note, estimate_range, token_details, usd
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ResultStatus
 

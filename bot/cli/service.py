@@ -12,8 +12,8 @@ from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_estimate, print_summary
 from bot.service.results import marks, routed_by, status_words
-from engine.cost import estimate_range
 from engine.errors import InvalidRequest
+from engine.money.cost import estimate_range
 from storage import audit, debates
 from storage.db import Database
 

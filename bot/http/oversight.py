@@ -33,10 +33,10 @@ from bot.service.oversight import (
     ThresholdsInForce,
 )
 from engine.errors import InvalidRequest
-from engine.inference import Figure
-from engine.judge_audit import AuditPolicy, JudgeAudit
+from engine.oversight.inference import Figure
+from engine.oversight.judge_audit import AuditPolicy, JudgeAudit
+from engine.oversight.routing_audit import PresetRouting
 from engine.presets import all_presets
-from engine.routing_audit import PresetRouting
 from engine.vocabulary import MAX_WINDOW_DAYS
 
 

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.http.charts import alpha_scale_svg, heatmap_svg
 from bot.http.views import mean_rubric, seconds, shorten, usd
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
-from engine.cost import token_details
+from engine.money.cost import token_details
 from engine.outcomes import CritiqueStop, PanelStop
 from engine.schemas.procon import DIMENSIONS
 

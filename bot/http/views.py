@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from bot.service.results import FLAG_MARK, alpha_text, band_rule, is_incomplete, marks
 from bot.service.timeline import Timeline
-from engine.cost import usd as money
 from engine.domain import DebateResult
+from engine.money.cost import usd as money
 from engine.outcomes import RedTeamOutcome
 from engine.settings import ThresholdSpec
 from engine.vocabulary import Routing
@@ -32,7 +32,7 @@ STATUS_TONE = {DebateStatus.COMPLETED: "good", DebateStatus.APPROVED: "good",
 
 
 def usd(value: float | str, places: int | None = None) -> str:
-    """Money as every surface writes it (engine/cost.py): $12.30, $0.05, $0.0042."""
+    """Money as every surface writes it (engine/money/cost.py): $12.30, $0.05, $0.0042."""
     return money(float(value), decimals=places)
 
 

@@ -32,7 +32,7 @@ from bot.scheduling.signals import Signal, SignalSourceError, parse_signals, rea
 from bot.service.runtime import Runtime
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
-from engine.redaction import public_url
+from engine.provider.redaction import public_url
 from storage import debates
 from storage import schedules as runs
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin, RunStatus

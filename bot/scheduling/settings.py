@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from bot.scheduling.config import ScheduleConfig, TimeZoneName
-from engine.redaction import url_secrets
+from engine.provider.redaction import url_secrets
 
 
 class SchedulingSettings(BaseModel):

@@ -22,7 +22,7 @@ from aiohttp.resolver import DefaultResolver
 from yarl import URL
 
 from engine.errors import DialecticError
-from engine.redaction import public_url
+from engine.provider.redaction import public_url
 
 SOURCE_TIMEOUT = 15.0
 SOURCE_MAX_BYTES = 1_000_000

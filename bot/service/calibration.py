@@ -1,7 +1,7 @@
 """What recent debates teach the service: how long their steps' prompts and replies really ran,
-per model and step kind (estimates, holds and the run-time gate predict from it, engine/sizing.py),
-and each judge's scoring habit (calibration reads each judge against it). Both are read from
-storage, at most once a minute per process."""
+per model and step kind (estimates, holds and the run-time gate predict from it,
+engine/money/sizing.py), and each judge's scoring habit (calibration reads each judge against it).
+Both are read from storage, at most once a minute per process."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from datetime import datetime
 
 from engine.debate import prepare
 from engine.errors import InvalidRequest
+from engine.money.sizing import Observed, SizeBook, learned_sizes
 from engine.settings import EngineSettings
-from engine.sizing import Observed, SizeBook, learned_sizes
 from storage import debates, steps
 from storage.db import Database
 
@@ -51,7 +51,7 @@ class Calibration:
             return book
 
     async def recent_usage(self, limit: int) -> Sequence[Observed]:
-        """engine.sizing.UsageHistory: recent steps' usage, each with its plan's prompt size
+        """engine.money.sizing.UsageHistory: recent steps' usage, each with its plan's prompt size
         (the debate's request planned again; a debate whose preset or model is gone has none)."""
         async with self.db.transaction(readonly=True) as session:
             seen = await steps.recent_usage(session, limit=limit)

@@ -7,9 +7,9 @@ the figures otherwise). Running goes through the durable checkpoint store, so a 
 resumes where it stopped. Finishing settles the real cost and routes the result.
 
 Untrusted text is screened where it enters: the request at submit, evidence as it arrives, the
-models' outputs when the result comes back (engine.material). Whatever addresses the AI flags the
-debate (stored on its record, audited as `injection_flagged`), and a flagged debate goes to a
-human whatever its alpha.
+models' outputs when the result comes back (engine.untrusted.material). Whatever addresses the AI
+flags the debate (stored on its record, audited as `injection_flagged`), and a flagged debate goes
+to a human whatever its alpha.
 """
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by
 from bot.service.reuse import cache_key
 from bot.service.settings import ServiceSettings
-from engine.cost import within_ceiling
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
-from engine.injection import Finding
-from engine.llm import LLMClient
-from engine.material import new_nonce, of_evidence, of_request, screen, with_nonce
+from engine.money.cost import within_ceiling
+from engine.money.sizing import ceiling
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
+from engine.provider.llm import LLMClient
 from engine.replay import ReplayStore, replay_request, reused_steps
 from engine.settings import EngineSettings
-from engine.sizing import ceiling
+from engine.untrusted.injection import Finding
+from engine.untrusted.material import new_nonce, of_evidence, of_request, screen, with_nonce
 from engine.vocabulary import Mode, ResultStatus, Routing
 from storage import audit, budget, caches, debates, evidence, panels, reviews, steps
 from storage.db import Database

@@ -19,9 +19,9 @@ from engine.errors import (
     LLMTruncated,
     LLMUnreachable,
 )
-from engine.gateway import OpenAIGateway
-from engine.llm import CallSpec, Prompt
 from engine.presets import all_presets, judges_for
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import CallSpec, Prompt
 from engine.settings import EngineSettings
 
 #: a reasoning model thinks even about "ok": room for that, and still a cent or less

@@ -9,10 +9,10 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from bot.service.oversight import JudgeReport, ThresholdsInForce
-from engine.inference import Figure
-from engine.judge_audit import JudgeAudit
+from engine.oversight.inference import Figure
+from engine.oversight.judge_audit import JudgeAudit
+from engine.oversight.thresholds import ThresholdEvaluation
 from engine.settings import ThresholdSpec
-from engine.thresholds import ThresholdEvaluation
 
 __all__ = ["FIGURE_NAMES", "TITLES", "as_json", "cutoffs_text", "evaluation_summary",
            "figure_parts", "figure_text", "flag_lines", "in_force_text", "interval_text", "share"]

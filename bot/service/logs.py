@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import re
 
-from engine.redaction import redact_urls
+from engine.provider.redaction import redact_urls
 
 # Tokens that look like credentials: OpenAI keys, Slack tokens and secrets, bearer headers.
 _SECRET = re.compile(

@@ -19,21 +19,21 @@ from typing import Any, Literal
 from engine.debate import Prepared
 from engine.domain import DebateResult
 from engine.errors import InvalidRequest
-from engine.judge_audit import AuditPolicy, JudgeAudit, audit_judges
-from engine.judge_weights import JudgeWeight, WeightPolicy, evidence_weights
-from engine.panel_records import AgreementCount, agreement_counts
-from engine.presets import all_presets
-from engine.protocols.judging import judge_key
-from engine.routing_audit import PresetRouting, needs_spot_check, routing_against_humans
-from engine.settings import EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
-from engine.step_models import step_model
-from engine.thresholds import (
+from engine.money.step_models import step_model
+from engine.oversight.judge_audit import AuditPolicy, JudgeAudit, audit_judges
+from engine.oversight.judge_weights import JudgeWeight, WeightPolicy, evidence_weights
+from engine.oversight.panel_records import AgreementCount, agreement_counts
+from engine.oversight.routing_audit import PresetRouting, needs_spot_check, routing_against_humans
+from engine.oversight.thresholds import (
     SuggestionPolicy,
     ThresholdEvaluation,
     ThresholdSuggestion,
     evaluate_thresholds,
     suggest_thresholds,
 )
+from engine.presets import all_presets
+from engine.protocols.judging import judge_key
+from engine.settings import EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
 from engine.vocabulary import MAX_WINDOW_DAYS, ResultStatus
 from storage import audit, panels, thresholds
 from storage.db import Database

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from engine.gateway import OpenAIGateway
-from engine.llm import LLMClient
-from engine.rehearsal import RehearsalModel
+from engine.provider.gateway import OpenAIGateway
+from engine.provider.llm import LLMClient
+from engine.provider.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
 
 

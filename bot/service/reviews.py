@@ -22,7 +22,7 @@ from typing import Protocol
 from bot.service.debates import DebateService, Submission
 from bot.service.results import is_incomplete
 from engine.errors import DialecticError, InvalidRequest
-from engine.panel_records import Side as PanelSide
+from engine.oversight.panel_records import Side as PanelSide
 from storage import audit, debates, reviews
 from storage.errors import NotFound
 from storage.records import (

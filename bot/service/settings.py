@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from engine.sizing import CEILING_MULTIPLE
+from engine.money.sizing import CEILING_MULTIPLE
 from engine.vocabulary import MAX_WINDOW_DAYS, MAX_WORKERS
 
 log = logging.getLogger("dialectic.settings")
@@ -29,7 +29,7 @@ class ServiceSettings(BaseModel):
     budget_alert_fraction: float = Field(default=0.8, gt=0, le=1)
     # The most one debate may hold: it is admitted holding its high estimate, and its hold may
     # grow from the day's free budget as it learns its real size, up to this. Unset: a multiple
-    # of its high estimate (engine/sizing.py CEILING_MULTIPLE).
+    # of its high estimate (engine/money/sizing.py CEILING_MULTIPLE).
     max_debate_usd: float | None = Field(default=None, gt=0)
     # No longer used (the ceiling above replaced it); accepted so old configurations still load.
     budget_margin_fraction: float | None = Field(default=None, ge=0, le=10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
-from engine.redaction import url_secrets
+from engine.provider.redaction import url_secrets
 from engine.vocabulary import MAX_POLICY_CHARS
 
 

@@ -1,4 +1,10 @@
-"""The registry of debate protocols, one per mode (engine.vocabulary.Mode), by name."""
+"""The registry of debate protocols, one per mode (engine.vocabulary.Mode), by name.
+
+May import: the basics at the top of engine/ (domain, settings, outcomes, options, headline,
+verdicts, prompts), the runner, engine.schemas, engine.untrusted, engine.money and the LLM
+interface (engine.provider.llm). Never oversight, a provider implementation (gateway,
+rehearsal...), planning, the debate or replay (pyproject.toml import-linter contracts).
+"""
 
 from __future__ import annotations
 

@@ -9,14 +9,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from engine.cost import token_bound
 from engine.domain import ConsensusSummary, DivergenceSummary, Plan, TraceRow
-from engine.material import TOPIC
+from engine.money.cost import token_bound
 from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome
 from engine.runner import DebateContext
 from engine.settings import JudgeSpec, PresetSpec
-from engine.spotlight import Spotlight
+from engine.untrusted.material import TOPIC
+from engine.untrusted.spotlight import Spotlight
 from engine.vocabulary import Mode, Side
 
 _PLANNED_SPOT = Spotlight.from_seed("plan")  # every boundary has the same length

@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 
 from engine import prompts
 from engine.domain import EventKind, Plan, PlannedCall
-from engine.llm import Prompt
-from engine.material import quoted
 from engine.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
 from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.procon import context_text, note
+from engine.provider.llm import Prompt
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.settings import PresetSpec
-from engine.spotlight import Spotlight
+from engine.untrusted.material import quoted
+from engine.untrusted.spotlight import Spotlight
 from engine.vocabulary import MAX_ROUNDS, Mode
 
 FAMILY = Mode.CRITIQUE.value      # the prefix of its step keys

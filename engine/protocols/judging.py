@@ -26,13 +26,13 @@ from engine.domain import (
     sha256,
 )
 from engine.headline import panel_headline
-from engine.llm import Prompt
-from engine.material import section
 from engine.prompts import PROMPT_VERSION
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, background, id_relabel
+from engine.provider.llm import Prompt
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import DIMENSIONS, Label, Scorecard
 from engine.settings import JudgeSpec, ThresholdSpec
+from engine.untrusted.material import section
 from engine.vocabulary import Band, Side
 
 if TYPE_CHECKING:  # the statistics are the context's (engine/ports.py PanelStatistics)

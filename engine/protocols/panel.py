@@ -28,14 +28,6 @@ from typing import Any
 
 from engine import prompts
 from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
-from engine.material import (
-    REFERENCE,
-    Untrusted,
-    panelist_context_label,
-    perspective_label,
-    quoted,
-    section,
-)
 from engine.options import DebateOptions
 from engine.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
 from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
@@ -43,7 +35,15 @@ from engine.protocols.procon import context_text, note
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.settings import PresetSpec
-from engine.spotlight import Spotlight
+from engine.untrusted.material import (
+    REFERENCE,
+    Untrusted,
+    panelist_context_label,
+    perspective_label,
+    quoted,
+    section,
+)
+from engine.untrusted.spotlight import Spotlight
 from engine.vocabulary import MAX_JUDGES, Mode
 
 FAMILY = Mode.PANEL.value      # the prefix of its step keys

@@ -3,7 +3,7 @@
 Debaters see their claims as P1, P2... (for) and C1, C2... (against). Judges see the same content
 under neutral labels, A and B, in an order that varies from judge to judge; `JudgeView` maps the
 labels back. Whatever a debater wrote that addresses the AI is shown spotlighted
-(`engine.material.quoted`), so a quoted order reaches no one as an order.
+(`engine.untrusted.material.quoted`), so a quoted order reaches no one as an order.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import PhaseSummary, TraceRow
-from engine.material import CONTEXT, Untrusted, quoted, section
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import Claim, Closing, CrossExamination, Position, Rebuttal
 from engine.settings import PresetSpec
-from engine.spotlight import Spotlight
+from engine.untrusted.material import CONTEXT, Untrusted, quoted, section
+from engine.untrusted.spotlight import Spotlight
 from engine.vocabulary import Side, StepStatus
 
 Reply = TypeVar("Reply", bound=BaseModel)

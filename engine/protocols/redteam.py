@@ -17,7 +17,6 @@ from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import Plan, PlannedCall
-from engine.material import quoted
 from engine.outcomes import RedTeamOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
@@ -29,7 +28,8 @@ from engine.schemas.redteam import (
     Revision,
     StrategyProposal,
 )
-from engine.spotlight import Spotlight
+from engine.untrusted.material import quoted
+from engine.untrusted.spotlight import Spotlight
 from engine.vocabulary import Mode
 
 FAMILY = Mode.REDTEAM.value      # the prefix of its step keys

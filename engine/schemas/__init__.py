@@ -8,4 +8,7 @@ typed outcomes (engine/outcomes.py) keep the replies a mode ends with.
     panel      panelists' answers and reflections, the synthesis, the grade
     critique   proposals, the critic's review, convergence, the final answer
     redteam    analysis, proposal, challenge, revision, decision
+
+May import: pydantic only; nothing else of the engine (pyproject.toml import-linter contracts),
+since the domain, untrusted text and the protocols are built on them.
 """

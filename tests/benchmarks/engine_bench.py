@@ -8,9 +8,9 @@ import time
 
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest
-from engine.gateway import OpenAIGateway
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import PROTOCOLS
+from engine.provider.gateway import OpenAIGateway
 from tests.benchmarks.proxy import arrivals, dependent_rounds, fake_server
 from tests.fakes.fixtures import gateway_settings
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.settings import Settings
-from engine.cost import usd
 from engine.domain import DebateRequest
+from engine.money.cost import usd
 from engine.vocabulary import Mode
 from storage.db import Database
 from storage.records import Origin

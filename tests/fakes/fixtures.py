@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine.settings import EngineSettings
-from engine.spotlight import regions
+from engine.untrusted.spotlight import regions
 from tests.fakes.openai_server import FakeOpenAI
 
 TEST_API_KEY = "test-key"

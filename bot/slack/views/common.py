@@ -23,7 +23,7 @@ from slack_sdk.models.blocks import (
 )
 
 from bot.slack.mrkdwn import chunk, escape, is_web_url, link, truncate
-from engine.cost import usd as money
+from engine.money.cost import usd as money
 from engine.vocabulary import Band, Routing, Side
 from storage.records import DebateStatus
 
@@ -87,7 +87,7 @@ class Message:
 
 
 def usd(amount: float) -> str:
-    """Dollars as every surface writes them ("$0.0734", "$0.50", "$4.20"): engine/cost.py."""
+    """Dollars as every surface writes them ("$0.0734", "$0.50", "$4.20"): engine/money/cost.py."""
     return money(amount)
 
 

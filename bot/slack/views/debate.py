@@ -48,7 +48,6 @@ from bot.slack.views.common import (
     usd,
 )
 from bot.slack.views.discussion import preset_blocks
-from engine.cost import ceiling_note, estimate_range, token_summary
 from engine.domain import (
     ConsensusSummary,
     DebateResult,
@@ -56,8 +55,9 @@ from engine.domain import (
     Estimate,
     PhaseSummary,
 )
-from engine.injection import Finding
+from engine.money.cost import ceiling_note, estimate_range, token_summary
 from engine.settings import ThresholdSpec
+from engine.untrusted.injection import Finding
 from storage.records import DebateRecord, DebateStatus
 
 NEEDS_JUDGES = "n/a (needs 2+ judges)"

@@ -13,8 +13,8 @@ from bot.slack.mrkdwn import channel, chunk, escape, truncate
 from bot.slack.views import common as B
 from bot.slack.views.common import note as _note
 from bot.slack.views.review import decision_line
-from engine.cost import ceiling_note, estimate_range
 from engine.domain import DebateResult, Estimate
+from engine.money.cost import ceiling_note, estimate_range
 from storage.records import Review
 
 INVITE = "/invite @Dialectic"

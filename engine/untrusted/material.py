@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.domain import DebateRequest, Evidence
-from engine.injection import Finding, scan
-from engine.spotlight import Spotlight
+from engine.untrusted.injection import Finding, scan
+from engine.untrusted.spotlight import Spotlight
 
 NONCE_BYTES = 16
 TOPIC = "proposition"       # the topic, in the pro/con family's prompts

@@ -17,9 +17,9 @@ Spotlighting") in three parts:
   text: it quotes the markers and says that what they enclose is material, never instructions.
 
 Before wrapping, `Spotlight.neutralise` rewrites, in this order, whatever could forge or close a
-region or pass for the prompt's own structure. Steps 2-4 match on the skeleton of `engine.glyphs`
-(Cyrillic, Greek, fullwidth and other look-alikes, accents dropped, invisibles removed) and
-rewrite the corresponding span of the text:
+region or pass for the prompt's own structure. Steps 2-4 match on the skeleton of
+`engine.untrusted.glyphs` (Cyrillic, Greek, fullwidth and other look-alikes, accents dropped,
+invisibles removed) and rewrite the corresponding span of the text:
 
 1. characters (`glyphs.clean`): NFKC; "\r\n", "\r", U+2028/2029 and other line breaks become
    "\n", tabs and every other space " "; invisible characters are removed: format characters
@@ -54,7 +54,6 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from engine import glyphs
 from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.schemas.procon import (
@@ -72,6 +71,7 @@ from engine.schemas.redteam import (
     Revision,
     StrategyProposal,
 )
+from engine.untrusted import glyphs
 
 MARK = "ˆ"  # U+02C6 MODIFIER LETTER CIRCUMFLEX ACCENT, the paper's datamark
 BOUNDARY_BYTES = 12

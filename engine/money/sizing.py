@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from engine.domain import Plan, PlannedCall, Usage
-from engine.profiles import is_reasoning_model, undated
+from engine.provider.profiles import is_reasoning_model, undated
 
 Which = Literal["low", "typical", "high"]
 

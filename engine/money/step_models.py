@@ -8,8 +8,8 @@ import json
 
 from pydantic import BaseModel
 
-from engine.cost import token_bound
 from engine.domain import Plan
+from engine.money.cost import token_bound
 from engine.options import DebateOptions
 from engine.settings import EngineSettings
 

@@ -21,7 +21,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.profiles import provider_of, undated
+from engine.provider.profiles import provider_of, undated
 
 PriceSource = Literal["configured", "builtin", "library", "default"]
 #: Tokens the library prices per rate read. Small on purpose: tiered prices (Gemini 2.5 Pro
@@ -66,9 +66,9 @@ class Provider(NamedTuple):
 
 
 def providers_for(base_url: str | None) -> tuple[Provider, ...]:
-    """Where to look a model up for an endpoint (engine/profiles.py tells which provider it is),
-    most specific first; the model name alone (`Provider()`) last, so an unknown gateway serving
-    well-known models still finds them."""
+    """Where to look a model up for an endpoint (engine/provider/profiles.py tells which provider it
+    is), most specific first; the model name alone (`Provider()`) last, so an unknown gateway
+    serving well-known models still finds them."""
     provider = provider_of(base_url)
     if provider == "azure":
         return (Provider("azure"), Provider("openai"))

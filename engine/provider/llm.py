@@ -1,7 +1,7 @@
 """What the engine needs from a language model: one schema-validated completion at a time.
 
-`engine.gateway.OpenAIGateway` implements it over any OpenAI-compatible endpoint;
-`engine.rehearsal.RehearsalModel` implements it offline. The runner never sees the SDK.
+`engine.provider.gateway.OpenAIGateway` implements it over any OpenAI-compatible endpoint;
+`engine.provider.rehearsal.RehearsalModel` implements it offline. The runner never sees the SDK.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class CallSpec(Generic[T]):
     `meter` (when given) is billed for every reply the provider sends back. `step` is the step's
     key, sent along (X-Dialectic-Step) so a provider's logs can tell calls apart. Which of the
     sampling and reasoning parameters reach the provider is the model profile's choice
-    (engine/profiles.py), not the caller's."""
+    (engine/provider/profiles.py), not the caller's."""
 
     model: str
     prompt: Prompt

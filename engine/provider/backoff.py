@@ -1,5 +1,5 @@
 """Waiting before a retry: the server's own hint (Retry-After) and jittered exponential backoff.
-Pure arithmetic, apart from the gateway that uses it (engine/gateway.py)."""
+Pure arithmetic, apart from the gateway that uses it (engine/provider/gateway/)."""
 
 from __future__ import annotations
 

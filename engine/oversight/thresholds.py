@@ -19,8 +19,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from engine.inference import Figure, not_enough_data, wilson_interval
-from engine.routing_audit import PUBLISHED, ROUTED, RoutedOutcome
+from engine.oversight.inference import Figure, not_enough_data, wilson_interval
+from engine.oversight.routing_audit import PUBLISHED, ROUTED, RoutedOutcome
 from engine.settings import ThresholdSpec as Thresholds
 from engine.verdicts import band_for, route
 from engine.vocabulary import Band

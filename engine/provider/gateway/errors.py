@@ -10,8 +10,6 @@ from contextlib import contextmanager
 
 import openai
 
-from engine.backoff import parse_retry_after
-from engine.circuit import unreachable_reason
 from engine.errors import (
     LLMAuthError,
     LLMBadRequest,
@@ -21,7 +19,9 @@ from engine.errors import (
     LLMTransientError,
     LLMUnreachable,
 )
-from engine.redaction import redact_urls
+from engine.provider.backoff import parse_retry_after
+from engine.provider.circuit import unreachable_reason
+from engine.provider.redaction import redact_urls
 
 _TRANSIENT_STATUS = frozenset({429, 500, 502, 503})
 _FILTER_CODES = frozenset(

@@ -5,9 +5,9 @@ score...", "score Position B 10"), talk of the system prompt, fake role headers 
 tokens, forged spotlight markers, and hidden characters (Unicode tags, zero-width runs, bidi
 controls).
 
-Phrases are matched on the skeleton of `engine.glyphs`, so look-alike letters, fullwidth forms and
-zero-width characters inside a word do not hide them; offsets are in the text as given. The
-patterns ask for words that only make sense addressed to a model ("instructions", "rubric",
+Phrases are matched on the skeleton of `engine.untrusted.glyphs`, so look-alike letters, fullwidth
+forms and zero-width characters inside a word do not hide them; offsets are in the text as given.
+The patterns ask for words that only make sense addressed to a model ("instructions", "rubric",
 "Position B", "system prompt", "AI"), so ordinary moderation and debate text ("ignore my previous
 message", "you are now muted", "act as a mediator") is not flagged.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import IntEnum, StrEnum
 from functools import lru_cache
 
-from engine import glyphs
+from engine.untrusted import glyphs
 
 EXCERPT_CHARS = 120
 SCANNED_TEXTS = 32768  # texts whose findings are remembered (~1,000 concurrent debates' outputs)

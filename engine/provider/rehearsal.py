@@ -15,9 +15,9 @@ import re
 from typing import Any
 
 from engine.domain import Usage, sha256
-from engine.llm import CallSpec, Prompt, Reply, T
-from engine.material import QUESTION, TOPIC
-from engine.spotlight import regions
+from engine.provider.llm import CallSpec, Prompt, Reply, T
+from engine.untrusted.material import QUESTION, TOPIC
+from engine.untrusted.spotlight import regions
 from engine.vocabulary import Side
 
 MARK = "[rehearsal]"

@@ -10,15 +10,15 @@ number of HTTP calls, the runner needs a callback per retry, and the backoff sch
     cut at the output cap        sent again once with twice the cap, then `LLMTruncated`
     400 naming a parameter       the parameter dropped (or the cap renamed, or JSON mode used
                                  instead of a schema), sent again, remembered per endpoint and
-                                 model (engine/profiles.py `Learned`)
+                                 model (engine/provider/profiles.py `Learned`)
     content filter               `LLMContentFiltered` at once
     401 / 403                    `LLMAuthError` at once, naming the endpoint (never the key)
     any other 4xx                `LLMBadRequest` at once
-    unreachable endpoint         counted by the circuit (engine/circuit.py); once it opens,
+    unreachable endpoint         counted by the circuit (engine/provider/circuit.py); once it opens,
                                  every call fails at once with `LLMCircuitOpen`
 
 This package is the only code of the engine that imports `openai`; every foreign exception is
-translated in `engine.gateway.errors.map_openai_error`.
+translated in `engine.provider.gateway.errors.map_openai_error`.
 """
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ from openai.types.chat.chat_completion import Choice
 from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import ValidationError
 
-from engine.backoff import backoff_delay
-from engine.circuit import Circuit
 from engine.domain import Usage
 from engine.errors import (
     ConfigurationError,
@@ -56,11 +54,19 @@ from engine.errors import (
     LLMTransientError,
     LLMTruncated,
 )
-from engine.gateway.errors import map_openai_error, translate_errors
-from engine.llm import CallSpec, Reply, T
-from engine.profiles import Learned, ModelProfile, OutputMode, profile_for, unsupported_parameter
-from engine.redaction import public_url, url_secrets
-from engine.replies import (
+from engine.provider.backoff import backoff_delay
+from engine.provider.circuit import Circuit
+from engine.provider.gateway.errors import map_openai_error, translate_errors
+from engine.provider.llm import CallSpec, Reply, T
+from engine.provider.profiles import (
+    Learned,
+    ModelProfile,
+    OutputMode,
+    profile_for,
+    unsupported_parameter,
+)
+from engine.provider.redaction import public_url, url_secrets
+from engine.provider.replies import (
     JSON_ONLY,
     describe_validation_error,
     extract_json,
@@ -92,7 +98,8 @@ MAX_OUTPUT_CAP = 65_536
 def strict_schema(schema: type[Any]) -> dict[str, Any]:
     """The strict JSON schema the SDK derives from a pydantic model (no hand-written schemas:
     every property required, no extra ones), made portable (no length or numeric keywords,
-    which some strict-mode providers refuse; engine/replies.py). Built once per model class."""
+    which some strict-mode providers refuse; engine/provider/replies.py). Built once per model
+    class."""
     cached = _STRICT_SCHEMAS.get(schema)
     if cached is None:
         cached = portable_schema(dict(openai.pydantic_function_tool(schema)["function"][
@@ -140,7 +147,7 @@ class _CallState:
 
 
 class OpenAIGateway:
-    """`engine.llm.LLMClient` over the openai SDK, for OpenAI or any compatible server."""
+    """`engine.provider.llm.LLMClient` over the openai SDK, for OpenAI or any compatible server."""
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
 """Cost arithmetic: price usage at a model's rates (cached prompt tokens at the cached rate), total
 it per model, estimate a plan (a range, typical to verbose, and the debate's ceiling; sizes from
-engine/sizing.py), and write money and tokens the one way every surface shows them."""
+engine/money/sizing.py), and write money and tokens the one way every surface shows them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Literal
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
 from engine.errors import BudgetExceeded
-from engine.prices import ModelPrice
-from engine.sizing import CEILING_MULTIPLE, SizeBook, ceiling
+from engine.money.prices import ModelPrice
+from engine.money.sizing import CEILING_MULTIPLE, SizeBook, ceiling
 
 PriceLookup = Callable[[str], ModelPrice]
 #: The token counts a cost breakdown totals, per debate and per model (Usage's fields).

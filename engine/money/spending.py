@@ -5,7 +5,7 @@ the day's cap holds for any input, however many debates run at once, anywhere.
 The service holds the plan's high (verbose) estimate for each debate in the day's budget before
 it is queued. While the debate runs, each call is predicted from its real prompt (a conservative
 token bound) and its kind's high reply size, and the plan's calls not yet started at their high
-sizes (engine/sizing.py; the predictions stretch as the debate's own replies come in). If the
+sizes (engine/money/sizing.py; the predictions stretch as the debate's own replies come in). If the
 hold cannot cover both, the purse is asked to top it up from the day's free budget, up to the
 debate's ceiling; if it still cannot, the debate stops calling the provider before the call and
 ends incomplete ("budget exhausted after phase X"); what was argued is still judged when the

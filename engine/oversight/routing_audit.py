@@ -4,7 +4,8 @@ checked, how often a routed one is approved unchanged, and the deterministic spo
 A result is *published* when routing lets it out without a reviewer ("auto_approve", or
 "tentative", shown as tentative); it is *routed* when it waits for one ("human_review",
 "escalate"). A reviewer *upholds* a result by approving it; "escalated" and "rerun" overturn it.
-Pure functions; the threshold suggester built on the same records is in ``engine.thresholds``.
+Pure functions; the threshold suggester built on the same records is in
+``engine.oversight.thresholds``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.inference import Figure, not_enough_data, wilson_interval
-from engine.panel_records import ReviewLabel
+from engine.oversight.inference import Figure, not_enough_data, wilson_interval
+from engine.oversight.panel_records import ReviewLabel
 from engine.vocabulary import ROUTED_TO_HUMANS, Routing
 
 __all__ = [

@@ -4,8 +4,8 @@ and bounded so that no judge ever dominates the panel.
 
 The rule, whose steps each weight's ``reason`` records:
 
-1. Rates: a judge's agreement ``agreed / labels`` (``engine.panel_records.agrees_with_reviewer``)
-   and the pooled rate p of the panel.
+1. Rates: a judge's agreement ``agreed / labels``
+   (``engine.oversight.panel_records.agrees_with_reviewer``) and the pooled rate p of the panel.
 2. Fewer than ``min_labels`` labels, or p not above 1/2 (reviewers do not back the typical
    judge, so agreement cannot tell who is right): the configured weight, factor 1.
 3. Otherwise the rate shrunk toward the panel, (agreed + k p) / (labels + k) with
@@ -26,7 +26,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.panel_records import AgreementCount
+from engine.oversight.panel_records import AgreementCount
 
 __all__ = ["JudgeWeight", "WeightPolicy", "evidence_weights"]
 

@@ -20,7 +20,7 @@ from statistics import median
 import numpy as np
 import numpy.typing as npt
 
-from engine.inference import (
+from engine.oversight.inference import (
     SPEARMAN_VARIANCE,
     Figure,
     fisher_interval,
@@ -33,7 +33,7 @@ from engine.inference import (
     wilson_interval,
     z_for,
 )
-from engine.panel_records import (
+from engine.oversight.panel_records import (
     SIDES,
     AgreementCount,
     JudgeKey,
