@@ -36,9 +36,10 @@ run: $(RUNTIME_STAMP)
 test: install
 	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest
 
-## make test-fast: the unit tests only (no PostgreSQL, no whole stacks), for the edit loop
+## make test-fast: the unit tests only (tests/unit: no database, socket, process or browser), for
+## the edit loop
 test-fast: install
-	$(PY) -m pytest -m "not postgres and not integration"
+	$(PY) -m pytest tests/unit
 
 ## make bench: speed and memory figures (prints them; asserts nothing about time); BENCH_ARGS
 ## names sections (engine cli peer service slack). matplotlib (for the plot) and the peer tool

@@ -6,8 +6,9 @@ phone), written as PNGs for people to look at (the README shows two of them).
 Runs the whole service in this process on a throwaway SQLite database, in rehearsal mode (no
 model, nothing leaves the machine): one debate per mode, one waiting for a reviewer, a reviewer
 signed in with a link. The Judges page reads a synthetic judged history written through the
-service (tests/audit_fixtures.py: a judge that favours Position A, one that loves length, a harsh
-one), settled and reviewed as real debates are, since rehearsals are left out of the audit.
+service (tests/support/audit_fixtures.py: a judge that favours Position A, one that loves
+length, a harsh one), settled and reviewed as real debates are, since rehearsals are left out of
+the audit.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from engine.domain import DebateRequest, utcnow
 from engine.vocabulary import Mode
 from storage.db import Database
 from storage.records import Origin
-from tests.audit_fixtures import SyntheticJudge, history
-from tests.browser_fixtures import DESKTOP, PHONE, Browser, start_chromium
-from tests.http_fixtures import free_port, served
-from tests.oversight_fixtures import REVIEWER, Clock, ending_now, settle_history
-from tests.service_fixtures import rehearsal_settings, running_worker, wait_done
+from tests.support.audit_fixtures import SyntheticJudge, history
+from tests.support.browser_fixtures import DESKTOP, PHONE, Browser, start_chromium
+from tests.support.http_fixtures import free_port, served
+from tests.support.oversight_fixtures import REVIEWER, Clock, ending_now, settle_history
+from tests.support.service_fixtures import rehearsal_settings, running_worker, wait_done
 
 TOPICS = {
     Mode.CONSENSUS: "Should we move billing to PostgreSQL?",

@@ -34,8 +34,8 @@ from storage import audit
 from storage.db import Database
 from storage.models import StepRow
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, message_text
-from tests.pg_server import OwnPostgres, own_postgres, server_binaries
-from tests.served_process import ServedProcess, serve_env
+from tests.support.pg_server import OwnPostgres, own_postgres, server_binaries
+from tests.support.served_process import ServedProcess, serve_env
 
 SETTLED = {"completed", "failed", "timed_out", "approved", "escalated", "awaiting_review"}
 TOPIC = re.compile(r"Soak #(\d+):")

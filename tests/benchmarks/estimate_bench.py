@@ -19,7 +19,7 @@ from storage.db import Database
 from storage.records import Origin
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
-from tests.service_fixtures import running_worker, service, wait_done
+from tests.support.service_fixtures import running_worker, service, wait_done
 
 DEBATES = 10
 LEVELS = ("typical", "verbose")

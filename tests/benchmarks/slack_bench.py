@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.slack_fixtures import Harness, slack_harness
+from tests.support.slack_fixtures import Harness, slack_harness
 
 COMMANDS = 100
 SEQUENTIAL = 20

@@ -32,6 +32,11 @@ refuses `json_schema` and fences JSON replies in markdown half the time. A reque
 would reject is answered 400 before any fault is consulted (and uses none up). `refuse()` and
 `refusal_rate` make the model decline in its own words (`message.refusal`).
 
+This module is the entry point (FakeOpenAI and the names tests import); the parts:
+chat_requests (requests and matching), provider_faults (scripts and faults), model_replies
+(reply generation, with realistic, schema_faker and obedience), provider_rules (the provider
+simulation), completions and token_usage (the answer and its bill).
+
 By hand: `python -m tests.fakes.openai_server --port 8900 --latency 0.2 --replies typical
 --provider deepseek`.
 """
@@ -43,7 +48,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import random
 import time
 from types import TracebackType
 from typing import Any
@@ -56,22 +60,16 @@ from tests.fakes.chat_requests import (
     Matcher,
     RecordedRequest,
     ReplySource,
-    Rule,
     first_rule,
     last_text,
     matches,
     message_text,
 )
 from tests.fakes.completions import Output, completion_body, error_response, reset
-from tests.fakes.obedience import (
-    Orders,
-    markers_from_rule,
-    mask_boundaries,
-    outside_regions,
-    readable,
-)
-from tests.fakes.realistic import LEVELS, REPLY_LEVELS, RealisticFaker, prose, topic_words
-from tests.fakes.schema_faker import HINT_CHARS, SchemaFaker, request_schema, schema_in_text
+from tests.fakes.model_replies import ModelReplies
+from tests.fakes.provider_faults import DEFAULT_REFUSAL, ProviderRules
+from tests.fakes.realistic import REPLY_LEVELS
+from tests.fakes.schema_faker import SchemaFaker, request_schema, schema_in_text
 from tests.fakes.token_usage import (
     PromptCache,
     TokenCount,
@@ -86,15 +84,12 @@ __all__ = ["Body", "FakeOpenAI", "Matcher", "RecordedRequest", "ReplySource", "S
            "estimate_tokens", "last_text", "matches", "message_text", "request_schema",
            "schema_in_text"]
 
-DEFAULT_INVALID_CONTENT = "Sure! Here is what I think: the proposal is sound, mostly."
-DEFAULT_REFUSAL = "I'm sorry, but I can't help with that."
-
 
 # --------------------------------------------------------------------------------------------
 # the server
 
 
-class FakeOpenAI:
+class FakeOpenAI(ProviderRules, ModelReplies):
     """A fake OpenAI-compatible server with scripted replies, latency and fault injection."""
 
     def __init__(
@@ -115,6 +110,7 @@ class FakeOpenAI:
         if provider not in provider_rules.PROVIDERS:
             raise ValueError(
                 f"provider must be one of {provider_rules.PROVIDERS}, not {provider!r}")
+        ProviderRules.__init__(self)
         self.replies = replies
         self.provider = provider
         self.refusal_rate = refusal_rate  # the share of requests the model declines, at random
@@ -128,9 +124,6 @@ class FakeOpenAI:
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
-        self._faults: list[Rule] = []
-        self._hangs: list[Rule] = []
-        self._scripts: list[Rule] = []
         self._ids = itertools.count(1)
         minimum, unit = provider_rules.CACHE_GRAIN[provider]
         self._cache = PromptCache(minimum=minimum, unit=unit)
@@ -176,58 +169,7 @@ class FakeOpenAI:
     ) -> None:
         await self.stop()
 
-    # --- scripting and faults ---
-
-    def script(self, match: Matcher, reply: ReplySource, *, times: int | None = None) -> None:
-        """Answer matching requests with `reply` (text, a dict sent as JSON, or a function)."""
-        self._scripts.append(Rule(match, "script", times, reply=reply))
-
-    def fail(
-        self,
-        match: Matcher,
-        status: int,
-        *,
-        times: int | None = 1,
-        headers: dict[str, str] | None = None,
-        body: Body | None = None,
-    ) -> None:
-        """Answer matching requests with HTTP `status` (and the given headers and error body)."""
-        self._faults.append(
-            Rule(match, "fail", times, status=status, headers=dict(headers or {}), body=body)
-        )
-
-    def reset_connection(self, match: Matcher, times: int = 1) -> None:
-        """Close the connection without answering."""
-        self._faults.append(Rule(match, "reset", times))
-
-    def hang(self, match: Matcher, seconds: float, times: int | None = 1) -> None:
-        """Wait `seconds` before answering (as normal, or with a fault that also matches)."""
-        self._hangs.append(Rule(match, "hang", times, seconds=seconds))
-
-    def content_filter(self, match: Matcher, times: int = 1) -> None:
-        """Answer 200 with finish_reason "content_filter" and no content."""
-        self._faults.append(Rule(match, "content_filter", times))
-
-    def invalid_json(self, match: Matcher, times: int | None = 1, *,
-                     content: str | None = None) -> None:
-        """Answer 200 with content that is not valid for the schema (prose, unless given)."""
-        self._faults.append(
-            Rule(match, "invalid_json", times, reply=content or DEFAULT_INVALID_CONTENT)
-        )
-
-    def refuse(self, match: Matcher, text: str = DEFAULT_REFUSAL, *, times: int | None = 1
-               ) -> None:
-        """Answer 200 with the model declining in its own words: `content` null, `refusal` set
-        (OpenAI's structured-outputs refusal)."""
-        self._faults.append(Rule(match, "refuse", times, reply=text))
-
-    def clear(self) -> None:
-        """Forget every rule and recorded request."""
-        self._faults.clear()
-        self._hangs.clear()
-        self._scripts.clear()
-        self.requests.clear()
-        self.max_in_flight = self.in_flight
+    # --- what was asked and billed ---
 
     def count(self, match: Matcher | None = None) -> int:
         """How many recorded requests match (all of them without `match`)."""
@@ -331,60 +273,6 @@ class FakeOpenAI:
         content = provider_rules.fenced(self._content_for(record), body, self.provider,
                                         self._rng(body, "fence"))
         return self._completion(record, content + " " * self.verbosity)
-
-    def _content_for(self, record: RecordedRequest) -> str:
-        body = record.body
-        script = first_rule(self._scripts, body)
-        if script is not None:
-            reply = script.reply(body) if callable(script.reply) else script.reply
-            return reply if isinstance(reply, str) else json.dumps(reply)
-        value, orders = self._generate(body, obedient=self.obedient)
-        record.obeyed = orders.described()
-        return json.dumps(value)
-
-    def generated(self, body: Body, *, obedient: bool) -> Any:
-        """The reply the fake generates for `body` (scripts and faults aside), as a gullible or
-        an honest model: the same request both ways shows whether an order moved the reply."""
-        return self._generate(body, obedient=obedient)[0]
-
-    def _generate(self, body: Body, *, obedient: bool) -> tuple[Any, Orders]:
-        system, user = last_text(body, "system"), last_text(body, "user")
-        markers = markers_from_rule(system)
-        schema = request_schema(body)
-        hint = readable(user, markers)
-        rng = random.Random(mask_boundaries(f"{self.seed}\x00{system}\x00{user}", markers))
-        value: Any
-        free_text = None
-        if self.replies != "minimal":
-            faker = RealisticFaker(schema or {}, prompt=hint, level=LEVELS[self.replies], rng=rng)
-            value = faker.make() if schema is not None else {
-                "answer": prose(rng.randint(*LEVELS[self.replies].top_words),
-                                topic_words(hint), rng)}
-            free_text = faker.prose.__contains__ if schema is not None else None
-        elif schema is None:
-            value = {"answer": f"fake answer for {hint[:HINT_CHARS]}"}
-        else:
-            value = SchemaFaker(schema, hint=hint, rng=rng).make()
-        if not obedient:
-            return value, Orders()
-        said = "\n".join(
-            outside_regions(message_text(m), markers)
-            for m in body.get("messages") or []
-            if isinstance(m, dict) and m.get("role") in ("system", "user")
-        )
-        orders = Orders.read(said)
-        value = orders.apply(value, free_text)
-        if schema is None and orders.say:
-            value = {"answer": orders.say}
-        return value, orders
-
-    def _rng(self, body: Body, purpose: str) -> random.Random:
-        """A generator for one random choice about one request: the same seed and request
-        always choose the same way."""
-        system, user = last_text(body, "system"), last_text(body, "user")
-        markers = markers_from_rule(system)
-        text = f"{self.seed}\x00{purpose}\x00{body.get('model')}\x00{system}\x00{user}"
-        return random.Random(mask_boundaries(text, markers))
 
     def _completion(
         self, record: RecordedRequest, content: str | None, *, finish_reason: str = "stop",

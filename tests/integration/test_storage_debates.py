@@ -1,0 +1,201 @@
+"""Debates: create, idempotency, the lifecycle and its audit trail, the result cache."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select
+
+from engine.domain import DebateResult, utcnow
+from storage import audit, debates
+from storage.db import Database
+from storage.errors import AlreadyExists, IllegalTransition, NotFound
+from storage.models import AuditEventRow
+from storage.records import DebateStatus, Origin
+from tests.support import storage_fixtures as fx
+from tests.support.storage_fixtures import add_debate, make_record
+
+db = fx.db  # fixture (until conftest.py imports it)
+
+
+async def test_create_and_get_round_trip(db: Database) -> None:
+    record = make_record(parent_id="p1", downgraded_from="consensus")
+    async with db.transaction() as session:
+        created = await debates.create(session, record=record, topic_key="k1")
+    async with db.transaction(readonly=True) as session:
+        stored = await debates.get(session, record.id)
+    assert stored == created
+    assert stored.model_dump() == record.model_dump()
+
+
+async def test_create_starts_the_audit_chain(db: Database) -> None:
+    record = await add_debate(db)
+    async with db.transaction(readonly=True) as session:
+        chain = await audit.events(session, record.id)
+    assert [(e.seq, e.kind, e.actor) for e in chain] == [(1, "debate_created", "U123")]
+    assert chain[0].data["status"] == "queued"
+
+
+async def test_get_unknown_raises_not_found(db: Database) -> None:
+    async with db.transaction(readonly=True) as session:
+        with pytest.raises(NotFound, match="debate nope not found"):
+            await debates.get(session, "nope")
+
+
+async def test_duplicate_idempotency_key_names_the_existing_debate(db: Database) -> None:
+    async with db.transaction() as session:
+        first = await debates.create(session, record=make_record(), topic_key="k",
+                                     idempotency_key="slack:T1:abc")
+    async with db.transaction() as session:
+        with pytest.raises(AlreadyExists) as caught:
+            await debates.create(session, record=make_record(), topic_key="k",
+                                 idempotency_key="slack:T1:abc")
+        # the savepoint kept the caller's transaction usable, on PostgreSQL too
+        assert len(await debates.list_recent(session)) == 1
+    assert caught.value.existing_id == first.id
+    assert caught.value.constraint == "uq_debates_idempotency_key"
+
+
+async def test_concurrent_creates_with_one_idempotency_key_make_one_debate(db: Database) -> None:
+    async def submit() -> str:
+        try:
+            async with db.transaction() as session:
+                created = await debates.create(session, record=make_record(), topic_key="k",
+                                               idempotency_key="api:retry-me")
+        except AlreadyExists as exc:
+            assert exc.existing_id is not None
+            return "dup:" + exc.existing_id
+        return created.id
+
+    outcomes = await asyncio.gather(*(submit() for _ in range(5)))
+    winners = [o for o in outcomes if not o.startswith("dup:")]
+    assert len(winners) == 1
+    assert {o.removeprefix("dup:") for o in outcomes} == set(winners)
+
+
+async def test_duplicate_id_is_already_exists(db: Database) -> None:
+    record = await add_debate(db)
+    async with db.transaction() as session:
+        with pytest.raises(AlreadyExists) as caught:
+            await debates.create(session, record=record, topic_key="k")
+    assert caught.value.existing_id == record.id
+
+
+async def test_list_recent_filters_and_orders_newest_first(db: Database) -> None:
+    old = await add_debate(db, "old", seconds_ago=60, requested_by="U1")
+    mid = await add_debate(db, "mid", seconds_ago=30, requested_by="U2")
+    new = await add_debate(db, "new", requested_by="U1")
+    async with db.transaction() as session:
+        await debates.transition(session, mid.id, DebateStatus.FAILED, actor="t", error="boom")
+        everything = await debates.list_recent(session)
+        failed = await debates.list_recent(session, status="failed")
+        mine = await debates.list_recent(session, requested_by="U1", limit=1)
+    assert [r.id for r in everything] == [new.id, mid.id, old.id]
+    assert [r.id for r in failed] == [mid.id]
+    assert [r.id for r in mine] == [new.id]
+
+
+async def test_legal_path_is_applied_and_audited(db: Database) -> None:
+    record = await add_debate(db)
+    result = DebateResult(id=record.id, status="completed", mode="simple", topic="t",
+                          verdict="pro wins")
+    path = [DebateStatus.DEBATING, DebateStatus.JUDGING, DebateStatus.COMPLETED,
+            DebateStatus.AWAITING_REVIEW, DebateStatus.APPROVED]
+    async with db.transaction() as session:
+        await debates.transition(session, record.id, path[0], actor="w1", started_at=utcnow())
+        await debates.transition(session, record.id, path[1], actor="w1")
+        await debates.transition(session, record.id, path[2], actor="w1", result=result,
+                                 cost_usd=0.042, reason="done")
+        await debates.transition(session, record.id, path[3], actor="service")
+        final = await debates.transition(session, record.id, path[4], actor="U9", reason="ok")
+    assert final.status is DebateStatus.APPROVED
+    assert final.result == result and final.cost_usd == 0.042
+    assert final.finished_at is not None and final.started_at is not None
+    async with db.transaction(readonly=True) as session:
+        chain = await audit.events(session, record.id)
+        report = await audit.verify(session, record.id)
+    changes = [(e.data["from"], e.data["to"], e.actor) for e in chain if e.kind == "status_changed"]
+    assert changes == [
+        ("queued", "debating", "w1"), ("debating", "judging", "w1"),
+        ("judging", "completed", "w1"), ("completed", "awaiting_review", "service"),
+        ("awaiting_review", "approved", "U9"),
+    ]
+    assert chain[3].data["reason"] == "done"
+    assert report.ok and report.events_checked == 6
+
+
+async def test_illegal_transition_is_refused_and_changes_nothing(db: Database) -> None:
+    record = await add_debate(db)
+    async with db.transaction(readonly=True) as session:
+        before = await debates.get(session, record.id)
+        links = await session.scalar(select(func.count()).select_from(AuditEventRow))
+    with pytest.raises(IllegalTransition, match="queued -> approved") as caught:
+        async with db.transaction() as session:
+            await debates.transition(session, record.id, DebateStatus.APPROVED, actor="U1",
+                                     error="should not stick")
+    assert (caught.value.current, caught.value.target) == ("queued", "approved")
+    async with db.transaction(readonly=True) as session:
+        assert await debates.get(session, record.id) == before
+        assert await session.scalar(select(func.count()).select_from(AuditEventRow)) == links
+
+
+async def test_transition_refuses_unknown_fields(db: Database) -> None:
+    record = await add_debate(db)
+    async with db.transaction() as session:
+        with pytest.raises(TypeError, match="topic"):
+            await debates.transition(session, record.id, DebateStatus.DEBATING, actor="w",
+                                     topic="rewritten")
+
+
+async def test_requeue_clears_the_lease_and_finish(db: Database) -> None:
+    record = await add_debate(db)
+    async with db.transaction() as session:
+        await debates.transition(session, record.id, DebateStatus.DEBATING, actor="w",
+                                 lease_owner="w", lease_expires_at=utcnow())
+        failed = await debates.transition(session, record.id, DebateStatus.FAILED, actor="w")
+        again = await debates.transition(session, record.id, DebateStatus.QUEUED, actor="U1")
+    assert failed.finished_at is not None and failed.lease_owner is None
+    assert again.finished_at is None and again.lease_expires_at is None
+
+
+async def test_update_origin(db: Database) -> None:
+    record = await add_debate(db)
+    origin = Origin(surface="slack", channel_id="C9", thread_ts="2.0", status_ts="3.0")
+    async with db.transaction() as session:
+        await debates.update_origin(session, record.id, origin)
+    async with db.transaction(readonly=True) as session:
+        assert (await debates.get(session, record.id)).origin == origin
+
+
+async def test_find_cached_returns_the_newest_usable_result(db: Database) -> None:
+    since = utcnow() - timedelta(minutes=5)
+    stale = await add_debate(db, topic_key="tk", seconds_ago=600)
+    older = await add_debate(db, topic_key="tk", seconds_ago=120)
+    newer = await add_debate(db, topic_key="tk", seconds_ago=60)
+    failed = await add_debate(db, topic_key="tk", seconds_ago=1)
+    other = await add_debate(db, topic_key="other", seconds_ago=1)
+    async with db.transaction() as session:
+        for record in (stale, older, newer, other):
+            result = DebateResult(id=record.id, status="completed", mode="simple", topic="t")
+            await debates.transition(session, record.id, DebateStatus.DEBATING, actor="w")
+            await debates.transition(session, record.id, DebateStatus.COMPLETED, actor="w",
+                                     result=result)
+        await debates.transition(session, failed.id, DebateStatus.FAILED, actor="w")
+    async with db.transaction(readonly=True) as session:
+        hit = await debates.find_cached(session, topic_key="tk", since=since)
+        miss = await debates.find_cached(session, topic_key="none", since=since)
+    assert hit is not None and hit.id == newer.id
+    assert miss is None
+
+
+def test_topic_key_normalises_case_space_and_punctuation() -> None:
+    from engine.domain import DebateRequest
+
+    a = DebateRequest(topic="Should we  move billing to PostgreSQL?", mode="simple")
+    b = DebateRequest(topic="should we move billing to postgresql", mode="simple")
+    c = DebateRequest(topic="should we move billing to postgresql", mode="consensus")
+    assert debates.topic_key(a, "default") == debates.topic_key(b, "default")
+    assert debates.topic_key(a, "default") != debates.topic_key(c, "default")
+    assert debates.topic_key(a, "default") != debates.topic_key(a, "market")

@@ -1,0 +1,1 @@
+"""Unit tests: pure code, no I/O (no socket, database, subprocess or browser)."""
