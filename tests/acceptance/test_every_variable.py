@@ -91,7 +91,7 @@ async def test_serve_with_every_readme_variable_set_at_once(tmp_path: Path) -> N
         try:
             health = await _healthy_with_slack(server)
             assert health["rehearsal"] is False and health["slack_problem"] is None
-            assert slack.socket_mode.greeted == 1      # Socket Mode connected beside HTTP
+            assert slack.socket_mode.greeted >= 1      # Socket Mode connected beside HTTP
             auth = {"Authorization": f"Bearer {TOKEN}"}
             status, body = await server.call(
                 "POST", "/api/debates", headers=auth,
