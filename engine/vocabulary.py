@@ -91,7 +91,7 @@ MAX_ROLE_MODELS = 32          # entries of options.role_models
 MAX_WINDOW_DAYS = 3650        # days an audit, a routing report or a suggestion reads back
 MAX_LISTED = 500              # debates one listing returns
 MAX_LINK_DAYS = 30            # a signed reviewer link or session lives at most this long
-MAX_WORKERS = 256             # debates one worker process runs at once
+MAX_WORKERS = 1024            # debates one worker process runs at once (the bench runs 1,000)
 
 
 def choices(enum: type[StrEnum]) -> tuple[str, ...]:
