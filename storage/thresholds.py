@@ -72,13 +72,14 @@ async def changes(session: AsyncSession, *, preset: str | None = None, limit: in
 
 
 async def in_force(session: AsyncSession) -> dict[str, AppliedThresholds]:
-    """Per preset, the applied cut-offs in force; presets back on their own, or whose newest
-    stored cut-offs are not valid (logged), are absent: they route by their own."""
+    """Per preset, the applied cut-offs in force; presets back on their own are absent. A preset
+    whose newest stored cut-offs are not valid (logged) is there with `thresholds` None and why
+    in `invalid`: it routes by its own, and the views say the applied ones were set aside."""
     rows = await session.scalars(select(AppliedThresholdsRow).order_by(
         AppliedThresholdsRow.applied_at, AppliedThresholdsRow.id))
     newest = {row.preset: _record(row) for row in rows}
     return {preset: found for preset, found in sorted(newest.items())
-            if found.thresholds is not None}
+            if found.thresholds is not None or found.invalid}
 
 
 async def in_force_batch(session: AsyncSession, asks: list[None], fresh: bool

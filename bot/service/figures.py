@@ -113,6 +113,10 @@ def in_force_text(in_force: ThresholdsInForce) -> str:
         when = applied.applied_at.strftime("%Y-%m-%d %H:%M")
         text += (f" — applied by {applied.applied_by} on {when} UTC; routing uses these over "
                  f"the preset's own ({cutoffs_text(in_force.preset_thresholds)})")
+    elif applied is not None and applied.invalid:
+        when = applied.applied_at.strftime("%Y-%m-%d %H:%M")
+        text += (f" — the preset's own: the cut-offs {applied.applied_by} applied on {when} UTC "
+                 f"were set aside ({applied.invalid}); apply valid ones or --reset")
     else:
         text += " — the preset's own"
     return text

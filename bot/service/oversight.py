@@ -301,8 +301,10 @@ class Oversight:
 
 
 def _in_force(spec: PresetSpec, applied: AppliedThresholds | None) -> ThresholdsInForce:
-    if applied is None or applied.thresholds is None:
+    if applied is None or applied.thresholds is None:   # set aside when invalid: say so
         return ThresholdsInForce(preset=spec.name, thresholds=spec.thresholds, source="preset",
-                                 preset_thresholds=spec.thresholds)
+                                 preset_thresholds=spec.thresholds,
+                                 applied=applied if applied is not None and applied.invalid
+                                 else None)
     return ThresholdsInForce(preset=spec.name, thresholds=applied.thresholds, source="applied",
                              preset_thresholds=spec.thresholds, applied=applied)

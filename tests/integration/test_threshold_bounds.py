@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import text
 
 from bot.http.routes import dumps
+from bot.service.figures import cutoffs_text, in_force_text
 from bot.settings import Settings
 from engine.domain import DebateRequest
 from engine.presets import BUILTIN_PRESETS
@@ -66,6 +67,9 @@ async def _debate_finishes_by_its_own_cutoffs(db: Database, caplog: pytest.LogCa
                 record = await wait_done(rt.service, sub.record.id)
         await rt.service.aclose()
     assert in_force.source == "preset" and in_force.thresholds == own
+    shown = in_force_text(in_force)   # what `thresholds show` and the Judges page print
+    assert shown.startswith(f"{cutoffs_text(own)} — the preset's own: the cut-offs old-version "
+                            "applied on ") and "were set aside (" in shown
     assert record.status is not DebateStatus.JUDGING and record.result is not None
     assert record.status in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
     consensus = record.result.consensus
