@@ -109,7 +109,7 @@ def _statement(connection: sqlite3.Connection, operation: str, parameters: Any, 
         else:
             cursor.execute(operation, parameters)
         rows = cursor.fetchmany(CHUNK) if cursor.description else []
-    except BaseException:
+    except BaseException:   # whatever stops it (an SQL error, an interrupt): close, re-raise
         cursor.close()
         raise
     state = (cursor.description, cursor.rowcount, cursor.lastrowid, rows)
