@@ -18,8 +18,8 @@ By hand: `python -m tests.fakes.slack_server --port 8901`.
 
 This module is the entry point (FakeSlack and the names tests import); the parts:
 slack_requests (arguments, checks, the call log), slack_state (the workspace),
-slack_methods (the Web API methods), slack_faults, slack_signin (OpenID) and
-slack_socket (Socket Mode).
+slack_methods (the Web API methods), slack_assistant (AI-app threads), slack_faults,
+slack_signin (OpenID) and slack_socket (Socket Mode).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.slack_assistant import SlackAssistant
 from tests.fakes.slack_faults import PROXY_PAGES, Fault, SlackFaults, take
-from tests.fakes.slack_methods import SlackMethods
 from tests.fakes.slack_requests import (
     JSON_ARGS,
     MAX_BLOCKS,
@@ -61,12 +61,12 @@ __all__ = ["JSON_ARGS", "MAX_BLOCKS", "MAX_BLOCKS_CHARS", "MAX_TEXT", "PROXY_PAG
 RESPONSE_URL_USES = 5
 
 
-class FakeSlack(SlackMethods, SlackSignIn, SlackFaults):
+class FakeSlack(SlackAssistant, SlackSignIn, SlackFaults):
     """A fake Slack Web API with state, fault injection and a record of every call."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, team_id: str = "T0FAKE",
                  bot_user_id: str = "UBOT0001", bot_id: str = "B0FAKE") -> None:
-        SlackMethods.__init__(self, team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id)
+        SlackAssistant.__init__(self, team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id)
         SlackSignIn.__init__(self)
         SlackFaults.__init__(self)
         self.host, self.port = host, port
