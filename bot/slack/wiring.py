@@ -20,6 +20,7 @@ from slack_bolt.async_app import AsyncApp
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.slack.app import build_bolt_app, make_client, mount
+from bot.slack.assistant import DmStatus
 from bot.slack.context import SlackContext
 from bot.slack.decisions import told_in_slack
 from bot.slack.notifier import SlackNotifier
@@ -40,6 +41,9 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
                              ChannelPacer(settings.slack_post_interval))
     rt.service.sink_factories.append(notifier.sink_for)
     rt.service.finished_hooks.append(notifier.on_finished)
+    dm_status = DmStatus(notifier)   # after the notifier's: its posts clear the status line
+    rt.service.sink_factories.append(dm_status.sink_for)
+    rt.service.finished_hooks.append(dm_status.on_finished)
     rt.reviews.reviewers.directory = SlackUserGroups(notifier.client)  # `S…` reviewer entries
     rt.reviews.decided_hooks.append(told_in_slack(notifier))   # decided in the console or CLI
     if settings.sign_in:   # the console's "Sign in with Slack"

@@ -18,7 +18,10 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.http.signin import CALLBACK
 from bot.slack import signin
 from bot.slack.app import EVENTS_PATH
-from bot.slack.listeners import actions, commands, events, home, shortcuts
+from bot.slack.listeners import actions, commands, direct, events, home, shortcuts
+from bot.slack.parsing import parse_command
+from bot.slack.views.assistant import suggested_prompts
+from engine.presets import BUILTIN_PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -30,6 +33,9 @@ HOST = "https://dialectic.example.com"   # the manifest's placeholder for DIALEC
 #: calling must be added here, with its scope, and the scope to manifest.yml.
 METHOD_SCOPES: dict[str, str | None] = {
     "auth.test": None,
+    "assistant.threads.setStatus": "chat:write",   # assistant:write too, for now
+    "assistant.threads.setSuggestedPrompts": "assistant:write",
+    "assistant.threads.setTitle": "assistant:write",
     "chat.postMessage": "chat:write",
     "chat.update": "chat:write",
     "chat.postEphemeral": "chat:write",
@@ -45,6 +51,7 @@ METHOD_SCOPES: dict[str, str | None] = {
 EVENT_SCOPES: dict[str, str | None] = {
     "app_mention": "app_mentions:read",
     "app_home_opened": None,
+    "assistant_thread_started": "assistant:write",
     "message.channels": "channels:history",
     "message.groups": "groups:history",
     "message.im": "im:history",
@@ -69,7 +76,7 @@ class Registrations:
 
 def registered() -> dict[str, set[str]]:
     app = Registrations()
-    for module in (commands, events, actions, shortcuts, home):
+    for module in (commands, events, actions, shortcuts, home, direct):
         module.register(app, None)  # type: ignore[arg-type]  # nothing is called at registration
     return app.seen
 
@@ -139,3 +146,18 @@ def test_socket_mode_is_off_with_request_urls_and_the_readme_says_what_to_remove
     assert MANIFEST["settings"]["socket_mode_enabled"] is False
     step = README.split("**Socket Mode**", 1)[1].split("\n4.", 1)[0]
     assert "socket_mode_enabled: true" in step and "request_url" in step and "`url`" in step
+
+
+def test_the_dm_surface_is_declared_with_the_prompts_the_bot_offers() -> None:
+    features = MANIFEST["features"]
+    home = features["app_home"]
+    assert home["messages_tab_enabled"] is True
+    assert home["messages_tab_read_only_enabled"] is False
+    agent = features["agent_view"]
+    assert agent["agent_description"]
+    assert agent["suggested_prompts"] == suggested_prompts(BUILTIN_PRESETS)
+    for prompt in agent["suggested_prompts"]:   # each one starts what it says
+        command = parse_command(prompt["message"])
+        assert command.action == "start" and (command.preset or "default") in BUILTIN_PRESETS
+    assert "message.im" in MANIFEST["settings"]["event_subscriptions"]["bot_events"]
+    assert "agent_view" in README and "assistant_view" in README

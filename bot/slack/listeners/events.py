@@ -13,6 +13,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
 from bot.slack.context import SlackContext
+from bot.slack.listeners import direct
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import Command, ThreadLine, parse_mention, strip_mentions, thread_context
 from bot.slack.starter import NotInChannel, Place, start_debate
@@ -31,8 +32,10 @@ EDITED = "message_changed"
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
-    async def on_message(event: dict[str, Any], context: AsyncBoltContext) -> None:
-        await ctx.track(handle_message(ctx, event, context.bot_user_id))
+    async def on_message(event: dict[str, Any], body: dict[str, Any],
+                         context: AsyncBoltContext) -> None:
+        await ctx.track(handle_message(ctx, event, context.bot_user_id,
+                                       team_id=body.get("team_id")))
 
     async def on_mention(event: dict[str, Any], body: dict[str, Any],
                          context: AsyncBoltContext) -> None:
@@ -43,9 +46,10 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
     app.event("app_mention")(on_mention)
 
 
-async def handle_message(ctx: SlackContext, event: dict[str, Any], bot_user_id: str | None
-                         ) -> None:
-    """Remember the message; a reply in a running debate's thread is evidence."""
+async def handle_message(ctx: SlackContext, event: dict[str, Any], bot_user_id: str | None,
+                         team_id: str | None = None) -> None:
+    """Remember the message; a reply in a running debate's thread is evidence; any other DM
+    is a question to debate (bot/slack/listeners/direct.py)."""
     message = spoken_message(event)
     if message is None:
         edited = edited_message(event)
@@ -53,9 +57,12 @@ async def handle_message(ctx: SlackContext, event: dict[str, Any], bot_user_id: 
             await _remember(ctx, edited)
         return
     await _remember(ctx, message)
+    taken = False
     if message.thread_ts and message.thread_ts != message.ts and not mentions(
             message.text, bot_user_id):
-        await _maybe_evidence(ctx, message)
+        taken = await _maybe_evidence(ctx, message)
+    if not taken and direct.is_dm_event(event):
+        await direct.on_dm(ctx, message, team_id=team_id, bot_user_id=bot_user_id)
 
 
 async def handle_mention(ctx: SlackContext, event: dict[str, Any], *, team_id: str | None,
@@ -101,8 +108,9 @@ async def _remember(ctx: SlackContext, message: slack_store.SeenMessage) -> None
         await slack_store.remember_message(session, message)
 
 
-async def _maybe_evidence(ctx: SlackContext, message: slack_store.SeenMessage) -> None:
-    """A reply in a running debate's thread: record it (audited) and react to acknowledge."""
+async def _maybe_evidence(ctx: SlackContext, message: slack_store.SeenMessage) -> bool:
+    """A reply in a running debate's thread: record it (audited) and react to acknowledge.
+    True when it was taken."""
     async with ctx.rt.db.transaction(readonly=True) as session:
         debate_ids = await slack_store.debates_in_thread(
             session, channel_id=message.channel_id, thread_ts=str(message.thread_ts))
@@ -118,7 +126,8 @@ async def _maybe_evidence(ctx: SlackContext, message: slack_store.SeenMessage) -
             if added.findings:
                 await _reply(ctx, message, notices.evidence_addressed_to_ai(),
                              str(message.thread_ts))
-            return
+            return True
+    return False
 
 
 async def _react(ctx: SlackContext, message: slack_store.SeenMessage) -> None:
