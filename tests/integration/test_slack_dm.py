@@ -1,0 +1,160 @@
+"""Ask in a DM, end to end: signed events to the real Bolt app, the real slack_sdk client against
+FakeSlack (with its assistant.threads.* methods), debates on the rehearsal model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from bot.slack.views.assistant import PROMPTS_TITLE, suggested_prompts
+from engine.presets import BUILTIN_PRESETS
+from engine.vocabulary import MAX_TOPIC_CHARS
+from storage import evidence
+from tests.support.slack_fixtures import Harness, audit_kinds, blocks_text, slack, slack_harness
+
+__all__ = ["slack"]
+
+DM = "D0ALICE1"
+ALICE = "UALICE"
+QUESTION = "Should we move billing to PostgreSQL?"
+
+
+def _dm(h: Harness, text: str, *, user: str = ALICE, thread_ts: str | None = None,
+        **extra: Any) -> dict[str, Any]:
+    """A person's DM as Slack delivers it (the message is in the fake's DM too)."""
+    ts = h.fake.add_message(DM, text, user=user, thread_ts=thread_ts)
+    event = {"type": "message", "channel": DM, "channel_type": "im", "user": user, "ts": ts,
+             "text": text, "event_ts": ts, **extra}
+    if thread_ts:
+        event["thread_ts"] = thread_ts
+    return event
+
+
+def _texts(h: Harness, thread_ts: str) -> list[str]:
+    return [str(m.get("text", "")) for m in h.fake.replies(DM, thread_ts)]
+
+
+async def test_a_new_assistant_thread_is_offered_the_presets(slack: Harness) -> None:
+    root = slack.fake.add_message(DM, "Chats from today", user=ALICE)
+    reply = await slack.event({"type": "assistant_thread_started", "event_ts": root,
+                               "assistant_thread": {"user_id": ALICE, "channel_id": DM,
+                                                    "thread_ts": root,
+                                                    "context": {"channel_id": "CGENERAL"}}})
+    assert reply.status == 200
+    await slack.fake.wait_for("assistant.threads.setSuggestedPrompts")
+    offered = slack.fake.prompts[(DM, root)]
+    assert offered["title"] == PROMPTS_TITLE
+    assert offered["prompts"] == suggested_prompts(BUILTIN_PRESETS)
+    assert [p["title"] for p in offered["prompts"]] == ["Decision review", "Any question",
+                                                        "Bull vs bear", "Policy check"]
+    assert "--preset decision" in offered["prompts"][0]["message"]
+
+
+async def test_a_dm_question_is_debated_in_its_thread_with_a_status_line(slack: Harness
+                                                                          ) -> None:
+    event = _dm(slack, QUESTION)
+    root = event["ts"]
+    await slack.event(event, event_id="EvDM1")
+    await slack.event(event, event_id="EvDM1")   # Slack's retry of the same delivery
+    debate = await slack.one_debate()
+    assert debate.origin.channel_id == DM and debate.origin.thread_ts == root
+    assert debate.preset == "default" and debate.request.topic == QUESTION
+    await slack.wait_finished(debate.id)
+    summary = await slack.wait_reply(DM, root, "[Rehearsal] Debate result")
+    await slack.notifier.drain()
+    await slack.wait_until(lambda: slack.fake.status(DM, root) == "" and len(
+        slack.fake.statuses.get((DM, root), [])) > 3, what="the status to end")
+
+    texts = _texts(slack, root)
+    assert texts[0].startswith("[Rehearsal] Debate started")
+    assert sum(t.startswith("[Rehearsal] Phase ") for t in texts) == 4
+    assert f"/debates/{debate.id}" in blocks_text(summary)
+    shown = [s for s in slack.fake.statuses[(DM, root)] if s]
+    assert shown[0] == "is preparing the arguments… (rehearsal)"
+    assert "is debating: opening (1/4)… (rehearsal)" in shown
+    assert "is waiting on the judges: they are scoring… (rehearsal)" in shown
+    assert all(s.endswith("(rehearsal)") for s in shown)
+    assert slack.fake.statuses[(DM, root)][-1] == ""     # ended with the result
+    assert slack.fake.titles[(DM, root)] == QUESTION
+    assert all(c.ok for c in slack.fake.calls_to("assistant.threads.setStatus"))
+    slack.assert_all_blocks_valid()
+
+
+async def test_a_preset_named_in_the_dm_is_used(tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, workers=0) as h:
+        event = _dm(h, "<@UBOT0001> Should we split the monolith? --preset decision --judges 3")
+        await h.event(event)
+        debate = await h.one_debate()
+        assert debate.preset == "decision" and debate.request.judges == 3
+        assert debate.request.topic == "Should we split the monolith?"
+        await h.wait_reply(DM, event["ts"], "[Rehearsal] Debate started")
+        await h.fake.wait_for("assistant.threads.setStatus")
+        assert h.fake.status(DM, event["ts"]) == "is preparing the arguments… (rehearsal)"
+
+
+async def test_a_follow_up_in_the_dm_thread_is_evidence(tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, workers=0) as h:  # no worker: the debate stays queued
+        question = _dm(h, QUESTION)
+        await h.event(question)
+        debate = await h.one_debate()
+        root = question["ts"]
+        await h.fake.wait_for("chat.update", lambda c: c.args.get("channel") == DM)
+        text = "Our Postgres failover took 40 minutes last year <!channel>"
+        follow_up = _dm(h, text, thread_ts=root)
+        await h.event(follow_up)
+        await h.fake.wait_for("reactions.add")
+        async with h.rt.db.transaction(readonly=True) as session:
+            items = await evidence.list_for(session, debate.id)
+        assert [(e.author, e.text) for e in items] == [(ALICE, text)]
+        assert "evidence_recorded" in await audit_kinds(h, debate.id)
+        assert len(await h.debates()) == 1                   # not a second question
+        assert not any("<!channel>" in c for c in h.posted_content())
+
+
+async def test_a_reply_after_the_debate_ended_says_so_and_starts_nothing(slack: Harness
+                                                                          ) -> None:
+    question = _dm(slack, QUESTION)
+    await slack.event(question)
+    debate = await slack.one_debate()
+    await slack.wait_finished(debate.id)
+    await slack.notifier.drain()
+    await slack.event(_dm(slack, "And what about MySQL?", thread_ts=question["ts"]))
+    await slack.wait_reply(DM, question["ts"], "This debate has ended")
+    assert len(await slack.debates()) == 1
+
+
+async def test_bad_input_gets_one_reply_and_starts_nothing(tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, workers=0) as h:
+        cases = {
+            "   ": "Say what to debate.",
+            "Should we? --preset nonesuch": "unknown preset 'nonesuch'",
+            "x" * (MAX_TOPIC_CHARS + 1): "the limit is",
+            "Should we? --rounds 99": "--rounds must be between",
+            "status": "works with /debate, not in a DM",
+        }
+        for text, why in cases.items():
+            event = _dm(h, text)
+            await h.event(event)
+            reply = await h.wait_until(lambda ts=event["ts"]: h.fake.replies(DM, ts),
+                                       what=f"the reply to {text[:20]!r}")
+            assert len(reply) == 1 and why in reply[0]["text"], (text, reply)
+        assert await h.debates() == []
+        assert not h.fake.calls_to("assistant.threads.setStatus")
+        assert not h.fake.calls_to("assistant.threads.setTitle")
+
+
+async def test_messages_from_bots_and_the_app_itself_are_ignored(tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, workers=0) as h:
+        await h.event(_dm(h, QUESTION, user="UOTHERBOT", bot_id="B0OTHER"))
+        await h.event(_dm(h, QUESTION, user=h.fake.bot_user_id))
+        await h.event(_dm(h, QUESTION, subtype="bot_message", bot_id="B0FAKE"))
+        await h.event({"type": "message", "subtype": "message_changed", "channel": DM,
+                       "channel_type": "im", "hidden": True, "ts": "1.2",
+                       "message": {"type": "message", "subtype": "assistant_app_thread",
+                                   "user": ALICE, "text": "Chats", "ts": "1.1"}})
+        probe = _dm(h, "help")   # a person's message afterwards is answered: the rest were read
+        await h.event(probe)
+        await h.wait_reply(DM, probe["ts"], "Send me a question")
+        assert await h.debates() == []
+        assert [c.args.get("thread_ts") for c in h.fake.calls_to("chat.postMessage")] == [
+            probe["ts"]]
