@@ -2,10 +2,13 @@
 app-level token (`xapp-…`) opens a connection with `apps.connections.open`, which answers a
 WebSocket URL; the socket greets the client with a `hello` envelope and answers pings. A bot
 token is `not_allowed_token_type`; a refused app token (`refuse`) is `invalid_auth`, as a
-revoked one is. Events over the socket are not simulated: the HTTP path carries them in tests."""
+revoked one is. `deliver(body)` sends an event over the open socket in Slack's `events_api`
+envelope and returns the client's acknowledgement (the envelope id echoed back)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 import secrets
 from typing import Any
 
@@ -22,6 +25,8 @@ class SocketMode:
         self.opened = 0                        # apps.connections.open answered ok
         self.greeted = 0                       # sockets that got their hello
         self._tickets: set[str] = set()
+        self._sockets: list[web.WebSocketResponse] = []
+        self._acks: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     def register(self, app: web.Application) -> None:
         app.router.add_get(SOCKET_PATH, self._socket)
@@ -52,7 +57,32 @@ class SocketMode:
                                            "approximate_connection_time": 18060},
                             "connection_info": {"app_id": self.app_id}})
         self.greeted += 1
-        async for message in ws:   # envelopes the client acknowledges; nothing to do with them
-            if message.type == WSMsgType.ERROR:
-                break
+        self._sockets.append(ws)
+        try:
+            async for message in ws:   # the client's acknowledgements of delivered envelopes
+                if message.type == WSMsgType.ERROR:
+                    break
+                if message.type == WSMsgType.TEXT:
+                    self._acknowledged(json.loads(message.data))
+        finally:
+            self._sockets.remove(ws)
         return ws
+
+    async def deliver(self, body: dict[str, Any], *, timeout: float = 5.0) -> dict[str, Any]:
+        """Send an Events API body (as it would be POSTed) over the socket; the client's ack."""
+        if not self._sockets:
+            raise RuntimeError("no Socket Mode connection is open")
+        envelope_id = secrets.token_hex(8)
+        acked = self._acks[envelope_id] = asyncio.get_running_loop().create_future()
+        await self._sockets[-1].send_json({
+            "envelope_id": envelope_id, "type": "events_api", "payload": body,
+            "accepts_response_payload": False, "retry_attempt": 0, "retry_reason": ""})
+        try:
+            return await asyncio.wait_for(acked, timeout)
+        finally:
+            self._acks.pop(envelope_id, None)
+
+    def _acknowledged(self, ack: dict[str, Any]) -> None:
+        waiting = self._acks.get(str(ack.get("envelope_id") or ""))
+        if waiting is not None and not waiting.done():
+            waiting.set_result(ack)

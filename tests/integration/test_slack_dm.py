@@ -158,3 +158,16 @@ async def test_messages_from_bots_and_the_app_itself_are_ignored(tmp_path: Path)
         assert await h.debates() == []
         assert [c.args.get("thread_ts") for c in h.fake.calls_to("chat.postMessage")] == [
             probe["ts"]]
+
+
+async def test_a_dm_over_socket_mode_is_debated_like_one_over_http(tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, workers=0, slack_app_token="xapp-test") as h:
+        await h.wait_until(lambda: h.fake.socket_mode.greeted, what="the socket to connect")
+        event = _dm(h, "Should we move billing to PostgreSQL? --preset decision")
+        ack = await h.fake.socket_mode.deliver(h.event_body(event))
+        assert ack.get("envelope_id")
+        debate = await h.one_debate()
+        assert debate.preset == "decision" and debate.origin.thread_ts == event["ts"]
+        await h.wait_reply(DM, event["ts"], "[Rehearsal] Debate started")
+        await h.fake.wait_for("assistant.threads.setTitle")
+        assert h.fake.titles[(DM, event["ts"])] == "Should we move billing to PostgreSQL?"

@@ -143,15 +143,20 @@ class Harness:
         return await self.send(self.command_body(text, **fields),
                                "application/x-www-form-urlencoded", headers=headers)
 
-    async def event(self, event: dict[str, Any], *, event_id: str | None = None,
-                    headers: dict[str, str] | None = None) -> Reply:
-        body = json.dumps({
+    def event_body(self, event: dict[str, Any], *, event_id: str | None = None
+                   ) -> dict[str, Any]:
+        """The Events API envelope Slack wraps `event` in (POSTed, or sent over the socket)."""
+        return {
             "token": "legacy", "team_id": TEAM, "api_app_id": "A0FAKE", "event": event,
             "type": "event_callback", "event_id": event_id or self.next_id("Ev"),
             "event_time": int(time.time()),
             "authorizations": [{"team_id": TEAM, "user_id": self.fake.bot_user_id,
                                 "is_bot": True}],
-        })
+        }
+
+    async def event(self, event: dict[str, Any], *, event_id: str | None = None,
+                    headers: dict[str, str] | None = None) -> Reply:
+        body = json.dumps(self.event_body(event, event_id=event_id))
         return await self.send(body, "application/json", headers=headers)
 
     async def interaction(self, payload: dict[str, Any]) -> Reply:
