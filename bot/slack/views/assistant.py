@@ -80,8 +80,8 @@ def dm_help(problem: str | None = None) -> B.Message:
 
 def finished_thread() -> B.Message:
     """A reply in a DM thread whose debate has already ended."""
-    return note("This debate has ended, so your reply was not added to it. Send a new message "
-                "(outside this thread) to start another debate.")
+    return note("This debate has ended, so your reply was not added to it. To debate "
+                "something else, send it as a new message (or in a new chat).")
 
 
 __all__ = ["EXAMPLES", "MAX_PROMPTS", "PROMPTS_TITLE", "dm_help", "finished_thread",
