@@ -63,7 +63,7 @@ class Tracer(Protocol):
         ...
 
 
-class _NoSpan:
+class NoSpan:
     def set(self, attributes: Attributes) -> None:
         return None
 
@@ -83,7 +83,7 @@ class NoTracer:
     @contextmanager
     def span(self, name: str, attributes: Attributes, *, client: bool = False
              ) -> Iterator[Span]:
-        yield _NoSpan()
+        yield NoSpan()
 
     def redact(self, text: str) -> str:
         return text
