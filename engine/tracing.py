@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
@@ -27,7 +28,7 @@ from typing import Any, Protocol
 from engine.domain import DebateResult, Event, EventKind
 from engine.ports import EventSink
 from engine.provider.llm import CallSpec, LLMClient, Reply, T
-from engine.untrusted.spotlight import regions
+from engine.untrusted.spotlight import BEGIN, END, regions
 
 Attributes = Mapping[str, Any]
 
@@ -93,8 +94,9 @@ NO_TRACER: Tracer = NoTracer()
 
 
 def plain(text: str, tracer: Tracer) -> str:
-    """`text` as a trace may show it: each spotlight region as its label and plain text (the
-    markers and their secret boundary removed), secrets redacted."""
+    """`text` as a trace may show it: each spotlight region as its label and plain text, every
+    marker (and its secret boundary) elsewhere, as in the rule that quotes them, replaced;
+    secrets redacted."""
     pieces: list[str] = []
     done = 0
     for region in regions(text):
@@ -102,9 +104,14 @@ def plain(text: str, tracer: Tracer) -> str:
         done = region.end
     pieces.append(text[done:])
     joined = "".join(pieces)
-    for region in regions(text):  # the rule of the system prompt quotes the boundary too
-        joined = joined.replace(region.boundary, "…")
+    boundaries = {m[1] for m in _MARKER.finditer(joined)}
+    joined = _MARKER.sub("[marker]", joined)
+    for boundary in boundaries:  # the rule names the boundary on its own too
+        joined = joined.replace(boundary, "…")
     return tracer.redact(joined)
+
+
+_MARKER = re.compile(rf"(?:{re.escape(BEGIN)}|{re.escape(END)})([0-9a-f]{{24}})(?:[^>\n]*>>>)?")
 
 
 def _messages(role: str, text: str) -> str:

@@ -154,14 +154,14 @@ def setup_tracing(settings: ServiceSettings, secrets: tuple[str, ...] = (), *,
     provider = TracerProvider(resource=Resource.create(defaults))
     if exporter is not None:
         provider.add_span_processor(SimpleSpanProcessor(exporter))
-    for made in _exporters(settings, environ):
+    exporters = _exporters(settings, environ) if wanted(settings) else []
+    for made in exporters:
         provider.add_span_processor(BatchSpanProcessor(made))
     _current = Tracing(provider, capture_content=settings.otel_capture_message_content,
                        secrets=secrets)
     _add_trace_ids_to_logs()
     log.info("tracing on: spans exported by %s", ", ".join(
-        type(p).__name__ for p in [exporter, *_exporters(settings, environ, names_only=True)]
-        if p is not None) or "nothing")
+        type(e).__name__ for e in [exporter, *exporters] if e is not None))
     return _current
 
 
@@ -172,8 +172,7 @@ def reset_tracing() -> None:
     _current = OFF
 
 
-def _exporters(settings: ServiceSettings, environ: Mapping[str, str], *,
-               names_only: bool = False) -> list[Any]:
+def _exporters(settings: ServiceSettings, environ: Mapping[str, str]) -> list[Any]:
     """The exporters OTEL_TRACES_EXPORTER names, each built by the SDK's entry point with no
     arguments (so it reads its own OTEL_EXPORTER_* variables)."""
     from importlib.metadata import entry_points
@@ -192,7 +191,7 @@ def _exporters(settings: ServiceSettings, environ: Mapping[str, str], *,
                         "no span goes there", name)
             continue
         exporter_class = next(iter(found)).load()
-        made.append(exporter_class if names_only else exporter_class())
+        made.append(exporter_class())
     return made
 
 
