@@ -27,7 +27,8 @@ from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by
 from bot.service.reuse import cache_key
 from bot.service.settings import ServiceSettings
-from bot.service.traces import attempt_span, traced_origin
+from bot.service.traces import traced_origin
+from bot.service.tracing import tracing
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
@@ -279,14 +280,13 @@ class DebateService:
         purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
                         cap_usd=self.settings.daily_budget_usd,
                         ceiling_usd=self._ceiling(record), clock=self.clock)
-        async with attempt_span(self.db, record, worker_id=worker_id) as tracer:
-            result = await run_debate(
-                prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
-                store=store, sink=FanOutSink(*sinks),
-                evidence=evidence.DbEvidenceSource(self.db), step_cache=self._judge_cache(),
-                judge_history=await self.history.judge_scores(), purse=purse,
-                sizes=await self.history.sizes(), tracer=tracer)
-            return await self.finish(record.id, result, actor=worker_id)
+        result = await run_debate(
+            prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
+            store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
+            step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
+            purse=purse, sizes=await self.history.sizes(), tracer=tracing().tracer,
+        )
+        return await self.finish(record.id, result, actor=worker_id)
 
     def _ceiling(self, record: DebateRecord) -> float:
         """The most the debate may hold: the operator's ceiling, or a multiple of its hold at
