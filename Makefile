@@ -17,10 +17,10 @@ $(PY):
 
 # `make run OTEL=1` (or DIALECTIC_EXTRAS=otel) adds the OpenTelemetry extra to the runtime install
 DIALECTIC_EXTRAS ?= $(if $(OTEL),otel,)
-RUNTIME_TARGET := $(if $(DIALECTIC_EXTRAS),.[$(DIALECTIC_EXTRAS)],.)
+RUNTIME_TARGET := $(if $(DIALECTIC_EXTRAS),'.[$(DIALECTIC_EXTRAS)]',.)
 
 $(RUNTIME_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '$(RUNTIME_TARGET)'
+	$(PY) -m pip install -q -e $(RUNTIME_TARGET)
 	touch $(RUNTIME_STAMP)
 
 $(DEV_STAMP): pyproject.toml | $(PY)
@@ -33,7 +33,7 @@ install: $(DEV_STAMP)
 ## make run: install the runtime alone (no test or lint tools), migrate the embedded SQLite
 ## database, serve the API, console, Slack and workers
 run: $(RUNTIME_STAMP)
-	$(if $(DIALECTIC_EXTRAS),$(PY) -m pip install -q -e '$(RUNTIME_TARGET)',)
+	$(if $(DIALECTIC_EXTRAS),$(PY) -m pip install -q -e $(RUNTIME_TARGET),)
 	$(VENV)/bin/dialectic serve
 
 ## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless
