@@ -9,18 +9,22 @@ PY     := $(VENV)/bin/python
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 DEV_STAMP     := $(VENV)/.dev-stamp
 
-.PHONY: install run test test-fast bench soak lint screenshots clean
+.PHONY: install run test test-fast bench soak lint screenshots waterfall clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# `make run OTEL=1` (or DIALECTIC_EXTRAS=otel) adds the OpenTelemetry extra to the runtime install
+DIALECTIC_EXTRAS ?= $(if $(OTEL),otel,)
+RUNTIME_TARGET := $(if $(DIALECTIC_EXTRAS),'.[$(DIALECTIC_EXTRAS)]',.)
+
 $(RUNTIME_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e .
+	$(PY) -m pip install -q -e $(RUNTIME_TARGET)
 	touch $(RUNTIME_STAMP)
 
 $(DEV_STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m pip install -q -e '.[dev,otel]'
 	touch $(DEV_STAMP) $(RUNTIME_STAMP)
 
 ## make install: the development install (the runtime, the test and lint tools)
@@ -29,6 +33,7 @@ install: $(DEV_STAMP)
 ## make run: install the runtime alone (no test or lint tools), migrate the embedded SQLite
 ## database, serve the API, console, Slack and workers
 run: $(RUNTIME_STAMP)
+	$(if $(DIALECTIC_EXTRAS),$(PY) -m pip install -q -e $(RUNTIME_TARGET),)
 	$(VENV)/bin/dialectic serve
 
 ## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless
@@ -42,7 +47,8 @@ test-fast: install
 	$(PY) -m pytest tests/unit
 
 ## make bench: speed and memory figures (prints them; asserts nothing about time); BENCH_ARGS
-## names sections (engine cli peer service slack). matplotlib (for the plot) and the peer tool
+## names sections (engine cli peer service slack estimates tracing). matplotlib (for the
+## plot) and the peer tool
 ## install into the harness's own places, never as the product's dependencies
 bench: install
 	$(PY) -c "import matplotlib" 2>/dev/null || $(PY) -m pip install -q -r tests/benchmarks/requirements.txt
@@ -56,6 +62,11 @@ soak: install
 ## make screenshots: every console page at 1280 px and 390 px into docs/screenshots
 screenshots: install
 	scripts/with-browser.sh $(PY) -m tests.screenshots docs/screenshots
+
+## make waterfall: README "Tracing"'s picture, drawn from the spans of a real consensus debate
+## (the real gateway, the fake provider at 0.2 s a call, the SDK's in-memory exporter)
+waterfall: install
+	$(PY) -m tests.waterfall consensus
 
 lint: install
 	$(VENV)/bin/ruff check engine storage bot tests

@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator
 from bot.cli import app as cli
 from bot.cli.host import CliSettings, Hosted
 from bot.service.logs import setup_logging
+from bot.service.tracing import setup_tracing, tracing
 from bot.settings import Settings, load_settings, unknown_variables
 
 log = logging.getLogger("dialectic.server")
@@ -37,6 +38,7 @@ class Processes:
         if quiet and "log_level" not in settings.service.model_fields_set:
             level = "WARNING"  # a command's own output, not the service's INFO lines
         setup_logging(level, settings.secrets())
+        setup_tracing(settings.service, settings.secrets())  # after: its log filter joins
         for line in unknown_variables(os.environ):
             log.warning(line)
 
@@ -44,13 +46,19 @@ class Processes:
         from bot.assembly import serve  # a whole process: loaded only for this command
 
         assert isinstance(settings, Settings)
-        await serve(settings, host=host, port=port)
+        try:
+            await serve(settings, host=host, port=port)
+        finally:
+            tracing().shutdown()  # the last spans exported before the process exits
 
     async def work(self, settings: CliSettings, *, concurrency: int | None) -> None:
         from bot.assembly import work  # a whole process: loaded only for this command
 
         assert isinstance(settings, Settings)
-        await work(settings, concurrency=concurrency)
+        try:
+            await work(settings, concurrency=concurrency)
+        finally:
+            tracing().shutdown()
 
     @contextlib.asynccontextmanager
     async def hosted(self, settings: CliSettings, *, workers: int) -> AsyncIterator[Hosted]:

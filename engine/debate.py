@@ -9,6 +9,7 @@ krippendorff): they are handed to the protocols through the context, so planning
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 
@@ -33,6 +34,14 @@ from engine.protocols import Outcome
 from engine.provider.llm import LLMClient
 from engine.runner import DebateContext
 from engine.settings import EngineSettings
+from engine.tracing import (
+    NO_TRACER,
+    WORKFLOW,
+    EvaluationSink,
+    Tracer,
+    result_attributes,
+    workflow_attributes,
+)
 from engine.untrusted.injection import Finding
 from engine.untrusted.material import in_output
 from engine.vocabulary import ROUTED_TO_HUMANS, ResultStatus, Routing, StepStatus
@@ -55,19 +64,33 @@ async def run_debate(
     step_cache: StepCache | None = None,
     purse: Purse | None = None,
     sizes: SizeBook | None = None,
+    tracer: Tracer = NO_TRACER,
 ) -> DebateResult:
     """Run (or resume) a debate. Never raises for the debate's own failures: the result says.
     With a `purse`, no call starts unless the debate's money covers it and the rest of its plan
     at the high reply sizes of `sizes` (engine/money/sizing.py; the prior without): the debate then
-    ends incomplete, saying where its budget ran out."""
-    ctx = DebateContext(
-        debate_id=debate_id, request=prepared.request, preset=prepared.preset,
-        judges=prepared.judges, settings=settings, llm=llm, store=store, sink=sink,
+    ends incomplete, saying where its budget ran out. With a `tracer`, the debate is one
+    `invoke_workflow` span (engine/tracing.py) with the judges' scores as evaluation events."""
+    context = functools.partial(
+        DebateContext, debate_id=debate_id, request=prepared.request, preset=prepared.preset,
+        judges=prepared.judges, settings=settings, llm=llm, store=store,
         evidence=evidence or NoEvidence(), statistics=verdicts, clock=clock,
-        judge_history=judge_history,
-        step_cache=step_cache, purse=purse, plan=prepared.plan, sizes=sizes,
-        judging_phases=prepared.protocol.judging_phases,
-    )
+        judge_history=judge_history, step_cache=step_cache, purse=purse, plan=prepared.plan,
+        sizes=sizes, judging_phases=prepared.protocol.judging_phases, tracer=tracer)
+    if not tracer.enabled:
+        return await _run(prepared, context(sink=sink))
+    with tracer.span(f"invoke_workflow {WORKFLOW}", workflow_attributes(
+            debate_id, mode=prepared.protocol.mode, preset=prepared.preset.name,
+            topic_chars=len(prepared.request.topic))) as span:
+        result = await _run(prepared, context(sink=EvaluationSink(sink, span)))
+        span.set(result_attributes(result))
+        if result.status is not ResultStatus.COMPLETED:
+            span.fail(str(result.status), result.error)
+    return result
+
+
+async def _run(prepared: Prepared, ctx: DebateContext) -> DebateResult:
+    settings = ctx.settings
     await ctx.emit(EventKind.DEBATE_STARTED, topic=prepared.request.topic,
                    mode=prepared.protocol.mode, preset=prepared.preset.name,
                    judges=[j.name for j in prepared.judges], depth=prepared.plan.depth)

@@ -14,13 +14,12 @@ evidence's as it arrives).
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, replace
-from typing import Any, Generic, TypeVar
+from dataclasses import replace
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -51,6 +50,8 @@ from engine.ports import (
 )
 from engine.provider.llm import CallSpec, LLMClient, Meter, Prompt, Reply
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
+from engine.step_outcome import StepOutcome as StepOutcome  # the protocols import it from here
+from engine.tracing import NO_TRACER, Tracer, traced_complete
 from engine.untrusted.injection import Finding
 from engine.untrusted.material import (
     POLICY,
@@ -70,29 +71,6 @@ BUDGET_EXHAUSTED = "not made: the debate's budget is exhausted"
 _phase: contextvars.ContextVar[tuple[str, float] | None] = contextvars.ContextVar(
     "dialectic_phase", default=None
 )
-
-
-@dataclass(frozen=True, slots=True)
-class StepOutcome(Generic[T]):
-    """A step's result. `value` is None when the step was degraded or filtered."""
-
-    key: str
-    status: StepStatus
-    value: T | None
-    record: StepRecord
-    reused: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.value is not None
-
-    def missing_note(self) -> str:
-        """What later prompts and transcripts show instead of a missing output."""
-        if self.status is StepStatus.FILTERED:
-            return "[filtered: the provider's content filter withheld this output]"
-        if self.status is StepStatus.REFUSED:
-            return f"[refused: the model declined to answer, saying: {self.record.error}]"
-        return f"[degraded: no output — {self.record.error or 'the call did not finish'}]"
 
 
 class DebateContext:
@@ -118,8 +96,10 @@ class DebateContext:
         plan: Plan | None = None,
         sizes: SizeBook | None = None,
         judging_phases: frozenset[str] = frozenset(),
+        tracer: Tracer = NO_TRACER,
     ) -> None:
         self.debate_id = debate_id
+        self.tracer = tracer
         self.request = request
         self.preset = preset
         self.judges = list(judges)
@@ -192,7 +172,8 @@ class DebateContext:
         started = self.clock()
         await self.emit(EventKind.PHASE_STARTED, phase=name)
         try:
-            yield summary
+            with self.tracer.span(f"phase {name}", {"dialectic.phase": name}):
+                yield summary
         finally:
             _phase.reset(token)
             summary.elapsed_seconds = round(self.clock() - started, 3)
@@ -287,8 +268,8 @@ class DebateContext:
         """The provider call, charged however it ends: every billed reply is money spent."""
         reply: Reply[T] | None = None
         try:
-            async with asyncio.timeout(remaining):
-                reply = await self.llm.complete(spec)
+            reply = await traced_complete(self.tracer, self.llm, spec, timeout=remaining,
+                                          phase=(_phase.get() or ("",))[0])
             return reply
         finally:
             meter = spec.meter or Meter()

@@ -12,6 +12,7 @@ from bot.cli.parser import EXIT_INCOMPLETE, EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.plans import request_of
 from bot.cli.progress import print_summary, run_with_progress
 from bot.service.providers import describe, make_llm
+from bot.service.tracing import setup_tracing
 from engine.debate import run_debate
 from engine.planning import prepare
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
@@ -30,11 +31,12 @@ def exit_code(status: str, *, complete: bool) -> int:
 async def run(ctx: CliContext, args: argparse.Namespace) -> int:
     settings = ctx.settings.engine
     prepared = prepare(settings, with_nonce(request_of(args)))
+    traces = setup_tracing(ctx.settings.service, ctx.settings.secrets())
     llm = make_llm(settings)
     sink = MemoryEventSink()
     queue = sink.queue()
     work = run_debate(prepared, debate_id=uuid.uuid4().hex[:12], settings=settings, llm=llm,
-                      store=MemoryCheckpointStore(), sink=sink)
+                      store=MemoryCheckpointStore(), sink=sink, tracer=traces.tracer)
     try:
         if args.json:
             result = await work
@@ -45,6 +47,7 @@ async def run(ctx: CliContext, args: argparse.Namespace) -> int:
                                              rehearsal=settings.is_rehearsal)
     finally:
         await llm.aclose()
+        traces.shutdown()  # exported before the process exits
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), indent=2))
     else:

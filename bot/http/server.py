@@ -19,6 +19,7 @@ from bot.http.session import make_key
 from bot.http.settings import HttpSettings
 from bot.http.state import HTTP_SETTINGS, ROUTE_TABLE, RUNTIME, SCHEDULER, SESSION_KEY, SLACK_ON
 from bot.http.streams import STREAM_LIMITS, StreamLimits
+from bot.http.tracing import trace_requests
 from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.service.settings import ServiceSettings
@@ -46,8 +47,8 @@ def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,
     app[SESSION_KEY] = make_key(app)
     app[HTTP_SETTINGS] = http
     app[STREAM_LIMITS] = StreamLimits(per_client=http.sse_per_client, total=http.sse_global)
-    app.middlewares.extend([error_middleware, body_deadline, browser_guard(http.allowed_hosts),
-                            identify, auth_middleware])
+    app.middlewares.extend([trace_requests, error_middleware, body_deadline,
+                            browser_guard(http.allowed_hosts), identify, auth_middleware])
     app.on_response_prepare.append(security_headers)
     for r in ROUTES:
         if r.method == "GET":

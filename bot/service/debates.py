@@ -27,6 +27,8 @@ from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by
 from bot.service.reuse import cache_key
 from bot.service.settings import ServiceSettings
+from bot.service.traces import traced_origin
+from bot.service.tracing import tracing
 from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
@@ -134,6 +136,7 @@ class DebateService:
         Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures).
         A new debate gets a fresh spotlight nonce, whatever the request carried; one built from
         another (a replay, a re-run: `parent_id`) keeps its source's."""
+        origin = traced_origin(origin)
         nonce = request.spotlight_nonce if parent_id is not None else new_nonce()
         prepared = prepare(self.engine, with_nonce(request.model_copy(
             update={"spotlight_nonce": nonce})))
@@ -281,7 +284,7 @@ class DebateService:
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
             step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
-            purse=purse, sizes=await self.history.sizes(),
+            purse=purse, sizes=await self.history.sizes(), tracer=tracing().tracer,
         )
         return await self.finish(record.id, result, actor=worker_id)
 

@@ -7,7 +7,7 @@ import logging
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from engine.money.sizing import CEILING_MULTIPLE
 from engine.vocabulary import MAX_WINDOW_DAYS, MAX_WORKERS
@@ -22,7 +22,17 @@ _SLACK_ID = re.compile(r"[UWS][A-Z0-9]+")
 class ServiceSettings(BaseModel):
     """Budget, caches, workers, reviewers, links. Frozen: built once at the top, passed down."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True,
+                              allow_inf_nan=False)
+
+    # --- tracing (README "Tracing"): whether traces are on, and whether they carry the text;
+    # the OpenTelemetry SDK reads every other OTEL_* variable itself ---
+    otel_exporter_otlp_endpoint: str = Field(default="", validation_alias=AliasChoices(
+        "OTEL_EXPORTER_OTLP_ENDPOINT", "otel_exporter_otlp_endpoint"))
+    otel_traces_exporter: str = Field(default="", validation_alias=AliasChoices(
+        "OTEL_TRACES_EXPORTER", "otel_traces_exporter"))
+    otel_capture_message_content: bool = Field(default=False, validation_alias=AliasChoices(
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "otel_capture_message_content"))
 
     # --- money ---
     daily_budget_usd: float = Field(default=10.0, ge=0)

@@ -25,6 +25,7 @@ import uuid
 from datetime import datetime
 
 from bot.service.debates import DebateService
+from bot.service.traces import attempt_span
 from engine.errors import DialecticError
 from storage import queue
 from storage.errors import DATABASE_ERRORS
@@ -177,8 +178,9 @@ class Worker:
 
     async def _work(self, record: DebateRecord) -> None:
         try:
-            finished = await self.service.execute(record, worker_id=self.worker_id)
-            log.info("debate %s %s", record.id, finished.status.value)
+            async with attempt_span(self.service.db, record, worker_id=self.worker_id):
+                finished = await self.service.execute(record, worker_id=self.worker_id)
+                log.info("debate %s %s", record.id, finished.status.value)
         except asyncio.CancelledError:
             log.warning("debate %s interrupted on %s; it will resume elsewhere", record.id,
                         self.worker_id)

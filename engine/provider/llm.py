@@ -47,6 +47,8 @@ class Reply(Generic[T]):
     attempts: int = 1
     latency_s: float = 0.0
     calls: int = 1
+    #: why the provider stopped generating the reply returned ("stop" unless it said otherwise)
+    finish_reason: str = "stop"
 
 
 @dataclass(slots=True)

@@ -205,7 +205,7 @@ def test_make_run_installs_the_runtime_alone_and_make_test_upgrades(tmp_path: Pa
     (venv / ".runtime-stamp").touch()            # what `make run` left behind
     assert "pip install" not in make_dry_run("run", venv)
     for target in ("test", "lint", "bench", "test-fast"):
-        assert "pip install -q -e '.[dev]'" in make_dry_run(target, venv), target
+        assert "pip install -q -e '.[dev,otel]'" in make_dry_run(target, venv), target
     (venv / ".dev-stamp").touch()                # what `make test` leaves behind
     for target in ("run", "test", "lint"):
         assert "pip install -q -e" not in make_dry_run(target, venv), target

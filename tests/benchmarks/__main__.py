@@ -1,6 +1,6 @@
 """Runs every benchmark and prints the figures (with the date and the machine); writes the
 scaling plot. `python -m tests.benchmarks [section ...]` runs only the named sections:
-engine, cli, peer, service, slack, estimates."""
+engine, cli, peer, service, slack, estimates, tracing."""
 
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from tests.benchmarks import (
     plot,
     service_bench,
     slack_bench,
+    tracing_bench,
 )
 
-SECTIONS = ("engine", "cli", "peer", "service", "slack", "estimates")
+SECTIONS = ("engine", "cli", "peer", "service", "slack", "estimates", "tracing")
 
 
 def machine() -> str:
@@ -58,6 +59,8 @@ async def main(argv: list[str]) -> int:
         await slack_bench.run()
     if "estimates" in chosen:
         await estimate_bench.run()
+    if "tracing" in chosen:
+        await tracing_bench.run()
     return 0
 
 

@@ -12,6 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.scheduling.briefs import parse_brief
 from bot.service.progress import progress_for, progress_from
+from bot.service.tracing import tracing
 from bot.slack.context import SlackContext
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import MODES, USAGE, Command, CommandError, parse_command
@@ -45,7 +46,10 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
             await ack(**notices.usage_error(str(exc), USAGE).kwargs())
             return
         handler = HANDLERS[command.action]
-        await handler(ctx, command, body, ack, respond, client)
+        with tracing().span(f"slack {COMMAND} {command.action}", {
+                "dialectic.surface": "slack", "dialectic.slack.action": command.action},
+                kind="server"):  # the ack, and the submission it starts, in one trace
+            await handler(ctx, command, body, ack, respond, client)
 
     app.command(COMMAND)(on_debate)
 

@@ -222,6 +222,8 @@ class OpenAIGateway:
                 attempts=state.calls,
                 latency_s=time.monotonic() - started,
                 calls=state.billed,
+                finish_reason=(completion.choices[0].finish_reason if completion.choices
+                               else None) or "stop",
             )
 
     # --- one HTTP call, and the retries around it ---
