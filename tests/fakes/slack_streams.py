@@ -15,6 +15,7 @@ workspace, or an older Slack, without streaming).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -262,7 +263,10 @@ def blocks_text(blocks: list[dict[str, Any]]) -> str:
             lines.append(" ".join(f"[{_label(e)}]" for e in block.get("elements") or []))
         elif kind == "divider":
             lines.append("─" * 20)
-    return "\n".join(lines)
+    return _LINK.sub(lambda m: m.group(2), "\n".join(lines))
+
+
+_LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
 
 
 def _label(element: dict[str, Any]) -> str:

@@ -21,6 +21,8 @@ from engine.vocabulary import Mode
 from storage.records import DebateRecord
 from tests.fakes.openai_server import FakeOpenAI, last_text
 from tests.fakes.slack_streams import Stream
+from tests.support.plan_rendering import readme_block, shape
+from tests.support.plan_rendering import record as record_rendering
 from tests.support.slack_fixtures import CHANNEL, TEAM, USER, Harness, slack_harness
 
 ORDER = ["pending", "in_progress", "complete"]
@@ -185,3 +187,9 @@ def test_a_request_plans_the_phases_the_stream_shows() -> None:
     for mode in Mode:
         phases = phases_of(prepare(engine, DebateRequest(topic="T?", mode=mode)).plan)
         assert phases and len({task_id(p) for p in phases}) == len(phases), mode
+
+
+async def test_readme_shows_the_plan_as_it_is_rendered(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert shape(readme_block(readme)) == shape(await record_rendering(tmp_path)), (
+        "README's plan rendering is stale: python -m tests.support.plan_rendering")
