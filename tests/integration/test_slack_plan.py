@@ -193,3 +193,36 @@ async def test_readme_shows_the_plan_as_it_is_rendered(tmp_path: Path) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     assert shape(readme_block(readme)) == shape(await record_rendering(tmp_path)), (
         "README's plan rendering is stale: python -m tests.support.plan_rendering")
+
+
+async def test_a_429_on_append_is_retried_after_retry_after(tmp_path: Path) -> None:
+    async with FakeOpenAI(latency=0.05) as openai:
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            h.fake.rate_limit("chat.appendStream", times=1, retry_after=1)
+            record, stream = await _debate(h, "Should we move billing to PostgreSQL?")
+            statuses = [c.status for c in h.fake.calls_to("chat.appendStream")]
+            assert statuses[0] == 429 and 200 in statuses[1:]
+            assert all(t["status"] == "complete" for t in stream.tasks().values())
+            assert stream.titles()[-1].endswith(f"cost {usd(record.cost_usd)}")
+
+
+async def test_a_stream_lost_midway_goes_on_as_the_status_message(tmp_path: Path) -> None:
+    async with FakeOpenAI(latency=0.05) as openai:
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            h.fake.fail("chat.appendStream", "message_not_in_streaming_state")
+            await h.command("Should we move billing to PostgreSQL?")
+            found = await h.wait_until(h.debates, what="a debate")
+            record = await h.wait_finished(found[0].id)
+            root = h.fake.messages(CHANNEL)[0]
+            summary = await h.wait_reply(CHANNEL, root["ts"], "Debate result")
+            await h.notifier.drain()
+            texts = [m["text"] for m in h.fake.replies(CHANNEL, root["ts"])]
+            phases = _planned(h, record)
+            n = len(phases)
+            status = next(t for t in texts if t.startswith("Debate ") and f"{n}/{n}" in t)
+            assert texts.index(status) < texts.index(summary["text"])
+            assert sum(t.startswith("Phase ") for t in texts) == len(phases)  # none lost
+            assert len(h.fake.calls_to("chat.startStream")) == 1
+            assert not h.fake.calls_to("chat.stopStream")
+            assert not h.notifier.streaming.unavailable   # this stream, not the workspace
+            h.assert_all_blocks_valid()
