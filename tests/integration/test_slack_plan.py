@@ -226,3 +226,16 @@ async def test_a_stream_lost_midway_goes_on_as_the_status_message(tmp_path: Path
             assert not h.fake.calls_to("chat.stopStream")
             assert not h.notifier.streaming.unavailable   # this stream, not the workspace
             h.assert_all_blocks_valid()
+
+
+async def test_a_failed_debate_ends_its_plan_with_errors_not_pending(tmp_path: Path) -> None:
+    async with FakeOpenAI() as openai:
+        openai.fail(lambda body: True, 401, times=None)
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            record, stream = await _debate(h, "Should we move billing to PostgreSQL?")
+            assert record.status.value == "failed"
+            statuses = {t["status"] for t in stream.tasks().values()}
+            assert statuses == {"error"}, stream.tasks()
+            assert "Debate failed" in stream.titles()[-1]
+            assert "without a result" in stream.text() or "Incomplete" in json.dumps(
+                stream.blocks)
