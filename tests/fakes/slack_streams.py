@@ -141,7 +141,7 @@ class SlackStreams(SlackWorkspace):
 
     def _append_stream(self, args: Args) -> Reply:
         stream, bad = self._open_stream(args)
-        if stream is None:
+        if stream is None or bad:
             return bad or err("message_not_found")
         if not args.get("markdown_text") and not args.get("chunks"):
             return err("no_text")
@@ -151,7 +151,7 @@ class SlackStreams(SlackWorkspace):
 
     def _stop_stream(self, args: Args) -> Reply:
         stream, bad = self._open_stream(args)
-        if stream is None:
+        if stream is None or bad:
             return bad or err("message_not_found")
         blocks = args.get("blocks")
         if isinstance(blocks, str):

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import phases_of
 from bot.slack.views.common import usd
@@ -20,6 +22,7 @@ from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 from storage.records import DebateRecord
 from tests.fakes.openai_server import FakeOpenAI, last_text
+from tests.fakes.slack_server import FakeSlack
 from tests.fakes.slack_streams import Stream
 from tests.support.plan_rendering import readme_block, shape
 from tests.support.plan_rendering import record as record_rendering
@@ -239,3 +242,41 @@ async def test_a_failed_debate_ends_its_plan_with_errors_not_pending(tmp_path: P
             assert "Debate failed" in stream.titles()[-1]
             assert "without a result" in stream.text() or "Incomplete" in json.dumps(
                 stream.blocks)
+
+
+async def test_the_fake_refuses_what_slack_refuses_in_a_stream() -> None:
+    async with FakeSlack() as fake:
+        client = AsyncWebClient(token="xoxb-test", base_url=fake.base_url)
+        root = fake.add_message(CHANNEL, "Should we?")
+
+        async def code(call: Any) -> str:
+            try:
+                await call
+            except SlackApiError as exc:
+                return str(exc.response["error"])
+            return "ok"
+
+        assert await code(client.chat_startStream(channel=CHANNEL, thread_ts=root)) == \
+            "invalid_arguments"                                   # a channel needs recipients
+        dm = await client.chat_startStream(channel="D0DM", thread_ts=root)  # a DM does not
+        ts = (await client.chat_startStream(channel=CHANNEL, thread_ts=root,
+                                            recipient_team_id=TEAM,
+                                            recipient_user_id=USER))["ts"]
+        assert await code(client.chat_appendStream(channel=CHANNEL, ts=ts,
+                                                   markdown_text="x" * 12_001)) == "msg_too_long"
+        assert await code(client.chat_appendStream(
+            channel=CHANNEL, ts=ts, chunks=[{"type": "poll", "text": "?"}])) == "invalid_chunks"
+        assert await code(client.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[
+            {"type": "task_update", "id": "a", "title": "A", "status": "done"}])) == \
+            "invalid_chunks"
+        assert await code(client.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[
+            {"type": "task_update", "id": "a", "title": "A", "status": "complete",
+             "output": "x" * 257}])) == "invalid_chunks"
+        await client.chat_stopStream(channel=CHANNEL, ts=ts, markdown_text="done")
+        assert await code(client.chat_appendStream(channel=CHANNEL, ts=ts,
+                                                   markdown_text="more")) == \
+            "message_not_in_streaming_state"
+        assert fake.streams[ts].text() == "done" and dm["ok"]
+        fake.streaming_unavailable("not_allowed")
+        assert await code(client.chat_startStream(channel="D0DM", thread_ts=root)) == \
+            "not_allowed"
