@@ -43,7 +43,7 @@ StreamingMode = Literal["auto", "off"]
 #: chat.startStream errors that say this workspace (or app) cannot stream at all.
 UNAVAILABLE = frozenset({"unknown_method", "not_allowed", "feature_not_enabled",
                          "not_allowed_token_type", "method_deprecated", "missing_scope",
-                         "team_not_allowed", "not_enabled", "invalid_arguments"})
+                         "team_not_allowed", "not_enabled"})
 #: chat.appendStream / chat.stopStream errors after which the stream takes nothing more.
 GONE = frozenset({"message_not_in_streaming_state", "message_not_found", "channel_not_found",
                   "is_archived"})
