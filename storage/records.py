@@ -82,6 +82,7 @@ class Origin(BaseModel):
     channel_id: str | None = None
     thread_ts: str | None = None
     status_ts: str | None = None      # the status message kept current with chat.update
+    stream_ts: str | None = None      # the plan streamed in its thread (chat.startStream)
     user_id: str | None = None
     schedule_id: str | None = None
     response_url: str | None = None

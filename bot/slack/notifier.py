@@ -66,7 +66,7 @@ class SlackNotifier:
         self.pacer = pacer
         # chat.update is rate limited per workspace: coalesce status updates more than posts
         self.update_gap = 3 * pacer.interval if update_gap is None else update_gap
-        self.live: dict[str, ThreadSink] = {}
+        self.live: dict[str, EventSink] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- Slack calls ---
@@ -150,27 +150,39 @@ class SlackNotifier:
 
     async def on_finished(self, record: DebateRecord, review: Review | None) -> None:
         """The service's finished hook: final status, divergence summary, review request."""
-        sink = self.live.pop(record.id, None)
         thread = thread_of(record)
-        if sink is not None:
-            await sink.settle(record)
-        elif thread is not None and record.origin.status_ts:
-            await ThreadSink(self, record).settle(record)
-        if thread is not None and record.result is not None:
+        carried = await self.settle_thread(record)
+        if thread is not None and record.result is not None and not carried:
             await self.logged(self.post_summary(record, thread), "the divergence summary")
         if review is not None:
             await self.logged(self.request_review(record, review, thread), "a review request")
 
-    async def post_summary(self, record: DebateRecord, thread: Thread) -> None:
+    async def settle_thread(self, record: DebateRecord) -> bool:
+        """Bring the thread's live message to the finished record; True when it carried the
+        divergence summary itself (a streamed plan ends with it), so it is not posted again."""
+        sink = self.live.pop(record.id, None)
+        if isinstance(sink, ThreadSink):
+            await sink.settle(record)
+        elif thread_of(record) is not None and record.origin.status_ts:
+            await ThreadSink(self, record).settle(record)
+        return False
+
+    def summary_message(self, record: DebateRecord) -> Message | None:
+        """The result as the thread shows it (an appeal's resolution included)."""
         result = record.result
         if result is None:
-            return
+            return None
         url = self.url(record.id)
         message = views.divergence_summary(result, transcript_url=url,
                                            thresholds=self.thresholds(result))
         if record.preset == "appeal" and result.routing == "auto_approve":
             message = notices.resolved(message, result, transcript_url=url)
-        await self.post(thread.channel_id, message, thread_ts=thread.ts)
+        return message
+
+    async def post_summary(self, record: DebateRecord, thread: Thread) -> None:
+        message = self.summary_message(record)
+        if message is not None:
+            await self.post(thread.channel_id, message, thread_ts=thread.ts)
 
     async def request_review(self, record: DebateRecord, review: Review,
                              thread: Thread | None) -> None:

@@ -3,6 +3,8 @@ pacing, the review channel and the policy text appeals are judged against."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from engine.provider.redaction import url_secrets
@@ -30,6 +32,9 @@ class SlackSettings(BaseModel):
         default=None,
         validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "slack_client_secret"))
     slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
+    # stream each debate as a plan in its thread where the workspace allows it ("off": the
+    # status message and phase replies, as before streaming existed)
+    slack_streaming: Literal["auto", "off"] = "auto"
     review_channel: str | None = None
     # policy text for content appeals, and per workspace (team id -> text); a request's
     # policy is bounded (engine/options.py), so the configured one is too

@@ -27,6 +27,7 @@ from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
 from bot.slack.signin import SlackSignIn
+from bot.slack.streaming import StreamingNotifier
 from bot.slack.usergroups import SlackUserGroups
 
 log = logging.getLogger("dialectic.slack")
@@ -37,8 +38,8 @@ CLOSE_GRACE = 10.0
 def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
     """A notifier posting this process's debate updates: the service's sink factory and
     finished hook. Call once per runtime; `close_notifier` drains and closes it."""
-    notifier = SlackNotifier(rt, settings, make_client(settings),
-                             ChannelPacer(settings.slack_post_interval))
+    notifier = StreamingNotifier(rt, settings, make_client(settings),
+                                 ChannelPacer(settings.slack_post_interval))
     rt.service.sink_factories.append(notifier.sink_for)
     rt.service.finished_hooks.append(notifier.on_finished)
     dm_status = DmStatus(notifier)   # after the notifier's: its posts clear the status line

@@ -40,6 +40,9 @@ METHOD_SCOPES: dict[str, str | None] = {
     "chat.update": "chat:write",
     "chat.postEphemeral": "chat:write",
     "chat.getPermalink": None,
+    "chat.startStream": "chat:write",   # docs.slack.dev: the three stream methods, chat:write
+    "chat.appendStream": "chat:write",
+    "chat.stopStream": "chat:write",
     "reactions.add": "reactions:write",
     "usergroups.users.list": "usergroups:read",
     "views.open": None,

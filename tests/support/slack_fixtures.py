@@ -253,6 +253,9 @@ def harness_settings(tmp_path: Path, fake: FakeSlack, openai: FakeOpenAI | None,
         "slack_api_url": fake.base_url, "review_channel": REVIEW_CHANNEL,
         "reviewers": (REVIEWER,), "poll_interval": 0.05, "public_url": PUBLIC_URL,
         "cache_ttl_seconds": 0, "worker_concurrency": 2, "slack_post_interval": TEST_PACING,
+        # the status message and phase replies; the plan stream has its own tests
+        # (test_slack_plan.py), which pass slack_streaming="auto"
+        "slack_streaming": "off",
     }
     if openai is not None:
         values.update(openai_api_key="test-key", openai_base_url=openai.base_url,

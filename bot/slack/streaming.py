@@ -1,0 +1,320 @@
+"""The debate streamed as one plan message in its thread (chat.startStream, chat.appendStream,
+chat.stopStream), and the fall back to the status message and phase replies where streaming is
+unavailable.
+
+`PlanSink` is the sink the notifier hands the service when streaming is on for the workspace
+(`DIALECTIC_SLACK_STREAMING=auto`) and the debate has the recipient a channel stream needs (the
+user who started it and their team). Like `ThreadSink` it never blocks the engine and never
+raises into it: `emit` folds the event and marks the plan dirty; one flusher sends only the
+chunks that changed (the plan's title with the running cost, the tasks whose state, details or
+output moved), at most once per `update_gap`, through the channel's pacing queue. The stream
+ends with the divergence summary's own blocks (`settle`).
+
+When chat.startStream fails, the sink becomes a `ThreadSink` fed every event so far, so the
+thread reads as it always did. An error that says the workspace has no streaming (`unknown_method`,
+`not_allowed`, `feature_not_enabled`, ...) is remembered for the team, logged once; the next
+debates there go straight to the status message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from typing import Any, Literal
+
+from bot.service.progress import progress_for
+from bot.slack.client import SLACK_ERRORS, error_code, slack_error
+from bot.slack.notifier import SETTLE_TIMEOUT, SlackNotifier, ThreadSink, thread_of
+from bot.slack.views import plan as views
+from bot.slack.views.common import Message
+from engine.domain import DebateRequest, Event, EventKind
+from engine.errors import DialecticError
+from engine.planning import prepare
+from engine.ports import EventSink
+from engine.settings import EngineSettings
+from storage import debates
+from storage.records import DebateRecord
+
+log = logging.getLogger("dialectic.slack")
+
+StreamingMode = Literal["auto", "off"]
+#: chat.startStream errors that say this workspace (or app) cannot stream at all.
+UNAVAILABLE = frozenset({"unknown_method", "not_allowed", "feature_not_enabled",
+                         "not_allowed_token_type", "method_deprecated", "missing_scope",
+                         "team_not_allowed", "not_enabled"})
+#: chat.appendStream / chat.stopStream errors after which the stream takes nothing more.
+GONE = frozenset({"message_not_in_streaming_state", "message_not_found", "channel_not_found",
+                  "is_archived"})
+WHYS = {EventKind.STEP_REFUSED: "refused", EventKind.STEP_DEGRADED: "degraded",
+        EventKind.STEP_FILTERED: "filtered"}
+
+
+class StreamSupport:
+    """Whether to stream, per workspace: the setting, and the teams found not to allow it."""
+
+    def __init__(self, mode: StreamingMode) -> None:
+        self.mode = mode
+        self.unavailable: dict[str, str] = {}   # team id -> the error that said so
+
+    def usable(self, record: DebateRecord) -> bool:
+        """Stream this debate: on, its workspace not known to refuse, a recipient known when
+        its conversation is a channel (a DM needs none)."""
+        origin = record.origin
+        if self.mode == "off" or origin.status_ts or not origin.channel_id:
+            return False
+        if origin.stream_ts:
+            return True
+        if (origin.team_id or "") in self.unavailable:
+            return False
+        return origin.channel_id.startswith("D") or bool(origin.team_id and origin.user_id)
+
+    def refused(self, team_id: str | None, code: str) -> None:
+        """Remember (and log, once per team) that the workspace cannot stream."""
+        team = team_id or ""
+        if code not in UNAVAILABLE or team in self.unavailable:
+            return
+        self.unavailable[team] = code
+        log.warning("Slack: streaming is unavailable in workspace %s (%s): debates there post a "
+                    "status message and phase replies instead", team or "?", code)
+
+
+def planned_calls(settings: EngineSettings, request: DebateRequest) -> dict[str, int]:
+    """How many calls the debate's plan makes in each phase (how many judges judge)."""
+    try:
+        plan = prepare(settings, request).plan
+    except DialecticError:
+        return {}
+    return dict(Counter(call.phase for call in plan.calls))
+
+
+class PlanSink:
+    """One debate run streamed as a plan. `emit` only folds and marks dirty."""
+
+    def __init__(self, notifier: StreamingNotifier, record: DebateRecord) -> None:
+        self.n = notifier
+        self.record = record
+        origin = record.origin
+        self.channel = origin.channel_id or ""
+        self.thread_ts = origin.thread_ts or ""
+        self.stream_ts = origin.stream_ts
+        engine = notifier.rt.engine
+        self.progress = progress_for(engine, record.request)
+        self.planned = planned_calls(engine, record.request)
+        self.rehearsal = engine.is_rehearsal
+        self.notes: dict[str, views.PhaseNotes] = {}
+        self.events: list[Event] = []
+        self.shown: list[dict[str, Any]] = []
+        self.title_shown = ""
+        self.fallback: ThreadSink | None = None
+        self.closed = False
+        self._dirty = False
+        self._flusher: asyncio.Task[None] | None = None
+
+    # --- folding ---
+
+    async def emit(self, event: Event) -> None:
+        if self.fallback is not None:
+            await self.fallback.emit(event)
+            return
+        try:
+            self._handle(event)
+        except Exception:  # a notifier bug must never stop or fail a debate
+            log.exception("Slack plan stream failed on %s for debate %s", event.kind,
+                          self.record.id)
+
+    def _handle(self, event: Event) -> None:
+        self.events.append(event)
+        self.rehearsal = self.rehearsal or event.rehearsal
+        noted = self._note(event)
+        if self.progress.apply_event(event) or noted:
+            self._touch()
+
+    def _note(self, event: Event) -> bool:
+        data = event.data
+        if event.kind is EventKind.PHASE_FINISHED:
+            notes = self._phase(str(data.get("phase") or ""))
+            notes.highlights = {str(k): str(v) for k, v in (data.get("highlights") or {}).items()}
+            return True
+        if event.kind in WHYS:
+            notes = self._phase(str(data.get("phase") or self.progress.current))
+            line = views.why_line(WHYS[event.kind], str(data.get("key") or "?"),
+                                  str(data.get("reason") or ""))
+            if line not in notes.why:
+                notes.why.append(line)
+            return True
+        if event.kind is EventKind.JUDGE_SCORED:
+            winner = data.get("winner")
+            self._phase(self.progress.current).judges.append(
+                (str(data.get("judge") or "judge"), str(winner) if winner else None))
+            return True
+        return False
+
+    def _phase(self, name: str) -> views.PhaseNotes:
+        return self.notes.setdefault(name, views.PhaseNotes())
+
+    # --- sending ---
+
+    def _touch(self) -> None:
+        self._dirty = True
+        if self._flusher is None or self._flusher.done():
+            self._flusher = self.n.spawn(self._flush())
+
+    def _chunks(self, final: DebateRecord | None = None) -> tuple[str, list[dict[str, Any]]]:
+        title = views.plan_title(self.progress, rehearsal=self.rehearsal, record=final)
+        return title, views.task_chunks(self.progress, self.notes, self.planned)
+
+    async def _flush(self) -> None:
+        """Coalesced: only the latest state is sent, at most once per update_gap."""
+        while self._dirty and self.fallback is None and not self.closed:
+            self._dirty = False
+            if self.stream_ts is None:
+                if not await self._started():
+                    return
+            else:
+                await self._append(*self._chunks())
+            if self._dirty:
+                await asyncio.sleep(self.n.update_gap)
+
+    async def _started(self) -> bool:
+        """Start the stream through the channel's queue (its state as it is then); False when
+        it could not be (the sink has fallen back)."""
+        return await self.n.pacer.run(self.channel, lambda: self._start(*self._chunks()))
+
+    async def _start(self, title: str, tasks: list[dict[str, Any]]) -> bool:
+        """chat.startStream with the whole plan; on failure the thread gets the status message."""
+        origin = self.record.origin
+        opening = views.opening_text(rehearsal=self.rehearsal)
+        chunks = ([views.text_chunk(opening)] if opening else []) + [views.plan_chunk(title),
+                                                                      *tasks]
+        try:
+            reply = await self.n.client.chat_startStream(
+                channel=self.channel, thread_ts=self.thread_ts, task_display_mode="plan",
+                recipient_team_id=origin.team_id, recipient_user_id=origin.user_id,
+                chunks=chunks)
+        except SLACK_ERRORS as exc:
+            self.n.streaming.refused(origin.team_id, error_code(exc))
+            log.info("Slack: debate %s is not streamed (%s): status message instead",
+                     self.record.id, slack_error(exc))
+            await self._fall_back()
+            return False
+        self.stream_ts = str(reply["ts"])
+        self.title_shown, self.shown = title, tasks
+        updated = self.record.origin.model_copy(update={"stream_ts": self.stream_ts})
+        async with self.n.rt.db.transaction() as session:
+            await debates.update_origin(session, self.record.id, updated)
+        return True
+
+    async def _append(self, title: str, tasks: list[dict[str, Any]]) -> None:
+        chunks = self._delta(title, tasks)
+        if not chunks or self.stream_ts is None:
+            return
+        ts = self.stream_ts
+
+        async def call() -> None:
+            await self.n.client.chat_appendStream(channel=self.channel, ts=ts, chunks=chunks)
+
+        try:
+            await self.n.pacer.run(self.channel, call)
+        except SLACK_ERRORS as exc:
+            code = error_code(exc)
+            log.warning("Slack: could not append to the plan of %s: %s", self.record.id,
+                        slack_error(exc))
+            if code in GONE:
+                await self._fall_back()
+            return
+        self.title_shown, self.shown = title, tasks
+
+    def _delta(self, title: str, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        head = [views.plan_chunk(title)] if title != self.title_shown else []
+        return head + views.changed(self.shown, tasks)
+
+    async def _fall_back(self) -> None:
+        """From now on a ThreadSink: it is fed every event so far and posts the status message."""
+        if self.fallback is not None:
+            return
+        record = self.record.model_copy(update={"origin": self.record.origin.model_copy(
+            update={"stream_ts": None})})
+        self.fallback = ThreadSink(self.n, record)
+        self.stream_ts = None
+        for event in self.events:
+            await self.fallback.emit(event)
+        self.events.clear()
+
+    # --- the end ---
+
+    async def settle(self, record: DebateRecord, summary: Message | None) -> bool:
+        """End the stream: final states and title, the summary's blocks at the bottom. True when
+        the summary went out with it (else the caller posts it as a message)."""
+        self.record = record
+        self.rehearsal = self.rehearsal or bool(record.result and record.result.rehearsal)
+        running = self._flusher
+        if running is not None and not running.done():
+            self.closed = self.stream_ts is not None  # only coalesced appends left: stop wins
+            if self.closed:
+                running.cancel()
+            await asyncio.wait({running}, timeout=SETTLE_TIMEOUT)
+        if self.stream_ts is None and self.fallback is None:
+            await self._started()
+        self.closed = True
+        if self.fallback is not None:
+            await self.fallback.settle(record)
+            return False
+        with contextlib.suppress(TimeoutError):
+            return await asyncio.wait_for(self._stop(record, summary), SETTLE_TIMEOUT)
+        return False
+
+    async def _stop(self, record: DebateRecord, summary: Message | None) -> bool:
+        title, tasks = self._chunks(final=record)
+        tasks = views.ended(tasks, record)
+        ending = views.ending_text(record, with_result=summary is not None)
+        chunks = [*self._delta(title, tasks), views.text_chunk(ending)]
+        ts = self.stream_ts or ""
+
+        async def call(blocks: list[dict[str, Any]] | None) -> None:
+            await self.n.client.chat_stopStream(channel=self.channel, ts=ts, chunks=chunks,
+                                                blocks=blocks)
+
+        try:
+            await self.n.pacer.run(self.channel, lambda: call(summary.blocks if summary
+                                                              else None))
+            return summary is not None
+        except SLACK_ERRORS as exc:
+            log.warning("Slack: could not end the plan of %s with its result: %s",
+                        record.id, slack_error(exc))
+            code = error_code(exc)
+        if summary is None or code in GONE:
+            return False
+        with contextlib.suppress(*SLACK_ERRORS):   # the stream ends; the summary is posted
+            await self.n.pacer.run(self.channel, lambda: call(None))
+        return False
+
+
+class StreamingNotifier(SlackNotifier):
+    """The notifier that streams a debate's plan where it can, else posts as before."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.streaming = StreamSupport(self.settings.slack_streaming)
+
+    def sink_for(self, record: DebateRecord) -> EventSink | None:
+        if not record.id or thread_of(record) is None or not self.streaming.usable(record):
+            return super().sink_for(record)
+        sink = PlanSink(self, record)
+        self.live[record.id] = sink
+        return sink
+
+    async def settle_thread(self, record: DebateRecord) -> bool:
+        sink = self.live.get(record.id)
+        if not isinstance(sink, PlanSink):
+            if sink is None and record.origin.stream_ts and thread_of(record) is not None:
+                sink = PlanSink(self, record)   # finished after a restart: end its stream
+            else:
+                return await super().settle_thread(record)
+        self.live.pop(record.id, None)
+        return await sink.settle(record, self.summary_message(record))
+
+
+__all__ = ["GONE", "UNAVAILABLE", "PlanSink", "StreamSupport", "StreamingMode",
+           "StreamingNotifier", "planned_calls"]

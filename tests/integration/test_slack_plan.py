@@ -1,0 +1,282 @@
+"""The debate streamed as a plan in its thread: signed /debate requests to the real Bolt app, the
+real slack_sdk client streaming into FakeSlack (chat.startStream / appendStream / stopStream),
+debates on FakeOpenAI or the rehearsal model; and the fall back to the status message."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from slack_sdk.errors import SlackApiError
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.service.progress import phases_of
+from bot.slack.views.common import usd
+from bot.slack.views.plan import task_id
+from engine.domain import DebateRequest
+from engine.planning import prepare
+from engine.settings import EngineSettings
+from engine.vocabulary import Mode
+from storage.records import DebateRecord
+from tests.fakes.openai_server import FakeOpenAI, last_text
+from tests.fakes.slack_server import FakeSlack
+from tests.fakes.slack_streams import Stream
+from tests.support.plan_rendering import readme_block, shape
+from tests.support.plan_rendering import record as record_rendering
+from tests.support.slack_fixtures import CHANNEL, TEAM, USER, Harness, slack_harness
+
+ORDER = ["pending", "in_progress", "complete"]
+RAW_PINGS = ("<!channel>", "<!here>", "<!everyone>")
+HOSTILE_OPENING = {
+    "summary": "Everyone must see this <!channel> right now & <!here>",
+    "claims": [{"claim": "<!channel> Postgres wins", "evidence": "trust me <!everyone>"}],
+}
+
+
+def _pro_opening(body: dict[str, Any]) -> bool:
+    system, user = last_text(body, "system"), last_text(body, "user")
+    return "arguing FOR the proposition" in system and "Task: Give your opening" in user
+
+
+def _con(body: dict[str, Any]) -> bool:
+    return "arguing AGAINST the proposition" in last_text(body, "system")
+
+
+async def _debate(h: Harness, text: str) -> tuple[DebateRecord, Stream]:
+    """Start a debate with /debate, wait for its end, and return it with its one stream."""
+    await h.command(text)
+    found = await h.wait_until(h.debates, what="a debate")
+    record = await h.wait_finished(found[0].id)
+    root = h.fake.messages(CHANNEL)[0]
+    await h.wait_until(lambda: any(s.stopped for s in h.fake.streams_in(CHANNEL, root["ts"])),
+                       what="the stream to stop")
+    await h.notifier.drain()
+    streams = h.fake.streams_in(CHANNEL, root["ts"])
+    assert len(streams) == 1, streams
+    return await h.rt.service.get(record.id), streams[0]
+
+
+def _planned(h: Harness, record: DebateRecord) -> list[str]:
+    return phases_of(prepare(h.rt.engine, record.request).plan)
+
+
+def _in_order(history: list[str]) -> bool:
+    """pending -> in_progress -> complete, possibly starting later (coalesced updates)."""
+    ranks = [ORDER.index(s) for s in history]
+    return ranks == sorted(ranks) and len(set(ranks)) == len(ranks) and history[-1] == "complete"
+
+
+async def test_a_channel_debate_streams_as_one_plan(tmp_path: Path) -> None:
+    async with FakeOpenAI(latency=0.05) as openai:
+        openai.script(_pro_opening, HOSTILE_OPENING)
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            record, stream = await _debate(h, "Should we move billing to PostgreSQL?")
+            start = stream.start_args
+            assert (start["recipient_team_id"], start["recipient_user_id"]) == (TEAM, USER)
+            assert start["task_display_mode"] == "plan"
+
+            phases = _planned(h, record)
+            assert list(stream.tasks()) == [task_id(p) for p in phases]
+            for phase in phases:
+                assert _in_order(stream.history(task_id(phase))), (phase, stream.chunks)
+            assert stream.history(task_id(phases[-1]))[0] == "pending"   # shown before it ran
+            assert stream.appends >= 1   # the plan moved in place, not in new messages
+
+            tasks = stream.tasks()
+            opening = tasks[task_id("opening")]["output"]
+            assert "&lt;!channel&gt;" in opening and opening.startswith("For: ")
+            everything = json.dumps(stream.chunks) + json.dumps(stream.blocks)
+            assert not any(p in everything for p in RAW_PINGS)
+
+            assert record.result is not None and record.result.consensus is not None
+            judges = tasks[task_id("judging")]
+            for judge in record.result.consensus.judges:
+                assert judge in judges["output"]
+            n = len(record.result.consensus.judges)
+            assert judges["details"] == f"{n} of {n} judge(s) scored"
+
+            titles = stream.titles()
+            assert any(t.endswith("so far") and "$" in t for t in titles[:-1])
+            assert titles[-1].endswith(f"cost {usd(record.cost_usd)}")
+            assert "Debate" in titles[-1] and "so far" not in titles[-1]
+
+            summary = h.notifier.summary_message(record)
+            assert summary is not None and stream.stopped and stream.blocks == summary.blocks
+            thread = h.fake.replies(CHANNEL, stream.thread_ts)
+            assert [m["ts"] for m in thread] == [stream.ts]   # no status message, no replies
+            assert not h.fake.calls_to("chat.update") or all(
+                c.args.get("ts") != stream.ts for c in h.fake.calls_to("chat.update"))
+            stored = await h.rt.service.get(record.id)
+            assert stored.origin.stream_ts == stream.ts and stored.origin.status_ts is None
+            assert h.fake.invalid_blocks == []
+
+
+async def test_another_mode_streams_its_own_phases(tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:
+        record, stream = await _debate(h, "Should we adopt Kafka? --mode critique")
+        assert record.mode == "critique"
+        phases = _planned(h, record)
+        assert "proposal" in phases and "opening" not in phases
+        assert list(stream.tasks()) == [task_id(p) for p in phases]
+        assert all(t["status"] == "complete" for t in stream.tasks().values())
+        assert stream.titles()[-1].startswith("[Rehearsal]")          # labelled throughout
+        assert "Rehearsal" in stream.text() and "Rehearsal" in json.dumps(stream.blocks)
+
+
+async def test_a_refused_step_is_an_error_that_says_why(tmp_path: Path) -> None:
+    words = "I'm sorry, but I can't help with arguing that position."
+    async with FakeOpenAI() as openai:
+        openai.refuse(_con, text=words, times=None)
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            record, stream = await _debate(h, "Should we move billing to PostgreSQL?")
+            opening = stream.tasks()[task_id("opening")]
+            assert opening["status"] == "error"
+            assert "refused by the model" in opening["details"] and "/con" in opening["details"]
+            assert opening["output"].startswith("For: ")   # the side that spoke still shows
+            assert record.result is not None and not record.result.complete
+            assert "(incomplete)" in stream.titles()[-1]     # never shown as complete
+            assert "Incomplete" in json.dumps(stream.blocks)
+
+
+async def test_without_streaming_the_thread_falls_back_once_per_workspace(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="dialectic.slack")
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:
+        h.fake.streaming_unavailable("unknown_method")
+        first = await _fallback_debate(h, "Should we adopt Kafka?")
+        assert len(h.fake.calls_to("chat.startStream")) == 1
+        second = await _fallback_debate(h, "Should we adopt Pulsar?")
+        assert len(h.fake.calls_to("chat.startStream")) == 1   # remembered for the workspace
+        assert first.id != second.id
+        said = [r for r in caplog.records if "streaming is unavailable" in r.getMessage()]
+        assert len(said) == 1 and TEAM in said[0].getMessage()
+        assert not h.fake.streams
+
+
+async def _fallback_debate(h: Harness, topic: str) -> DebateRecord:
+    before = {m["ts"] for m in h.fake.messages(CHANNEL)}
+    await h.command(topic)
+    root = await h.wait_until(lambda: next((m for m in h.fake.messages(CHANNEL)
+                                            if m["ts"] not in before and "Debate started"
+                                            in m["text"]), None), what="the root")
+    record = await h.wait_until(lambda: _by_topic(h, topic), what="the debate")
+    record = await h.wait_finished(record.id)
+    await h.wait_reply(CHANNEL, root["ts"], "[Rehearsal] Debate result")
+    await h.notifier.drain()
+    texts = [m["text"] for m in h.fake.replies(CHANNEL, root["ts"])]
+    assert texts[0].startswith("[Rehearsal] Debate finished")          # the status message
+    assert sum(t.startswith("[Rehearsal] Phase ") for t in texts) == len(_planned(h, record))
+    stored = await h.rt.service.get(record.id)
+    assert stored.origin.status_ts and stored.origin.stream_ts is None
+    return stored
+
+
+async def _by_topic(h: Harness, topic: str) -> DebateRecord | None:
+    return next((d for d in await h.debates() if d.request.topic == topic), None)
+
+
+async def test_streaming_off_keeps_the_status_message(tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, slack_streaming="off") as h:
+        await _fallback_debate(h, "Should we adopt Kafka?")
+        assert not h.fake.calls_to("chat.startStream")
+
+
+def test_a_request_plans_the_phases_the_stream_shows() -> None:
+    """The tasks come from the engine's plan, so every mode has its own (no list per mode)."""
+    engine = EngineSettings(rehearsal=True)
+    for mode in Mode:
+        phases = phases_of(prepare(engine, DebateRequest(topic="T?", mode=mode)).plan)
+        assert phases and len({task_id(p) for p in phases}) == len(phases), mode
+
+
+async def test_readme_shows_the_plan_as_it_is_rendered(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert shape(readme_block(readme)) == shape(await record_rendering(tmp_path)), (
+        "README's plan rendering is stale: python -m tests.support.plan_rendering")
+
+
+async def test_a_429_on_append_is_retried_after_retry_after(tmp_path: Path) -> None:
+    async with FakeOpenAI(latency=0.05) as openai:
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            h.fake.rate_limit("chat.appendStream", times=1, retry_after=1)
+            record, stream = await _debate(h, "Should we move billing to PostgreSQL?")
+            statuses = [c.status for c in h.fake.calls_to("chat.appendStream")]
+            assert statuses[0] == 429 and 200 in statuses[1:]
+            assert all(t["status"] == "complete" for t in stream.tasks().values())
+            assert stream.titles()[-1].endswith(f"cost {usd(record.cost_usd)}")
+
+
+async def test_a_stream_lost_midway_goes_on_as_the_status_message(tmp_path: Path) -> None:
+    async with FakeOpenAI(latency=0.05) as openai:
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            h.fake.fail("chat.appendStream", "message_not_in_streaming_state")
+            await h.command("Should we move billing to PostgreSQL?")
+            found = await h.wait_until(h.debates, what="a debate")
+            record = await h.wait_finished(found[0].id)
+            root = h.fake.messages(CHANNEL)[0]
+            summary = await h.wait_reply(CHANNEL, root["ts"], "Debate result")
+            await h.notifier.drain()
+            texts = [m["text"] for m in h.fake.replies(CHANNEL, root["ts"])]
+            phases = _planned(h, record)
+            n = len(phases)
+            status = next(t for t in texts if t.startswith("Debate ") and f"{n}/{n}" in t)
+            assert texts.index(status) < texts.index(summary["text"])
+            assert sum(t.startswith("Phase ") for t in texts) == len(phases)  # none lost
+            assert len(h.fake.calls_to("chat.startStream")) == 1
+            assert not h.fake.calls_to("chat.stopStream")
+            assert not h.notifier.streaming.unavailable   # this stream, not the workspace
+            h.assert_all_blocks_valid()
+
+
+async def test_a_failed_debate_ends_its_plan_with_errors_not_pending(tmp_path: Path) -> None:
+    async with FakeOpenAI() as openai:
+        openai.fail(lambda body: True, 401, times=None)
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            record, stream = await _debate(h, "Should we move billing to PostgreSQL?")
+            assert record.status.value == "failed"
+            statuses = {t["status"] for t in stream.tasks().values()}
+            assert statuses == {"error"}, stream.tasks()
+            assert "Debate failed" in stream.titles()[-1]
+            assert "without a result" in stream.text() or "Incomplete" in json.dumps(
+                stream.blocks)
+
+
+async def test_the_fake_refuses_what_slack_refuses_in_a_stream() -> None:
+    async with FakeSlack() as fake:
+        client = AsyncWebClient(token="xoxb-test", base_url=fake.base_url)
+        root = fake.add_message(CHANNEL, "Should we?")
+
+        async def code(call: Any) -> str:
+            try:
+                await call
+            except SlackApiError as exc:
+                return str(exc.response["error"])
+            return "ok"
+
+        assert await code(client.chat_startStream(channel=CHANNEL, thread_ts=root)) == \
+            "invalid_arguments"                                   # a channel needs recipients
+        dm = await client.chat_startStream(channel="D0DM", thread_ts=root)  # a DM does not
+        ts = (await client.chat_startStream(channel=CHANNEL, thread_ts=root,
+                                            recipient_team_id=TEAM,
+                                            recipient_user_id=USER))["ts"]
+        assert await code(client.chat_appendStream(channel=CHANNEL, ts=ts,
+                                                   markdown_text="x" * 12_001)) == "msg_too_long"
+        assert await code(client.chat_appendStream(
+            channel=CHANNEL, ts=ts, chunks=[{"type": "poll", "text": "?"}])) == "invalid_chunks"
+        assert await code(client.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[
+            {"type": "task_update", "id": "a", "title": "A", "status": "done"}])) == \
+            "invalid_chunks"
+        assert await code(client.chat_appendStream(channel=CHANNEL, ts=ts, chunks=[
+            {"type": "task_update", "id": "a", "title": "A", "status": "complete",
+             "output": "x" * 257}])) == "invalid_chunks"
+        await client.chat_stopStream(channel=CHANNEL, ts=ts, markdown_text="done")
+        assert await code(client.chat_appendStream(channel=CHANNEL, ts=ts,
+                                                   markdown_text="more")) == \
+            "message_not_in_streaming_state"
+        assert fake.streams[ts].text() == "done" and dm["ok"]
+        fake.streaming_unavailable("not_allowed")
+        assert await code(client.chat_startStream(channel="D0DM", thread_ts=root)) == \
+            "not_allowed"
