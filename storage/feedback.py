@@ -17,15 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.oversight.feedback import RATINGS, FeedbackLabel, Rating
 from engine.vocabulary import Routing
-from storage import debates
 from storage.db import upsert
-from storage.errors import NotFound
 from storage.models import FeedbackRow
-from storage.records import DebateRecord
 
-MAX_ID = 64   # debate ids are 64 characters at most (the column)
-
-__all__ = ["Feedback", "get", "labels", "put", "visible_debate"]
+__all__ = ["Feedback", "get", "labels", "put"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -92,18 +87,3 @@ async def labels(session: AsyncSession, *, since: datetime,
     return [FeedbackLabel(debate_id=r.debate_id, preset=r.preset, routing=Routing(r.routing),
                           rating=_rating(r.rating), rehearsal=r.rehearsal) for r in rows]
 
-
-async def visible_debate(session: AsyncSession, debate_id: str,
-                         team: str | None) -> DebateRecord | None:
-    """The debate if it has a result a reader of `team` may see (its own workspace's, when both
-    are known); None for an unknown or malformed id, an unfinished debate or another team's."""
-    if not debate_id or len(debate_id) > MAX_ID:
-        return None
-    try:
-        record = await debates.get(session, debate_id)
-    except NotFound:
-        return None
-    owner = record.origin.team_id
-    if record.result is None or (team and owner and owner != team):
-        return None
-    return record

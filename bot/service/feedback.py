@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from bot.service.debates import DebateService
 from engine.errors import DialecticError, InvalidRequest
 from engine.oversight.feedback import Rating
-from storage import audit, feedback
+from storage import audit, debates, feedback
 from storage.feedback import Feedback
 from storage.records import DebateRecord
 
@@ -45,8 +45,8 @@ class FeedbackDesk:
     async def check(self, debate_id: str, team: str | None) -> DebateRecord:
         """The debate, if a reader of `team` can have seen its result; NoSuchResult if not."""
         async with self.service.db.transaction(readonly=True) as session:
-            found = await feedback.visible_debate(session, debate_id, team)
-        if found is None:
+            found = await debates.visible(session, debate_id, team)
+        if found is None or found.result is None:
             raise NoSuchResult(UNKNOWN)
         return found
 
@@ -64,7 +64,7 @@ class FeedbackDesk:
         if not user:
             raise NoSuchResult(UNKNOWN)
         async with self.service.db.transaction() as session:
-            record = await feedback.visible_debate(session, debate_id, team)
+            record = await debates.visible(session, debate_id, team)
             result = record.result if record is not None else None
             if record is None or result is None:
                 raise NoSuchResult(UNKNOWN)

@@ -31,7 +31,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.slack.client import WebClient
 from bot.slack.context import SlackContext
-from bot.slack.listeners import actions, commands, events, feedback, home, shortcuts
+from bot.slack.listeners import actions, commands, events, feedback, home, shortcuts, unfurls
 from bot.slack.settings import SlackSettings
 from engine.errors import ConfigurationError
 
@@ -120,7 +120,7 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         return None
 
     app.middleware(drop_repeated_events)
-    for surface in (commands, events, actions, feedback, shortcuts, home):
+    for surface in (commands, events, actions, feedback, shortcuts, home, unfurls):
         surface.register(app, ctx)
     return app
 

@@ -18,7 +18,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.http.signin import CALLBACK
 from bot.slack import signin
 from bot.slack.app import EVENTS_PATH
-from bot.slack.listeners import actions, commands, events, home, shortcuts
+from bot.slack.listeners import actions, commands, events, feedback, home, shortcuts, unfurls
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -40,6 +40,8 @@ METHOD_SCOPES: dict[str, str | None] = {
     "views.publish": None,
     "views.update": None,
     "openid.connect.token": None,
+    "chat.unfurl": "links:write",
+    "entity.presentDetails": None,
 }
 #: The bot scope each event subscription needs (Slack's events reference).
 EVENT_SCOPES: dict[str, str | None] = {
@@ -49,6 +51,8 @@ EVENT_SCOPES: dict[str, str | None] = {
     "message.groups": "groups:history",
     "message.im": "im:history",
     "message.mpim": "mpim:history",
+    "link_shared": "links:read",
+    "entity_details_requested": None,
 }
 NOT_API_METHODS = frozenset({"api_call"})  # the generic call; its method names are read apart
 
@@ -69,7 +73,7 @@ class Registrations:
 
 def registered() -> dict[str, set[str]]:
     app = Registrations()
-    for module in (commands, events, actions, shortcuts, home):
+    for module in (commands, events, actions, feedback, shortcuts, home, unfurls):
         module.register(app, None)  # type: ignore[arg-type]  # nothing is called at registration
     return app.seen
 
@@ -139,3 +143,11 @@ def test_socket_mode_is_off_with_request_urls_and_the_readme_says_what_to_remove
     assert MANIFEST["settings"]["socket_mode_enabled"] is False
     step = README.split("**Socket Mode**", 1)[1].split("\n4.", 1)[0]
     assert "socket_mode_enabled: true" in step and "request_url" in step and "`url`" in step
+
+
+def test_transcript_links_unfurl_from_the_public_urls_host() -> None:
+    """The unfurl domain is the host transcript links are on (bot/service/links.py), and the
+    README says which switch outside the manifest Work Objects need."""
+    assert MANIFEST["features"]["unfurl_domains"] == [HOST.removeprefix("https://")]
+    assert {"link_shared", "entity_details_requested"} <= registered()["event"]
+    assert "Work Object Previews" in README
