@@ -18,8 +18,8 @@ By hand: `python -m tests.fakes.slack_server --port 8901`.
 
 This module is the entry point (FakeSlack and the names tests import); the parts:
 slack_requests (arguments, checks, the call log), slack_state (the workspace),
-slack_methods (the Web API methods), slack_faults, slack_signin (OpenID) and
-slack_socket (Socket Mode).
+slack_methods (the Web API methods), slack_entities (unfurls, Work Objects, feedback presses),
+slack_faults, slack_signin (OpenID) and slack_socket (Socket Mode).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.slack_entities import SlackEntities
 from tests.fakes.slack_faults import PROXY_PAGES, Fault, SlackFaults, take
 from tests.fakes.slack_methods import SlackMethods
 from tests.fakes.slack_requests import (
@@ -61,7 +62,7 @@ __all__ = ["JSON_ARGS", "MAX_BLOCKS", "MAX_BLOCKS_CHARS", "MAX_TEXT", "PROXY_PAG
 RESPONSE_URL_USES = 5
 
 
-class FakeSlack(SlackMethods, SlackSignIn, SlackFaults):
+class FakeSlack(SlackMethods, SlackEntities, SlackSignIn, SlackFaults):
     """A fake Slack Web API with state, fault injection and a record of every call."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, team_id: str = "T0FAKE",
@@ -69,13 +70,15 @@ class FakeSlack(SlackMethods, SlackSignIn, SlackFaults):
         SlackMethods.__init__(self, team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id)
         SlackSignIn.__init__(self)
         SlackFaults.__init__(self)
+        self.init_entities()                               # unfurls, flexpanes, feedback
         self.host, self.port = host, port
         self.base_url = ""
         self.responses: list[dict[str, Any]] = []
         self._response_uses: dict[str, int] = {}
         self.socket_mode = SocketMode()                    # apps.connections.open, the socket
         self._runner: web.AppRunner | None = None
-        self._handlers: dict[str, Callable[[Args], Reply]] = self.handlers()
+        self._handlers: dict[str, Callable[[Args], Reply]] = {**self.handlers(),
+                                                              **self.entity_handlers()}
 
     # --- lifecycle ---
 
