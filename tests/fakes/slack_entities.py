@@ -45,17 +45,17 @@ class SlackEntities:
 
     # --- what people do ---
 
-    def share_link(self, channel: str, url: str, *, user: str = "UHUMAN01") -> dict[str, Any]:
-        """A person posts `url` in `channel`: the message is stored and the `link_shared` event
-        Slack sends the app is returned."""
-        ts = self.add_message(channel, f"see <{url}>", user=user)
-        self._shared[(channel, ts)] = [url]
+    def share_link(self, channel: str, *urls: str, user: str = "UHUMAN01") -> dict[str, Any]:
+        """A person posts `urls` in one message in `channel`: the message is stored and the
+        `link_shared` event Slack sends the app is returned."""
+        ts = self.add_message(channel, "see " + " ".join(f"<{u}>" for u in urls), user=user)
+        self._shared[(channel, ts)] = list(urls)
         unfurl_id = f"C{next(self._serial):04d}-{ts}"
-        self._composing[unfurl_id] = [url]
+        self._composing[unfurl_id] = list(urls)
         return {"type": "link_shared", "channel": channel, "is_bot_user_member": True,
                 "user": user, "message_ts": ts, "unfurl_id": unfurl_id,
                 "source": "conversations_history", "event_ts": ts,
-                "links": [{"domain": urlsplit(url).hostname or "", "url": url}]}
+                "links": [{"domain": urlsplit(u).hostname or "", "url": u} for u in urls]}
 
     def open_entity(self, entity: dict[str, Any], *, user: str, channel: str = "",
                     message_ts: str = "") -> dict[str, Any]:

@@ -65,7 +65,7 @@ async def unfurl(ctx: SlackContext, event: dict[str, Any], *, team: str | None) 
     if not entities:
         return
     where: dict[str, Any] = {"channel": event.get("channel"), "ts": event.get("message_ts")}
-    if event.get("unfurl_id") and event.get("source"):   # the link is still in the composer
+    if event.get("source") == "composer" and event.get("unfurl_id"):   # not posted yet
         where = {"unfurl_id": event["unfurl_id"], "source": event["source"]}
     try:
         await ctx.client.chat_unfurl(**where, metadata={"entities": entities})
