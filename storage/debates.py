@@ -32,6 +32,7 @@ FLAGGED = "injection_flagged"  # the audit event of text addressed to the AI
 CACHEABLE_STATUSES = (DebateStatus.COMPLETED.value, DebateStatus.APPROVED.value)
 _FINISHED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
 _SPACE = re.compile(r"\s+")
+MAX_ID_CHARS = 64   # the id column's width: a longer "id" is no debate's
 _FINDINGS = TypeAdapter(list[Finding])
 _HELD = "dialectic.held_debates"  # session.info: (transaction, {id: row locked in it})
 
@@ -169,6 +170,20 @@ async def get(session: AsyncSession, debate_id: str, *, for_update: bool = False
     """The debate; `for_update` locks its row until the transaction ends (a transition to come
     then reads no more)."""
     return to_record(await _load(session, debate_id, lock=for_update))
+
+
+async def visible(session: AsyncSession, debate_id: str, team: str | None
+                  ) -> DebateRecord | None:
+    """The debate, if a person of workspace `team` may see it (its own workspace's, when both
+    are known); None for an unknown or malformed id or another workspace's debate."""
+    if not debate_id or len(debate_id) > MAX_ID_CHARS:
+        return None
+    row = await session.get(DebateRow, debate_id, populate_existing=True)
+    if row is None:
+        return None
+    record = to_record(row)
+    owner = record.origin.team_id
+    return None if team and owner and owner != team else record
 
 
 async def exists(session: AsyncSession, debate_id: str) -> bool:

@@ -379,3 +379,25 @@ class SessionGenerationRow(Base):
     user_id: Mapped[str] = mapped_column(String(64), primary_key=True)   # "": the operator
     generation: Mapped[int] = mapped_column(Integer)
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class FeedbackRow(Base):
+    """A reader's feedback on a result (👍 / 👎 and an optional "Why?"), one per reader and
+    debate: a second press replaces the first. Kept apart from the reviewers' decisions
+    (`reviews`): a reader's thumb is not a reviewer's label (engine/oversight/feedback.py)."""
+
+    __tablename__ = "feedback"
+    __table_args__ = (Index("ix_feedback_preset_updated_at", "preset", "updated_at"),)
+
+    debate_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    team_id: Mapped[str | None] = mapped_column(String(64))
+    rating: Mapped[str | None] = mapped_column(String(8))
+    reason: Mapped[str] = mapped_column(Text)
+    preset: Mapped[str] = mapped_column(String(64))
+    routing: Mapped[str] = mapped_column(String(16))
+    rehearsal: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -18,6 +18,7 @@ from bot.service.figures import (
     as_json,
     cutoffs_text,
     evaluation_summary,
+    feedback_text,
     figure_text,
     in_force_text,
     share,
@@ -70,12 +71,23 @@ def print_judges(console: Console, report: JudgeReport) -> None:
     if not report.judges:
         _say(console, "\nno judged debates in the window yet: rehearsals and results routed "
                       "nowhere are left out")
+    print_feedback(console, report)
     for audit in report.judges:
         flags = ", ".join(TITLES[f].lower() for f in audit.flags) or "nothing flagged"
         _say(console, f"\n{audit.judge} ({audit.model}) — {audit.debates} debates — {flags}")
         for name in FIGURE_NAMES:
             figure: Figure = getattr(audit, name)
             _say(console, f"  {TITLES[name]:<22} {figure_text(figure)}")
+
+
+def print_feedback(console: Console, report: JudgeReport) -> None:
+    """Readers' 👍 / 👎 per preset: user feedback, counted apart from the reviewers' labels."""
+    if not report.feedback:
+        _say(console, "readers' feedback: none in the window")
+        return
+    _say(console, "readers' feedback (not reviewer labels):")
+    for counts in report.feedback:
+        _say(console, f"  {counts.preset:<12} {feedback_text(counts)}")
 
 
 # --------------------------------------------------------------------------- thresholds
@@ -121,6 +133,7 @@ def print_routing(console: Console, report: RoutingReport) -> None:
                       f"{figure_text(r.overturned['published'])}")
         _say(console, "  routed, approved unchanged by the reviewer: "
                       f"{figure_text(r.approved_unchanged['routed'])}")
+        _say(console, f"  readers' feedback: {feedback_text(item.feedback)}")
 
 
 async def suggest(ctx: CliContext, args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from bot.service.figures import (
     FIGURE_NAMES,
     TITLES,
     cutoffs_text,
+    feedback_text,
     figure_parts,
     in_force_text,
     share,
@@ -33,6 +34,7 @@ from bot.service.oversight import (
     ThresholdsInForce,
 )
 from engine.errors import InvalidRequest
+from engine.oversight.feedback import PresetFeedback
 from engine.oversight.inference import Figure
 from engine.oversight.judge_audit import AuditPolicy, JudgeAudit
 from engine.oversight.routing_audit import PresetRouting
@@ -79,6 +81,10 @@ class JudgesOut(BaseModel):
     labelled: int = Field(description="of them, with a reviewer's decision about the verdict")
     policy: AuditPolicy = Field(description="the minimums and significance applied")
     judges: list[JudgeOut]
+    feedback: list[PresetFeedback] = Field(
+        description="per preset, readers' 👍 / 👎 (user feedback, never reviewer labels) and "
+                    "the share of rated results where the readers' majority agrees with the "
+                    "routing; presses on rehearsals counted apart")
 
 
 class RoutingOut(BaseModel):
@@ -99,7 +105,8 @@ async def judges_api(request: web.Request, query: JudgesQuery) -> web.Response:
 def _judges_out(report: JudgeReport) -> JudgesOut:
     return JudgesOut(days=report.days, since=report.since, presets=list(report.presets),
                      debates=report.debates, labelled=report.labelled, policy=report.policy,
-                     judges=[JudgeOut.of(a) for a in report.judges])
+                     judges=[JudgeOut.of(a) for a in report.judges],
+                     feedback=list(report.feedback))
 
 
 async def routing_api(request: web.Request, query: WindowQuery) -> web.Response:
@@ -142,6 +149,7 @@ class PresetView:
     overturned: Cell
     approved: Cell
     suggestion: str
+    feedback: str
 
 
 def _suggestion_text(found: Suggestion | None) -> str:
@@ -157,12 +165,12 @@ def _suggestion_text(found: Suggestion | None) -> str:
 
 
 def preset_view(routing: PresetRouting, in_force: ThresholdsInForce,
-                suggestion: Suggestion | None) -> PresetView:
+                suggestion: Suggestion | None, *, feedback: str = "") -> PresetView:
     return PresetView(name=routing.preset, in_force=in_force_text(in_force),
                       applied=in_force.source == "applied", results=routing.results,
                       pending=routing.pending, overturned=cell(routing.overturned["published"]),
                       approved=cell(routing.approved_unchanged["routed"]),
-                      suggestion=_suggestion_text(suggestion))
+                      suggestion=_suggestion_text(suggestion), feedback=feedback)
 
 
 def judges_page(report: JudgeReport, routing: RoutingReport,
@@ -170,7 +178,9 @@ def judges_page(report: JudgeReport, routing: RoutingReport,
                 viewer: Identity | None = None) -> str:
     rows = [(audit, [cell(getattr(audit, name)) for name in FIGURE_NAMES])
             for audit in report.judges]
+    feedback = [(f.preset, feedback_text(f)) for f in report.feedback]
     return render("judges.html", report=report, rows=rows, routing=routing, presets=presets,
+                  feedback=feedback,
                   titles=[TITLES[n] for n in FIGURE_NAMES], preset_names=preset_names,
                   spot_share=share(routing.spot_check_fraction),
                   viewer=viewer, nav="judges")
@@ -181,7 +191,8 @@ async def _preset_views(request: web.Request, routing: RoutingReport) -> list[Pr
     views = []
     for item in routing.presets:
         found = await oversight.suggest(item.routing.preset, days=routing.days)
-        views.append(preset_view(item.routing, item.in_force, found))
+        views.append(preset_view(item.routing, item.in_force, found,
+                                 feedback=feedback_text(item.feedback)))
     return views
 
 

@@ -9,13 +9,15 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from bot.service.oversight import JudgeReport, ThresholdsInForce
+from engine.oversight.feedback import PresetFeedback
 from engine.oversight.inference import Figure
 from engine.oversight.judge_audit import JudgeAudit
 from engine.oversight.thresholds import ThresholdEvaluation
 from engine.settings import ThresholdSpec
 
 __all__ = ["FIGURE_NAMES", "TITLES", "as_json", "cutoffs_text", "evaluation_summary",
-           "figure_parts", "figure_text", "flag_lines", "in_force_text", "interval_text", "share"]
+           "feedback_text", "figure_parts", "figure_text", "flag_lines", "in_force_text",
+           "interval_text", "share"]
 
 TITLES = {"position_bias": "Position bias", "verbosity_bias": "Verbosity bias",
           "leniency": "Leniency", "drift": "Drift", "reviewer_agreement": "Agrees with reviewers"}
@@ -98,6 +100,21 @@ def flag_lines(report: JudgeReport) -> list[str]:
 
 def _flagged(audit: JudgeAudit) -> list[Figure]:
     return [f for f in audit.figures if f.flagged]
+
+
+def feedback_text(counts: PresetFeedback) -> str:
+    """Readers' thumbs on a preset, as every surface says them (definitions in
+    engine/oversight/feedback.py): "👍 3 · 👎 1 · readers agree with the routing on 2 of 3
+    rated results (67%)", and the rehearsal presses left out."""
+    parts = [f"👍 {counts.up} · 👎 {counts.down}"]
+    if counts.agreement is None:
+        parts.append("no result with a majority of thumbs yet")
+    else:
+        parts.append(f"readers agree with the routing on {counts.agreeing} of {counts.rated} "
+                     f"rated results ({share(counts.agreement)})")
+    if counts.rehearsal:
+        parts.append(f"{counts.rehearsal} on rehearsals, not counted")
+    return " · ".join(parts)
 
 
 def cutoffs_text(thresholds: ThresholdSpec) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from bot.service.settings import ServiceSettings
 
@@ -55,3 +56,17 @@ def transcript_link_valid(secret: str, debate_id: str, *, expires: str, signatur
 def same_secret(given: str, secret: str) -> bool:
     """Whether a token sent by a client is the secret (constant time, any text)."""
     return _same(given, secret)
+
+
+def debate_id_of(settings: ServiceSettings, url: str) -> str | None:
+    """The debate a transcript link points at (signed or not), if it is one of this service's:
+    `DIALECTIC_PUBLIC_URL/debates/<id>`; None for any other link."""
+    parts = urlsplit(url.strip())
+    home = urlsplit(settings.public_url.rstrip("/"))
+    if (parts.scheme, parts.netloc.lower()) != (home.scheme, home.netloc.lower()):
+        return None
+    prefix = home.path.rstrip("/") + "/debates/"
+    if not parts.path.startswith(prefix):
+        return None
+    debate_id = parts.path[len(prefix):].strip("/")
+    return debate_id if debate_id and "/" not in debate_id and len(debate_id) <= 64 else None

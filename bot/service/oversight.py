@@ -20,6 +20,7 @@ from engine.debate import Prepared
 from engine.domain import DebateResult
 from engine.errors import InvalidRequest
 from engine.money.step_models import step_model
+from engine.oversight.feedback import PresetFeedback, feedback_by_preset
 from engine.oversight.judge_audit import AuditPolicy, JudgeAudit, audit_judges
 from engine.oversight.judge_weights import JudgeWeight, WeightPolicy, evidence_weights
 from engine.oversight.panel_records import AgreementCount, agreement_counts
@@ -35,7 +36,7 @@ from engine.presets import all_presets
 from engine.protocols.judging import judge_key
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
 from engine.vocabulary import MAX_WINDOW_DAYS, ResultStatus
-from storage import audit, panels, thresholds
+from storage import audit, feedback, panels, thresholds
 from storage.db import Database
 from storage.journal import lookups_for
 from storage.panels import Labelled
@@ -63,6 +64,7 @@ class JudgeReport:
     labelled: int
     policy: AuditPolicy
     judges: list[JudgeAudit]
+    feedback: list[PresetFeedback] = dataclasses.field(default_factory=list)  # readers' thumbs
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +82,7 @@ class ThresholdsInForce:
 class PresetRoutingReport:
     routing: PresetRouting
     in_force: ThresholdsInForce
+    feedback: PresetFeedback   # readers' thumbs on the preset's results (not reviewer labels)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,6 +137,13 @@ class Oversight:
         async with self.db.transaction(readonly=True) as session:
             return await panels.history(session, since=since, presets=presets)
 
+    async def feedback(self, since: datetime, presets: Sequence[str] = ()
+                       ) -> dict[str, PresetFeedback]:
+        """Readers' feedback counts and agreement per preset (kept apart from the labels)."""
+        async with self.db.transaction(readonly=True) as session:
+            return feedback_by_preset(await feedback.labels(session, since=since,
+                                                            presets=presets))
+
     def preset(self, name: str) -> PresetSpec:
         found = all_presets(self.engine).get(name)
         if found is None:
@@ -157,7 +167,8 @@ class Oversight:
         history = [item.panel for item in await self.labelled(since, presets)]
         report = JudgeReport(days=days, since=since, presets=presets, debates=len(history),
                              labelled=sum(1 for p in history if p.review is not None),
-                             policy=policy, judges=audit_judges(history, policy))
+                             policy=policy, judges=audit_judges(history, policy),
+                             feedback=list((await self.feedback(since, presets)).values()))
         self._reports = {key: (self.clock(), report)}   # the newest only: it is what is asked
         return report
 
@@ -184,11 +195,13 @@ class Oversight:
         outcomes = [i.outcome for i in await self.labelled(since) if i.outcome is not None]
         measured = routing_against_humans(outcomes, min_n=min_n)
         forces = await self.in_force()
+        thumbs = await self.feedback(since)
         return RoutingReport(days=days, since=since,
                              spot_check_fraction=self.spot_check_fraction,
-                             presets=[PresetRoutingReport(routing=measured[name],
-                                                          in_force=forces[name])
-                                      for name in measured if name in forces])
+                             presets=[PresetRoutingReport(
+                                 routing=measured[name], in_force=forces[name],
+                                 feedback=thumbs.get(name) or PresetFeedback(preset=name))
+                                 for name in measured if name in forces])
 
     async def suggest(self, preset: str, *, policy: SuggestionPolicy = SUGGESTION_POLICY,
                       days: int | None = None) -> Suggestion:

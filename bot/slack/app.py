@@ -31,7 +31,16 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.slack.client import WebClient
 from bot.slack.context import SlackContext
-from bot.slack.listeners import actions, commands, direct, events, home, shortcuts
+from bot.slack.listeners import (
+    actions,
+    commands,
+    direct,
+    events,
+    feedback,
+    home,
+    shortcuts,
+    unfurls,
+)
 from bot.slack.settings import SlackSettings
 from engine.errors import ConfigurationError
 
@@ -120,7 +129,7 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         return None
 
     app.middleware(drop_repeated_events)
-    for surface in (commands, events, actions, shortcuts, home, direct):
+    for surface in (commands, events, actions, feedback, shortcuts, home, direct, unfurls):
         surface.register(app, ctx)
     return app
 

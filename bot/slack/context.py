@@ -12,6 +12,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.scheduling.scheduler import Scheduler
 from bot.service.debates import DebateService
+from bot.service.feedback import FeedbackDesk
 from bot.service.reviews import ReviewDesk
 from bot.service.runtime import Runtime
 from bot.slack.notifier import SlackNotifier
@@ -34,6 +35,10 @@ class SlackContext:
     @property
     def reviews(self) -> ReviewDesk:
         return self.rt.reviews
+
+    @property
+    def feedback(self) -> FeedbackDesk:
+        return FeedbackDesk(self.rt.service)
 
     @property
     def engine(self) -> EngineSettings:

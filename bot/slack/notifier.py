@@ -28,6 +28,7 @@ from bot.slack.settings import SlackSettings
 from bot.slack.views import debate as views
 from bot.slack.views import notices
 from bot.slack.views.common import Message
+from bot.slack.views.feedback import feedback_blocks
 from bot.slack.views.review import review_request
 from engine.domain import DebateResult, Event, EventKind, PhaseSummary
 from engine.ports import EventSink
@@ -174,7 +175,8 @@ class SlackNotifier:
             return None
         url = self.url(record.id)
         message = views.divergence_summary(result, transcript_url=url,
-                                           thresholds=self.thresholds(result))
+                                           thresholds=self.thresholds(result),
+                                           actions=feedback_blocks(record.id))
         if record.preset == "appeal" and result.routing == "auto_approve":
             message = notices.resolved(message, result, transcript_url=url)
         return message

@@ -19,7 +19,8 @@ By hand: `python -m tests.fakes.slack_server --port 8901`.
 This module is the entry point (FakeSlack and the names tests import); the parts:
 slack_requests (arguments, checks, the call log), slack_state (the workspace),
 slack_methods (the Web API methods), slack_assistant (AI-app threads), slack_streams
-(chat.*Stream), slack_faults, slack_signin (OpenID) and slack_socket (Socket Mode).
+(chat.*Stream), slack_entities (unfurls, Work Objects, feedback presses), slack_faults,
+slack_signin (OpenID) and slack_socket (Socket Mode).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 from aiohttp import web
 
 from tests.fakes.slack_assistant import SlackAssistant
+from tests.fakes.slack_entities import SlackEntities
 from tests.fakes.slack_faults import PROXY_PAGES, Fault, SlackFaults, take
 from tests.fakes.slack_requests import (
     JSON_ARGS,
@@ -62,7 +64,7 @@ __all__ = ["JSON_ARGS", "MAX_BLOCKS", "MAX_BLOCKS_CHARS", "MAX_TEXT", "PROXY_PAG
 RESPONSE_URL_USES = 5
 
 
-class FakeSlack(SlackAssistant, SlackStreams, SlackSignIn, SlackFaults):
+class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackFaults):
     """A fake Slack Web API with state, fault injection and a record of every call."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, team_id: str = "T0FAKE",
@@ -71,6 +73,7 @@ class FakeSlack(SlackAssistant, SlackStreams, SlackSignIn, SlackFaults):
         SlackSignIn.__init__(self)
         SlackFaults.__init__(self)
         self.init_streams()                                # chat.startStream and the rest
+        self.init_entities()                               # unfurls, flexpanes, feedback
         self.host, self.port = host, port
         self.base_url = ""
         self.responses: list[dict[str, Any]] = []
@@ -78,7 +81,8 @@ class FakeSlack(SlackAssistant, SlackStreams, SlackSignIn, SlackFaults):
         self.socket_mode = SocketMode()                    # apps.connections.open, the socket
         self._runner: web.AppRunner | None = None
         self._handlers: dict[str, Callable[[Args], Reply]] = {**self.handlers(),
-                                                              **self.stream_handlers()}
+                                                              **self.stream_handlers(),
+                                                              **self.entity_handlers()}
 
     # --- lifecycle ---
 

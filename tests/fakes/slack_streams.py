@@ -270,6 +270,9 @@ _LINK = re.compile(r"<(https?://[^|>]+)\|([^>]+)>")
 
 
 def _label(element: dict[str, Any]) -> str:
+    if element.get("type") == "feedback_buttons":   # two icon buttons: their texts
+        return "] [".join(str(element.get(k, {}).get("text", {}).get("text", "?"))
+                          for k in ("positive_button", "negative_button"))
     text = element.get("text")
     if isinstance(text, dict):
         return str(text.get("text", ""))

@@ -18,7 +18,16 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.http.signin import CALLBACK
 from bot.slack import signin
 from bot.slack.app import EVENTS_PATH
-from bot.slack.listeners import actions, commands, direct, events, home, shortcuts
+from bot.slack.listeners import (
+    actions,
+    commands,
+    direct,
+    events,
+    feedback,
+    home,
+    shortcuts,
+    unfurls,
+)
 from bot.slack.parsing import parse_command
 from bot.slack.views.assistant import suggested_prompts
 from engine.presets import BUILTIN_PRESETS
@@ -49,6 +58,8 @@ METHOD_SCOPES: dict[str, str | None] = {
     "views.publish": None,
     "views.update": None,
     "openid.connect.token": None,
+    "chat.unfurl": "links:write",
+    "entity.presentDetails": None,
 }
 #: The bot scope each event subscription needs (Slack's events reference).
 EVENT_SCOPES: dict[str, str | None] = {
@@ -59,6 +70,8 @@ EVENT_SCOPES: dict[str, str | None] = {
     "message.groups": "groups:history",
     "message.im": "im:history",
     "message.mpim": "mpim:history",
+    "link_shared": "links:read",
+    "entity_details_requested": None,
 }
 NOT_API_METHODS = frozenset({"api_call"})  # the generic call; its method names are read apart
 
@@ -79,7 +92,7 @@ class Registrations:
 
 def registered() -> dict[str, set[str]]:
     app = Registrations()
-    for module in (commands, events, actions, shortcuts, home, direct):
+    for module in (commands, events, actions, feedback, shortcuts, home, direct, unfurls):
         module.register(app, None)  # type: ignore[arg-type]  # nothing is called at registration
     return app.seen
 
@@ -164,3 +177,11 @@ def test_the_dm_surface_is_declared_with_the_prompts_the_bot_offers() -> None:
         assert command.action == "start" and (command.preset or "default") in BUILTIN_PRESETS
     assert "message.im" in MANIFEST["settings"]["event_subscriptions"]["bot_events"]
     assert "agent_view" in README and "assistant_view" in README
+
+
+def test_transcript_links_unfurl_from_the_public_urls_host() -> None:
+    """The unfurl domain is the host transcript links are on (bot/service/links.py), and the
+    README says which switch outside the manifest Work Objects need."""
+    assert MANIFEST["features"]["unfurl_domains"] == [HOST.removeprefix("https://")]
+    assert {"link_shared", "entity_details_requested"} <= registered()["event"]
+    assert "Work Object Previews" in README

@@ -405,7 +405,8 @@ def _cost_line(result: DebateResult) -> Block:
 
 
 def divergence_summary(result: DebateResult, *, transcript_url: str,
-                       thresholds: ThresholdSpec | None = None) -> Message:
+                       thresholds: ThresholdSpec | None = None,
+                       actions: Sequence[Block] = ()) -> Message:
     """The final result: verdict, agreement statistics, where judges agree and split, cost.
 
     `thresholds` are the preset's alpha cut-offs (`results.thresholds_for`); with them the
@@ -420,7 +421,7 @@ def divergence_summary(result: DebateResult, *, transcript_url: str,
     body += [section(f"*Routing:* {routing_words(result.routing)}"), *rationale]
     if verdict_cut or outcome_cut or rationale_cut:
         body.append(truncation_notice(transcript_url))
-    tail = [_cost_line(result), links(transcript_url, result.id)]
+    tail = [_cost_line(result), links(transcript_url, result.id), *actions]  # never cut
     prefix = ("[Rehearsal] " if result.rehearsal else "") + (
         "[Incomplete] " if is_incomplete(result) else "")
     text = f"{prefix}Debate result: {escape(result.topic)} — {escape(result.verdict)}"

@@ -1,0 +1,143 @@
+"""Readers' feedback counted per preset beside the reviewers' labels, never as them: the judges
+report and the routing audit (API, the Judges page, `dialectic judges report` and `dialectic
+thresholds show`) show 👍 / 👎 and the agreement with the routing; rehearsal presses are counted
+apart; the reviewer-labelled figures do not move."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+import aiohttp
+
+from bot.service.feedback import FeedbackDesk
+from engine.domain import utcnow
+from engine.oversight.panel_records import PanelRecord
+from engine.vocabulary import Routing
+from storage.db import Database
+from tests.support.audit_fixtures import SyntheticJudge, history
+from tests.support.cli_fixtures import Cli, clean_env, cli
+from tests.support.http_fixtures import call, served
+from tests.support.oversight_fixtures import (
+    REVIEWER,
+    Clock,
+    add_running,
+    ending_now,
+    judged_result,
+    settle_history,
+)
+from tests.support.service_fixtures import rehearsal_settings, runtime
+
+__all__ = ["clean_env", "cli"]  # fixtures
+
+TOKEN = "feedback-token"
+API = {"Authorization": f"Bearer {TOKEN}"}
+JUDGES = [SyntheticJudge(name="technical"), SyntheticJudge(name="risk", habit="harsh")]
+#: 👍 3 · 👎 3; one published result read 👍 (agrees), one read 👎 (disagrees), one routed
+#: result tied (no reading): 1 of 2 rated results agree.
+LINE = ("👍 3 · 👎 3 · readers agree with the routing on 1 of 2 rated results (50%) · "
+        "1 on rehearsals, not counted")
+
+
+@dataclass(frozen=True)
+class Seeded:
+    url: str
+    preset: str
+    labelled: int
+
+
+async def _seed(tmp_path: Path) -> Seeded:
+    """A settled history, then readers' thumbs on three of one preset's results and one
+    rehearsal."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/feedback.db"
+    db = Database(url)
+    await db.upgrade()
+    planted = ending_now(history(JUDGES, seed=5, debates=40), utcnow())
+    clock = Clock(planted[0].finished_at)
+    rt = runtime(db, rehearsal_settings(database_url=url, reviewers=REVIEWER,
+                                        spot_check_fraction=0.0))
+    rt.service.clock = clock
+    await settle_history(rt.reviews, clock, planted)
+    clock.now = utcnow()
+    before = await rt.service.oversight.judge_report()
+    preset = planted[0].preset or "decision"
+    mine = [p for p in planted if (p.preset or "decision") == preset]
+    published = [p for p in mine if p.review is None][:2]
+    routed = [p for p in mine if p.review is not None][:1]
+    assert len(published) == 2 and len(routed) == 1
+    desk = FeedbackDesk(rt.service)
+    for panel, thumbs in ((published[0], "uud"), (published[1], "d"), (routed[0], "du")):
+        for n, thumb in enumerate(thumbs):
+            await desk.give(panel.debate_id, user=f"UREADER{n}", team=None,
+                            rating="up" if thumb == "u" else "down", surface="test")
+    await _rehearsal(rt.service, mine[-1], clock, desk)
+    after = await rt.service.oversight.judge_report()
+    assert after.labelled == before.labelled and after.debates == before.debates
+    assert [j.reviewer_agreement for j in after.judges] == \
+        [j.reviewer_agreement for j in before.judges]   # thumbs are not reviewer labels
+    await db.dispose()
+    return Seeded(url, preset, before.labelled)
+
+
+async def _rehearsal(service: object, like: PanelRecord, clock: Clock,
+                     desk: FeedbackDesk) -> None:
+    result = judged_result(like, alpha=0.9, routing=Routing.AUTO_APPROVE).model_copy(
+        update={"id": "rehearsed", "rehearsal": True})
+    await add_running(desk.service, "rehearsed", result.preset or "decision",
+                      clock.now - timedelta(minutes=5))
+    await desk.service.finish("rehearsed", result, actor="worker-test")
+    await desk.give("rehearsed", user="UREADER0", team=None, rating="up")
+
+
+def _counts(item: dict[str, object]) -> dict[str, object]:
+    return {k: item[k] for k in ("up", "down", "rated", "agreeing", "rehearsal", "agreement")}
+
+
+EXPECTED = {"up": 3, "down": 3, "rated": 2, "agreeing": 1, "rehearsal": 1, "agreement": 0.5}
+
+
+async def test_the_api_and_the_page_show_feedback_per_preset(tmp_path: Path) -> None:
+    seeded = await _seed(tmp_path)
+    db = Database(seeded.url)
+    settings = rehearsal_settings(database_url=seeded.url, api_token=TOKEN, reviewers=REVIEWER)
+    try:
+        async with served(db, settings, workers=0) as (root, _, _), \
+                aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as s:
+            base = root.rstrip("/")
+            status, judges = await call(s, "GET", f"{base}/api/judges", headers=API)
+            assert status == 200
+            assert [_counts(f) for f in judges["feedback"] if f["preset"] == seeded.preset] \
+                == [EXPECTED]
+            assert judges["labelled"] == seeded.labelled
+            status, routing = await call(s, "GET", f"{base}/api/routing", headers=API)
+            assert status == 200
+            found = [p["feedback"] for p in routing["routing"]["presets"]
+                     if p["routing"]["preset"] == seeded.preset]
+            assert [_counts(f) for f in found] == [EXPECTED]
+            async with s.get(f"{base}/?token={TOKEN}") as signed_in:
+                assert signed_in.status == 200
+            async with s.get(f"{base}/judges") as reply:
+                page = await reply.text()
+    finally:
+        await db.dispose()
+    assert "Readers’ feedback" in page and page.count(LINE) == 2   # the audit and the card
+
+
+async def test_the_terminal_shows_feedback_in_both_reports(cli: Cli, tmp_path: Path) -> None:
+    seeded = await _seed(tmp_path)
+    env = {"DATABASE_URL": seeded.url}
+    done = await asyncio.to_thread(cli, "judges", "report", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "readers' feedback (not reviewer labels):" in done.stdout
+    assert f"{seeded.preset:<12} {LINE}" in done.stdout
+    done = await asyncio.to_thread(cli, "thresholds", "show", env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"readers' feedback: {LINE}" in done.stdout
+    done = await asyncio.to_thread(cli, "thresholds", "show", "--json", env=env)
+    data = json.loads(done.stdout)
+    found = [p["feedback"] for p in data["routing"]["presets"]
+             if p["routing"]["preset"] == seeded.preset]
+    assert [_counts(f) for f in found] == [EXPECTED]

@@ -1,0 +1,64 @@
+"""Readers' feedback in storage, on SQLite and PostgreSQL: one row per reader and debate, a
+second press replacing the first (thumb kept when only a reason comes, reason kept when only a
+thumb comes), read back as labels of the window; the reviews table untouched; a debate is
+visible only to its own workspace."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from engine.domain import utcnow
+from engine.oversight.feedback import FeedbackLabel
+from engine.vocabulary import Routing
+from storage import debates, feedback, reviews
+from storage.db import Database
+from storage.records import Origin
+from tests.support import storage_fixtures as fx
+from tests.support.storage_fixtures import add_debate
+
+db = fx.db  # fixture (until conftest.py imports it)
+
+
+async def test_a_second_press_replaces_the_first_and_parts_are_kept(db: Database) -> None:
+    debate = await add_debate(db)
+    now = utcnow()
+    common = {"debate_id": debate.id, "team_id": "T1", "preset": "decision",
+              "routing": Routing.HUMAN_REVIEW, "rehearsal": False}
+    async with db.transaction() as session:
+        first = await feedback.put(session, user_id="U1", rating="up", now=now, **common)
+        await feedback.put(session, user_id="U2", rating="down", now=now, **common)
+    async with db.transaction() as session:
+        later = now + timedelta(minutes=1)
+        replaced = await feedback.put(session, user_id="U1", rating="down", now=later, **common)
+        reasoned = await feedback.put(session, user_id="U1", reason="stale sources",
+                                      now=later, **common)
+        thumbed = await feedback.put(session, user_id="U1", rating="up", now=later, **common)
+        found = await feedback.labels(session, since=now - timedelta(seconds=1))
+        none = await feedback.labels(session, since=later + timedelta(seconds=1))
+        other = await feedback.labels(session, since=now, presets=("market",))
+        assert await reviews.get_by_debate(session, debate.id) is None
+    assert (first.rating, first.reason) == ("up", "")
+    assert (replaced.rating, reasoned.rating, reasoned.reason) == ("down", "down",
+                                                                   "stale sources")
+    assert (thumbed.rating, thumbed.reason, thumbed.created_at) == ("up", "stale sources",
+                                                                    first.created_at)
+    assert found == [
+        FeedbackLabel(debate_id=debate.id, preset="decision", routing=Routing.HUMAN_REVIEW,
+                      rating="up", rehearsal=False),
+        FeedbackLabel(debate_id=debate.id, preset="decision", routing=Routing.HUMAN_REVIEW,
+                      rating="down", rehearsal=False)]
+    assert none == [] and other == []
+
+
+async def test_a_debate_is_visible_to_its_own_workspace_only(db: Database) -> None:
+    added = await add_debate(db)
+    async with db.transaction() as session:
+        mine = await debates.update_origin(session, added.id,
+                                           Origin(surface="slack", team_id="T1"))
+    async with db.transaction(readonly=True) as session:
+        assert (await debates.visible(session, mine.id, "T1")) == mine
+        assert await debates.visible(session, mine.id, None) == mine
+        assert await debates.visible(session, mine.id, "T2") is None
+        assert await debates.visible(session, "no-such-debate", "T1") is None
+        assert await debates.visible(session, "x" * 65, "T1") is None
+        assert await debates.visible(session, "", "T1") is None
