@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from engine.errors import InvalidRequest
+
 MAX_QUESTION_CHARS = 8_000
 MAX_ITEMS = 10_000
 MAX_ANSWER_CHARS = 1_000
@@ -49,8 +51,9 @@ class Dataset:
     source: str
 
 
-class DatasetError(ValueError):
-    """A dataset that cannot be used; the message is one line: "file:line: what is wrong"."""
+class DatasetError(InvalidRequest, ValueError):
+    """A dataset that cannot be used; the message is one line: "file:line: what is wrong". An
+    InvalidRequest too, so every surface says it as the request's error."""
 
 
 def fold(text: str) -> str:
