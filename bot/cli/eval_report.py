@@ -62,7 +62,7 @@ def _table(console: Console, columns: tuple[str, ...], rows: list[list[str]],
            text_columns: int) -> None:
     """A table when it fits the console whole; else one line a row ("name: column value, ..."),
     so no figure is ever cut or folded."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for index, name in enumerate(columns):
         table.add_column(name, justify="left" if index < text_columns else "right",
                          no_wrap=True)
@@ -101,11 +101,13 @@ def print_report(report: Report, console: Console) -> None:
     else:
         _table(console, MODE_COLUMNS, [_mode_cells(m) for m in report.modes], 1)
     if report.comparisons:
+        console.print()
         print_line(console, "Paired comparisons: the mode minus the baseline over the items "
                             "both answered; p: McNemar's exact test; b: only the mode right, "
                             "c: only the baseline right")
         _table(console, COMPARISON_COLUMNS, [_comparison_cells(c) for c in report.comparisons],
                2)
+    console.print()
     print_line(console, f"Normalisation: {report.normalisation}")
     for line in reading(report):
         print_line(console, f"- {line}")

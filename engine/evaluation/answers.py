@@ -215,8 +215,8 @@ _RULES = {
                   "or \"answer:\", else the last number written), with thousands commas, $ and "
                   "% dropped and 42.0 read as 42{tolerance}"),
     Kind.YES_NO: ("yes/no answers accept yes, true, correct, affirmative (and no, false, "
-                  "incorrect, negative) as the reply's first word or after \"the answer is\"; "
-                  "a reply naming both sides or negating its only one has no answer"),
+                  "incorrect, negative) as the reply's first word or after \"the answer is\", "
+                  "else the one side a reply names (naming both, or negating, gives none)"),
     Kind.CHOICE: ("choices are matched by letter (\"B\", \"(b)\", \"b) text\", \"option B\") or "
                   "by the choice's text, case and spacing ignored"),
     Kind.TEXT: ("other answers are compared as text with case, spacing, markdown emphasis, "

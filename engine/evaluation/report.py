@@ -243,8 +243,8 @@ class _Reader:
             raise self._bad(key, "a list of two numbers")
         return float(value[0]), float(value[1])
 
-    def objects(self, key: str) -> list[_Reader]:
-        value = self.data.get(key, [])
+    def objects(self, key: str, *, required: bool = True) -> list[_Reader]:
+        value = self._get(key) if required else self.data.get(key, [])
         if not isinstance(value, list):
             raise self._bad(key, "a list")
         return [_Reader(v, f"{self.where}{key}[{i}].") for i, v in enumerate(value)]
@@ -284,7 +284,8 @@ def from_json(data: Any) -> Report:
         comparisons=tuple(_comparison_from(c) for c in r.objects("comparisons")),
         complete=r.flag("complete"), missing=r.texts("missing"),
         failures=tuple(Failure(mode=f.text("mode"), item_id=f.text("item"),
-                               error=f.text("error")) for f in r.objects("errors")),
+                               error=f.text("error"))
+                       for f in r.objects("errors", required=False)),
         vote_label=r.text("vote_label") if "vote_label" in r.data else "vote",
         vote_samples=samples,
         rehearsal=r.flag("rehearsal") if "rehearsal" in r.data else False)
