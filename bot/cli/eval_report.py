@@ -84,18 +84,15 @@ def _listed(names: list[str]) -> str:
     return shown + (f" and {len(names) - LISTED} more" if len(names) > LISTED else "")
 
 
-def _heading(report: Report) -> Text:
-    title = Text(f"Evaluation of {report.dataset} ({report.source})", style="bold")
-    if report.rehearsal:
-        title.append(" [REHEARSAL]", style="bold yellow")
-    if not report.complete:
-        title.append(" [INCOMPLETE]", style="bold red")
-    return title
+def _heading(report: Report) -> str:
+    notes = "".join(f" [{note}]" for note, on in (("REHEARSAL", report.rehearsal),
+                                                  ("INCOMPLETE", not report.complete)) if on)
+    return f"Evaluation of {report.dataset} ({report.source}){notes}"
 
 
 def print_report(report: Report, console: Console) -> None:
     """The report as tables and sentences, wrapped to the console's width."""
-    console.print(_heading(report), markup=False, highlight=False)
+    print_line(console, _heading(report), style="bold")
     if not report.modes:
         print_line(console, "no mode has an outcome yet")
     else:
@@ -144,10 +141,10 @@ def _x_axis(report: Report) -> tuple[list[float], str]:
             "calls per question (log scale; no cost recorded)")
 
 
-def _title(report: Report) -> str:
+def _title(report: Report, against: str) -> str:
     notes = [n for n, on in (("REHEARSAL", report.rehearsal),
                              ("INCOMPLETE", not report.complete)) if on]
-    return f"{report.dataset}: accuracy against cost" + (f" [{', '.join(notes)}]" if notes
+    return f"{report.dataset}: accuracy against {against}" + (f" [{', '.join(notes)}]" if notes
                                                          else "")
 
 
@@ -168,7 +165,7 @@ def write_plot(report: Report, path: pathlib.Path) -> None:
     axes.set_ylim(0.0, 1.05)
     axes.set_xlabel(label)
     axes.set_ylabel("accuracy (95% Wilson interval)")
-    axes.set_title(_title(report), parse_math=False)
+    axes.set_title(_title(report, label.split(" per ")[0]), parse_math=False)
     axes.grid(True, which="both", alpha=0.3)
     try:
         figure.savefig(path, format="png")

@@ -1,6 +1,7 @@
 """What an evaluation found: per mode, accuracy with its Wilson interval and the cost of an
 answer; per pair of modes on the same items, the difference with Newcombe's interval and
-McNemar's exact p; and readings in words that never claim more than the intervals allow.
+McNemar's exact p; and readings in words that never claim more than the interval and the
+test allow.
 
 Baselines are `single` (one call) and the vote (`vote_label`, K samples, majority answer). Every
 other mode is compared with both, and the vote with `single`, over the items both answered. An
@@ -20,6 +21,9 @@ from engine.evaluation.dataset import Dataset
 from engine.evaluation.stats import Paired, paired, wilson
 
 SINGLE = "single"
+#: A reading says "beats" (or "does worse") only when the 95% interval excludes 0 and McNemar's
+#: exact test agrees at this level; the two can differ near the edge, and then it says less.
+SIGNIFICANCE = 0.05
 
 
 @dataclass(frozen=True)
@@ -314,9 +318,10 @@ def _baseline_words(report: Report, against: str) -> str:
 def _verdict(report: Report, c: Comparison) -> str:
     span = f"[{_points(c.paired.low)}, {_points(c.paired.high)}]"
     baseline = _baseline_words(report, c.against)
-    if c.paired.low > 0:
+    significant = c.paired.p_value < SIGNIFICANCE
+    if c.paired.low > 0 and significant:
         said = f"beats {baseline} by {_points(c.paired.diff)} points {span}"
-    elif c.paired.high < 0:
+    elif c.paired.high < 0 and significant:
         said = f"does worse than {baseline} by {_points(-c.paired.diff)} points {span}"
     else:
         said = f"does not beat {baseline} ({_points(c.paired.diff)} points {span})"

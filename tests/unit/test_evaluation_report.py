@@ -187,6 +187,19 @@ def test_reading_never_overclaims(diff: float, low: float, high: float, said: st
     assert line == f"panel {said} at 2.0x the cost"
 
 
+def test_reading_says_less_when_the_interval_and_the_test_disagree() -> None:
+    """Newcombe's interval can just exclude 0 while McNemar's exact p is above 0.05 (b=4, c=0
+    on 19 items gives [0.1, 43.3] and p = 0.125): no "beats" then."""
+    disagree = Comparison(mode="panel", against="single", cost_ratio=1.0,
+                          paired=Paired(diff=0.211, low=0.001, high=0.433, b=4, c=0,
+                                        p_value=0.125))
+    assert reading(_report(disagree)) == [
+        "panel does not beat a single call (21 points [0.1, 43]) at 1.0x the cost"]
+    worse = replace(disagree, paired=Paired(diff=-0.2, low=-0.4, high=-0.01, b=0, c=4,
+                                            p_value=0.125))
+    assert reading(_report(worse))[0].startswith("panel does not beat a single call (-20 points")
+
+
 def test_reading_without_a_known_cost_or_sample_count() -> None:
     report = _report(_vs("vote", 0.2, 0.1, 0.3, None), vote_samples=None)
     assert reading(report) == ["panel beats a majority vote by 20 points [10, 30], cost ratio "
