@@ -97,7 +97,9 @@ def _number(text: str) -> Decimal | None:
 
 
 def _polarity(words: Sequence[str]) -> str | None:
-    if not words:
+    """The side the first word takes; a lone "y" or "n" only as the whole reply ("N/A" is no
+    "no")."""
+    if not words or len(words[0]) == 1 and len(words) > 1:
         return None
     if words[0] in YES:
         return "yes"

@@ -85,6 +85,9 @@ def test_choices_by_letter_or_text(reply: str, want: str | None) -> None:
     ("It is not true", None),             # a negated side is no answer
     ("Well, it depends: yes or no", None),  # both sides, neither first: no answer
     ("maybe", None),
+    ("y", "yes"),
+    ("N", "no"),
+    ("N/A", None),                          # a lone letter counts only as the whole reply
 ])
 def test_yes_no_synonyms(reply: str, want: str | None) -> None:
     assert normalise(reply, YES) == want
