@@ -31,9 +31,10 @@ YES = frozenset({"yes", "y", "yeah", "yep", "true", "correct", "affirmative"})
 NO = frozenset({"no", "n", "nope", "false", "incorrect", "negative"})
 NEGATIONS = frozenset({"not", "never", "isn't", "doesn't", "don't", "cannot", "can't", "won't"})
 
-#: "the answer is", "final answer:", "result =" ...: the answer follows the last such cue.
-_CUE = re.compile(r"\b(?:final\s+answer|answer|result)\b\s*(?:is|was|would\s+be|:|=)?\s*",
-                  re.IGNORECASE)
+#: "the answer is", "final answer:", "result =" ...: the answer follows the last such cue
+#: ("the answer to 6*7 is 42" is no cue: what follows "answer to" is the question).
+_CUE = re.compile(r"\b(?:final\s+answer|answer|result)\b(?!\s+(?:to|for|of)\b)"
+                  r"\s*(?:is|was|would\s+be|:|=)?\s*", re.IGNORECASE)
 #: A number as people write it: sign, $, thousands commas, decimals, exponent, %.
 _NUMBER = re.compile(r"(?<![\w.,])(?P<sign>[-−–]?)\s?\$?\s?"
                      r"(?P<digits>\d{1,3}(?:,\d{3})+|\d+)(?P<fraction>\.\d+)?"
@@ -99,7 +100,7 @@ def _number(text: str) -> Decimal | None:
 def _polarity(words: Sequence[str]) -> str | None:
     """The side the first word takes; a lone "y" or "n" only as the whole reply ("N/A" is no
     "no")."""
-    if not words or len(words[0]) == 1 and len(words) > 1:
+    if not words or (len(words[0]) == 1 and len(words) > 1):
         return None
     if words[0] in YES:
         return "yes"

@@ -111,7 +111,7 @@ def _tolerance(value: Any, answer: Any) -> float | None:
     if isinstance(answer, bool) or not isinstance(answer, int | float | str):
         raise ValueError("'tolerance' needs a numeric answer")
     try:
-        float(str(answer).replace(",", ""))
+        float(str(answer).strip().strip("$%").replace(",", ""))
     except ValueError:
         raise ValueError("'tolerance' needs a numeric answer") from None
     return float(value)

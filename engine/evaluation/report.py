@@ -93,9 +93,14 @@ class Report:
     rehearsal: bool = False
 
 
+def _right(outcome: ItemOutcome) -> bool:
+    """Correct, and answered: an outcome with an error counts as wrong whatever it says."""
+    return outcome.correct and outcome.error is None
+
+
 def _summary(mode: str, outcomes: Sequence[ItemOutcome]) -> ModeSummary:
     n = len(outcomes)
-    correct = sum(1 for o in outcomes if o.correct)
+    correct = sum(1 for o in outcomes if _right(o))
 
     def mean(values: list[float]) -> float:
         return fmean(values) if values else 0.0
@@ -128,7 +133,7 @@ def _compare(mode: str, against: str, dataset: Dataset,
              by_mode: Mapping[str, dict[str, ItemOutcome]]) -> Comparison:
     ours, theirs = by_mode[mode], by_mode[against]
     shared = [item.id for item in dataset.items if item.id in ours and item.id in theirs]
-    result = paired([ours[i].correct for i in shared], [theirs[i].correct for i in shared])
+    result = paired([_right(ours[i]) for i in shared], [_right(theirs[i]) for i in shared])
     our_cost = sum(ours[i].cost_usd for i in shared)
     their_cost = sum(theirs[i].cost_usd for i in shared)
     ratio = our_cost / their_cost if their_cost > 0 else None

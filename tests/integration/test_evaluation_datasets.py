@@ -140,3 +140,10 @@ def test_the_decision_set_is_package_data_in_the_wheel() -> None:
     shipped = [p.relative_to(package).as_posix() for p in (package / "data").iterdir()]
     assert shipped and all(any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
                            for name in shipped)
+
+
+def test_a_tolerance_on_an_answer_written_with_dollars_and_commas(tmp_path: Path) -> None:
+    path = write(tmp_path, {"question": "Price?", "answer": "$1,234.50", "tolerance": 1})
+    item = load_jsonl(path).items[0]
+    assert item.tolerance == 1.0 and kind(item) is Kind.NUMBER
+    assert is_correct("about $1,235", item) and not is_correct("1,236", item)

@@ -28,6 +28,8 @@ TEXT = Item(id="t", question="Capital of France?", answer="Paris")
     ("Answer: **42**", "42"),
     ("First 6+1=7, then the final answer is 42, not 41", "42"),
     ("I get 41... no wait, 42", "42"),
+    ("The answer to 6*7 is 42", "42"),  # "answer to" introduces the question, not the answer
+    ("Final answer 42, though 41 was tempting", "42"),
     ("3+4*5+6-7*8 = -21", "-21"),
     ("-7", "-7"),
     ("−7", "-7"),                        # a Unicode minus sign

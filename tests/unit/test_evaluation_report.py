@@ -87,10 +87,12 @@ def test_missing_outcomes_make_the_report_incomplete_and_are_named() -> None:
 def test_items_without_an_answer_count_as_wrong_and_are_listed() -> None:
     panel = mode("1111111111")
     panel[2] = outcome("3", False, error="refused: the model declined")
+    panel[5] = replace(outcome("6", True), error="degraded")     # an error is never right
     report = build_report(DATASET, {"single": mode("1111111111"), "panel": panel})
-    assert report.modes[1].correct == 9 and report.modes[1].errors == 1
+    assert report.modes[1].correct == 8 and report.modes[1].errors == 2
+    assert report.comparisons[0].paired.c == 2
     assert [(f.mode, f.item_id, f.error) for f in report.failures] == [
-        ("panel", "3", "refused: the model declined")]
+        ("panel", "3", "refused: the model declined"), ("panel", "6", "degraded")]
     assert report.complete
 
 
