@@ -26,6 +26,7 @@ from engine.errors import InvalidRequest
 MAX_QUESTION_CHARS = 8_000
 MAX_ITEMS = 10_000
 MAX_ANSWER_CHARS = 1_000
+MAX_NUMBER = 10**30         # answers.py reads no number beyond this either
 MIN_CHOICES, MAX_CHOICES = 2, 26
 LETTERS = string.ascii_uppercase
 
@@ -64,17 +65,17 @@ def fold(text: str) -> str:
 def _answer_text(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError("'answer' must be a finite number")
-        return repr(value)
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or abs(value) >= MAX_NUMBER:
+            raise ValueError("'answer' must be a finite number below 10^30")
+        return str(value) if isinstance(value, int) else repr(value)
     if isinstance(value, str):
         if not value.strip():
             raise ValueError("'answer' is empty")
         if len(value) > MAX_ANSWER_CHARS:
             raise ValueError(f"'answer' is longer than {MAX_ANSWER_CHARS:,} characters")
+        if not any(ch.isalnum() for ch in value):
+            raise ValueError("'answer' has no letter or digit: no reply could match it")
         return value.strip()
     raise ValueError("'answer' must be a string, a number or true/false")
 

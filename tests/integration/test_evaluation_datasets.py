@@ -63,6 +63,8 @@ def test_a_limit_keeps_the_first_items(tmp_path: Path) -> None:
     (['{"question": "q"}'], ":1: 'answer' is missing"),
     (['{"question": "q", "answer": null}'], ":1: 'answer' must be a string, a number or true"),
     (['{"question": "q", "answer": ""}'], ":1: 'answer' is empty"),
+    (['{"question": "q", "answer": "?!"}'], ":1: 'answer' has no letter or digit"),
+    (['{"question": "q", "answer": 1e31}'], r":1: 'answer' must be a finite number below 10\^30"),
     (['{"id": "a", "question": "q", "answer": 1}', '{"id": "a", "question": "r", "answer": 2}'],
      r":2: duplicate id 'a' \(first on line 1\)"),
     (['{"question": "q", "answer": 1}', '{"id": "1", "question": "r", "answer": 2}'],

@@ -34,6 +34,9 @@ TEXT = Item(id="t", question="Capital of France?", answer="Paris")
     ("-7", "-7"),
     ("−7", "-7"),                        # a Unicode minus sign
     ("it comes to 10-17", "17"),         # a hyphen between numbers is no sign
+    ("it is 10 - 3", "3"),               # nor is a minus apart from its number
+    ("-$5", "-5"),
+    ("$ 12", "12"),
     ("$1,234", "1234"),
     ("$1,234.50", "1234.5"),
     ("1,234,567", "1234567"),
@@ -153,6 +156,11 @@ def test_tolerance_allows_numbers_that_close() -> None:
     assert not is_correct("3.16", pi) and not is_correct("3", pi)
     exact = Item(id="e", question="q", answer="0.3")
     assert is_correct("0.30", exact) and not is_correct("0.30000000000000004", exact)
+
+
+def test_an_answer_no_reply_could_match_is_never_correct() -> None:
+    huge = Item(id="h", question="q", answer="1e40")       # beyond the numbers replies give
+    assert kind(huge) is Kind.NUMBER and not is_correct("1e40", huge)
 
 
 def test_choice_answers_given_as_text_in_the_dataset() -> None:
