@@ -80,6 +80,9 @@ class Failure:
 
 @dataclass(frozen=True)
 class Report:
+    """Everything an evaluation found: `complete` is False while any item lacks an outcome in
+    some mode (`missing` names them); `rehearsal` marks figures from the offline model."""
+
     dataset: str
     source: str
     normalisation: str
