@@ -11,6 +11,8 @@ Imports neither Slack, SQL, aiohttp nor APScheduler; storage and bot implement i
     untrusted/   text that did not come from the operator, and the one way it enters a prompt
     money/       prices, reply sizes, cost, each step's model, spending as a debate runs
     oversight/   statistics over the reviewers' decisions: audits, thresholds, judge weights
+    evaluation/  question sets with known answers, answer normalisation, accuracy statistics
+                 and the report of which mode pays (`dialectic eval`)
 
 Each sub-package's docstring says what it may import; pyproject.toml's import-linter contracts
 hold them to it.

@@ -37,6 +37,7 @@ __all__ = [
     "ranks",
     "spearman",
     "wilson_interval",
+    "wilson_score",
     "z_for",
 ]
 
@@ -99,7 +100,11 @@ def wilson_interval(
         raise ValueError("n must be positive")
     if not 0.0 <= successes <= n * _RELATIVE_SLACK:
         raise ValueError("successes must lie between 0 and n")
-    z = z_for(confidence)
+    return wilson_score(successes, n, z_for(confidence))
+
+
+def wilson_score(successes: float, n: float, z: float) -> tuple[float, float]:
+    """The Wilson interval's formula for a normal quantile `z`; the caller checks its inputs."""
     rate = min(successes / n, 1.0)
     denominator = 1.0 + z * z / n
     centre = (rate + z * z / (2.0 * n)) / denominator
