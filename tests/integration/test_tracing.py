@@ -86,6 +86,9 @@ async def test_every_mode_is_one_trace_workflow_phase_agent_chat(
         assert parent_of(parent_of(agent, spans), spans) is root
         assert chat.name == f"chat {a['gen_ai.request.model']}"
         assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.provider.name"] == "openai"
+        assert a["gen_ai.conversation.id"] == agent.attributes["gen_ai.conversation.id"] == "d-1"
+        assert a["server.address"] == "127.0.0.1" and a["server.port"] == fake.port
+        assert agent.attributes["gen_ai.request.model"] == a["gen_ai.request.model"]
         assert a["gen_ai.response.model"] and a["gen_ai.usage.input_tokens"] > 0
         assert a["gen_ai.usage.output_tokens"] > 0
         assert tuple(a["gen_ai.response.finish_reasons"]) == ("stop",)
