@@ -58,6 +58,13 @@ def readme_configuration_variables() -> set[str]:
     return names
 
 
+def readme_tracing_variables() -> set[str]:
+    """Every variable the README's "Tracing" table lists (`OTEL_BSP_*` as written: a family)."""
+    section = README.split("\n## Tracing\n", 1)[1].split("\n**One trace", 1)[0]
+    return {name for row in section.splitlines() if row.startswith("| `")
+            for name in re.findall(r"`(OTEL_[A-Z_]+\*?)`", row.split("|")[1])}
+
+
 def dockerfile_instructions(keyword: str) -> list[str]:
     """The arguments of each `keyword` instruction, continuation lines joined."""
     joined = re.sub(r"\\\n\s*", " ", DOCKERFILE)
