@@ -102,8 +102,12 @@ async def test_the_judges_scores_are_evaluation_events(exporter: InMemorySpanExp
     async with FakeOpenAI() as fake:
         result = await debate(traced(exporter), DebateRequest(topic=TOPIC, mode="consensus"),
                               fake)
-    [root] = by_name(list(exporter.get_finished_spans()), "invoke_workflow ")
+    spans = list(exporter.get_finished_spans())
+    [root] = by_name(spans, "invoke_workflow ")
     events = [e for e in root.events if e.name == "gen_ai.evaluation.result"]
+    # parented to the operation evaluated (the debate), not to the judge's own call
+    assert not [e for s in spans if s is not root for e in s.events
+                if e.name == "gen_ai.evaluation.result"]
     assert result.consensus is not None and len(result.consensus.judges) >= 2
     assert len(events) == 2 * len(result.consensus.judges)
     names = {str(e.attributes["gen_ai.evaluation.name"]) for e in events}
@@ -111,6 +115,8 @@ async def test_the_judges_scores_are_evaluation_events(exporter: InMemorySpanExp
     for event in events:
         assert 0 <= float(event.attributes["gen_ai.evaluation.score.value"]) <= 10
         assert event.attributes["gen_ai.evaluation.score.label"] in ("wins", "loses", "tie")
+        assert event.attributes["gen_ai.evaluation.name"] == (
+            f"{event.attributes['dialectic.judge']}: {event.attributes['dialectic.side']}")
     assert root.attributes["dialectic.alpha"] == pytest.approx(result.consensus.alpha)
 
 
