@@ -5,7 +5,10 @@ COPY pyproject.toml README.md ./
 COPY engine ./engine
 COPY storage ./storage
 COPY bot ./bot
-RUN pip install --no-cache-dir --prefix=/install .
+# Optional extras, e.g. `docker build --build-arg EXTRAS=otel .` for OpenTelemetry traces
+# (README "Tracing"); none by default
+ARG EXTRAS=""
+RUN pip install --no-cache-dir --prefix=/install ".${EXTRAS:+[$EXTRAS]}"
 
 FROM python:3.11-slim
 RUN useradd --create-home --uid 10001 dialectic

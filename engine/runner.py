@@ -269,7 +269,8 @@ class DebateContext:
         reply: Reply[T] | None = None
         try:
             reply = await traced_complete(self.tracer, self.llm, spec, timeout=remaining,
-                                          phase=(_phase.get() or ("",))[0])
+                                          phase=(_phase.get() or ("",))[0],
+                                          conversation=self.debate_id)
             return reply
         finally:
             meter = spec.meter or Meter()

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 from engine.domain import DebateResult, Event, EventKind
 from engine.ports import EventSink
@@ -35,6 +36,16 @@ Attributes = Mapping[str, Any]
 #: the workflow's name (`gen_ai.workflow.name`; the workflow span is "invoke_workflow dialectic")
 WORKFLOW = "dialectic"
 EVALUATION_EVENT = "gen_ai.evaluation.result"
+#: `gen_ai.provider.name` of the offline model (a custom value: the conventions allow them)
+REHEARSAL_PROVIDER = "dialectic.rehearsal"
+#: OpenAI-compatible hosts (exact, or a suffix when it starts with a dot) whose provider the
+#: conventions name; any other endpoint is "openai", the API the gateway speaks (the
+#: conventions' "best knowledge")
+PROVIDER_HOSTS = (
+    (".openai.azure.com", "azure.ai.openai"), (".cognitiveservices.azure.com", "azure.ai.openai"),
+    ("api.deepseek.com", "deepseek"), ("api.groq.com", "groq"), ("api.x.ai", "x_ai"),
+    ("api.mistral.ai", "mistral_ai"), ("api.perplexity.ai", "perplexity"),
+    ("generativelanguage.googleapis.com", "gcp.gemini"))
 
 
 class Span(Protocol):
@@ -114,16 +125,41 @@ def plain(text: str, tracer: Tracer) -> str:
 _MARKER = re.compile(rf"(?:{re.escape(BEGIN)}|{re.escape(END)})([0-9a-f]{{24}})(?:[^>\n]*>>>)?")
 
 
+def provider_of(endpoint: str) -> dict[str, Any]:
+    """`gen_ai.provider.name`, `server.address` and `server.port` of an OpenAI-compatible
+    endpoint (a base URL; its credentials, if any, are never read)."""
+    try:
+        parts = urlsplit(endpoint)
+        host, port = (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return {"gen_ai.provider.name": "openai"}
+    found: dict[str, Any] = {"gen_ai.provider.name": next(
+        (name for known, name in PROVIDER_HOSTS
+         if (host.endswith(known) if known.startswith(".") else host == known)), "openai")}
+    if host:
+        found["server.address"] = host
+        found["server.port"] = port or (443 if parts.scheme == "https" else 80)
+    return found
+
+
+def _provider(llm: LLMClient) -> dict[str, Any]:
+    if llm.rehearsal:
+        return {"gen_ai.provider.name": REHEARSAL_PROVIDER}
+    endpoint = getattr(llm, "endpoint", "")  # the gateway's base URL, without credentials
+    return provider_of(endpoint) if isinstance(endpoint, str) and endpoint else {
+        "gen_ai.provider.name": "openai"}
+
+
 def _messages(role: str, text: str) -> str:
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}],
                       ensure_ascii=False)
 
 
-def _request_attributes(spec: CallSpec[Any], *, provider: str, tracer: Tracer
-                        ) -> dict[str, Any]:
+def _request_attributes(spec: CallSpec[Any], *, provider: Attributes, conversation: str,
+                        tracer: Tracer) -> dict[str, Any]:
     attrs: dict[str, Any] = {
-        "gen_ai.operation.name": "chat", "gen_ai.provider.name": provider,
-        "gen_ai.request.model": spec.model, "dialectic.step.key": spec.step,
+        "gen_ai.operation.name": "chat", **provider, "gen_ai.request.model": spec.model,
+        "gen_ai.conversation.id": conversation, "dialectic.step.key": spec.step,
         "gen_ai.output.type": "json"}
     if spec.temperature is not None:
         attrs["gen_ai.request.temperature"] = spec.temperature
@@ -155,20 +191,22 @@ def _reply_attributes(reply: Reply[Any], tracer: Tracer) -> dict[str, Any]:
 
 
 async def traced_complete(tracer: Tracer, llm: LLMClient, spec: CallSpec[T], *, phase: str,
-                          timeout: float) -> Reply[T]:
+                          timeout: float, conversation: str = "") -> Reply[T]:
     """`llm.complete(spec)` within `timeout`, as an `invoke_agent {role}` span holding a
-    `chat {model}` span when tracing is on; exactly the call when it is off."""
+    `chat {model}` span when tracing is on; exactly the call when it is off. `conversation`:
+    the debate's id (`gen_ai.conversation.id`)."""
     if not tracer.enabled:
         async with asyncio.timeout(timeout):
             return await llm.complete(spec)
-    provider = "dialectic.rehearsal" if llm.rehearsal else "openai"
+    provider = _provider(llm)
     agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": spec.role,
-             "gen_ai.provider.name": provider, "dialectic.phase": phase,
-             "dialectic.step.key": spec.step}
+             "gen_ai.provider.name": provider["gen_ai.provider.name"],
+             "gen_ai.request.model": spec.model, "gen_ai.conversation.id": conversation,
+             "dialectic.phase": phase, "dialectic.step.key": spec.step}
+    request = _request_attributes(spec, provider=provider, conversation=conversation,
+                                  tracer=tracer)
     with tracer.span(f"invoke_agent {spec.role}", agent) as agent_span, \
-            tracer.span(f"chat {spec.model}", _request_attributes(spec, provider=provider,
-                                                                  tracer=tracer),
-                        client=True) as chat:
+            tracer.span(f"chat {spec.model}", request, client=True) as chat:
         try:
             async with asyncio.timeout(timeout):
                 reply = await llm.complete(spec)
@@ -197,7 +235,8 @@ def evaluations(event: Event) -> list[dict[str, Any]]:
             continue
         label = "tie" if winner is None else ("wins" if str(winner) == str(side) else "loses")
         found.append({
-            "gen_ai.evaluation.name": f"{judge}: {side}",
+            "gen_ai.evaluation.name": f"{judge}: {side}", "dialectic.judge": judge,
+            "dialectic.side": str(side),
             "gen_ai.evaluation.score.value": round(sum(values) / len(values), 4),
             "gen_ai.evaluation.score.label": label,
             "gen_ai.evaluation.explanation": ", ".join(
@@ -206,7 +245,12 @@ def evaluations(event: Event) -> list[dict[str, Any]]:
 
 
 class EvaluationSink:
-    """Passes every event on, and records each judge's scores on the workflow span."""
+    """Passes every event on, and records each judge's scores on the workflow span.
+
+    The conventions parent a `gen_ai.evaluation.result` to "the GenAI operation span being
+    evaluated": a judge scores each side's whole case (every argument of the debate), so the
+    evaluated operation is the debate, the workflow span; the judge's own `invoke_agent` span
+    is the evaluator's call, not what it evaluated."""
 
     def __init__(self, sink: EventSink, span: Span) -> None:
         self.sink = sink

@@ -21,6 +21,7 @@ from bot.scheduling.digests import Digests
 from bot.scheduling.publishing import BriefNote, Posted, Publisher
 from bot.scheduling.reports import BriefPlan
 from bot.service.runtime import Runtime
+from bot.service.traces import slot_span
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import audit
@@ -168,7 +169,8 @@ class Briefs:
                 return False
             await brief_store.start(session, brief.id, now=now)
         try:
-            await self._prepare(brief)
+            with slot_span(slot, slot):  # the brief's debate's trace starts here
+                await self._prepare(brief)
         except asyncio.CancelledError:
             await asyncio.shield(self._end(brief, BriefStatus.FAILED, None, None,
                                            {"reason": "the service stopped"}))

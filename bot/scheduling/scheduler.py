@@ -40,6 +40,7 @@ from bot.scheduling.publishing import Publisher
 from bot.scheduling.reports import ALREADY_CLAIMED, BriefPlan, RunReport, ScheduleView
 from bot.scheduling.settings import SchedulingSettings
 from bot.service.runtime import Runtime
+from bot.service.traces import slot_span
 from engine.errors import InvalidRequest
 from storage import audit
 from storage import schedules as runs
@@ -211,7 +212,8 @@ class Scheduler:
     async def _run_claimed(self, config: ScheduleConfig, slot: str) -> RunReport:
         log.info("schedule %s: running slot %s", config.id, slot)
         try:
-            return await self.digests.run(config, slot)
+            with slot_span(config.id, slot):  # its debates' traces start here
+                return await self.digests.run(config, slot)
         except asyncio.CancelledError:
             await asyncio.shield(self._end_run(config.id, slot, RunStatus.INTERRUPTED,
                                                "the service stopped while the digest ran"))

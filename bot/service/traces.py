@@ -1,15 +1,16 @@
-"""A debate's trace across the queue (README "Tracing"): the context that queued it travels
-with its origin, and each attempt of a worker is a `claim debate` span continuing it, linked to
-the attempt it resumes. Nothing here does anything while tracing is off."""
+"""A debate's trace across the queue (README "Tracing"): a schedule's slot has its span, the
+context that queued a debate travels with its origin, and each attempt of a worker is a
+`claim debate` span continuing it, linked to the attempt it resumes. Nothing here does anything
+while tracing is off."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 
 from bot.service.tracing import tracing
-from engine.tracing import NO_TRACER, Tracer
+from engine.tracing import NO_TRACER, Span, Tracer
 from storage import debates
 from storage.db import Database
 from storage.errors import DATABASE_ERRORS
@@ -25,6 +26,14 @@ def traced_origin(origin: Origin) -> Origin:
     if not traces.enabled or origin.traceparent is not None:
         return origin
     return origin.model_copy(update={"traceparent": traces.traceparent()})
+
+
+def slot_span(schedule_id: str, slot: str) -> AbstractContextManager[Span]:
+    """A schedule's run of one slot (a cron slot, a brief) as a span: the root of the trace of
+    every debate it queues (README "Tracing")."""
+    return tracing().span(f"schedule {schedule_id}", {
+        "dialectic.surface": "schedule", "dialectic.schedule.id": schedule_id,
+        "dialectic.schedule.slot": slot})
 
 
 @asynccontextmanager

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from slack_sdk.errors import SlackApiError
 
 from bot.service.debates import Submission
+from bot.service.tracing import tracing
 from bot.slack.client import error_code
 from bot.slack.context import SlackContext
 from bot.slack.notifier import Thread
@@ -126,10 +127,20 @@ async def submit_opening(ctx: SlackContext, opening: Opening, *, idempotency_key
 
 
 async def start_debate(ctx: SlackContext, request: DebateRequest, place: Place, *,
-                       idempotency_key: str | None, submit: Submitter | None = None) -> Started:
-    """`open_debate` then `submit_opening`."""
-    opening = await open_debate(ctx, request, place)
-    return await submit_opening(ctx, opening, idempotency_key=idempotency_key, submit=submit)
+                       idempotency_key: str | None, submit: Submitter | None = None,
+                       traced_as: str | None = None) -> Started:
+    """`open_debate` then `submit_opening`; with `traced_as` ("dm", "mention"...), inside a
+    `slack {traced_as}` span that starts the debate's trace (a caller without a span of its
+    own: Bolt acked the event before it ran)."""
+    if traced_as is None:
+        opening = await open_debate(ctx, request, place)
+        return await submit_opening(ctx, opening, idempotency_key=idempotency_key,
+                                    submit=submit)
+    with tracing().span(f"slack {traced_as}", {"dialectic.surface": "slack",
+                                               "dialectic.slack.action": traced_as},
+                        kind="server"):
+        return await start_debate(ctx, request, place, idempotency_key=idempotency_key,
+                                  submit=submit)
 
 
 __all__ = ["NOT_IN_CHANNEL", "NotInChannel", "Opening", "Place", "Started", "open_debate",

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,13 @@ def readme_configuration_variables() -> set[str]:
         prefix = cell[0].split("_")[0]
         names.update(prefix + name if name.startswith("_") else name for name in cell)
     return names
+
+
+def readme_tracing_variables() -> set[str]:
+    """Every variable the README's "Tracing" table lists (`OTEL_BSP_*` as written: a family)."""
+    section = README.split("\n## Tracing\n", 1)[1].split("\n**One trace", 1)[0]
+    return {name for row in section.splitlines() if row.startswith("| `")
+            for name in re.findall(r"`(OTEL_[A-Z_]+\*?)`", row.split("|")[1])}
 
 
 def dockerfile_instructions(keyword: str) -> list[str]:
@@ -146,6 +154,27 @@ def test_the_sqlite_database_lives_in_a_volume() -> None:
     assert any(database.parent == Path(volume) for volume in volumes), (url, volumes)
     assert f"mkdir -p {database.parent}" in DOCKERFILE  # made (owned by the user) before VOLUME
     assert DOCKERFILE.index(f"mkdir -p {database.parent}") < DOCKERFILE.index("VOLUME")
+
+
+def _installed_with(extras: str | None) -> list[str]:
+    """What the image's `pip install` line installs with `--build-arg EXTRAS=...` (None: the
+    argument not given), run by sh as Docker runs it, `pip` standing in to print its operands."""
+    (install,) = [a for a in dockerfile_instructions("RUN") if a.startswith("pip install")]
+    (default,) = [a for a in dockerfile_instructions("ARG") if a.startswith("EXTRAS")]
+    value = json.loads(default.split("=", 1)[1]) if extras is None else extras
+    script = f'pip() {{ for a in "$@"; do echo "$a"; done; }}; {install}'
+    done = subprocess.run(["sh", "-c", script], env={"EXTRAS": value, "PATH": os.defpath},
+                          capture_output=True, text=True, check=True)
+    return [a for a in done.stdout.splitlines() if not a.startswith("-")][1:]
+
+
+def test_the_image_installs_an_extra_when_asked() -> None:
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert _installed_with(None) == ["."]                 # no OpenTelemetry by default
+    assert _installed_with("otel") == [".[otel]"] and "otel" in extras
+    assert _installed_with("otel,dev") == [".[otel,dev]"]
+    assert "--build-arg EXTRAS=otel" in README
 
 
 def test_compose_publishes_the_configured_port_and_uses_postgres() -> None:

@@ -1,8 +1,9 @@
 """Every variable the README's configuration table lists, set at once as an operator sets them,
 and `dialectic serve` as its own process: it starts, `/healthz` tells the truth, a debate over
 the API runs on the configured provider and model, and a signed `/debate` from Slack is answered
-with the bot token (the sign-in variables set beside it). A variable added to the README without
-a value here fails the test."""
+with the bot token (the sign-in variables set beside it); the "Tracing" table's OTEL_* variables
+export to a loopback OTLP receiver. A variable added to the README without a value here fails
+the test."""
 
 from __future__ import annotations
 
@@ -14,7 +15,11 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 
-from tests.acceptance.test_deployment import readme_configuration_variables
+from tests.acceptance.test_deployment import (
+    readme_configuration_variables,
+    readme_tracing_variables,
+)
+from tests.acceptance.test_tracing_export import Receiver, attrs
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import FakeSlack
 from tests.support.pg_server import free_port
@@ -59,6 +64,47 @@ def every_variable(tmp_path: Path, port: int, openai: str, slack: str) -> dict[s
     }
 
 
+OTLP_SECRET = "otlp-every-variable-key"
+
+
+def every_tracing_variable(receiver: str) -> dict[str, str]:
+    """A value for each variable of the README's "Tracing" table, exporting to `receiver`
+    (loopback: nothing leaves the machine)."""
+    return {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver, "OTEL_TRACES_EXPORTER": "otlp",
+        "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf",
+        "OTEL_EXPORTER_OTLP_HEADERS": f"authorization=Bearer%20{OTLP_SECRET}",
+        "OTEL_SERVICE_NAME": "dialectic-every",
+        "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment.name=every-variable",
+        "OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "1.0",
+        "OTEL_BSP_SCHEDULE_DELAY": "200", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "64",
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true",
+    }
+
+
+def _covers(values: dict[str, str], documented: set[str]) -> bool:
+    """Each documented name is set (a family `X_*` by at least one member), nothing else."""
+    families = [n[:-1] for n in documented if n.endswith("*")]
+    exact = {n for n in documented if not n.endswith("*")}
+    return (exact <= set(values) and all(any(v.startswith(f) for v in values) for f in families)
+            and all(v in exact or any(v.startswith(f) for f in families) for v in values))
+
+
+def _assert_traced(receiver: Receiver, log: str) -> None:
+    """What the tracing variables asked for arrived: the service's name and resource, the
+    header, the captured content; no secret in any span nor in the log."""
+    resources = [r for r, _ in receiver.spans]
+    assert {r.get("service.name") for r in resources} == {"dialectic-every"}
+    assert {r.get("deployment.environment.name") for r in resources} == {"every-variable"}
+    assert {h.get("authorization") for h in receiver.headers} == {f"Bearer {OTLP_SECRET}"}
+    chats = receiver.named("chat ")
+    assert chats and all("gen_ai.input.messages" in attrs(c) for c in chats)
+    exported = repr([attrs(s) for _, s in receiver.spans])
+    assert "sk-test-every-variable" not in exported and TOKEN not in exported
+    assert OTLP_SECRET not in log
+
+
 async def _finished(server: ServedProcess, debate_id: str) -> dict[str, object]:
     auth = {"Authorization": f"Bearer {TOKEN}"}
     async with asyncio.timeout(90):
@@ -82,11 +128,13 @@ async def _healthy_with_slack(server: ServedProcess) -> dict[str, object]:
 
 async def test_serve_with_every_readme_variable_set_at_once(tmp_path: Path) -> None:
     port = free_port()
-    async with FakeOpenAI() as openai, FakeSlack() as slack:
+    async with FakeOpenAI() as openai, FakeSlack() as slack, Receiver() as receiver:
         values = every_variable(tmp_path, port, openai.base_url, slack.base_url)
         assert set(values) == readme_configuration_variables()
-        server = ServedProcess(serve_env(values["DATABASE_URL"], openai.base_url, **values),
-                               tmp_path / "serve.log", port=port)
+        tracing = every_tracing_variable(receiver.url)
+        assert _covers(tracing, readme_tracing_variables())
+        server = ServedProcess(serve_env(values["DATABASE_URL"], openai.base_url, **values,
+                                         **tracing), tmp_path / "serve.log", port=port)
         await server.start()
         try:
             health = await _healthy_with_slack(server)
@@ -114,6 +162,7 @@ async def test_serve_with_every_readme_variable_set_at_once(tmp_path: Path) -> N
             assert TOKEN not in server.log() and "client-secret-for-sign-in" not in server.log()
         finally:
             assert await server.terminate() == 0, server.log()
+        _assert_traced(receiver, server.log())  # `serve` flushed its spans as it stopped
 
 
 async def test_a_refused_app_token_leaves_the_service_serving_and_says_why(

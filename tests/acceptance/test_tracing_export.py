@@ -33,6 +33,7 @@ class Receiver:
 
     def __init__(self) -> None:
         self.spans: list[tuple[dict[str, Any], Any]] = []
+        self.headers: list[dict[str, str]] = []   # of each export request
         self.runner: web.AppRunner | None = None
         self.url = ""
 
@@ -53,6 +54,7 @@ class Receiver:
 
     async def receive(self, request: web.Request) -> web.Response:
         assert request.content_type == "application/x-protobuf"
+        self.headers.append({k.lower(): v for k, v in request.headers.items()})
         message = ExportTraceServiceRequest.FromString(await request.read())
         for resource_spans in message.resource_spans:
             resource = {a.key: a.value.string_value for a in resource_spans.resource.attributes}

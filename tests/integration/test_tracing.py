@@ -86,6 +86,9 @@ async def test_every_mode_is_one_trace_workflow_phase_agent_chat(
         assert parent_of(parent_of(agent, spans), spans) is root
         assert chat.name == f"chat {a['gen_ai.request.model']}"
         assert a["gen_ai.operation.name"] == "chat" and a["gen_ai.provider.name"] == "openai"
+        assert a["gen_ai.conversation.id"] == agent.attributes["gen_ai.conversation.id"] == "d-1"
+        assert a["server.address"] == "127.0.0.1" and a["server.port"] == fake.port
+        assert agent.attributes["gen_ai.request.model"] == a["gen_ai.request.model"]
         assert a["gen_ai.response.model"] and a["gen_ai.usage.input_tokens"] > 0
         assert a["gen_ai.usage.output_tokens"] > 0
         assert tuple(a["gen_ai.response.finish_reasons"]) == ("stop",)
@@ -99,8 +102,12 @@ async def test_the_judges_scores_are_evaluation_events(exporter: InMemorySpanExp
     async with FakeOpenAI() as fake:
         result = await debate(traced(exporter), DebateRequest(topic=TOPIC, mode="consensus"),
                               fake)
-    [root] = by_name(list(exporter.get_finished_spans()), "invoke_workflow ")
+    spans = list(exporter.get_finished_spans())
+    [root] = by_name(spans, "invoke_workflow ")
     events = [e for e in root.events if e.name == "gen_ai.evaluation.result"]
+    # parented to the operation evaluated (the debate), not to the judge's own call
+    assert not [e for s in spans if s is not root for e in s.events
+                if e.name == "gen_ai.evaluation.result"]
     assert result.consensus is not None and len(result.consensus.judges) >= 2
     assert len(events) == 2 * len(result.consensus.judges)
     names = {str(e.attributes["gen_ai.evaluation.name"]) for e in events}
@@ -108,6 +115,8 @@ async def test_the_judges_scores_are_evaluation_events(exporter: InMemorySpanExp
     for event in events:
         assert 0 <= float(event.attributes["gen_ai.evaluation.score.value"]) <= 10
         assert event.attributes["gen_ai.evaluation.score.label"] in ("wins", "loses", "tie")
+        assert event.attributes["gen_ai.evaluation.name"] == (
+            f"{event.attributes['dialectic.judge']}: {event.attributes['dialectic.side']}")
     assert root.attributes["dialectic.alpha"] == pytest.approx(result.consensus.alpha)
 
 

@@ -1,7 +1,7 @@
 """The trace travels with the queued debate (README "Tracing"): the span that queued it is the
 parent of each worker's `claim debate` span, and an attempt that resumes a debate whose worker
-died continues the same trace with a link to the attempt it takes over. Real SQLite, the real
-queue and lease."""
+died continues the same trace with a link to the attempt it takes over. Real SQLite and
+PostgreSQL (scripts/with-postgres.sh), the real queue and lease."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from storage.records import Origin
 from tests.support import storage_fixtures as fx
 from tests.support.storage_fixtures import make_record
 
-sqlite_db = fx.sqlite_db  # fixture
+db = fx.db  # fixture: SQLite, and PostgreSQL when one is given
 
 
 @pytest.fixture
@@ -38,21 +38,21 @@ async def _claim(db: Database, worker: str, *, later: float = 0.0):  # type: ign
 
 
 async def test_a_resumed_attempt_continues_the_trace_linked_to_the_crashed_one(
-        sqlite_db: Database, exporter: InMemorySpanExporter) -> None:
+        db: Database, exporter: InMemorySpanExporter) -> None:
     traces = setup_tracing(ServiceSettings(), exporter=exporter)
     with traces.span("POST /api/debates", {}, kind="server"):
         origin = traced_origin(Origin(surface="api"))
     assert origin.traceparent is not None
-    async with sqlite_db.transaction() as session:
+    async with db.transaction() as session:
         await debates.create(session, record=make_record().model_copy(update={"origin": origin}),
                              topic_key="k")
-    first = await _claim(sqlite_db, "worker-a")
+    first = await _claim(db, "worker-a")
     assert first is not None and first.attempts == 1
-    async with attempt_span(sqlite_db, first, worker_id="worker-a"):
+    async with attempt_span(db, first, worker_id="worker-a"):
         pass  # the worker dies here: its lease runs out
-    second = await _claim(sqlite_db, "worker-b", later=60)
+    second = await _claim(db, "worker-b", later=60)
     assert second is not None and second.attempts == 2
-    async with attempt_span(sqlite_db, second, worker_id="worker-b"):
+    async with attempt_span(db, second, worker_id="worker-b"):
         pass
     surface, crashed, resumed = exporter.get_finished_spans()
     assert surface.name == "POST /api/debates"
@@ -67,6 +67,6 @@ async def test_a_resumed_attempt_continues_the_trace_linked_to_the_crashed_one(
     assert resumed.attributes["dialectic.attempt"] == 2
 
 
-async def test_tracing_off_queues_no_context(sqlite_db: Database) -> None:
+async def test_tracing_off_queues_no_context() -> None:
     origin = traced_origin(Origin(surface="api"))
     assert origin.traceparent is None and origin.attempt_traceparent is None

@@ -14,6 +14,7 @@ from slack_bolt.async_app import AsyncAck, AsyncApp
 
 from bot.service.debates import Submission
 from bot.service.reviews import AlreadyDecided, Decision, NotReviewer
+from bot.service.tracing import tracing
 from bot.slack.context import SlackContext
 from bot.slack.decisions import SURFACE
 from bot.slack.notifier import SLACK_ERRORS, slack_error, thread_of
@@ -173,7 +174,8 @@ async def _rerun(ctx: SlackContext, decision: Decision) -> None:
 
     try:
         started = await start_debate(ctx, record.request, place,
-                                     idempotency_key=f"rerun:{review.id}", submit=submit)
+                                     idempotency_key=f"rerun:{review.id}", submit=submit,
+                                     traced_as="rerun")
     except (NotInChannel, InvalidRequest, *SLACK_ERRORS) as exc:
         log.warning("re-run of %s could not start: %s", record.id, exc)
         return
@@ -230,7 +232,10 @@ async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, 
     channel = str(view.get("private_metadata") or "")
     place = Place(channel_id=channel, user_id=user, team_id=(body.get("team") or {}).get("id"))
     try:
-        await _start_from_modal(ctx, ack, request, place, body)
+        with tracing().span("slack /debate form", {"dialectic.surface": "slack",
+                                                   "dialectic.slack.action": "form"},
+                            kind="server"):  # the ack and the submission: the trace's start
+            await _start_from_modal(ctx, ack, request, place, body)
     except SLACK_ERRORS as exc:
         log.warning("could not start a debate from the form: %s", slack_error(exc))
         await ack(response_action="errors",  # harmless when the form was already closed

@@ -8,6 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.scheduling.briefs import parse_brief
@@ -27,6 +28,7 @@ from bot.slack.views.modals import debate_modal
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.presets import all_presets
+from engine.tracing import Span
 from storage import audit
 from storage import slack as slack_store
 from storage.errors import NotFound
@@ -34,6 +36,7 @@ from storage.records import DebateRecord
 
 log = logging.getLogger("dialectic.slack.commands")
 COMMAND = "/debate"
+ACK_EVENT = "dialectic.slack.ack"
 RECENT_IN_STATUS = 5
 
 
@@ -46,12 +49,27 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
             await ack(**notices.usage_error(str(exc), USAGE).kwargs())
             return
         handler = HANDLERS[command.action]
-        with tracing().span(f"slack {COMMAND} {command.action}", {
+        traces = tracing()
+        with traces.span(f"slack {COMMAND} {command.action}", {
                 "dialectic.surface": "slack", "dialectic.slack.action": command.action},
-                kind="server"):  # the ack, and the submission it starts, in one trace
-            await handler(ctx, command, body, ack, respond, client)
+                kind="server") as span:  # the ack, and the submission it starts, in one trace
+            await handler(ctx, command, body, TracedAck(ack, span) if traces.enabled else ack,
+                          respond, client)
 
     app.command(COMMAND)(on_debate)
+
+
+class TracedAck(AsyncAck):
+    """The command's ack, recorded on its span when it is sent (Slack wants it within 3 s)."""
+
+    def __init__(self, ack: AsyncAck, span: Span) -> None:
+        self.response = None  # what AsyncAck.__init__ (untyped) does
+        self._ack, self._span = ack, span
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> BoltResponse:
+        self.response = response = await self._ack(*args, **kwargs)
+        self._span.event(ACK_EVENT, {"http.response.status_code": response.status})
+        return response
 
 
 def place_of(body: dict[str, Any]) -> Place:

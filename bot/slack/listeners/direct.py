@@ -91,7 +91,8 @@ async def ask(ctx: SlackContext, message: SeenMessage, *, team_id: str | None,
                   thread_ts=thread_ts)
     try:
         started = await start_debate(ctx, request, place,
-                                     idempotency_key=f"slack:dm:{message.channel_id}:{message.ts}")
+                                     idempotency_key=f"slack:dm:{message.channel_id}:{message.ts}",
+                                     traced_as="dm")
     except InvalidRequest as exc:
         await _reply(ctx, message, notices.not_started(str(exc)), thread_ts)
         return

@@ -162,7 +162,8 @@ async def _debate_thread(ctx: SlackContext, message: slack_store.SeenMessage,
                   thread_ts=thread_ts)
     try:
         await start_debate(ctx, request, place,
-                           idempotency_key=f"slack:mention:{message.channel_id}:{message.ts}")
+                           idempotency_key=f"slack:mention:{message.channel_id}:{message.ts}",
+                           traced_as="mention")
     except InvalidRequest as exc:
         await _reply(ctx, message, notices.not_started(str(exc)), thread_ts)
     except NotInChannel as exc:

@@ -93,7 +93,7 @@ async def start_appeal(ctx: SlackContext, appeal: Appeal, respond: AsyncRespond)
                   response_url=appeal.response_url)
     try:
         await start_debate(ctx, appeal_request(appeal, policy), place,
-                           idempotency_key=f"slack:{appeal.trigger_id}")
+                           idempotency_key=f"slack:{appeal.trigger_id}", traced_as="appeal")
     except NotInChannel as exc:
         await respond(**notices.not_in_channel(exc.channel_id).kwargs())
     except InvalidRequest as exc:
