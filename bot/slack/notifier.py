@@ -86,6 +86,9 @@ class SlackNotifier:
         # chat.update is rate limited per workspace: coalesce status updates more than posts
         self.update_gap = 3 * pacer.interval if update_gap is None else update_gap
         self.live: dict[str, EventSink] = {}
+        #: called with a debate's id when its plan starts streaming (a new message in the thread)
+        self.stream_started: list[Callable[[str], None]] = []
+        self.closing: list[Callable[[], None]] = []   # called first by close()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- Slack calls ---
@@ -142,10 +145,16 @@ class SlackNotifier:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def close(self) -> None:
+        for closing in self.closing:
+            closing()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.pacer.close()
+
+    def posts_phase_replies(self, debate_id: str) -> bool:
+        """Whether the debate's thread gets a reply per phase (the status message does)."""
+        return True
 
     def url(self, debate_id: str) -> str:
         return self.rt.url(debate_id)

@@ -15,7 +15,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import phases_of
 from bot.slack.views.common import usd
-from bot.slack.views.plan import task_id
+from bot.slack.streaming import LOST_AFTER
+from bot.slack.views.plan import CONTINUED, task_id
 from engine.domain import DebateRequest
 from engine.planning import prepare
 from engine.settings import EngineSettings
@@ -209,25 +210,54 @@ async def test_a_429_on_append_is_retried_after_retry_after(tmp_path: Path) -> N
             assert stream.titles()[-1].endswith(f"cost {usd(record.cost_usd)}")
 
 
-async def test_a_stream_lost_midway_goes_on_as_the_status_message(tmp_path: Path) -> None:
+async def _lost_midway(h: Harness) -> tuple[DebateRecord, list[str], Stream]:
+    """A debate whose stream is lost midway: the thread's texts once it is over."""
+    await h.command("Should we move billing to PostgreSQL?")
+    found = await h.wait_until(h.debates, what="a debate")
+    record = await h.wait_finished(found[0].id)
+    root = h.fake.messages(CHANNEL)[0]
+    summary = await h.wait_reply(CHANNEL, root["ts"], "Debate result")
+    await h.notifier.drain()
+    thread = h.fake.replies(CHANNEL, root["ts"])
+    texts = [m["text"] for m in thread]
+    phases = _planned(h, record)
+    n = len(phases)
+    status = next(t for t in texts if t.startswith("Debate ") and f"{n}/{n}" in t)
+    assert texts.index(status) < texts.index(summary["text"])
+    assert sum(t.startswith("Phase ") for t in texts) == len(phases)  # none lost
+    assert len(h.fake.calls_to("chat.startStream")) == 1
+    (stream,) = h.fake.streams_in(CHANNEL, root["ts"])
+    assert [m["ts"] for m in thread].index(stream.ts) < texts.index(status)  # above it
+    assert not h.notifier.streaming.unavailable   # this stream, not the workspace
+    return record, texts, stream
+
+
+async def test_a_stream_lost_midway_is_stopped_with_a_line_pointing_below(
+        tmp_path: Path) -> None:
+    async with FakeOpenAI(latency=0.05) as openai:
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            h.fake.fail("chat.appendStream", "internal_error", times=LOST_AFTER)
+            _, _, stream = await _lost_midway(h)
+            assert stream.stopped and stream.text().endswith(CONTINUED)
+            assert [c.ok for c in h.fake.calls_to("chat.stopStream")] == [True]
+            assert not any(t["status"] == "complete" and t["id"] == task_id("judging")
+                           for t in stream.tasks().values())   # it stopped midway
+            h.assert_all_blocks_valid()
+
+
+async def test_a_stream_slack_no_longer_takes_is_left_and_logged(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="dialectic.slack")
     async with FakeOpenAI(latency=0.05) as openai:
         async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
             h.fake.fail("chat.appendStream", "message_not_in_streaming_state")
-            await h.command("Should we move billing to PostgreSQL?")
-            found = await h.wait_until(h.debates, what="a debate")
-            record = await h.wait_finished(found[0].id)
-            root = h.fake.messages(CHANNEL)[0]
-            summary = await h.wait_reply(CHANNEL, root["ts"], "Debate result")
-            await h.notifier.drain()
-            texts = [m["text"] for m in h.fake.replies(CHANNEL, root["ts"])]
-            phases = _planned(h, record)
-            n = len(phases)
-            status = next(t for t in texts if t.startswith("Debate ") and f"{n}/{n}" in t)
-            assert texts.index(status) < texts.index(summary["text"])
-            assert sum(t.startswith("Phase ") for t in texts) == len(phases)  # none lost
-            assert len(h.fake.calls_to("chat.startStream")) == 1
-            assert not h.fake.calls_to("chat.stopStream")
-            assert not h.notifier.streaming.unavailable   # this stream, not the workspace
+            h.fake.fail("chat.stopStream", "message_not_in_streaming_state")
+            _, _, stream = await _lost_midway(h)
+            assert [c.ok for c in h.fake.calls_to("chat.stopStream")] == [False]
+            assert not stream.stopped and CONTINUED not in stream.text()
+            said = [r.getMessage() for r in caplog.records]
+            assert any("could not be stopped" in m and "stays above the status message" in m
+                       for m in said), said
             h.assert_all_blocks_valid()
 
 
