@@ -129,8 +129,8 @@ class StreamSupport:
                                                now=refusal.at)
         if first:
             log.warning("Slack: streaming is unavailable in workspace %s (%s): debates there "
-                        "post a status message and phase replies instead (tried again after "
-                        "%s)", team or "?", code, RETRY_STREAMING)
+                        "post a status message and phase replies instead (tried again in "
+                        "%d hour(s))", team or "?", code, RETRY_STREAMING // timedelta(hours=1))
 
     async def streamed(self, team_id: str | None) -> None:
         """A stream started where a refusal had expired: forget the refusal."""

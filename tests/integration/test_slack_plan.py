@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +16,13 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import phases_of
 from bot.slack.views.common import usd
-from bot.slack.streaming import LOST_AFTER
+from bot.slack.streaming import LOST_AFTER, RETRY_STREAMING
 from bot.slack.views.plan import CONTINUED, task_id
 from engine.domain import DebateRequest
 from engine.planning import prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
+from storage import slack as slack_store
 from storage.records import DebateRecord
 from tests.fakes.openai_server import FakeOpenAI, last_text
 from tests.fakes.slack_server import FakeSlack
@@ -157,9 +159,9 @@ async def test_without_streaming_the_thread_falls_back_once_per_workspace(
         assert not h.fake.streams
 
 
-async def _fallback_debate(h: Harness, topic: str) -> DebateRecord:
+async def _fallback_debate(h: Harness, topic: str, **fields: Any) -> DebateRecord:
     before = {m["ts"] for m in h.fake.messages(CHANNEL)}
-    await h.command(topic)
+    await h.command(topic, **fields)
     root = await h.wait_until(lambda: next((m for m in h.fake.messages(CHANNEL)
                                             if m["ts"] not in before and "Debate started"
                                             in m["text"]), None), what="the root")
@@ -173,6 +175,35 @@ async def _fallback_debate(h: Harness, topic: str) -> DebateRecord:
     stored = await h.rt.service.get(record.id)
     assert stored.origin.status_ts and stored.origin.stream_ts is None
     return stored
+
+
+async def test_a_workspace_without_streaming_is_remembered_across_restarts_for_a_day(
+        tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:
+        h.fake.streaming_unavailable("not_allowed")
+        await _fallback_debate(h, "Should we adopt Kafka?")
+        assert len(h.fake.calls_to("chat.startStream")) == 1
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:   # a restart, same database
+        # (each harness counts its trigger ids from 1: a new one, or it is Slack's retry)
+        await _fallback_debate(h, "Should we adopt Pulsar?", trigger_id="trigger.second")
+        assert not h.fake.calls_to("chat.startStream")   # not asked again within the day
+        async with h.rt.db.transaction() as session:
+            known = await slack_store.streaming_refusal(session, TEAM)
+            assert known is not None and known.error == "not_allowed"
+            # as if it was learnt more than a day ago
+            await slack_store.refuse_streaming(session, team_id=TEAM, error=known.error,
+                                               now=known.at - RETRY_STREAMING - timedelta(1))
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:   # a day later
+        topic = "Should we adopt NATS?"
+        await h.command(topic, trigger_id="trigger.third")
+        record = await h.wait_until(lambda: _by_topic(h, topic), what="the debate")
+        await h.wait_finished(record.id)
+        await h.wait_until(lambda: any(s.stopped for s in h.fake.streams.values()),
+                           what="the stream to stop")
+        await h.notifier.drain()
+        assert [c.ok for c in h.fake.calls_to("chat.startStream")] == [True]   # tried again
+        async with h.rt.db.transaction(readonly=True) as session:
+            assert await slack_store.streaming_refusal(session, TEAM) is None   # and forgotten
 
 
 async def _by_topic(h: Harness, topic: str) -> DebateRecord | None:
