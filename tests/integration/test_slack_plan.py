@@ -9,6 +9,7 @@ import logging
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 from slack_sdk.errors import SlackApiError
@@ -115,6 +116,31 @@ async def test_a_channel_debate_streams_as_one_plan(tmp_path: Path) -> None:
             stored = await h.rt.service.get(record.id)
             assert stored.origin.stream_ts == stream.ts and stored.origin.status_ts is None
             assert h.fake.invalid_blocks == []
+
+
+async def test_a_channel_debate_over_socket_mode_streams_as_one_plan(tmp_path: Path) -> None:
+    """The app connected over Socket Mode (no HTTP request from Slack): /debate arrives as a
+    `slash_commands` envelope, and the debate streams as a plan with its recipients."""
+    async with slack_harness(tmp_path, slack_streaming="auto", slack_app_token="xapp-test") as h:
+        await h.wait_until(lambda: h.fake.socket_mode.greeted, what="the socket to connect")
+        fields = dict(parse_qsl(h.command_body("Should we move billing to PostgreSQL?")))
+        ack = await h.fake.socket_mode.deliver(fields, kind="slash_commands")
+        assert ack.get("envelope_id")
+        record = await h.wait_finished((await h.one_debate()).id)
+        root = h.fake.messages(CHANNEL)[0]
+        await h.wait_until(lambda: any(s.stopped for s in h.fake.streams_in(CHANNEL,
+                                                                            root["ts"])),
+                           what="the stream to stop")
+        await h.notifier.drain()
+        (stream,) = h.fake.streams_in(CHANNEL, root["ts"])
+        start = stream.start_args
+        assert (start["recipient_team_id"], start["recipient_user_id"]) == (TEAM, USER)
+        assert list(stream.tasks()) == [task_id(p) for p in _planned(h, record)]
+        assert all(t["status"] == "complete" for t in stream.tasks().values())
+        summary = h.notifier.summary_message(record)
+        assert summary is not None and stream.blocks == summary.blocks
+        assert [m["ts"] for m in h.fake.replies(CHANNEL, root["ts"])] == [stream.ts]
+        h.assert_all_blocks_valid()
 
 
 async def test_another_mode_streams_its_own_phases(tmp_path: Path) -> None:
