@@ -4,6 +4,7 @@ FakeSlack (with its assistant.threads.* methods), debates on the rehearsal model
 from __future__ import annotations
 
 import asyncio
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -265,7 +266,7 @@ async def test_the_dm_status_is_kept_alive_while_a_phase_runs_and_stops_after(
         await h.wait_finished(debate.id)
         await h.notifier.drain()
         sent = await _status_ended(h)
-        again = [a for a, b in zip(sent, sent[1:], strict=False) if a == b and a]
+        again = [a for a, b in itertools.pairwise(sent) if a == b and a]
         assert len(again) >= 3, sent                 # the same status, re-sent while it held
         settled = len(sent)
         for _ in range(5):   # several refresh intervals: nothing more is sent

@@ -16,8 +16,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import phases_of
-from bot.slack.views.common import usd
 from bot.slack.streaming import LOST_AFTER, RETRY_STREAMING
+from bot.slack.views.common import usd
 from bot.slack.views.plan import CONTINUED, task_id
 from engine.domain import DebateRequest
 from engine.planning import prepare
