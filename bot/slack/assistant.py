@@ -75,7 +75,7 @@ class DmStatus:
             await self.set(thread, "")
 
     def close(self) -> None:
-        for sink in self.live.values():
+        for sink in list(self.live.values()):
             sink.stop()
         self.live.clear()
 

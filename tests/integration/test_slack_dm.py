@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.assistant import DmStatus
 from bot.slack.views.assistant import PROMPTS_TITLE, suggested_prompts
 from bot.slack.views.feedback import FEEDBACK_BLOCK, WHY_BLOCK
+from engine.domain import Event, EventKind
 from engine.presets import BUILTIN_PRESETS
 from engine.vocabulary import MAX_TOPIC_CHARS
 from storage import evidence
@@ -232,6 +233,36 @@ async def test_a_dm_debate_streams_its_plan_with_the_status_line_beside_it(
         assert "is waiting on the judges: they are scoring…" in shown
         assert h.fake.status(DM, root) == ""
         h.assert_all_blocks_valid()
+
+
+async def test_the_status_is_set_again_when_the_plans_first_message_clears_it(
+        tmp_path: Path) -> None:
+    """The status shows before the plan starts; chat.startStream sends the plan's message, which
+    clears it: it is set again at once, not only at the next change of phase. The service's two
+    sinks are driven by hand (no worker), in the order that needs it."""
+    async with slack_harness(tmp_path, workers=0, slack_streaming="auto") as h:
+        event = _dm(h, QUESTION)
+        root = event["ts"]
+        await h.event(event)
+        record = await h.one_debate()
+        dm = _dm_status(h)
+        plan, status = h.notifier.sink_for(record), dm.sink_for(record)
+        assert plan is not None and status is not None
+        started = Event(kind=EventKind.DEBATE_STARTED, debate_id=record.id,
+                        data={"topic": QUESTION, "mode": "consensus"})
+        opening = Event(kind=EventKind.PHASE_STARTED, debate_id=record.id,
+                        data={"phase": "opening"})
+        line = "is debating: opening (1/4)… (rehearsal)"
+        for sink_event in (started, opening):
+            await status.emit(sink_event)
+        await h.wait_until(lambda: h.fake.status(DM, root) == line, what="the status")
+        for sink_event in (started, opening):
+            await plan.emit(sink_event)
+        await h.wait_until(lambda: h.fake.streams_in(DM, root), what="the plan to start")
+        await h.wait_until(lambda: h.fake.status(DM, root) == line, what="the status again")
+        assert h.fake.statuses[(DM, root)][-2:] == ["", line]   # cleared, then set again
+        await dm.on_finished(record, None)
+        assert dm.live == {} and h.fake.status(DM, root) == ""
 
 
 async def test_the_fake_refuses_no_dm_stream_without_recipients() -> None:
