@@ -401,3 +401,14 @@ class FeedbackRow(Base):
     rehearsal: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class SlackWorkspaceRow(Base):
+    """What the bot learnt about a Slack workspace: that it refused streaming (the error and
+    when), so every process and a restart fall back without asking again for a day."""
+
+    __tablename__ = "slack_workspaces"
+
+    team_id: Mapped[str] = mapped_column(String(64), primary_key=True)   # "": unknown team
+    streaming_error: Mapped[str] = mapped_column(String(64))
+    streaming_refused_at: Mapped[datetime] = mapped_column(UTCDateTime())

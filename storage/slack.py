@@ -4,6 +4,7 @@
 so "@Dialectic debate" can use a thread as context without `conversations.replies` (rate limited
 hard for non-Marketplace apps). `slack_threads` maps (channel, thread_ts) to the debates posted
 there, so a thread reply can become evidence for the right debate. Migration 0002 creates both.
+`slack_workspaces` (migration 0013) keeps the workspaces that refused streaming, and when.
 Repositories take `*, session` and never commit, like the rest of `storage`.
 """
 
@@ -18,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.domain import utcnow
 from storage.db import insert_ignoring, upsert
 from storage.debates import to_record
-from storage.models import DebateRow, SlackMessageRow, SlackThreadRow
+from storage.models import DebateRow, SlackMessageRow, SlackThreadRow, SlackWorkspaceRow
 from storage.records import DebateRecord
 
 
@@ -103,6 +104,36 @@ async def recent_in_channel(
     return [to_record(row) for row in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class StreamingRefusal:
+    """A workspace refused chat.startStream with `error` at `at`."""
+
+    team_id: str
+    error: str
+    at: datetime
+
+
+async def refuse_streaming(session: AsyncSession, *, team_id: str, error: str,
+                           now: datetime | None = None) -> None:
+    """Remember that the workspace refused streaming now (a later refusal moves the time)."""
+    values = {"team_id": team_id, "streaming_error": error[:64],
+              "streaming_refused_at": now or utcnow()}
+    await session.execute(upsert(session, SlackWorkspaceRow, values, conflict=("team_id",),
+                                 update=("streaming_error", "streaming_refused_at")))
+
+
+async def streaming_refusal(session: AsyncSession, team_id: str) -> StreamingRefusal | None:
+    row = await session.get(SlackWorkspaceRow, team_id)
+    if row is None:
+        return None
+    return StreamingRefusal(row.team_id, row.streaming_error, row.streaming_refused_at)
+
+
+async def allow_streaming(session: AsyncSession, team_id: str) -> None:
+    """The workspace streamed again: forget its refusal."""
+    await session.execute(delete(SlackWorkspaceRow).where(SlackWorkspaceRow.team_id == team_id))
+
+
 def _ts_key(ts: str) -> tuple[int, int]:
     seconds, _, micros = ts.partition(".")
     return (int(seconds) if seconds.isdigit() else 0, int(micros) if micros.isdigit() else 0)
@@ -112,10 +143,14 @@ __all__ = [
     "SeenMessage",
     "SlackMessageRow",
     "SlackThreadRow",
+    "StreamingRefusal",
+    "allow_streaming",
     "debates_in_thread",
     "forget_messages",
     "link_thread",
     "recent_in_channel",
+    "refuse_streaming",
     "remember_message",
+    "streaming_refusal",
     "thread_messages",
 ]

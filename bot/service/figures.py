@@ -107,11 +107,16 @@ def feedback_text(counts: PresetFeedback) -> str:
     engine/oversight/feedback.py): "👍 3 · 👎 1 · readers agree with the routing on 2 of 3
     rated results (67%)", and the rehearsal presses left out."""
     parts = [f"👍 {counts.up} · 👎 {counts.down}"]
-    if counts.agreement is None:
+    if counts.agreement is None and counts.unrouted:
+        parts.append(f"no routing to agree with ({counts.unrouted} result(s) of a mode "
+                     "without a judge panel)")
+    elif counts.agreement is None:
         parts.append("no result with a majority of thumbs yet")
     else:
         parts.append(f"readers agree with the routing on {counts.agreeing} of {counts.rated} "
                      f"rated results ({share(counts.agreement)})")
+        if counts.unrouted:
+            parts.append(f"{counts.unrouted} result(s) without a panel have no routing")
     if counts.rehearsal:
         parts.append(f"{counts.rehearsal} on rehearsals, not counted")
     return " · ".join(parts)

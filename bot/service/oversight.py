@@ -193,9 +193,9 @@ class Oversight:
         how many routed ones a reviewer approved unchanged."""
         days, since = self.since(days)
         outcomes = [i.outcome for i in await self.labelled(since) if i.outcome is not None]
-        measured = routing_against_humans(outcomes, min_n=min_n)
+        thumbs = await self.feedback(since)   # a preset with feedback shows, judged or not
+        measured = routing_against_humans(outcomes, min_n=min_n, presets=thumbs)
         forces = await self.in_force()
-        thumbs = await self.feedback(since)
         return RoutingReport(days=days, since=since,
                              spot_check_fraction=self.spot_check_fraction,
                              presets=[PresetRoutingReport(

@@ -4,14 +4,19 @@ and the suggested prompts (`assistant.threads.setStatus` / `setTitle` / `setSugg
 `DmStatus` is a sink factory and finished hook beside the notifier's (registered in
 bot/slack/wiring.py): for a debate whose thread is in a DM it folds the engine's events into
 the same `Progress` the status message shows and sets the status line when its words change.
-Slack clears the status whenever the app posts in the thread (the phase replies, the result), so
-every status goes through the channel's FIFO pacing queue, behind the posts queued before it, and
-is set again after each phase's reply; when the debate finishes it is cleared. Like the
-notifier's sink it never blocks the engine and never raises into it.
+Slack clears the status whenever the app sends a message in the thread, so every status goes
+through the channel's FIFO pacing queue, behind the posts queued before it, and is set again
+after each message that clears it: a phase's reply (the status message's way), or the plan's
+start (chat.startStream sends the plan's message; its appends and stop send none, so while the
+plan streams the status stays). Slack also removes a status after two minutes without a message:
+while the debate runs the current status is re-sent every `slack_status_refresh` seconds (one
+timer per DM debate, cancelled when it finishes). When the debate finishes the status is cleared.
+Like the notifier's sink it never blocks the engine and never raises into it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -27,6 +32,8 @@ from storage.records import DebateRecord, Review
 log = logging.getLogger("dialectic.slack.assistant")
 
 DM_PREFIX = "D"   # Slack's ids of direct-message conversations start with D
+#: A debate silent this long (no event) is no longer kept alive: its run has gone elsewhere.
+IDLE_MAX = 30 * 60.0
 
 
 def is_dm(channel_id: str | None) -> bool:
@@ -36,32 +43,57 @@ def is_dm(channel_id: str | None) -> bool:
 class DmStatus:
     """Keeps the status line of DM debates; one per notifier (process)."""
 
-    def __init__(self, notifier: SlackNotifier) -> None:
+    def __init__(self, notifier: SlackNotifier, *, refresh: float | None = None) -> None:
         self.n = notifier
+        self.refresh = notifier.settings.slack_status_refresh if refresh is None else refresh
+        self.live: dict[str, StatusSink] = {}
+        notifier.stream_started.append(self.restore)
+        notifier.closing.append(self.close)
 
     def sink_for(self, record: DebateRecord) -> EventSink | None:
         thread = thread_of(record)
         if not record.id or thread is None or not is_dm(thread.channel_id):
             return None
-        return StatusSink(self, record, thread)
+        sink = StatusSink(self, record, thread)
+        self.live[record.id] = sink
+        return sink
+
+    def restore(self, debate_id: str) -> None:
+        """The debate's plan started streaming, a message that cleared the status: set it again."""
+        sink = self.live.get(debate_id)
+        if sink is not None:
+            sink.resend()
 
     async def on_finished(self, record: DebateRecord, review: Review | None) -> None:
-        """The result is posted (which clears the status); clear it all the same, in case the
-        post failed or nothing was posted."""
+        """The result is posted (or the plan ended with it); stop keeping the status alive and
+        clear it, in case nothing cleared it."""
+        sink = self.live.pop(record.id, None)
+        if sink is not None:
+            sink.stop()
         thread = thread_of(record)
         if thread is not None and is_dm(thread.channel_id):
             await self.set(thread, "")
+
+    def close(self) -> None:
+        for sink in list(self.live.values()):
+            sink.stop()
+        self.live.clear()
 
     def set_soon(self, thread: Thread, status: str) -> None:
         """Queue the status behind everything already queued for the channel; never raises."""
         self.n.spawn(self.set(thread, status))
 
     async def set(self, thread: Thread, status: str) -> None:
-        async def call() -> None:
-            await self.n.client.assistant_threads_setStatus(
-                channel_id=thread.channel_id, thread_ts=thread.ts, status=status)
+        await set_status(self.n, thread, status)
 
-        await self.n.logged(self.n.pacer.submit(thread.channel_id, call), "a DM status")
+
+async def set_status(notifier: SlackNotifier, thread: Thread, status: str) -> None:
+    """assistant.threads.setStatus through the channel's queue; a failure is logged."""
+    async def call() -> None:
+        await notifier.client.assistant_threads_setStatus(
+            channel_id=thread.channel_id, thread_ts=thread.ts, status=status)
+
+    await notifier.logged(notifier.pacer.submit(thread.channel_id, call), "a DM status")
 
 
 class StatusSink:
@@ -73,7 +105,11 @@ class StatusSink:
         self.record_id = record.id
         self.progress: Progress = progress_for(owner.n.rt.engine, record.request)
         self.rehearsal = owner.n.rt.engine.is_rehearsal
-        self.shown: str | None = None   # None: Slack may have cleared it (a post since)
+        self.text = ""                  # the status the thread should show now
+        self.shown: str | None = None   # None: Slack may have cleared it (a message since)
+        self.done = False
+        self._last_event = 0.0
+        self._keeper: asyncio.Task[None] | None = None
 
     async def emit(self, event: Event) -> None:
         try:
@@ -84,14 +120,43 @@ class StatusSink:
     def _handle(self, event: Event) -> None:
         self.rehearsal = self.rehearsal or event.rehearsal
         self.progress.apply_event(event)
+        if self.done:
+            return
         if event.kind is EventKind.DEBATE_FINISHED:
-            return   # the finished hook clears it once the result is posted
-        if event.kind is EventKind.PHASE_FINISHED:
+            self.stop()   # the finished hook clears it once the result is out
+            return
+        if event.kind is EventKind.PHASE_FINISHED and \
+                self.owner.n.posts_phase_replies(self.record_id):
             self.shown = None   # the phase's reply, queued before us, clears the status
-        text = status_line(self.progress, rehearsal=self.rehearsal)
-        if text != self.shown:
-            self.shown = text
-            self.owner.set_soon(self.thread, text)
+        self.text = status_line(self.progress, rehearsal=self.rehearsal)
+        if self.text != self.shown:
+            self.resend()
+        self._last_event = asyncio.get_running_loop().time()
+        if self._keeper is None and self.owner.refresh > 0:
+            self._keeper = asyncio.create_task(self._keep_alive())
+
+    def resend(self) -> None:
+        """Queue the current status (again)."""
+        if self.done or not self.text:
+            return
+        self.shown = self.text
+        self.owner.set_soon(self.thread, self.text)
+
+    async def _keep_alive(self) -> None:
+        """Re-send the status before Slack's two minutes without a message remove it."""
+        loop = asyncio.get_running_loop()
+        while not self.done:
+            await asyncio.sleep(self.owner.refresh)
+            if loop.time() - self._last_event > IDLE_MAX:
+                self.stop()   # no event for long: the run is no longer here
+            self.resend()
+
+    def stop(self) -> None:
+        self.done = True
+        if self.owner.live.get(self.record_id) is self:
+            del self.owner.live[self.record_id]
+        if self._keeper is not None and self._keeper is not asyncio.current_task():
+            self._keeper.cancel()
 
 
 async def announce(notifier: SlackNotifier, thread: Thread, topic: str, *,
@@ -102,7 +167,7 @@ async def announce(notifier: SlackNotifier, thread: Thread, topic: str, *,
             channel_id=thread.channel_id, thread_ts=thread.ts, title=thread_title(topic))
     except SLACK_ERRORS as exc:
         log.info("could not title the DM thread %s: %s", thread.ts, slack_error(exc))
-    await DmStatus(notifier).set(thread, status_line(Progress(), rehearsal=rehearsal))
+    await set_status(notifier, thread, status_line(Progress(), rehearsal=rehearsal))
 
 
 async def offer_prompts(notifier: SlackNotifier, thread: Thread, presets: Sequence[str]) -> None:
@@ -120,4 +185,5 @@ def preset_names(notifier: SlackNotifier) -> list[str]:
     return list(all_presets(notifier.rt.engine))
 
 
-__all__ = ["DmStatus", "StatusSink", "announce", "is_dm", "offer_prompts", "preset_names"]
+__all__ = ["DmStatus", "StatusSink", "announce", "is_dm", "offer_prompts", "preset_names",
+           "set_status"]

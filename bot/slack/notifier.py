@@ -56,6 +56,24 @@ def thread_of(record: DebateRecord) -> Thread | None:
     return None
 
 
+def result_message(record: DebateRecord, *, transcript_url: str,
+                   thresholds: ThresholdSpec | None) -> Message | None:
+    """The divergence summary with its feedback buttons, which no fitting ever cuts (an appeal
+    resolved automatically is re-fitted under its own line: the buttons go in its uncut tail)."""
+    result = record.result
+    if result is None:
+        return None
+    feedback = feedback_blocks(record.id)
+    resolved = record.preset == "appeal" and result.routing == "auto_approve"
+    message = views.divergence_summary(result, transcript_url=transcript_url,
+                                       thresholds=thresholds,
+                                       actions=() if resolved else feedback)
+    if resolved:
+        message = notices.resolved(message, result, transcript_url=transcript_url,
+                                   actions=feedback)
+    return message
+
+
 class SlackNotifier:
     """Posts through one Web API client and one per-channel pacing queue; owns its tasks."""
 
@@ -68,6 +86,9 @@ class SlackNotifier:
         # chat.update is rate limited per workspace: coalesce status updates more than posts
         self.update_gap = 3 * pacer.interval if update_gap is None else update_gap
         self.live: dict[str, EventSink] = {}
+        #: called with a debate's id when its plan starts streaming (a new message in the thread)
+        self.stream_started: list[Callable[[str], None]] = []
+        self.closing: list[Callable[[], None]] = []   # called first by close()
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # --- Slack calls ---
@@ -124,10 +145,16 @@ class SlackNotifier:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
 
     async def close(self) -> None:
+        for closing in self.closing:
+            closing()
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.pacer.close()
+
+    def posts_phase_replies(self, debate_id: str) -> bool:
+        """Whether the debate's thread gets a reply per phase (the status message does)."""
+        return True
 
     def url(self, debate_id: str) -> str:
         return self.rt.url(debate_id)
@@ -170,16 +197,10 @@ class SlackNotifier:
 
     def summary_message(self, record: DebateRecord) -> Message | None:
         """The result as the thread shows it (an appeal's resolution included)."""
-        result = record.result
-        if result is None:
+        if record.result is None:
             return None
-        url = self.url(record.id)
-        message = views.divergence_summary(result, transcript_url=url,
-                                           thresholds=self.thresholds(result),
-                                           actions=feedback_blocks(record.id))
-        if record.preset == "appeal" and result.routing == "auto_approve":
-            message = notices.resolved(message, result, transcript_url=url)
-        return message
+        return result_message(record, transcript_url=self.url(record.id),
+                              thresholds=self.thresholds(record.result))
 
     async def post_summary(self, record: DebateRecord, thread: Thread) -> None:
         message = self.summary_message(record)
@@ -333,4 +354,5 @@ class ThreadSink:
             await asyncio.wait_for(self._flush(), SETTLE_TIMEOUT)
 
 
-__all__ = ["SLACK_ERRORS", "SlackNotifier", "Thread", "ThreadSink", "slack_error", "thread_of"]
+__all__ = ["SLACK_ERRORS", "SlackNotifier", "Thread", "ThreadSink", "result_message", "slack_error",
+           "thread_of"]

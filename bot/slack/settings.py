@@ -35,6 +35,9 @@ class SlackSettings(BaseModel):
     # stream each debate as a plan in its thread where the workspace allows it ("off": the
     # status message and phase replies, as before streaming existed)
     slack_streaming: Literal["auto", "off"] = "auto"
+    # seconds between re-sends of a DM debate's status line while nothing else is said (Slack
+    # removes a status after two minutes without a message); 0 re-sends nothing
+    slack_status_refresh: float = Field(default=90.0, ge=0)
     review_channel: str | None = None
     # policy text for content appeals, and per workspace (team id -> text); a request's
     # policy is bounded (engine/options.py), so the configured one is too

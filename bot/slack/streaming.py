@@ -12,8 +12,14 @@ ends with the divergence summary's own blocks (`settle`).
 
 When chat.startStream fails, the sink becomes a `ThreadSink` fed every event so far, so the
 thread reads as it always did. An error that says the workspace has no streaming (`unknown_method`,
-`not_allowed`, `feature_not_enabled`, ...) is remembered for the team, logged once; the next
-debates there go straight to the status message.
+`not_allowed`, `feature_not_enabled`, ...) is remembered for the team in the database (table
+`slack_workspaces`, with when it was learnt), logged once; the next debates there, in any process
+and after a restart, go straight to the status message, and streaming is tried again a day later
+(`RETRY_STREAMING`).
+
+A stream lost midway (an append refused for good, or `LOST_AFTER` appends in a row refused) falls
+back the same way; the lost stream is first stopped with a line saying the debate continues below
+as a status message, when Slack still allows it, else it is left as it is and that is logged.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
+from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from bot.service.progress import progress_for
@@ -29,13 +37,16 @@ from bot.slack.client import SLACK_ERRORS, error_code, slack_error
 from bot.slack.notifier import SETTLE_TIMEOUT, SlackNotifier, ThreadSink, thread_of
 from bot.slack.views import plan as views
 from bot.slack.views.common import Message
-from engine.domain import DebateRequest, Event, EventKind
+from engine.domain import DebateRequest, Event, EventKind, utcnow
 from engine.errors import DialecticError
 from engine.planning import prepare
 from engine.ports import EventSink
 from engine.settings import EngineSettings
 from storage import debates
+from storage import slack as slack_store
+from storage.db import Database
 from storage.records import DebateRecord
+from storage.slack import StreamingRefusal
 
 log = logging.getLogger("dialectic.slack")
 
@@ -51,12 +62,23 @@ WHYS = {EventKind.STEP_REFUSED: "refused", EventKind.STEP_DEGRADED: "degraded",
         EventKind.STEP_FILTERED: "filtered"}
 
 
-class StreamSupport:
-    """Whether to stream, per workspace: the setting, and the teams found not to allow it."""
+#: How long a workspace's refusal to stream holds before streaming is tried there again.
+RETRY_STREAMING = timedelta(days=1)
+#: Appends refused in a row (for any reason) after which a stream is taken as lost.
+LOST_AFTER = 3
 
-    def __init__(self, mode: StreamingMode) -> None:
+
+class StreamSupport:
+    """Whether to stream, per workspace: the setting, and the teams found not to allow it (in
+    the database, so every process and a restart know; retried after `RETRY_STREAMING`)."""
+
+    def __init__(self, mode: StreamingMode, db: Database, *,
+                 clock: Callable[[], datetime] = utcnow) -> None:
         self.mode = mode
-        self.unavailable: dict[str, str] = {}   # team id -> the error that said so
+        self.db = db
+        self.clock = clock
+        self.unavailable: dict[str, StreamingRefusal] = {}   # team id -> what refused, when
+        self._retrying: set[str] = set()   # refusals older than a day: try, and forget on success
 
     def usable(self, record: DebateRecord) -> bool:
         """Stream this debate: on, its workspace not known to refuse, a recipient known when
@@ -66,18 +88,60 @@ class StreamSupport:
             return False
         if origin.stream_ts:
             return True
-        if (origin.team_id or "") in self.unavailable:
+        if self._refused(origin.team_id or ""):
             return False
         return origin.channel_id.startswith("D") or bool(origin.team_id and origin.user_id)
 
-    def refused(self, team_id: str | None, code: str) -> None:
-        """Remember (and log, once per team) that the workspace cannot stream."""
+    def _refused(self, team: str) -> bool:
+        known = self.unavailable.get(team)
+        return known is not None and self.clock() - known.at < RETRY_STREAMING
+
+    async def refused_lately(self, team_id: str | None) -> bool:
+        """Whether the workspace refused streaming less than a day ago: this process knows, or
+        the database does (another process, or before a restart)."""
         team = team_id or ""
-        if code not in UNAVAILABLE or team in self.unavailable:
+        if self._refused(team):
+            return True
+        async with self.db.transaction(readonly=True) as session:
+            found = await slack_store.streaming_refusal(session, team)
+        if found is None:
+            return False
+        if self.clock() - found.at >= RETRY_STREAMING:
+            self._retrying.add(team)
+            return False
+        self.unavailable[team] = found
+        log.info("Slack: streaming is unavailable in workspace %s (%s, learnt %s): status "
+                 "messages there until %s", team or "?", found.error, found.at.isoformat(),
+                 (found.at + RETRY_STREAMING).isoformat())
+        return True
+
+    async def refused(self, team_id: str | None, code: str) -> None:
+        """Remember (in the database; logged once per team) that the workspace cannot stream."""
+        team = team_id or ""
+        if code not in UNAVAILABLE:
             return
-        self.unavailable[team] = code
-        log.warning("Slack: streaming is unavailable in workspace %s (%s): debates there post a "
-                    "status message and phase replies instead", team or "?", code)
+        first = not self._refused(team)
+        refusal = StreamingRefusal(team, code, self.clock())
+        self.unavailable[team] = refusal
+        self._retrying.discard(team)
+        async with self.db.transaction() as session:
+            await slack_store.refuse_streaming(session, team_id=team, error=code,
+                                               now=refusal.at)
+        if first:
+            log.warning("Slack: streaming is unavailable in workspace %s (%s): debates there "
+                        "post a status message and phase replies instead (tried again in "
+                        "%d hour(s))", team or "?", code, RETRY_STREAMING // timedelta(hours=1))
+
+    async def streamed(self, team_id: str | None) -> None:
+        """A stream started where a refusal had expired: forget the refusal."""
+        team = team_id or ""
+        if team not in self._retrying:
+            return
+        self._retrying.discard(team)
+        self.unavailable.pop(team, None)
+        async with self.db.transaction() as session:
+            await slack_store.allow_streaming(session, team)
+        log.info("Slack: streaming works again in workspace %s", team or "?")
 
 
 def planned_calls(settings: EngineSettings, request: DebateRequest) -> dict[str, int]:
@@ -108,8 +172,10 @@ class PlanSink:
         self.shown: list[dict[str, Any]] = []
         self.title_shown = ""
         self.fallback: ThreadSink | None = None
+        self.refused_appends = 0
         self.closed = False
         self._dirty = False
+        self._falling = False
         self._flusher: asyncio.Task[None] | None = None
 
     # --- folding ---
@@ -180,6 +246,9 @@ class PlanSink:
     async def _started(self) -> bool:
         """Start the stream through the channel's queue (its state as it is then); False when
         it could not be (the sink has fallen back)."""
+        if await self.n.streaming.refused_lately(self.record.origin.team_id):
+            await self._fall_back()
+            return False
         return await self.n.pacer.run(self.channel, lambda: self._start(*self._chunks()))
 
     async def _start(self, title: str, tasks: list[dict[str, Any]]) -> bool:
@@ -194,16 +263,19 @@ class PlanSink:
                 recipient_team_id=origin.team_id, recipient_user_id=origin.user_id,
                 chunks=chunks)
         except SLACK_ERRORS as exc:
-            self.n.streaming.refused(origin.team_id, error_code(exc))
+            await self.n.streaming.refused(origin.team_id, error_code(exc))
             log.info("Slack: debate %s is not streamed (%s): status message instead",
                      self.record.id, slack_error(exc))
             await self._fall_back()
             return False
+        await self.n.streaming.streamed(origin.team_id)
         self.stream_ts = str(reply["ts"])
         self.title_shown, self.shown = title, tasks
         updated = self.record.origin.model_copy(update={"stream_ts": self.stream_ts})
         async with self.n.rt.db.transaction() as session:
             await debates.update_origin(session, self.record.id, updated)
+        for hook in self.n.stream_started:
+            hook(self.record.id)
         return True
 
     async def _append(self, title: str, tasks: list[dict[str, Any]]) -> None:
@@ -218,29 +290,47 @@ class PlanSink:
         try:
             await self.n.pacer.run(self.channel, call)
         except SLACK_ERRORS as exc:
-            code = error_code(exc)
+            self.refused_appends += 1
             log.warning("Slack: could not append to the plan of %s: %s", self.record.id,
                         slack_error(exc))
-            if code in GONE:
-                await self._fall_back()
+            if error_code(exc) in GONE or self.refused_appends >= LOST_AFTER:
+                await self._fall_back(lost=ts)
             return
+        self.refused_appends = 0
         self.title_shown, self.shown = title, tasks
 
     def _delta(self, title: str, tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         head = [views.plan_chunk(title)] if title != self.title_shown else []
         return head + views.changed(self.shown, tasks)
 
-    async def _fall_back(self) -> None:
-        """From now on a ThreadSink: it is fed every event so far and posts the status message."""
-        if self.fallback is not None:
+    async def _fall_back(self, *, lost: str | None = None) -> None:
+        """From now on a ThreadSink: it is fed every event so far and posts the status message;
+        a `lost` stream is first stopped with a line saying so, when Slack still allows it."""
+        if self.fallback is not None or self._falling:
             return
+        self._falling = True
+        self.stream_ts = None
+        if lost is not None:
+            await self._leave(lost)
         record = self.record.model_copy(update={"origin": self.record.origin.model_copy(
             update={"stream_ts": None})})
         self.fallback = ThreadSink(self.n, record)
-        self.stream_ts = None
         for event in self.events:
             await self.fallback.emit(event)
         self.events.clear()
+
+    async def _leave(self, ts: str) -> None:
+        """Stop the lost stream with a line pointing below; when Slack refuses (the stream is
+        gone for good), it stays as it was, and that is logged."""
+        async def call() -> None:
+            await self.n.client.chat_stopStream(channel=self.channel, ts=ts,
+                                                chunks=[views.text_chunk(views.CONTINUED)])
+
+        try:
+            await self.n.pacer.run(self.channel, call)
+        except SLACK_ERRORS as exc:
+            log.warning("Slack: the lost plan of %s could not be stopped (%s): it stays above "
+                        "the status message", self.record.id, slack_error(exc))
 
     # --- the end ---
 
@@ -296,7 +386,12 @@ class StreamingNotifier(SlackNotifier):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.streaming = StreamSupport(self.settings.slack_streaming)
+        self.streaming = StreamSupport(self.settings.slack_streaming, self.rt.db)
+
+    def posts_phase_replies(self, debate_id: str) -> bool:
+        """False while the debate's plan streams (no phase replies: nothing clears a status)."""
+        sink = self.live.get(debate_id)
+        return not isinstance(sink, PlanSink) or sink.fallback is not None
 
     def sink_for(self, record: DebateRecord) -> EventSink | None:
         if not record.id or thread_of(record) is None or not self.streaming.usable(record):
@@ -316,5 +411,5 @@ class StreamingNotifier(SlackNotifier):
         return await sink.settle(record, self.summary_message(record))
 
 
-__all__ = ["GONE", "UNAVAILABLE", "PlanSink", "StreamSupport", "StreamingMode",
-           "StreamingNotifier", "planned_calls"]
+__all__ = ["GONE", "LOST_AFTER", "RETRY_STREAMING", "UNAVAILABLE", "PlanSink", "StreamSupport",
+           "StreamingMode", "StreamingNotifier", "planned_calls"]

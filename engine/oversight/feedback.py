@@ -10,8 +10,10 @@ Definitions (the same on every surface):
   (`rehearsal`) and in nothing else.
 - A result's *reading* is the majority of its readers' thumbs; a tie is no reading.
 - The readers *agree* with a result when the majority is 👍 on a result routing let out (published
-  automatically or as tentative, or a mode without a panel, whose verdict stands as shown), or 👎
-  on one routing held back for people (human review, escalated).
+  automatically or as tentative), or 👎 on one routing held back for people (human review,
+  escalated).
+- A result of a mode without a judge panel was not routed: there is no routing to agree with.
+  Its thumbs count in *up* / *down*, the result in *unrouted*, and it has no reading.
 - *agreement* = results on which the readers agree / results with a reading (None: no reading).
 """
 
@@ -52,11 +54,13 @@ class PresetFeedback:
     agreeing: int = 0     # of them, where the readers agree with the routing
     rehearsal: int = 0    # presses on rehearsal results: shown, never counted above
     agreement: float | None = None   # agreeing / rated; None when no result has a reading
+    unrouted: int = 0     # results with thumbs that had no routing to agree with (no panel)
 
 
 def readers_agree(routing: Routing, up: int, down: int) -> bool | None:
-    """Whether the readers' majority agrees with how the result was routed; None on a tie."""
-    if up == down:
+    """Whether the readers' majority agrees with how the result was routed; None on a tie or
+    when the result was not routed (a mode without a panel)."""
+    if up == down or routing is Routing.NONE:
         return None
     held_back = routing in ROUTED_TO_HUMANS
     return (down > up) if held_back else (up > down)
@@ -76,19 +80,23 @@ def feedback_by_preset(labels: Iterable[FeedbackLabel]) -> dict[str, PresetFeedb
         counts[0 if label.rating == "up" else 1] += 1
     totals: dict[str, list[int]] = {}
     for first, (up, down) in per_result.values():
-        row = totals.setdefault(first.preset, [0, 0, 0, 0])
+        row = totals.setdefault(first.preset, [0, 0, 0, 0, 0])
         row[0] += up
         row[1] += down
+        if first.routing is Routing.NONE:   # no panel, no routing: nothing to agree with
+            row[4] += 1
+            continue
         agrees = readers_agree(first.routing, up, down)
         if agrees is not None:
             row[2] += 1
             row[3] += int(agrees)
     names = sorted(set(totals) | set(rehearsal))
-    return {name: _preset(name, totals.get(name, [0, 0, 0, 0]), rehearsal.get(name, 0))
+    return {name: _preset(name, totals.get(name, [0, 0, 0, 0, 0]), rehearsal.get(name, 0))
             for name in names}
 
 
 def _preset(name: str, row: list[int], rehearsal: int) -> PresetFeedback:
-    up, down, rated, agreeing = row
+    up, down, rated, agreeing, unrouted = row
     return PresetFeedback(preset=name, up=up, down=down, rated=rated, agreeing=agreeing,
-                          rehearsal=rehearsal, agreement=agreeing / rated if rated else None)
+                          rehearsal=rehearsal, agreement=agreeing / rated if rated else None,
+                          unrouted=unrouted)

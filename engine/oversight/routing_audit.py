@@ -137,9 +137,11 @@ def _approved(outcomes: Sequence[RoutedOutcome], groups: dict[str, frozenset[Rou
 
 
 def routing_against_humans(outcomes: Iterable[RoutedOutcome], *, min_n: int = 20,
-                           confidence: float = 0.95) -> dict[str, PresetRouting]:
-    """Per preset (sorted): how the routing fared against the reviewers' decisions."""
-    by_preset: dict[str, list[RoutedOutcome]] = {}
+                           confidence: float = 0.95, presets: Iterable[str] = ()
+                           ) -> dict[str, PresetRouting]:
+    """Per preset (sorted): how the routing fared against the reviewers' decisions; `presets`
+    are reported too when they have no judged result (their figures say "no data")."""
+    by_preset: dict[str, list[RoutedOutcome]] = {name: [] for name in presets}
     for outcome in outcomes:
         by_preset.setdefault(outcome.preset, []).append(outcome)
     published: dict[str, frozenset[Routing]] = {"published": PUBLISHED}

@@ -3,8 +3,12 @@
 
 Documented rules enforced (docs.slack.dev/reference/methods/assistant.threads.*):
 - setStatus: `channel_id`, `thread_ts` and `status` are required (an empty status clears it);
-  at most 10 `loading_messages`. The status is cleared by Slack when the app replies in the
-  thread: a `chat.postMessage` by the bot into the thread clears it here too.
+  at most 10 `loading_messages`. "The status will be automatically cleared when the app sends a
+  reply": a new message from the app in the thread clears it here, a `chat.postMessage` or a
+  `chat.startStream` (which sends the streamed message; its appends and stop send none, so they
+  leave the status as it is). "A two minute timeout applies, which will cause the status to be
+  removed if no message has been sent": `status_ttl` (seconds; None, the default, never expires
+  it) models that, so `status()` reads "" once a status is older than that.
 - setSuggestedPrompts: `channel_id` and `prompts` required; up to four prompts, each with a
   `title` and a `message`; `thread_ts` optional.
 - setTitle: `channel_id`, `thread_ts` and `title` required.
@@ -14,6 +18,7 @@ went through is kept in order (`statuses`), so tests read the status line's hist
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +38,8 @@ class SlackAssistant(SlackMethods):
         self.statuses: dict[Thread, list[str]] = {}
         self.prompts: dict[Thread, dict[str, Any]] = {}   # thread_ts "" when none was given
         self.titles: dict[Thread, str] = {}
+        self.status_ttl: float | None = None
+        self._status_set_at: dict[Thread, float] = {}
 
     def handlers(self) -> dict[str, Callable[[Args], Reply]]:
         return {**super().handlers(),
@@ -44,16 +51,25 @@ class SlackAssistant(SlackMethods):
 
     def status(self, channel: str, thread_ts: str) -> str:
         """The thread's status line now ("" when none shows)."""
-        return (self.statuses.get((channel, thread_ts)) or [""])[-1]
+        thread = (channel, thread_ts)
+        at = self._status_set_at.get(thread)
+        if self.status_ttl is not None and at is not None and \
+                time.monotonic() - at > self.status_ttl:
+            return ""
+        return (self.statuses.get(thread) or [""])[-1]
 
     # --- the methods ---
+
+    def app_replied(self, channel: str, thread_ts: str) -> None:
+        thread = (channel, thread_ts)
+        if self.status(*thread):
+            self.statuses[thread].append("")   # Slack clears the status when the app replies
 
     def _post_message(self, args: Args) -> Reply:
         reply = super()._post_message(args)
         thread_ts = str(args.get("thread_ts") or "")
-        thread = (str(args.get("channel") or ""), thread_ts)
-        if reply.get("ok") and thread_ts and self.status(*thread):
-            self.statuses[thread].append("")   # Slack clears the status when the app replies
+        if reply.get("ok") and thread_ts:
+            self.app_replied(str(args.get("channel") or ""), thread_ts)
         return reply
 
     def _thread_problem(self, args: Args, *, thread_required: bool = True) -> Reply | None:
@@ -78,8 +94,9 @@ class SlackAssistant(SlackMethods):
             return err("invalid_arguments")
         thread = (str(args["channel_id"]), str(args["thread_ts"]))
         history = self.statuses.setdefault(thread, [])
-        if not history or history[-1] != args["status"]:
+        if not history or self.status(*thread) != args["status"]:
             history.append(args["status"])
+        self._status_set_at[thread] = time.monotonic()
         return ok()
 
     def _set_suggested_prompts(self, args: Args) -> Reply:

@@ -3,7 +3,8 @@ app-level token (`xapp-…`) opens a connection with `apps.connections.open`, wh
 WebSocket URL; the socket greets the client with a `hello` envelope and answers pings. A bot
 token is `not_allowed_token_type`; a refused app token (`refuse`) is `invalid_auth`, as a
 revoked one is. `deliver(body)` sends an event over the open socket in Slack's `events_api`
-envelope and returns the client's acknowledgement (the envelope id echoed back)."""
+envelope (`kind="slash_commands"`: a slash command's fields, as Slack sends a command over the
+socket) and returns the client's acknowledgement (the envelope id echoed back)."""
 
 from __future__ import annotations
 
@@ -68,14 +69,16 @@ class SocketMode:
             self._sockets.remove(ws)
         return ws
 
-    async def deliver(self, body: dict[str, Any], *, timeout: float = 5.0) -> dict[str, Any]:
-        """Send an Events API body (as it would be POSTed) over the socket; the client's ack."""
+    async def deliver(self, body: dict[str, Any], *, kind: str = "events_api",
+                      timeout: float = 5.0) -> dict[str, Any]:
+        """Send an Events API body (as it would be POSTed) or a slash command's fields over the
+        socket; the client's ack."""
         if not self._sockets:
             raise RuntimeError("no Socket Mode connection is open")
         envelope_id = secrets.token_hex(8)
         acked = self._acks[envelope_id] = asyncio.get_running_loop().create_future()
         await self._sockets[-1].send_json({
-            "envelope_id": envelope_id, "type": "events_api", "payload": body,
+            "envelope_id": envelope_id, "type": kind, "payload": body,
             "accepts_response_payload": False, "retry_attempt": 0, "retry_reason": ""})
         try:
             return await asyncio.wait_for(acked, timeout)

@@ -97,6 +97,9 @@ class SlackWorkspace:
 
     # --- helpers for the methods ---
 
+    def app_replied(self, channel: str, thread_ts: str) -> None:
+        """The app sent a new message into a thread (the AI-app threads clear its status)."""
+
     def _next_ts(self) -> str:
         micros = FIRST_TS_MICROS + 100 * next(self._ts)
         return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"

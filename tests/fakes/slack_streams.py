@@ -137,6 +137,7 @@ class SlackStreams(SlackWorkspace):
             parent.setdefault("thread_ts", parent["ts"])
         self._messages.setdefault(channel, {})[ts] = message
         self._take_chunks(stream, args)
+        self.app_replied(channel, thread_ts)   # a new message from the app in the thread
         return ok(channel=channel, ts=ts)
 
     def _append_stream(self, args: Args) -> Reply:

@@ -12,11 +12,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from bot.service.feedback import FeedbackDesk
-from engine.domain import utcnow
+from engine.domain import DebateResult, ResultStatus, utcnow
 from engine.oversight.panel_records import PanelRecord
-from engine.vocabulary import Routing
+from engine.vocabulary import Mode, Routing
 from storage.db import Database
 from tests.support.audit_fixtures import SyntheticJudge, history
 from tests.support.cli_fixtures import Cli, clean_env, cli
@@ -141,3 +142,51 @@ async def test_the_terminal_shows_feedback_in_both_reports(cli: Cli, tmp_path: P
     found = [p["feedback"] for p in data["routing"]["presets"]
              if p["routing"]["preset"] == seeded.preset]
     assert [_counts(f) for f in found] == [EXPECTED]
+
+
+async def test_a_preset_without_a_panel_shows_its_feedback_in_the_routing_audit(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thumbs on a mode without judges (nothing routed, nothing for a reviewer) still show in
+    `/api/routing` and `thresholds show`, with a note that there is no routing to agree with."""
+    config = tmp_path / "dialectic.toml"
+    config.write_text('[presets.critic]\nmode = "critique"\n')
+    monkeypatch.setenv("DIALECTIC_CONFIG", str(config))
+    url = f"sqlite+aiosqlite:///{tmp_path}/panelless.db"
+    db = Database(url)
+    await db.upgrade()
+    try:
+        rt = runtime(db, rehearsal_settings(database_url=url))
+        desk = FeedbackDesk(rt.service)
+        for name, rehearsal in (("critiqued", False), ("rehearsed", True)):
+            await add_running(rt.service, name, "critic", utcnow() - timedelta(minutes=5))
+            await rt.service.finish(name, _critique(name, rehearsal=rehearsal),
+                                    actor="worker-test")
+        for user in ("UREADER0", "UREADER1"):
+            await desk.give("critiqued", user=user, team=None, rating="up")
+        await desk.give("rehearsed", user="UREADER0", team=None, rating="down")
+        report = await rt.service.oversight.routing_report()
+        counts = next(i.feedback for i in report.presets if i.routing.preset == "critic")
+        assert (counts.up, counts.down, counts.unrouted, counts.rehearsal) == (2, 0, 1, 1)
+        assert counts.rated == 0 and counts.agreement is None
+        judged = next(i.routing for i in report.presets if i.routing.preset == "critic")
+        assert sum(judged.results.values()) == 0   # nothing routed: the card says "no data"
+    finally:
+        await db.dispose()
+    done = await asyncio.to_thread(cli, "thresholds", "show", "--json",
+                                   env={"DATABASE_URL": url, "DIALECTIC_CONFIG": str(config)})
+    assert done.returncode == 0, done.stderr
+    found = [p["feedback"] for p in json.loads(done.stdout)["routing"]["presets"]
+             if p["routing"]["preset"] == "critic"]
+    assert [(f["up"], f["unrouted"]) for f in found] == [(2, 1)]
+    done = await asyncio.to_thread(cli, "thresholds", "show",
+                                   env={"DATABASE_URL": url, "DIALECTIC_CONFIG": str(config)})
+    assert ("readers' feedback: 👍 2 · 👎 0 · no routing to agree with (1 result(s) of a mode "
+            "without a judge panel) · 1 on rehearsals, not counted") in done.stdout
+
+
+def _critique(debate_id: str, *, rehearsal: bool) -> DebateResult:
+    """A finished critique: no panel, so no routing."""
+    return DebateResult(id=debate_id, status=ResultStatus.COMPLETED, mode=Mode.CRITIQUE,
+                        topic=f"Synthetic critique {debate_id}", preset="critic",
+                        verdict="revise the proposal", routing=Routing.NONE, complete=True,
+                        rehearsal=rehearsal)

@@ -3,13 +3,23 @@ FakeSlack (with its assistant.threads.* methods), debates on the rehearsal model
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 from pathlib import Path
 from typing import Any
 
+import pytest
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.assistant import DmStatus
 from bot.slack.views.assistant import PROMPTS_TITLE, suggested_prompts
+from bot.slack.views.feedback import FEEDBACK_BLOCK, WHY_BLOCK
+from engine.domain import Event, EventKind
 from engine.presets import BUILTIN_PRESETS
 from engine.vocabulary import MAX_TOPIC_CHARS
 from storage import evidence
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.slack_server import FakeSlack
 from tests.support.slack_fixtures import Harness, audit_kinds, blocks_text, slack, slack_harness
 
 __all__ = ["slack"]
@@ -171,3 +181,126 @@ async def test_a_dm_over_socket_mode_is_debated_like_one_over_http(tmp_path: Pat
         await h.wait_reply(DM, event["ts"], "[Rehearsal] Debate started")
         await h.fake.wait_for("assistant.threads.setTitle")
         assert h.fake.titles[(DM, event["ts"])] == "Should we move billing to PostgreSQL?"
+
+
+def _dm_status(h: Harness) -> DmStatus:
+    """The process's DM status keeper (a finished hook the Slack wiring registered)."""
+    found = [getattr(hook, "__self__", None) for hook in h.rt.service.finished_hooks]
+    (keeper,) = [k for k in found if isinstance(k, DmStatus)]
+    return keeper
+
+
+async def _status_ended(h: Harness) -> list[str]:
+    """Every status the app set, once the last one cleared it (the finished hook's)."""
+    def ended() -> list[str] | None:
+        sent = [str(c.args["status"]) for c in h.fake.calls_to("assistant.threads.setStatus")]
+        return sent if sent and sent[-1] == "" and not _dm_status(h).live else None
+
+    return await h.wait_until(ended, what="the status to be cleared at the end")
+
+
+async def test_a_dm_debate_streams_its_plan_with_the_status_line_beside_it(
+        tmp_path: Path) -> None:
+    """In a DM the plan streams without recipient fields; chat.startStream sends a message,
+    which clears the status (as Slack documents), so the status is set again and stays while
+    the plan streams (its appends send no message); the stream ends with the result and its
+    feedback buttons, and the status is cleared."""
+    async with FakeOpenAI(latency=0.3) as openai, \
+            slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+        event = _dm(h, QUESTION)
+        root = event["ts"]
+        await h.event(event)
+        debate = await h.one_debate()
+        await h.wait_until(lambda: h.fake.streams_in(DM, root), what="the plan to start")
+        # the opening's calls take a while: the status shows it beside the plan meanwhile
+        await h.wait_until(lambda: h.fake.status(DM, root) == "is debating: opening (1/4)…",
+                           what="the status line beside the plan")
+        record = await h.wait_finished(debate.id)
+        await h.wait_until(lambda: all(s.stopped for s in h.fake.streams_in(DM, root)),
+                           what="the plan to end")
+        await h.notifier.drain()
+        await _status_ended(h)
+
+        (stream,) = h.fake.streams_in(DM, root)
+        summary = h.notifier.summary_message(record)
+        assert summary is not None and stream.blocks == summary.blocks
+        assert [b.get("block_id") for b in stream.blocks][-2:] == [FEEDBACK_BLOCK, WHY_BLOCK]
+        assert all(t["status"] == "complete" for t in stream.tasks().values())
+        texts = _texts(h, root)
+        assert texts[0].startswith("Debate started") and "The result is below" in texts[1]
+        assert not any(t.startswith(("Phase ", "Debate result")) for t in texts)
+        shown = [s for s in h.fake.statuses[(DM, root)] if s]
+        assert "is waiting on the judges: they are scoring…" in shown
+        assert h.fake.status(DM, root) == ""
+        h.assert_all_blocks_valid()
+
+
+async def test_the_status_is_set_again_when_the_plans_first_message_clears_it(
+        tmp_path: Path) -> None:
+    """The status shows before the plan starts; chat.startStream sends the plan's message, which
+    clears it: it is set again at once, not only at the next change of phase. The service's two
+    sinks are driven by hand (no worker), in the order that needs it."""
+    async with slack_harness(tmp_path, workers=0, slack_streaming="auto") as h:
+        event = _dm(h, QUESTION)
+        root = event["ts"]
+        await h.event(event)
+        record = await h.one_debate()
+        dm = _dm_status(h)
+        plan, status = h.notifier.sink_for(record), dm.sink_for(record)
+        assert plan is not None and status is not None
+        started = Event(kind=EventKind.DEBATE_STARTED, debate_id=record.id,
+                        data={"topic": QUESTION, "mode": "consensus"})
+        opening = Event(kind=EventKind.PHASE_STARTED, debate_id=record.id,
+                        data={"phase": "opening"})
+        line = "is debating: opening (1/4)… (rehearsal)"
+        for sink_event in (started, opening):
+            await status.emit(sink_event)
+        await h.wait_until(lambda: h.fake.status(DM, root) == line, what="the status")
+        for sink_event in (started, opening):
+            await plan.emit(sink_event)
+        await h.wait_until(lambda: h.fake.streams_in(DM, root), what="the plan to start")
+        await h.wait_until(lambda: h.fake.status(DM, root) == line, what="the status again")
+        assert h.fake.statuses[(DM, root)][-2:] == ["", line]   # cleared, then set again
+        await dm.on_finished(record, None)
+        assert dm.live == {} and h.fake.status(DM, root) == ""
+
+
+async def test_the_fake_refuses_no_dm_stream_without_recipients() -> None:
+    async with FakeSlack() as fake:
+        client = AsyncWebClient(token="xoxb-test", base_url=fake.base_url)
+        root = fake.add_message(DM, QUESTION, user=ALICE)
+        await client.assistant_threads_setStatus(channel_id=DM, thread_ts=root,
+                                                 status="is thinking…")
+        started = await client.chat_startStream(channel=DM, thread_ts=root)
+        assert started["ok"] and fake.status(DM, root) == ""   # the app sent a message
+        await client.assistant_threads_setStatus(channel_id=DM, thread_ts=root,
+                                                 status="is thinking…")
+        await client.chat_appendStream(channel=DM, ts=started["ts"], markdown_text="more")
+        await client.chat_stopStream(channel=DM, ts=started["ts"])
+        assert fake.status(DM, root) == "is thinking…"   # appends and the stop send none
+        fake.status_ttl = 0.0   # Slack's two minutes, shortened: no message since, it is gone
+        assert fake.status(DM, root) == ""
+
+
+async def test_the_dm_status_is_kept_alive_while_a_phase_runs_and_stops_after(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Slack removes a status two minutes after the last message: the status is re-sent every
+    DIALECTIC_SLACK_STATUS_REFRESH seconds (shortened here) while the debate runs, and no more
+    once it has finished."""
+    monkeypatch.setenv("DIALECTIC_SLACK_STATUS_REFRESH", "0.05")
+    async with FakeOpenAI(latency=0.3) as openai, \
+            slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+        event = _dm(h, QUESTION)
+        root = event["ts"]
+        await h.event(event)
+        debate = await h.one_debate()
+        await h.wait_finished(debate.id)
+        await h.notifier.drain()
+        sent = await _status_ended(h)
+        again = [a for a, b in itertools.pairwise(sent) if a == b and a]
+        assert len(again) >= 3, sent                 # the same status, re-sent while it held
+        settled = len(sent)
+        for _ in range(5):   # several refresh intervals: nothing more is sent
+            await asyncio.sleep(0.05)
+        assert len(h.fake.calls_to("assistant.threads.setStatus")) == settled
+        assert h.fake.status(DM, root) == ""

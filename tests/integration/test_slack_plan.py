@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import phases_of
+from bot.slack.streaming import LOST_AFTER, RETRY_STREAMING
 from bot.slack.views.common import usd
-from bot.slack.views.plan import task_id
+from bot.slack.views.plan import CONTINUED, task_id
 from engine.domain import DebateRequest
 from engine.planning import prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
+from storage import slack as slack_store
 from storage.records import DebateRecord
 from tests.fakes.openai_server import FakeOpenAI, last_text
 from tests.fakes.slack_server import FakeSlack
@@ -114,6 +118,31 @@ async def test_a_channel_debate_streams_as_one_plan(tmp_path: Path) -> None:
             assert h.fake.invalid_blocks == []
 
 
+async def test_a_channel_debate_over_socket_mode_streams_as_one_plan(tmp_path: Path) -> None:
+    """The app connected over Socket Mode (no HTTP request from Slack): /debate arrives as a
+    `slash_commands` envelope, and the debate streams as a plan with its recipients."""
+    async with slack_harness(tmp_path, slack_streaming="auto", slack_app_token="xapp-test") as h:
+        await h.wait_until(lambda: h.fake.socket_mode.greeted, what="the socket to connect")
+        fields = dict(parse_qsl(h.command_body("Should we move billing to PostgreSQL?")))
+        ack = await h.fake.socket_mode.deliver(fields, kind="slash_commands")
+        assert ack.get("envelope_id")
+        record = await h.wait_finished((await h.one_debate()).id)
+        root = h.fake.messages(CHANNEL)[0]
+        await h.wait_until(lambda: any(s.stopped for s in h.fake.streams_in(CHANNEL,
+                                                                            root["ts"])),
+                           what="the stream to stop")
+        await h.notifier.drain()
+        (stream,) = h.fake.streams_in(CHANNEL, root["ts"])
+        start = stream.start_args
+        assert (start["recipient_team_id"], start["recipient_user_id"]) == (TEAM, USER)
+        assert list(stream.tasks()) == [task_id(p) for p in _planned(h, record)]
+        assert all(t["status"] == "complete" for t in stream.tasks().values())
+        summary = h.notifier.summary_message(record)
+        assert summary is not None and stream.blocks == summary.blocks
+        assert [m["ts"] for m in h.fake.replies(CHANNEL, root["ts"])] == [stream.ts]
+        h.assert_all_blocks_valid()
+
+
 async def test_another_mode_streams_its_own_phases(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, slack_streaming="auto") as h:
         record, stream = await _debate(h, "Should we adopt Kafka? --mode critique")
@@ -156,9 +185,9 @@ async def test_without_streaming_the_thread_falls_back_once_per_workspace(
         assert not h.fake.streams
 
 
-async def _fallback_debate(h: Harness, topic: str) -> DebateRecord:
+async def _fallback_debate(h: Harness, topic: str, **fields: Any) -> DebateRecord:
     before = {m["ts"] for m in h.fake.messages(CHANNEL)}
-    await h.command(topic)
+    await h.command(topic, **fields)
     root = await h.wait_until(lambda: next((m for m in h.fake.messages(CHANNEL)
                                             if m["ts"] not in before and "Debate started"
                                             in m["text"]), None), what="the root")
@@ -172,6 +201,35 @@ async def _fallback_debate(h: Harness, topic: str) -> DebateRecord:
     stored = await h.rt.service.get(record.id)
     assert stored.origin.status_ts and stored.origin.stream_ts is None
     return stored
+
+
+async def test_a_workspace_without_streaming_is_remembered_across_restarts_for_a_day(
+        tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:
+        h.fake.streaming_unavailable("not_allowed")
+        await _fallback_debate(h, "Should we adopt Kafka?")
+        assert len(h.fake.calls_to("chat.startStream")) == 1
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:   # a restart, same database
+        # (each harness counts its trigger ids from 1: a new one, or it is Slack's retry)
+        await _fallback_debate(h, "Should we adopt Pulsar?", trigger_id="trigger.second")
+        assert not h.fake.calls_to("chat.startStream")   # not asked again within the day
+        async with h.rt.db.transaction() as session:
+            known = await slack_store.streaming_refusal(session, TEAM)
+            assert known is not None and known.error == "not_allowed"
+            # as if it was learnt more than a day ago
+            await slack_store.refuse_streaming(session, team_id=TEAM, error=known.error,
+                                               now=known.at - RETRY_STREAMING - timedelta(1))
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:   # a day later
+        topic = "Should we adopt NATS?"
+        await h.command(topic, trigger_id="trigger.third")
+        record = await h.wait_until(lambda: _by_topic(h, topic), what="the debate")
+        await h.wait_finished(record.id)
+        await h.wait_until(lambda: any(s.stopped for s in h.fake.streams.values()),
+                           what="the stream to stop")
+        await h.notifier.drain()
+        assert [c.ok for c in h.fake.calls_to("chat.startStream")] == [True]   # tried again
+        async with h.rt.db.transaction(readonly=True) as session:
+            assert await slack_store.streaming_refusal(session, TEAM) is None   # and forgotten
 
 
 async def _by_topic(h: Harness, topic: str) -> DebateRecord | None:
@@ -209,25 +267,54 @@ async def test_a_429_on_append_is_retried_after_retry_after(tmp_path: Path) -> N
             assert stream.titles()[-1].endswith(f"cost {usd(record.cost_usd)}")
 
 
-async def test_a_stream_lost_midway_goes_on_as_the_status_message(tmp_path: Path) -> None:
+async def _lost_midway(h: Harness) -> tuple[DebateRecord, list[str], Stream]:
+    """A debate whose stream is lost midway: the thread's texts once it is over."""
+    await h.command("Should we move billing to PostgreSQL?")
+    found = await h.wait_until(h.debates, what="a debate")
+    record = await h.wait_finished(found[0].id)
+    root = h.fake.messages(CHANNEL)[0]
+    summary = await h.wait_reply(CHANNEL, root["ts"], "Debate result")
+    await h.notifier.drain()
+    thread = h.fake.replies(CHANNEL, root["ts"])
+    texts = [m["text"] for m in thread]
+    phases = _planned(h, record)
+    n = len(phases)
+    status = next(t for t in texts if t.startswith("Debate ") and f"{n}/{n}" in t)
+    assert texts.index(status) < texts.index(summary["text"])
+    assert sum(t.startswith("Phase ") for t in texts) == len(phases)  # none lost
+    assert len(h.fake.calls_to("chat.startStream")) == 1
+    (stream,) = h.fake.streams_in(CHANNEL, root["ts"])
+    assert [m["ts"] for m in thread].index(stream.ts) < texts.index(status)  # above it
+    assert not h.notifier.streaming.unavailable   # this stream, not the workspace
+    return record, texts, stream
+
+
+async def test_a_stream_lost_midway_is_stopped_with_a_line_pointing_below(
+        tmp_path: Path) -> None:
+    async with FakeOpenAI(latency=0.05) as openai:
+        async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
+            h.fake.fail("chat.appendStream", "internal_error", times=LOST_AFTER)
+            _, _, stream = await _lost_midway(h)
+            assert stream.stopped and stream.text().endswith(CONTINUED)
+            assert [c.ok for c in h.fake.calls_to("chat.stopStream")] == [True]
+            assert not any(t["status"] == "complete" and t["id"] == task_id("judging")
+                           for t in stream.tasks().values())   # it stopped midway
+            h.assert_all_blocks_valid()
+
+
+async def test_a_stream_slack_no_longer_takes_is_left_and_logged(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="dialectic.slack")
     async with FakeOpenAI(latency=0.05) as openai:
         async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
             h.fake.fail("chat.appendStream", "message_not_in_streaming_state")
-            await h.command("Should we move billing to PostgreSQL?")
-            found = await h.wait_until(h.debates, what="a debate")
-            record = await h.wait_finished(found[0].id)
-            root = h.fake.messages(CHANNEL)[0]
-            summary = await h.wait_reply(CHANNEL, root["ts"], "Debate result")
-            await h.notifier.drain()
-            texts = [m["text"] for m in h.fake.replies(CHANNEL, root["ts"])]
-            phases = _planned(h, record)
-            n = len(phases)
-            status = next(t for t in texts if t.startswith("Debate ") and f"{n}/{n}" in t)
-            assert texts.index(status) < texts.index(summary["text"])
-            assert sum(t.startswith("Phase ") for t in texts) == len(phases)  # none lost
-            assert len(h.fake.calls_to("chat.startStream")) == 1
-            assert not h.fake.calls_to("chat.stopStream")
-            assert not h.notifier.streaming.unavailable   # this stream, not the workspace
+            h.fake.fail("chat.stopStream", "message_not_in_streaming_state")
+            _, _, stream = await _lost_midway(h)
+            assert [c.ok for c in h.fake.calls_to("chat.stopStream")] == [False]
+            assert not stream.stopped and CONTINUED not in stream.text()
+            said = [r.getMessage() for r in caplog.records]
+            assert any("could not be stopped" in m and "stays above the status message" in m
+                       for m in said), said
             h.assert_all_blocks_valid()
 
 

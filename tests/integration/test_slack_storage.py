@@ -66,3 +66,26 @@ async def test_old_messages_can_be_forgotten(database: Database) -> None:
                                      now=utcnow() - timedelta(days=40))
         await store.remember_message(session, seen("1.2", "new"))
         assert await store.forget_messages(session, before=utcnow() - timedelta(days=30)) == 1
+
+
+async def test_a_workspaces_refusal_to_stream_is_kept_moved_and_forgotten(
+        database: Database) -> None:
+    """Migration 0013: one row per team; a later refusal moves its time; allowing drops it."""
+    learnt = utcnow() - timedelta(hours=3)
+    async with database.transaction() as session:
+        assert await store.streaming_refusal(session, "T1") is None
+        await store.refuse_streaming(session, team_id="T1", error="not_allowed", now=learnt)
+        await store.refuse_streaming(session, team_id="", error="unknown_method", now=learnt)
+    async with database.transaction() as session:
+        found = await store.streaming_refusal(session, "T1")
+        assert found == store.StreamingRefusal("T1", "not_allowed", learnt)
+        later = learnt + timedelta(hours=1)
+        await store.refuse_streaming(session, team_id="T1", error="feature_not_enabled",
+                                     now=later)
+    async with database.transaction() as session:
+        assert await store.streaming_refusal(session, "T1") == store.StreamingRefusal(
+            "T1", "feature_not_enabled", later)
+        await store.allow_streaming(session, "T1")
+    async with database.transaction(readonly=True) as session:
+        assert await store.streaming_refusal(session, "T1") is None
+        assert (await store.streaming_refusal(session, "")) is not None   # others untouched

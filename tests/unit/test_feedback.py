@@ -23,7 +23,7 @@ from engine.vocabulary import Routing
     (Routing.AUTO_APPROVE, 2, 1, True),
     (Routing.AUTO_APPROVE, 1, 2, False),
     (Routing.TENTATIVE, 1, 0, True),
-    (Routing.NONE, 1, 0, True),           # a mode without a panel: the verdict stands as shown
+    (Routing.NONE, 1, 0, None),           # a mode without a panel: no routing to agree with
     (Routing.HUMAN_REVIEW, 0, 1, True),   # readers doubt what routing held back
     (Routing.ESCALATE, 3, 1, False),
     (Routing.HUMAN_REVIEW, 2, 2, None),   # a tie is no reading
@@ -55,6 +55,9 @@ def test_counts_per_preset_with_ties_reasons_and_rehearsals_apart() -> None:
                                                  agreeing=2, rehearsal=2, agreement=1.0)
     assert counted["market"] == PresetFeedback(preset="market", up=0, down=1, rated=1,
                                                agreeing=0, agreement=0.0)
+    panelless = feedback_by_preset([_label("g", "up", preset="critique",
+                                           routing=Routing.NONE)])
+    assert panelless["critique"] == PresetFeedback(preset="critique", up=1, unrouted=1)
     only_rehearsals = feedback_by_preset([_label("e", "up", rehearsal=True)])
     assert only_rehearsals["decision"].agreement is None
     assert only_rehearsals["decision"].up == 0
@@ -65,6 +68,11 @@ def test_counts_per_preset_with_ties_reasons_and_rehearsals_apart() -> None:
      "👍 3 · 👎 1 · readers agree with the routing on 2 of 3 rated results (66.7%)"),
     (PresetFeedback(preset="p", up=1, down=1, rehearsal=4),
      "👍 1 · 👎 1 · no result with a majority of thumbs yet · 4 on rehearsals, not counted"),
+    (PresetFeedback(preset="p", up=2, down=0, unrouted=2),
+     "👍 2 · 👎 0 · no routing to agree with (2 result(s) of a mode without a judge panel)"),
+    (PresetFeedback(preset="p", up=2, down=1, rated=1, agreeing=1, agreement=1.0, unrouted=1),
+     "👍 2 · 👎 1 · readers agree with the routing on 1 of 1 rated results (100%) · "
+     "1 result(s) without a panel have no routing"),
 ])
 def test_every_surface_words_the_counts_the_same(counts: PresetFeedback, text: str) -> None:
     assert feedback_text(counts) == text

@@ -22,6 +22,7 @@ from bot.slack.views.common import (
 )
 from bot.slack.views.debate import addressed_to_ai, band_of, incomplete_banner, verdict_words
 from bot.slack.views.discussion import arguments_map, brief_sections
+from bot.slack.views.feedback import feedback_blocks
 from engine.domain import DebateResult
 from storage.records import DebateStatus
 
@@ -51,6 +52,8 @@ def brief_message(topic: str, *, meeting_at: datetime, result: DebateResult | No
     else:
         body = _brief_body(result)
     tail = [context([link(url, "Full transcript")])] if url else []
+    if result is not None:   # the brief shows a result: it is rated where it is read
+        tail += feedback_blocks(result.id)
     prefix = "[Rehearsal] " if rehearsal else ""
     text = f"{prefix}Decision brief: {escape(topic)}"
     return Message(truncate(text, SECTION_TEXT_MAX),

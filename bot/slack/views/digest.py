@@ -29,6 +29,7 @@ from bot.slack.views.common import (
     usd,
 )
 from bot.slack.views.debate import band_of, divergence_summary, verdict_words
+from bot.slack.views.feedback import feedback_blocks
 from engine.domain import DebateResult
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ROUTED_TO_HUMANS
@@ -128,7 +129,9 @@ def digest_message(report: DigestReport) -> Message:
 
 def digest_details(report: DigestReport, thresholds: ThresholdsOf | None = None
                    ) -> list[Message]:
-    """The thread replies: each debated signal's full summary, focus signals first.
+    """The thread replies: each debated signal's full summary, focus signals first, each with
+    its own feedback buttons (the channel message is an index of one line per signal: a
+    reader rates a result where it is shown whole, and 2 blocks per signal would not fit).
 
     `thresholds` gives each result's alpha cut-offs (its preset's), for the summaries."""
     messages = []
@@ -136,7 +139,8 @@ def digest_details(report: DigestReport, thresholds: ThresholdsOf | None = None
         if outcome.result is not None:
             cuts = thresholds(outcome.result) if thresholds is not None else None
             messages.append(divergence_summary(outcome.result, transcript_url=outcome.url or "",
-                                               thresholds=cuts))
+                                               thresholds=cuts,
+                                               actions=feedback_blocks(outcome.result.id)))
             continue
         title = truncate(escape(outcome.title), 600)
         text = f"*{title}*\n{escape(outcome.status)}: {truncate(escape(outcome.reason), 1500)}"

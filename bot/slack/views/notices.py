@@ -156,12 +156,17 @@ def stacked(messages: Sequence[B.Message], *, transcript_url: str | None = None)
     return B.Message(truncate(text, B.TEXT_MAX), B.fit([], body, [], transcript_url=transcript_url))
 
 
-def resolved(summary: B.Message, result: DebateResult, *, transcript_url: str) -> B.Message:
-    """An appeal the panel settled: the divergence summary opened by "Resolved automatically"."""
+def resolved(summary: B.Message, result: DebateResult, *, transcript_url: str,
+             actions: Sequence[B.Block] = ()) -> B.Message:
+    """An appeal the panel settled: the divergence summary opened by "Resolved automatically".
+
+    `actions` (the feedback buttons) close the message and are never cut: pass them here, not
+    inside `summary`, whose blocks are re-fitted below the new line."""
     side = B.side_name(result.winner) if result.winner else "no side"
     verdict = truncate(escape(result.verdict), 1500) if result.verdict else "see the verdict"
     line = f"✅ *Resolved automatically:* the panel agrees ({side}) — {verdict}"
-    blocks = B.fit([B.section(line)], summary.blocks, [], transcript_url=transcript_url)
+    blocks = B.fit([B.section(line)], summary.blocks, list(actions),
+                   transcript_url=transcript_url)
     return B.Message(truncate(f"Resolved automatically: {summary.text}", B.TEXT_MAX), blocks)
 
 

@@ -137,6 +137,10 @@ def text_chunk(text: str) -> dict[str, Any]:
     return dict(MarkdownTextChunk(text=text).to_dict())
 
 
+CONTINUED = ("⚠ This plan stopped updating: the debate continued below as a status message, "
+             "with a reply per phase and the result.")
+
+
 def opening_text(*, rehearsal: bool) -> str:
     """The stream's first words: what it is, and the rehearsal label when it is one."""
     if rehearsal:
