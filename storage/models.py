@@ -379,3 +379,61 @@ class SessionGenerationRow(Base):
     user_id: Mapped[str] = mapped_column(String(64), primary_key=True)   # "": the operator
     generation: Mapped[int] = mapped_column(Integer)
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class EvaluationRunRow(Base):
+    """An evaluation (`dialectic eval`): its dataset, modes and models, its status, and its
+    report once it finished. `fingerprint` finds an unfinished run of the same evaluation."""
+
+    __tablename__ = "evaluation_runs"
+    __table_args__ = (Index("ix_evaluation_runs_fingerprint_status", "fingerprint", "status"),)
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(64))
+    dataset: Mapped[str] = mapped_column(String(255))
+    source: Mapped[str] = mapped_column(Text)
+    spec: Mapped[dict[str, Any]] = mapped_column(json_type())    # modes, samples, models, items
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    rehearsal: Mapped[bool] = mapped_column(Boolean)
+    estimate_low_usd: Mapped[float] = mapped_column(Float)
+    estimate_high_usd: Mapped[float] = mapped_column(Float)
+    cost_usd: Mapped[float] = mapped_column(Float)
+    report: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
+    requested_by: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+
+
+class EvaluationOutcomeRow(Base):
+    """One item's outcome in one mode of a run: stored once, so a resumed run never pays for
+    it again."""
+
+    __tablename__ = "evaluation_outcomes"
+
+    run_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("evaluation_runs.id", ondelete="CASCADE"), primary_key=True)
+    mode: Mapped[str] = mapped_column(String(32), primary_key=True)
+    item_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    answer: Mapped[str | None] = mapped_column(Text, nullable=True)
+    correct: Mapped[bool] = mapped_column(Boolean)
+    tie: Mapped[bool] = mapped_column(Boolean)
+    cost_usd: Mapped[float] = mapped_column(Float)
+    calls: Mapped[int] = mapped_column(Integer)
+    tokens: Mapped[int] = mapped_column(Integer)
+    seconds: Mapped[float] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    debate_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class EvaluationStepRow(Base):
+    """A baseline call's checkpoint (single, vote): what `steps` is to a debate, for calls that
+    belong to an evaluation item rather than to a debate."""
+
+    __tablename__ = "evaluation_steps"
+
+    carrier_id: Mapped[str] = mapped_column(String(160), primary_key=True)
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    record: Mapped[dict[str, Any]] = mapped_column(json_type())
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
