@@ -22,15 +22,15 @@ from bot.service.eval_items import Job, baseline_estimate, run_job
 from engine.domain import canonical_json, sha256
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.evaluation.dataset import Dataset, Item
+from engine.evaluation.limits import BASELINES, MAX_CONCURRENCY, MAX_SAMPLES
 from engine.evaluation.report import ItemOutcome, Report, build_report, from_json, to_json
-from engine.evaluation.run import BASELINES, MAX_SAMPLES, check_modes, debate_request
+from engine.evaluation.run import check_modes, debate_request
 from engine.money.cost import usd
 from engine.options import DebateOptions, check_models
 from engine.planning import prepare
 from storage import audit, evaluations
 from storage.evaluations import FINISHED, STOPPED, EvaluationRun
 
-MAX_CONCURRENCY = 64
 MAX_ITEM_ID_CHARS = 200
 REHEARSAL_NOTE = ("REHEARSAL: answers came from the offline rehearsal model (no OPENAI_API_KEY "
                   "or OPENAI_BASE_URL), which does not read the questions; the accuracy is "

@@ -23,6 +23,13 @@ from engine.domain import DebateRequest, DebateResult, Plan, PlannedCall
 from engine.errors import InvalidRequest
 from engine.evaluation.answers import is_correct, majority, normalise
 from engine.evaluation.dataset import Dataset, Item
+from engine.evaluation.limits import (
+    BASELINES,
+    DEBATE_EVAL_MODES,
+    DEFAULT_MODES,
+    EVAL_MODES,
+    SINGLE,
+)
 from engine.evaluation.report import ItemOutcome
 from engine.money.cost import token_bound
 from engine.options import DebateOptions
@@ -35,15 +42,9 @@ from engine.schemas.base import StrictReply
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode, Side, StepStatus
 
-SINGLE, VOTE = "single", "vote"
-BASELINES: tuple[str, ...] = (SINGLE, VOTE)
-DEBATE_MODES: dict[str, Mode] = {"panel": Mode.PANEL, "critique": Mode.CRITIQUE,
-                                 "redteam": Mode.REDTEAM, "consensus": Mode.CONSENSUS}
-EVAL_MODES: tuple[str, ...] = (*BASELINES, *DEBATE_MODES)
-DEFAULT_MODES: tuple[str, ...] = (SINGLE, VOTE, "panel")
+DEBATE_MODES: dict[str, Mode] = {name: Mode(name) for name in DEBATE_EVAL_MODES}
 ANSWER_ROLE = "answerer"
 ANSWER_PHASE = "answer"
-MAX_SAMPLES = 25
 # what a baseline call is planned at, before the sizes of real replies are known
 _ANSWER_COMPLETION_TOKENS = 250
 _ANSWER_OVERHEAD_TOKENS = 220
