@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
+from bot.service.debates import DebateService
 from bot.service.evaluations import EvalSpec, Evaluations
 from bot.service.providers import make_llm
 from bot.settings import Settings
-from bot.service.debates import DebateService
 from engine.evaluation.builtin import arithmetic
 from storage.db import Database
 from tests.fakes.knowing import Knowing
