@@ -62,10 +62,11 @@ async def test_a_single_calls_interval_holds_the_models_p(cli: Cli, tmp_path: Pa
     async with FakeOpenAI() as fake:
         knowing = _knowing(200, seed=11, p=0.7)
         knowing.install(fake)
-        report = _json(await _eval(cli, _env(fake, tmp_path), "--builtin", "arithmetic",
-                                   "--n", "200", "--seed", "11", "--modes", "single",
-                                   "--json", "--yes", "--concurrency", "8"))
-        asked = fake.answered()
+        done = await _eval(cli, _env(fake, tmp_path), "--builtin", "arithmetic", "--n", "200",
+                           "--seed", "11", "--modes", "single", "--json", "--yes",
+                           "--concurrency", "8")
+        report, asked = _json(done), fake.answered()
+    assert "200/200" in done.stderr and "spent $" in done.stderr   # the progress, on stderr
     single = _mode(report, "single")
     assert single["n"] == 200 and single["calls"] == 1.0 and asked == 200
     low, high = single["interval"]
@@ -226,3 +227,17 @@ def test_bad_input_is_one_line_and_nothing_is_stored(cli: Cli, tmp_path: Path,
     assert says in said and "Traceback" not in said
     assert len(done.stdout.strip().splitlines()) == (1 if done.stdout else 0)
     assert "no evaluations stored" in cli("eval", "list", env=env).stdout
+
+
+async def test_the_plot_is_written_or_the_missing_extra_named(cli: Cli, tmp_path: Path) -> None:
+    env = {"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'p.db'}"}
+    done = await _eval(cli, env, "--builtin", "arithmetic", "--n", "3", "--modes",
+                       "single,vote", "--samples", "2", "--yes", "--plot", "plot.png")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert done.returncode == 2 and "pip install 'dialectic[plot]'" in done.stdout
+        assert not (tmp_path / "plot.png").exists()
+    else:
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert (tmp_path / "plot.png").read_bytes().startswith(b"\x89PNG")
