@@ -33,7 +33,7 @@ from engine.evaluation.builtin import arithmetic, decisions
 from engine.evaluation.dataset import Dataset, DatasetError, load_jsonl
 from engine.evaluation.limits import BUILTIN_SETS, DEFAULT_ARITHMETIC_ITEMS, DEFAULT_MODES
 from engine.money.cost import usd
-from storage.evaluations import EvaluationRun
+from storage.evaluations import FINISHED, EvaluationRun
 
 
 def dataset_of(args: argparse.Namespace) -> Dataset:
@@ -80,6 +80,11 @@ async def evaluate(ctx: CliContext, args: argparse.Namespace) -> int:
                             seed=args.seed, requested_by="cli")
         spec = evals.check(spec)
         pre = await evals.preflight(spec, resume_id=args.resume)
+        if pre.resumes is not None and pre.todo == 0 and pre.resumes.status == FINISHED:
+            ctx.console.print(f"evaluation {pre.resumes.id} has finished; its report:",
+                              markup=False)
+            finished = await evals.show(pre.resumes.id)
+            return _report(ctx, finished, args)
         refusal = evals.refusal(pre)
         if refusal is not None:
             raise InvalidRequest(refusal)

@@ -20,6 +20,7 @@ from engine.domain import CostBreakdown, DebateResult, Event, EventKind
 from engine.evaluation.dataset import Item
 from engine.evaluation.report import ItemOutcome
 from engine.evaluation.run import (
+    Answered,
     baseline_context,
     baseline_plan,
     debate_answered,
@@ -141,7 +142,12 @@ async def _debate(service: DebateService, job: Job, on_spent: Spent,
     record = await _finished(service, submission.record, job.run_id)
     result = record.result or _no_result(record)
     on_spent(result.cost.usd)
-    return scored(job.item, debate_answered(job.item, result), cost_usd=result.cost.usd,
+    answered = debate_answered(job.item, result)
+    if submission.downgraded_from is not None:   # the budget ran another mode: not this one's
+        answered = Answered(None, None, error=f"the budget downgraded it from "
+                            f"{submission.downgraded_from} to {record.mode}: not a "
+                            f"{job.mode} answer")
+    return scored(job.item, answered, cost_usd=result.cost.usd,
                   calls=result.cost.calls, tokens=_tokens(result.cost),
                   seconds=result.elapsed_seconds), record.id
 

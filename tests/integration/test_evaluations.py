@@ -190,8 +190,10 @@ async def test_eval_show_reprints_the_stored_report_and_list_names_the_run(
         shown = _json(await _eval(cli, env, "show", first["id"], "--json"))
         text = await _eval(cli, env, "show", first["id"])
         listed = await _eval(cli, env, "list")
+        resumed = _json(await _eval(cli, env, "--resume", first["id"], "--json"))
         assert fake.count() == asked                   # reading costs nothing
     assert shown["modes"] == first["modes"] and shown["comparisons"] == first["comparisons"]
+    assert resumed["modes"] == first["modes"] and resumed["id"] == first["id"]
     assert text.returncode == 0 and f"evaluation {first['id']} (finished" in text.stdout
     assert "vote vs single" in text.stdout and "normalisation" in text.stdout
     assert first["id"] in listed.stdout and "single 10/10, vote 10/10" in listed.stdout
