@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from bot.service.debates import DebateService
@@ -266,8 +266,7 @@ class Evaluations:
                       stopped: str | None) -> Finished:
         async with self.service.db.transaction() as session:
             done = await evaluations.outcomes(session, run.id)
-            ordered = {m: _in_order(done.get(m, []), spec.dataset) for m in spec.modes}
-            report = build_report(spec.dataset, ordered)
+            report = _report_of(spec, done, rehearsal=run.rehearsal)
             if stopped is not None:
                 report = _with_missing(report, f"stopped: {stopped}")
             status = FINISHED if report.complete else STOPPED
@@ -287,9 +286,7 @@ class Evaluations:
             done = await evaluations.outcomes(session, run_id)
         if run.report is not None and run.status == FINISHED:
             return Finished(run, from_json(run.report))
-        spec = spec_of(run)
-        report = build_report(spec.dataset, {m: _in_order(done.get(m, []), spec.dataset)
-                                             for m in spec.modes})
+        report = _report_of(spec_of(run), done, rehearsal=run.rehearsal)
         if run.report is not None:   # stopped: why it stopped is in the stored report
             report = _with_missing(report, *from_json(run.report).missing)
         return Finished(run, report)
@@ -305,8 +302,16 @@ def _in_order(outcomes: Sequence[ItemOutcome], dataset: Dataset) -> list[ItemOut
                   key=lambda o: position[o.item_id])
 
 
+def _report_of(spec: EvalSpec, done: dict[str, list[ItemOutcome]], *,
+               rehearsal: bool) -> Report:
+    """The report of what is stored, modes in the order asked, items in the dataset's."""
+    return build_report(spec.dataset, {m: _in_order(done.get(m, []), spec.dataset)
+                                       for m in spec.modes},
+                        vote_samples=spec.samples if "vote" in spec.modes else None,
+                        rehearsal=rehearsal)
+
+
 def _with_missing(report: Report, *notes: str) -> Report:
-    missing = tuple(dict.fromkeys([*report.missing, *notes]))
-    return Report(dataset=report.dataset, source=report.source,
-                  normalisation=report.normalisation, modes=report.modes,
-                  comparisons=report.comparisons, complete=False, missing=missing)
+    """The report, incomplete, with why (a run the budget stopped)."""
+    return replace(report, complete=False,
+                   missing=tuple(dict.fromkeys([*report.missing, *notes])))

@@ -57,6 +57,8 @@ class Report:
     comparisons: tuple[Comparison, ...]
     complete: bool
     missing: tuple[str, ...]
+    vote_samples: int | None = None
+    rehearsal: bool = False
 
 
 def _summary(mode: str, outcomes: Sequence[ItemOutcome]) -> ModeSummary:
@@ -85,7 +87,8 @@ def _compare(mode: str, against: str, outcomes: Mapping[str, Sequence[ItemOutcom
 
 
 def build_report(dataset: Dataset, outcomes: Mapping[str, Sequence[ItemOutcome]], *,
-                 vote_label: str = "vote") -> Report:
+                 vote_label: str = "vote", vote_samples: int | None = None,
+                 rehearsal: bool = False) -> Report:
     summaries = {mode: _summary(mode, done) for mode, done in outcomes.items()}
     comparisons = [_compare(mode, against, outcomes, summaries)
                    for mode in outcomes for against in ("single", vote_label)
@@ -98,12 +101,14 @@ def build_report(dataset: Dataset, outcomes: Mapping[str, Sequence[ItemOutcome]]
                     if expected - {o.item_id for o in done})
     return Report(dataset=dataset.name, source=dataset.source, normalisation=describe(dataset),
                   modes=tuple(summaries.values()), comparisons=tuple(comparisons),
-                  complete=not missing, missing=missing)
+                  complete=not missing, missing=missing, vote_samples=vote_samples,
+                  rehearsal=rehearsal)
 
 
 def to_json(report: Report) -> dict[str, Any]:
     return {
-        "dataset": report.dataset, "source": report.source,
+        "dataset": report.dataset, "source": report.source, "rehearsal": report.rehearsal,
+        "vote_samples": report.vote_samples,
         "modes": [{"mode": m.mode, "n": m.n, "correct": m.correct, "accuracy": m.accuracy,
                    "interval": list(m.interval), "cost_usd": m.cost_usd, "calls": m.calls,
                    "tokens": m.tokens, "seconds": m.seconds, "ties": m.ties,
@@ -129,7 +134,8 @@ def from_json(data: Mapping[str, Any]) -> Report:
                       c["p_value"])) for c in data["comparisons"])
     return Report(dataset=data["dataset"], source=data.get("source", ""),
                   normalisation=data["normalisation"], modes=modes, comparisons=comparisons,
-                  complete=data["complete"], missing=tuple(data["missing"]))
+                  complete=data["complete"], missing=tuple(data["missing"]),
+                  vote_samples=data.get("vote_samples"), rehearsal=data.get("rehearsal", False))
 
 
 def _against(name: str, report: Report) -> str:

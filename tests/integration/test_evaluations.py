@@ -195,7 +195,7 @@ async def test_eval_show_reprints_the_stored_report_and_list_names_the_run(
     assert shown["modes"] == first["modes"] and shown["comparisons"] == first["comparisons"]
     assert resumed["modes"] == first["modes"] and resumed["id"] == first["id"]
     assert text.returncode == 0 and f"evaluation {first['id']} (finished" in text.stdout
-    assert "vote vs single" in text.stdout and "normalisation" in text.stdout
+    assert "vote" in text.stdout and "a single call" in text.stdout   # the reading
     assert first["id"] in listed.stdout and "single 10/10, vote 10/10" in listed.stdout
 
 
@@ -206,14 +206,14 @@ async def test_rehearsal_is_labelled_and_its_accuracy_called_meaningless(
                                "single", "--json", "--yes"))
     text = await _eval(cli, env, "show", report["id"])
     assert report["rehearsal"] is True and "accuracy is meaningless" in report["note"]
-    assert text.stdout.count("REHEARSAL") == 2
+    assert text.stdout.count("REHEARSAL") >= 2 and "accuracy is meaningless" in text.stdout
 
 
 @pytest.mark.parametrize(("args", "says"), [
     (("--builtin", "arithmetic", "--modes", "consensus"), "consensus answers yes or no"),
     (("--builtin", "arithmetic", "--modes", "single,chorus"), "unknown evaluation mode 'chorus'"),
     (("--builtin", "arithmetic", "--samples", "0"), "--samples"),
-    (("missing.jsonl",), "missing.jsonl: cannot be read"),
+    (("missing.jsonl",), "missing.jsonl: cannot"),
     (("bad.jsonl",), "bad.jsonl:2:"),
     (("show", "nope"), "nope"),
     ((), "name a dataset"),
