@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import random
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.service.debates import DebateService, budget_day
 from bot.service.purse import DbPurse
@@ -29,7 +29,7 @@ from engine.evaluation.run import (
     scored,
 )
 from engine.money.cost import breakdown, estimate
-from engine.money.sizing import ceiling
+from engine.money.sizing import SizeBook, ceiling
 from engine.money.step_models import step_model
 from engine.options import DebateOptions
 from engine.ports import EventSink, FanOutSink
@@ -69,13 +69,16 @@ class Job:
         return f"eval:{self.run_id}:{self.mode}:{self.index}"
 
 
-def baseline_estimate(service: DebateService, job: Job) -> tuple[float, float]:
-    """Low and high cost of a baseline item, priced as its debates' calls are."""
+def baseline_estimate(service: DebateService, job: Job,
+                      sizes: SizeBook | None = None) -> tuple[float, float]:
+    """Low and high cost of a baseline item, priced as debates' calls are (at the reply sizes
+    recent debates showed, `sizes`; the prior without)."""
     plan = baseline_plan(job.item, job.mode, job.samples, job.models)
     engine = service.engine
     models = {c.key: step_model(engine, DebateOptions(), c.key, c.role, c.model)
               for c in plan.calls}
     found = estimate(plan, model_for=models.__getitem__, price_for=engine.price_for,
+                     sizes=replace(sizes or SizeBook(), effort_for=engine.effort_for),
                      rehearsal=engine.is_rehearsal)
     return found.usd_low or found.usd, found.usd_high
 
@@ -102,7 +105,7 @@ class _SpendSink:
 
 async def _baseline(service: DebateService, job: Job, on_spent: Spent) -> ItemOutcome:
     plan = baseline_plan(job.item, job.mode, job.samples, job.models)
-    _, high = baseline_estimate(service, job)
+    _, high = baseline_estimate(service, job, await service.history.sizes())
     day = budget_day(service.clock())
     cap = service.settings.daily_budget_usd
     async with service.db.transaction() as session:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from bot.service.debates import DebateService
@@ -26,6 +26,7 @@ from engine.evaluation.limits import BASELINES, MAX_CONCURRENCY, MAX_SAMPLES
 from engine.evaluation.report import ItemOutcome, Report, build_report, from_json, to_json
 from engine.evaluation.run import check_modes, debate_request
 from engine.money.cost import usd
+from engine.money.sizing import SizeBook
 from engine.options import DebateOptions, check_models
 from engine.planning import prepare
 from storage import audit, evaluations
@@ -127,7 +128,6 @@ def spec_of(run: EvaluationRun) -> EvalSpec:
 @dataclass
 class Evaluations:
     service: DebateService
-    _spent: float = field(default=0.0, init=False)
 
     def check(self, spec: EvalSpec) -> EvalSpec:
         """Refuse bad input before anything is stored or estimated (InvalidRequest)."""
@@ -163,8 +163,9 @@ class Evaluations:
             done = await evaluations.outcomes(session, resumes.id) if resumes else {}
         jobs = self._jobs(spec, resumes.id if resumes else "x" * 16, done)
         low = high = 0.0
+        sizes = await self.service.history.sizes()
         for job in jobs:
-            a, b = await self._estimate(job)
+            a, b = await self._estimate(job, sizes)
             low, high = low + a, high + b
         today = await self.service.budget_today()
         return Preflight(low_usd=low, high_usd=high, remaining_usd=float(today["remaining_usd"]),
@@ -181,9 +182,9 @@ class Evaluations:
                 f"({usd(pre.remaining_usd)} of {usd(pre.cap_usd)}); run fewer items or modes "
                 "(--n, --modes), or raise DIALECTIC_DAILY_BUDGET_USD")
 
-    async def _estimate(self, job: Job) -> tuple[float, float]:
+    async def _estimate(self, job: Job, sizes: SizeBook) -> tuple[float, float]:
         if job.mode in BASELINES:
-            return baseline_estimate(self.service, job)
+            return baseline_estimate(self.service, job, sizes)
         found = await self.service.estimate(debate_request(job.item, job.mode, job.models))
         return found.usd_low or found.usd, found.usd_high
 
@@ -228,12 +229,12 @@ class Evaluations:
             done = await evaluations.outcomes(session, run.id)
         counts = {m: len(done.get(m, [])) for m in spec.modes}
         total = len(spec.dataset.items)
-        self._spent = run.cost_usd
+        spent_so_far = [run.cost_usd]   # what the run has cost, this process's calls added
         gate = asyncio.Semaphore(spec.concurrency)
         refused: list[str] = []
 
         def spent(amount: float) -> None:
-            self._spent += amount
+            spent_so_far[0] += amount
 
         async def one(job: Job) -> None:
             async with gate:
@@ -248,11 +249,11 @@ class Evaluations:
                 await self._store(run.id, job.mode, outcome, debate_id)
                 counts[job.mode] += 1
                 if progress is not None:
-                    progress(job.mode, counts[job.mode], total, self._spent)
+                    progress(job.mode, counts[job.mode], total, spent_so_far[0])
 
         if progress is not None:
             for mode in spec.modes:
-                progress(mode, counts[mode], total, self._spent)
+                progress(mode, counts[mode], total, spent_so_far[0])
         await asyncio.gather(*(one(job) for job in self._jobs(spec, run.id, done)))
         return await self._finish(run, spec, stopped=refused[0] if refused else None)
 
