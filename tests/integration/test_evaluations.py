@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -243,3 +244,25 @@ async def test_the_plot_is_written_or_the_missing_extra_named(cli: Cli, tmp_path
     else:
         assert done.returncode == 0, done.stdout + done.stderr
         assert (tmp_path / "plot.png").read_bytes().startswith(b"\x89PNG")
+
+
+async def test_a_run_the_budget_stops_is_incomplete_and_resumes_when_there_is_room(
+        cli: Cli, tmp_path: Path) -> None:
+    args = ("--builtin", "arithmetic", "--n", "12", "--modes", "single", "--concurrency", "1")
+    async with FakeOpenAI() as fake:
+        asked = await _eval(cli, _env(fake, tmp_path), *args)    # no terminal: says, runs nothing
+        low = float(re.search(r"cost about \$([0-9.]+)", asked.stdout)[1])  # type: ignore[index]
+        tight = _env(fake, tmp_path, DIALECTIC_DAILY_BUDGET_USD=f"{low * 1.05:.6f}")
+        stopped = await _eval(cli, tight, *args, "--json", "--yes")
+        paid = fake.answered()
+        roomy = _env(fake, tmp_path, DIALECTIC_DAILY_BUDGET_USD="100")
+        resumed = await _eval(cli, roomy, *args, "--json", "--yes")
+        assert fake.answered() == 12                   # each item's call once, over both runs
+    partial = json.loads(stopped.stdout)
+    assert stopped.returncode == 3 and partial["status"] == "stopped"
+    assert partial["complete"] is False and 0 < paid < 12
+    assert _mode(partial, "single")["n"] == paid
+    assert any("budget" in line for line in partial["missing"])
+    whole = _json(resumed)
+    assert whole["id"] == partial["id"] and whole["complete"] is True
+    assert _mode(whole, "single")["n"] == 12
