@@ -21,6 +21,8 @@ from engine.vocabulary import MAX_LISTED
 from storage.errors import NotFound
 from storage.evaluations import FINISHED, EvaluationRun
 
+NOTE = REHEARSAL_NOTE.removeprefix("REHEARSAL: ")   # under the page's own "Rehearsal" label
+
 
 class EvaluationsQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
@@ -108,12 +110,12 @@ async def get_evaluation(request: web.Request) -> web.Response:
 
 def evaluations_page(runs: list[EvaluationRun], **context: object) -> str:
     return render("evaluations.html", runs=runs, finished=FINISHED, nav="evaluations",
-                  rehearsal_note=REHEARSAL_NOTE, **context)
+                  rehearsal_note=NOTE, **context)
 
 
 def evaluation_page(found: Finished, **context: object) -> str:
     return render("evaluation.html", run=found.run, report=found.report,
-                  readings=reading(found.report), rehearsal_note=REHEARSAL_NOTE,
+                  readings=reading(found.report), rehearsal_note=NOTE,
                   nav="evaluations", **context)
 
 
