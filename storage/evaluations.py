@@ -49,22 +49,25 @@ class EvaluationRun:
 
 
 def _to_run(row: EvaluationRunRow, done: dict[str, int] | None = None) -> EvaluationRun:
+    low, high = row.spec.get("estimate_usd") or (0.0, 0.0)
     return EvaluationRun(
         id=row.id, fingerprint=row.fingerprint, dataset=row.dataset, source=row.source,
         spec=dict(row.spec), status=row.status, rehearsal=row.rehearsal,
-        estimate_low_usd=row.estimate_low_usd, estimate_high_usd=row.estimate_high_usd,
+        estimate_low_usd=low, estimate_high_usd=high,
         created_at=row.created_at, updated_at=row.updated_at, cost_usd=row.cost_usd,
         report=dict(row.report) if row.report is not None else None,
-        requested_by=row.requested_by, finished_at=row.finished_at, done=done or {})
+        requested_by=row.requested_by,
+        finished_at=row.updated_at if row.status == FINISHED else None, done=done or {})
 
 
 async def create(session: AsyncSession, *, run: EvaluationRun) -> EvaluationRun:
     row = EvaluationRunRow(
         id=run.id, fingerprint=run.fingerprint, dataset=run.dataset[:255], source=run.source,
-        spec=jsonable(run.spec), status=RUNNING, rehearsal=run.rehearsal,
-        estimate_low_usd=run.estimate_low_usd, estimate_high_usd=run.estimate_high_usd,
-        cost_usd=0.0, report=None, requested_by=run.requested_by[:255],
-        created_at=run.created_at, updated_at=run.updated_at, finished_at=None)
+        spec=jsonable({**run.spec, "estimate_usd": [run.estimate_low_usd,
+                                                     run.estimate_high_usd]}),
+        status=RUNNING, rehearsal=run.rehearsal, cost_usd=0.0, report=None,
+        requested_by=run.requested_by[:255], created_at=run.created_at,
+        updated_at=run.updated_at)
     session.add(row)
     await session.flush()
     return _to_run(row)
@@ -144,8 +147,7 @@ async def finish(session: AsyncSession, run_id: str, *, status: str,
                  report: dict[str, Any], now: datetime) -> EvaluationRun:
     await session.execute(
         update(EvaluationRunRow).where(EvaluationRunRow.id == run_id)
-        .values(status=status, report=jsonable(report), updated_at=now,
-                finished_at=now if status == FINISHED else None))
+        .values(status=status, report=jsonable(report), updated_at=now))
     return await get(session, run_id)
 
 

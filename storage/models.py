@@ -381,10 +381,8 @@ class SessionGenerationRow(Base):
     changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
+# `dialectic eval` (storage/evaluations.py): runs, outcomes per mode, baseline checkpoints
 class EvaluationRunRow(Base):
-    """An evaluation (`dialectic eval`): its dataset, modes and models, its status, and its
-    report once it finished. `fingerprint` finds an unfinished run of the same evaluation."""
-
     __tablename__ = "evaluation_runs"
     __table_args__ = (Index("ix_evaluation_runs_fingerprint_status", "fingerprint", "status"),)
 
@@ -392,23 +390,17 @@ class EvaluationRunRow(Base):
     fingerprint: Mapped[str] = mapped_column(String(64))
     dataset: Mapped[str] = mapped_column(String(255))
     source: Mapped[str] = mapped_column(Text)
-    spec: Mapped[dict[str, Any]] = mapped_column(json_type())    # modes, samples, models, items
+    spec: Mapped[dict[str, Any]] = mapped_column(json_type())   # modes, items, estimate_usd, ...
     status: Mapped[str] = mapped_column(String(16), index=True)
     rehearsal: Mapped[bool] = mapped_column(Boolean)
-    estimate_low_usd: Mapped[float] = mapped_column(Float)
-    estimate_high_usd: Mapped[float] = mapped_column(Float)
     cost_usd: Mapped[float] = mapped_column(Float)
     report: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
     requested_by: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())   # when finished, if it has
 
 
 class EvaluationOutcomeRow(Base):
-    """One item's outcome in one mode of a run: stored once, so a resumed run never pays for
-    it again."""
-
     __tablename__ = "evaluation_outcomes"
 
     run_id: Mapped[str] = mapped_column(
@@ -428,9 +420,6 @@ class EvaluationOutcomeRow(Base):
 
 
 class EvaluationStepRow(Base):
-    """A baseline call's checkpoint (single, vote): what `steps` is to a debate, for calls that
-    belong to an evaluation item rather than to a debate."""
-
     __tablename__ = "evaluation_steps"
 
     carrier_id: Mapped[str] = mapped_column(String(160), primary_key=True)
