@@ -17,12 +17,14 @@ from dataclasses import dataclass, replace
 from bot.service.debates import DebateService, budget_day
 from bot.service.purse import DbPurse
 from engine.domain import CostBreakdown, DebateResult, Event, EventKind
+from engine.errors import DialecticError
 from engine.evaluation.dataset import Item
 from engine.evaluation.report import ItemOutcome
 from engine.evaluation.run import (
     Answered,
     baseline_context,
     baseline_plan,
+    debate_answer,
     debate_answered,
     debate_request,
     run_baseline,
@@ -45,6 +47,11 @@ UNFINISHED = frozenset({DebateStatus.CREATED, DebateStatus.QUEUED, DebateStatus.
 _POLL_SECONDS = 0.5
 
 Spent = Callable[[float], None]
+
+
+class ItemFailed(DialecticError):
+    """A debate failed outright (no answer, e.g. no call succeeded): that is the provider's
+    failure, not the mode's answer, so it is not stored as one; the run stops and says why."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,9 +149,15 @@ async def _debate(service: DebateService, job: Job, on_spent: Spent,
         update={"requested_by": actor})
     submission = await service.submit(request, origin=Origin(surface="eval"),
                                       idempotency_key=job.idempotency_key)
-    record = await _finished(service, submission.record, job.run_id)
+    record = submission.record
+    if submission.duplicate and record.status is DebateStatus.FAILED:   # a rerun retries it
+        record = await service.retry(record.id, actor=actor)
+    record = await _finished(service, record, job.run_id)
     result = record.result or _no_result(record)
     on_spent(result.cost.usd)
+    if result.status is ResultStatus.FAILED and debate_answer(result) is None:
+        raise ItemFailed(f"the {job.mode} debate {record.id} failed ({result.error}); rerun "
+                         "the evaluation to retry it")
     answered = debate_answered(job.item, result)
     if submission.downgraded_from is not None:   # the budget ran another mode: not this one's
         answered = Answered(None, None, error=f"the budget downgraded it from "

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from bot.service.debates import DebateService
-from bot.service.eval_items import Job, baseline_estimate, run_job
+from bot.service.eval_items import ItemFailed, Job, baseline_estimate, run_job
 from engine.domain import canonical_json, sha256
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.evaluation.dataset import Dataset, Item
@@ -243,7 +243,7 @@ class Evaluations:
                 try:
                     outcome, debate_id = await run_job(self.service, job, on_spent=spent,
                                                        actor=spec.requested_by)
-                except BudgetExceeded as exc:
+                except (BudgetExceeded, ItemFailed) as exc:
                     refused.append(str(exc))
                     return
                 await self._store(run.id, job.mode, outcome, debate_id)

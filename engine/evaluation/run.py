@@ -213,5 +213,6 @@ def scored(item: Item, answered: Answered, *, cost_usd: float, calls: int, token
 
 
 __all__ = ["BASELINES", "DEBATE_MODES", "DEFAULT_MODES", "EVAL_MODES", "Answered",
-           "DirectAnswer", "baseline_context", "baseline_plan", "check_modes", "debate_answered",
+           "DirectAnswer", "baseline_context", "baseline_plan", "check_modes", "debate_answer",
+           "debate_answered",
            "debate_request", "run_baseline", "scored"]

@@ -266,3 +266,23 @@ async def test_a_run_the_budget_stops_is_incomplete_and_resumes_when_there_is_ro
     whole = _json(resumed)
     assert whole["id"] == partial["id"] and whole["complete"] is True
     assert _mode(whole, "single")["n"] == 12
+
+
+async def test_a_debate_that_fails_outright_is_not_counted_and_a_rerun_retries_it(
+        cli: Cli, tmp_path: Path) -> None:
+    args = ("--builtin", "arithmetic", "--n", "2", "--modes", "panel", "--concurrency", "1",
+            "--json", "--yes")
+    async with FakeOpenAI() as fake:
+        env = _env(fake, tmp_path)
+        fake.fail(lambda body: True, 500, times=None)      # the provider is down
+        stopped = await _eval(cli, env, *args)
+        fake._faults.clear()                               # and back
+        _knowing(2, seed=0, p=1.0).install(fake)
+        resumed = await _eval(cli, env, *args)
+    partial = json.loads(stopped.stdout)
+    assert stopped.returncode == 3 and partial["status"] == "stopped"
+    assert _mode(partial, "panel")["n"] == 0                # a failure is no wrong answer
+    assert any("failed" in line and "rerun" in line for line in partial["missing"])
+    whole = _json(resumed)
+    assert whole["id"] == partial["id"] and whole["complete"] is True
+    assert _mode(whole, "panel")["n"] == 2 and _mode(whole, "panel")["accuracy"] == 1.0
