@@ -29,7 +29,10 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.dml import Insert
 
-from storage import sqlite_driver
+from storage import (
+    evaluation_rows,  # noqa: F401  # their tables join Base.metadata
+    sqlite_driver,
+)
 from storage.errors import DatabaseUnavailable, translate, unavailable
 from storage.models import Base
 

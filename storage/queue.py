@@ -53,6 +53,18 @@ async def claim_many(
             for row in rows]
 
 
+async def claim_one(session: AsyncSession, debate_id: str, *, worker_id: str,
+                    lease_seconds: float, now: datetime) -> DebateRecord | None:
+    """Take one named debate if it is claimable (an evaluation runs its own debates here);
+    None when it is not (another worker holds it, or it finished)."""
+    row = await session.scalar(
+        select(DebateRow).where(DebateRow.id == debate_id, _claimable(now))
+        .with_for_update(skip_locked=True).execution_options(populate_existing=True))
+    if row is None:
+        return None
+    return await _take(session, row, worker_id=worker_id, lease_seconds=lease_seconds, now=now)
+
+
 async def _take(session: AsyncSession, row: DebateRow, *, worker_id: str, lease_seconds: float,
                 now: datetime) -> DebateRecord:
     debates.hold(session, row)  # the transition below reads it no more

@@ -77,7 +77,7 @@ class Origin(BaseModel):
     """Where a debate came from and where its updates go (Slack, API, CLI, a schedule)."""
 
     model_config = ConfigDict(frozen=True)
-    surface: Literal["slack", "api", "cli", "schedule", "replay"] = "api"
+    surface: Literal["slack", "api", "cli", "schedule", "replay", "eval"] = "api"
     team_id: str | None = None
     channel_id: str | None = None
     thread_ts: str | None = None

@@ -18,9 +18,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from bot.service.evaluations import EvalSpec, Evaluations
 from bot.service.grants import reviewer_grant
 from bot.service.runtime import Runtime
 from engine.domain import DebateRequest, utcnow
+from engine.evaluation.builtin import arithmetic
 from engine.vocabulary import Mode
 from storage.db import Database
 from storage.records import Origin
@@ -59,14 +61,25 @@ async def shoot(out: Path) -> list[Path]:
                     for debate_id in ids.values():
                         await wait_done(rt.service, debate_id)
                 await _judged_history(rt)
+                evaluation = await _evaluation(rt)
                 pages = {"index": "/", "reviews": "/reviews", "judges": "/judges",
-                         "signin": "/signin",
+                         "signin": "/signin", "evaluations": "/evaluations",
+                         "evaluation": f"/evaluations/{evaluation}",
                          **{f"debate-{m.value}": f"/debates/{i}" for m, i in ids.items()}}
                 pages["debate"] = pages.pop("debate-consensus")
                 grant = reviewer_grant(settings.service, REVIEWER)
                 return await asyncio.to_thread(_capture, base.rstrip("/"), grant, pages, out)
         finally:
             await db.dispose()
+
+
+async def _evaluation(rt: Runtime) -> str:
+    """One rehearsal evaluation (the Evaluations pages say so): arithmetic, three modes."""
+    evals = Evaluations(rt.service)
+    spec = evals.check(EvalSpec(dataset=arithmetic(10, 1), modes=("single", "vote", "panel"),
+                                samples=3))
+    return (await evals.execute(await evals.start(spec, await evals.preflight(spec)),
+                                spec)).run.id
 
 
 async def _judged_history(rt: Runtime) -> None:

@@ -11,6 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from bot.cli.bounds import Real, Whole
+from engine.evaluation.limits import (
+    BUILTIN_SETS,
+    DEFAULT_MODES,
+    EVAL_MODES,
+    MAX_CONCURRENCY,
+    MAX_EVAL_ITEMS,
+    MAX_SAMPLES,
+)
 from engine.vocabulary import (
     MAX_JUDGES,
     MAX_LINK_DAYS,
@@ -243,6 +251,47 @@ def _oversight(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     app.set_defaults(func=Lazy("bot.cli.oversight", "apply"))
 
 
+def _evaluations(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    ev = sub.add_parser("eval", help="is debating worth it on your questions? accuracy and cost "
+                        "per mode against a single call and a majority vote; `eval show ID` "
+                        "reprints a stored run, `eval list` lists them",
+                        description="dialectic eval DATASET.jsonl | --builtin NAME  "
+                        "(or: eval show ID, eval list)")
+    ev.add_argument("dataset", nargs="?", default=None,
+                    help="a JSON lines file of {\"question\", \"answer\"} (optional id, "
+                         "choices, tolerance); or `show`, `list`")
+    ev.add_argument("run_id", nargs="?", default=None, help="with show: the evaluation's id")
+    ev.add_argument("--builtin", choices=BUILTIN_SETS, default=None,
+                    help="a built-in set: arithmetic (Du et al.'s a+b*c+d-e*f) or decisions "
+                         "(yes/no, for consensus)")
+    ev.add_argument("--n", type=Whole(1, MAX_EVAL_ITEMS), default=None,
+                    help=f"items: how many to generate, or the first N of the file "
+                         f"(1-{MAX_EVAL_ITEMS}; arithmetic default 100)")
+    ev.add_argument("--seed", type=Whole(0, 2**31 - 1), default=0,
+                    help="seed of the generated set and of a vote's tie-breaks (default 0)")
+    ev.add_argument("--modes", default=None, help="comma-separated, from "
+                    f"{', '.join(EVAL_MODES)} (default {','.join(DEFAULT_MODES)})")
+    ev.add_argument("--samples", type=Whole(1, MAX_SAMPLES), default=5,
+                    help=f"the vote's samples, 1-{MAX_SAMPLES} (default 5)")
+    ev.add_argument("--models", default=None,
+                    help="comma-separated configured models: single uses the first, the "
+                         "vote's samples and panel's panelists take them in turn")
+    ev.add_argument("--concurrency", type=Whole(1, MAX_CONCURRENCY), default=4,
+                    help=f"items run at once, 1-{MAX_CONCURRENCY} (default 4)")
+    ev.add_argument("--resume", default=None, metavar="ID",
+                    help="resume a stored run (rerunning the same evaluation resumes its "
+                         "newest unfinished run by itself)")
+    ev.add_argument("--json", action="store_true",
+                    help="print the report as one JSON object (progress goes to stderr)")
+    ev.add_argument("--plot", default=None, metavar="PATH",
+                    help="write accuracy against cost per question to a PNG")
+    ev.add_argument("--yes", action="store_true",
+                    help="start without asking (needed without a terminal)")
+    ev.add_argument("--limit", type=Whole(1, MAX_LISTED), default=20,
+                    help=f"with list: how many, 1-{MAX_LISTED} (default 20)")
+    ev.set_defaults(func=Lazy("bot.cli.evaluations", "evaluate"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dialectic", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -252,4 +301,5 @@ def build_parser() -> argparse.ArgumentParser:
     _schedules(sub)
     _reviews(sub)
     _oversight(sub)
+    _evaluations(sub)
     return parser

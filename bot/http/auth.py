@@ -55,7 +55,8 @@ JSON = "application/json"
 #: What a transcript link's signature also opens: the debate as JSON and its event stream.
 SIGNED_READS = re.compile(r"/api/debates/([^/]+)(?:/events)?")
 #: A reviewer's part (Scope.REVIEW): the console's pages and the reads they need...
-REVIEW_READS = re.compile(r"/(?:reviews|judges|static/[^/]+|debates/[^/]+(?:/live)?"
+REVIEW_READS = re.compile(r"/(?:reviews|judges|evaluations(?:/[^/]+)?|static/[^/]+"
+                          r"|debates/[^/]+(?:/live)?"
                           r"|api/reviews|api/debates(?:/[^/]+(?:/events)?)?)?")
 #: ...deciding reviews and signing out; signing in is anyone's.
 REVIEW_WRITES = re.compile(r"/api/reviews/[^/]+/decision|/signout")

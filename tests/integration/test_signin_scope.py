@@ -83,6 +83,7 @@ REFUSED_TO_REVIEWERS = [
     ("POST", "/api/briefs", {"topic": "A brief", "channel_id": "C1"}),
     ("GET", "/metrics", None), ("GET", "/api/metrics", None), ("GET", "/api/schedules", None),
     ("GET", "/api/budget", None), ("GET", "/api/judges", None),
+    ("GET", "/api/evaluations", None),
 ]
 
 
@@ -108,6 +109,9 @@ async def test_a_reviewer_reads_the_debates_and_decides_nothing_else(stack: Stac
             async with s.get(f"{base}/") as home:
                 page = await home.text()
             assert f"Reviewer <b>{REVIEWER}</b>" in page and 'id="start"' not in page
+            async with s.get(f"{base}/evaluations") as evaluations:   # read, as /judges is
+                assert evaluations.status == 200 and "<h1>Evaluations</h1>" in (
+                    await evaluations.text())
     assert [r.id for r in await rt.service.recent()] == [debate_id]   # nothing else started
 
 

@@ -2,7 +2,7 @@
 when it was learnt: remembered across processes and restarts, retried after a day.
 
 Revision ID: 0013
-Revises: 0011 (chained after the feedback table on this branch; re-chain at merge)
+Revises: 0012
 Create Date: 2026-11-26
 """
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0013"
-down_revision: str | None = "0011"
+down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -1,0 +1,318 @@
+"""Evaluations: is a debate mode worth it on our questions? An evaluation is a batch of debates
+(and baseline calls) with a label, run through the same engine, gateway, budget and audit as any
+debate (bot/service/eval_items.py runs one item in one mode).
+
+Before it starts, `preflight` says what it will cost ("about $X–$Y") against today's budget and
+refuses when even the low figure does not fit. A run is stored first, each item's outcome as it
+finishes; rerunning the same evaluation (same items, modes, samples and models) resumes the
+newest unfinished run, paying only for what is missing. A run the budget stops is `stopped`, its
+report incomplete and said so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from bot.service.debates import DebateService
+from bot.service.eval_items import ItemFailed, Job, baseline_estimate, run_job
+from engine.domain import canonical_json, sha256
+from engine.errors import BudgetExceeded, InvalidRequest
+from engine.evaluation.dataset import Dataset, Item
+from engine.evaluation.limits import BASELINES, MAX_CONCURRENCY, MAX_SAMPLES
+from engine.evaluation.report import ItemOutcome, Report, build_report, from_json, to_json
+from engine.evaluation.run import check_modes, debate_request
+from engine.money.cost import usd
+from engine.money.sizing import SizeBook
+from engine.options import DebateOptions, check_models
+from engine.planning import prepare
+from storage import audit, evaluations
+from storage.evaluations import FINISHED, STOPPED, EvaluationRun
+
+MAX_ITEM_ID_CHARS = 200
+REHEARSAL_NOTE = ("REHEARSAL: answers came from the offline rehearsal model (no OPENAI_API_KEY "
+                  "or OPENAI_BASE_URL), which does not read the questions; the accuracy is "
+                  "meaningless.")
+
+#: progress: (mode, items done, items in the mode, USD spent so far by the run)
+Progress = Callable[[str, int, int, float], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvalSpec:
+    """What to evaluate: a dataset, the modes, a vote's samples and the models named."""
+
+    dataset: Dataset
+    modes: tuple[str, ...]
+    samples: int = 5
+    models: tuple[str, ...] = ()
+    concurrency: int = 4
+    seed: int = 0
+    requested_by: str = "cli"
+
+
+@dataclass(frozen=True, slots=True)
+class Preflight:
+    """The cost of what is left to run, today's room for it, and the run it resumes."""
+
+    low_usd: float
+    high_usd: float
+    remaining_usd: float
+    cap_usd: float
+    todo: int
+    total: int
+    resumes: EvaluationRun | None = None
+    rehearsal: bool = False
+
+    def question(self) -> str:
+        low, high = usd(self.low_usd, rounding="down"), usd(self.high_usd, rounding="up")
+        span = low if low == high else f"{low}–{high}"
+        resumed = (f"resuming evaluation {self.resumes.id} ({self.total - self.todo} of "
+                   f"{self.total} done); " if self.resumes else "")
+        note = " (rehearsal: no money is spent)" if self.rehearsal else ""
+        return (f"{resumed}this evaluation will cost about {span}{note}; today's budget has "
+                f"{usd(self.remaining_usd)} left of {usd(self.cap_usd)}; continue?")
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    run: EvaluationRun
+    report: Report
+
+    def as_json(self) -> dict[str, Any]:
+        return run_json(self.run, self.report)
+
+
+def run_json(run: EvaluationRun, report: Report) -> dict[str, Any]:
+    """The report as `--json` and the API give it, with the run's id, status and rehearsal
+    label (the report's own keys first)."""
+    found = to_json(report)
+    found.update({"id": run.id, "status": run.status, "rehearsal": run.rehearsal,
+                  "created_at": run.created_at.isoformat(),
+                  "cost_usd_total": round(run.cost_usd, 6)})
+    if run.rehearsal:
+        found["note"] = REHEARSAL_NOTE
+    return found
+
+
+def fingerprint(spec: EvalSpec, service: DebateService) -> str:
+    """Two runs are the same evaluation when items, modes, samples, models, the default model
+    and rehearsal agree."""
+    return sha256(canonical_json({
+        "items": [asdict(i) for i in spec.dataset.items], "modes": list(spec.modes),
+        "samples": spec.samples, "models": list(spec.models), "seed": spec.seed,
+        "default": service.engine.model_for("answerer"),
+        "rehearsal": service.engine.is_rehearsal}))
+
+
+def _item(data: dict[str, Any]) -> Item:
+    choices = data.get("choices")
+    return Item(id=data["id"], question=data["question"], answer=data["answer"],
+                choices=tuple(choices) if choices is not None else None,
+                tolerance=data.get("tolerance"))
+
+
+def spec_of(run: EvaluationRun) -> EvalSpec:
+    """The spec a stored run was started with (to resume it without the dataset file)."""
+    s = run.spec
+    dataset = Dataset(name=run.dataset, source=run.source,
+                      items=tuple(_item(i) for i in s["items"]))
+    return EvalSpec(dataset=dataset, modes=tuple(s["modes"]), samples=s["samples"],
+                    models=tuple(s["models"]), concurrency=s["concurrency"], seed=s["seed"],
+                    requested_by=run.requested_by)
+
+
+@dataclass
+class Evaluations:
+    service: DebateService
+
+    def check(self, spec: EvalSpec) -> EvalSpec:
+        """Refuse bad input before anything is stored or estimated (InvalidRequest)."""
+        modes = check_modes(spec.modes, spec.dataset)
+        if not 1 <= spec.samples <= MAX_SAMPLES:
+            raise InvalidRequest(f"--samples must be 1-{MAX_SAMPLES}, not {spec.samples}")
+        if not 1 <= spec.concurrency <= MAX_CONCURRENCY:
+            raise InvalidRequest(f"--concurrency must be 1-{MAX_CONCURRENCY}")
+        long = next((i.id for i in spec.dataset.items if len(i.id) > MAX_ITEM_ID_CHARS), None)
+        if long is not None:
+            raise InvalidRequest(f"an item id is longer than {MAX_ITEM_ID_CHARS} characters: "
+                                 f"{long[:40]}…")
+        engine = self.service.engine
+        for model in spec.models:
+            check_models(DebateOptions(role_models={"answerer": model}), engine.price_quote,
+                         engine.configured_models())
+        for item in spec.dataset.items[:1]:
+            for mode in modes:
+                if mode not in BASELINES:
+                    prepare(engine, debate_request(item, mode, spec.models))
+        return EvalSpec(dataset=spec.dataset, modes=modes, samples=spec.samples,
+                        models=spec.models, concurrency=spec.concurrency, seed=spec.seed,
+                        requested_by=spec.requested_by)
+
+    async def preflight(self, spec: EvalSpec, *, resume_id: str | None = None) -> Preflight:
+        """What is left to run and what it costs; the run it resumes (named, or the newest
+        unfinished run of the same evaluation)."""
+        async with self.service.db.transaction(readonly=True) as session:
+            if resume_id is not None:
+                resumes: EvaluationRun | None = await evaluations.get(session, resume_id)
+            else:
+                resumes = await evaluations.unfinished(session, fingerprint(spec, self.service))
+            done = await evaluations.outcomes(session, resumes.id) if resumes else {}
+        jobs = self._jobs(spec, resumes.id if resumes else "x" * 16, done)
+        low = high = 0.0
+        sizes = await self.service.history.sizes()
+        for job in jobs:
+            a, b = await self._estimate(job, sizes)
+            low, high = low + a, high + b
+        today = await self.service.budget_today()
+        return Preflight(low_usd=low, high_usd=high, remaining_usd=float(today["remaining_usd"]),
+                         cap_usd=float(today["cap_usd"]), todo=len(jobs),
+                         total=len(spec.modes) * len(spec.dataset.items), resumes=resumes,
+                         rehearsal=self.service.engine.is_rehearsal)
+
+    def refusal(self, pre: Preflight) -> str | None:
+        """Why the run cannot start today (None: it can): even its low figure does not fit."""
+        if pre.low_usd <= pre.remaining_usd + 1e-9:
+            return None
+        return (f"this evaluation would cost about {usd(pre.low_usd, rounding='down')}–"
+                f"{usd(pre.high_usd, rounding='up')}, more than today's budget has left "
+                f"({usd(pre.remaining_usd)} of {usd(pre.cap_usd)}); run fewer items or modes "
+                "(--n, --modes), or raise DIALECTIC_DAILY_BUDGET_USD")
+
+    async def _estimate(self, job: Job, sizes: SizeBook) -> tuple[float, float]:
+        if job.mode in BASELINES:
+            return baseline_estimate(self.service, job, sizes)
+        found = await self.service.estimate(debate_request(job.item, job.mode, job.models))
+        return found.usd_low or found.usd, found.usd_high
+
+    @staticmethod
+    def _jobs(spec: EvalSpec, run_id: str, done: dict[str, list[ItemOutcome]]) -> list[Job]:
+        finished = {(mode, o.item_id) for mode, items in done.items() for o in items}
+        return [Job(run_id=run_id, mode=mode, index=index, item=item, samples=spec.samples,
+                    models=spec.models, seed=spec.seed)
+                for mode in spec.modes for index, item in enumerate(spec.dataset.items)
+                if (mode, item.id) not in finished]
+
+    async def start(self, spec: EvalSpec, pre: Preflight) -> EvaluationRun:
+        """The run to execute: the resumed one, or a new one stored with its estimate."""
+        if pre.resumes is not None:
+            return pre.resumes
+        now = self.service.clock()
+        run = EvaluationRun(
+            id=uuid.uuid4().hex[:16], fingerprint=fingerprint(spec, self.service),
+            dataset=spec.dataset.name, source=spec.dataset.source,
+            spec={"items": [asdict(i) for i in spec.dataset.items], "modes": list(spec.modes),
+                  "samples": spec.samples, "models": list(spec.models),
+                  "concurrency": spec.concurrency, "seed": spec.seed},
+            status="running", rehearsal=self.service.engine.is_rehearsal,
+            estimate_low_usd=pre.low_usd, estimate_high_usd=pre.high_usd,
+            created_at=now, updated_at=now, requested_by=spec.requested_by)
+        async with self.service.db.transaction() as session:
+            run = await evaluations.create(session, run=run)
+            await audit.append(session, debate_id=None, kind="evaluation_started",
+                               actor=spec.requested_by, data={
+                                   "evaluation": run.id, "dataset": run.dataset,
+                                   "source": run.source, "modes": list(spec.modes),
+                                   "items": len(spec.dataset.items),
+                                   "estimate_usd": [pre.low_usd, pre.high_usd],
+                                   "rehearsal": run.rehearsal})
+        return run
+
+    async def execute(self, run: EvaluationRun, spec: EvalSpec, *,
+                      progress: Progress | None = None) -> Finished:
+        """Run what is missing, at most `concurrency` items at once; store each outcome as it
+        comes; stop starting new items once the budget refuses one."""
+        async with self.service.db.transaction(readonly=True) as session:
+            done = await evaluations.outcomes(session, run.id)
+        counts = {m: len(done.get(m, [])) for m in spec.modes}
+        total = len(spec.dataset.items)
+        spent_so_far = [run.cost_usd]   # what the run has cost, this process's calls added
+        gate = asyncio.Semaphore(spec.concurrency)
+        refused: list[str] = []
+
+        def spent(amount: float) -> None:
+            spent_so_far[0] += amount
+
+        async def one(job: Job) -> None:
+            async with gate:
+                if refused:
+                    return
+                try:
+                    outcome, debate_id = await run_job(self.service, job, on_spent=spent,
+                                                       actor=spec.requested_by)
+                except (BudgetExceeded, ItemFailed) as exc:
+                    refused.append(str(exc))
+                    return
+                await self._store(run.id, job.mode, outcome, debate_id)
+                counts[job.mode] += 1
+                if progress is not None:
+                    progress(job.mode, counts[job.mode], total, spent_so_far[0])
+
+        if progress is not None:
+            for mode in spec.modes:
+                progress(mode, counts[mode], total, spent_so_far[0])
+        await asyncio.gather(*(one(job) for job in self._jobs(spec, run.id, done)))
+        return await self._finish(run, spec, stopped=refused[0] if refused else None)
+
+    async def _store(self, run_id: str, mode: str, outcome: ItemOutcome,
+                     debate_id: str | None) -> None:
+        async with self.service.db.transaction() as session:
+            await evaluations.put_outcome(session, run_id=run_id, mode=mode, outcome=outcome,
+                                          debate_id=debate_id, now=self.service.clock())
+
+    async def _finish(self, run: EvaluationRun, spec: EvalSpec, *,
+                      stopped: str | None) -> Finished:
+        async with self.service.db.transaction() as session:
+            done = await evaluations.outcomes(session, run.id)
+            report = _report_of(spec, done, rehearsal=run.rehearsal)
+            if stopped is not None:
+                report = _with_missing(report, f"stopped: {stopped}")
+            status = FINISHED if report.complete else STOPPED
+            run = await evaluations.finish(session, run.id, status=status,
+                                           report=to_json(report), now=self.service.clock())
+            await audit.append(session, debate_id=None, kind="evaluation_finished",
+                               actor=spec.requested_by, data={
+                                   "evaluation": run.id, "status": status,
+                                   "cost_usd": run.cost_usd, "complete": report.complete,
+                                   "missing": list(report.missing)})
+        return Finished(run, report)
+
+    async def show(self, run_id: str) -> Finished:
+        """A stored run and its report (a run still going: what is stored so far, incomplete)."""
+        async with self.service.db.transaction(readonly=True) as session:
+            run = await evaluations.get(session, run_id)
+            done = await evaluations.outcomes(session, run_id)
+        if run.report is not None and run.status == FINISHED:
+            return Finished(run, from_json(run.report))
+        report = _report_of(spec_of(run), done, rehearsal=run.rehearsal)
+        if run.report is not None:   # stopped: why it stopped is in the stored report
+            report = _with_missing(report, *from_json(run.report).missing)
+        return Finished(run, report)
+
+    async def recent(self, *, limit: int = 20) -> list[EvaluationRun]:
+        async with self.service.db.transaction(readonly=True) as session:
+            return await evaluations.recent(session, limit=limit)
+
+
+def _in_order(outcomes: Sequence[ItemOutcome], dataset: Dataset) -> list[ItemOutcome]:
+    position = {item.id: n for n, item in enumerate(dataset.items)}
+    return sorted((o for o in outcomes if o.item_id in position),
+                  key=lambda o: position[o.item_id])
+
+
+def _report_of(spec: EvalSpec, done: dict[str, list[ItemOutcome]], *,
+               rehearsal: bool) -> Report:
+    """The report of what is stored, modes in the order asked, items in the dataset's."""
+    return build_report(spec.dataset, {m: _in_order(done.get(m, []), spec.dataset)
+                                       for m in spec.modes},
+                        vote_samples=spec.samples if "vote" in spec.modes else None,
+                        rehearsal=rehearsal)
+
+
+def _with_missing(report: Report, *notes: str) -> Report:
+    """The report, incomplete, with why (a run the budget stopped)."""
+    return replace(report, complete=False,
+                   missing=tuple(dict.fromkeys([*report.missing, *notes])))

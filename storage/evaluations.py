@@ -1,0 +1,176 @@
+"""Evaluation runs, their item outcomes and their baseline calls' checkpoints.
+
+A run is stored before its first call; each item's outcome in each mode is stored as it
+finishes (once: a second writer's is ignored), so a crashed run resumes with what is missing
+and `eval show` reads the finished report back. Functions take a session and never commit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from engine.domain import StepRecord
+from engine.evaluation.report import ItemOutcome
+from storage.db import Database, ignoring_insert
+from storage.errors import NotFound
+from storage.evaluation_rows import EvaluationOutcomeRow, EvaluationRunRow, EvaluationStepRow
+from storage.models import jsonable
+
+RUNNING, FINISHED, STOPPED = "running", "finished", "stopped"
+
+
+@dataclass(frozen=True, slots=True)
+class EvaluationRun:
+    id: str
+    fingerprint: str
+    dataset: str
+    source: str
+    spec: dict[str, Any]
+    status: str
+    rehearsal: bool
+    estimate_low_usd: float
+    estimate_high_usd: float
+    created_at: datetime
+    updated_at: datetime
+    cost_usd: float = 0.0
+    report: dict[str, Any] | None = None
+    requested_by: str = "cli"
+    finished_at: datetime | None = None
+    done: dict[str, int] = field(default_factory=dict)   # outcomes stored per mode
+
+
+def _to_run(row: EvaluationRunRow, done: dict[str, int] | None = None) -> EvaluationRun:
+    low, high = row.spec.get("estimate_usd") or (0.0, 0.0)
+    return EvaluationRun(
+        id=row.id, fingerprint=row.fingerprint, dataset=row.dataset, source=row.source,
+        spec=dict(row.spec), status=row.status, rehearsal=row.rehearsal,
+        estimate_low_usd=low, estimate_high_usd=high,
+        created_at=row.created_at, updated_at=row.updated_at, cost_usd=row.cost_usd,
+        report=dict(row.report) if row.report is not None else None,
+        requested_by=row.requested_by,
+        finished_at=row.updated_at if row.status == FINISHED else None, done=done or {})
+
+
+async def create(session: AsyncSession, *, run: EvaluationRun) -> EvaluationRun:
+    row = EvaluationRunRow(
+        id=run.id, fingerprint=run.fingerprint, dataset=run.dataset[:255], source=run.source,
+        spec=jsonable({**run.spec, "estimate_usd": [run.estimate_low_usd,
+                                                     run.estimate_high_usd]}),
+        status=RUNNING, rehearsal=run.rehearsal, cost_usd=0.0, report=None,
+        requested_by=run.requested_by[:255], created_at=run.created_at,
+        updated_at=run.updated_at)
+    session.add(row)
+    await session.flush()
+    return _to_run(row)
+
+
+async def _done(session: AsyncSession, run_ids: list[str]) -> dict[str, dict[str, int]]:
+    rows = await session.execute(
+        select(EvaluationOutcomeRow.run_id, EvaluationOutcomeRow.mode, func.count())
+        .where(EvaluationOutcomeRow.run_id.in_(run_ids))
+        .group_by(EvaluationOutcomeRow.run_id, EvaluationOutcomeRow.mode))
+    found: dict[str, dict[str, int]] = {}
+    for run_id, mode, count in rows:
+        found.setdefault(run_id, {})[mode] = count
+    return found
+
+
+async def get(session: AsyncSession, run_id: str) -> EvaluationRun:
+    row = await session.get(EvaluationRunRow, run_id, populate_existing=True)
+    if row is None:
+        raise NotFound("evaluation", run_id)
+    return _to_run(row, (await _done(session, [run_id])).get(run_id))
+
+
+async def unfinished(session: AsyncSession, fingerprint: str) -> EvaluationRun | None:
+    """The newest run of the same evaluation that has not finished (it crashed or was
+    stopped): rerunning resumes it."""
+    row = await session.scalar(
+        select(EvaluationRunRow)
+        .where(EvaluationRunRow.fingerprint == fingerprint,
+               EvaluationRunRow.status != FINISHED)
+        .order_by(EvaluationRunRow.created_at.desc()).limit(1))
+    return None if row is None else await get(session, row.id)
+
+
+async def recent(session: AsyncSession, *, limit: int) -> list[EvaluationRun]:
+    rows = list(await session.scalars(
+        select(EvaluationRunRow)
+        .order_by(EvaluationRunRow.created_at.desc(), EvaluationRunRow.id).limit(limit)))
+    done = await _done(session, [r.id for r in rows]) if rows else {}
+    return [_to_run(r, done.get(r.id)) for r in rows]
+
+
+async def put_outcome(session: AsyncSession, *, run_id: str, mode: str, outcome: ItemOutcome,
+                      debate_id: str | None, now: datetime) -> bool:
+    """Store an item's outcome; False when one was stored already (it is kept)."""
+    values = {"run_id": run_id, "mode": mode, "item_id": outcome.item_id,
+              "answer": outcome.answer, "correct": outcome.correct, "tie": outcome.tie,
+              "cost_usd": outcome.cost_usd, "calls": outcome.calls, "tokens": outcome.tokens,
+              "seconds": outcome.seconds, "error": outcome.error, "debate_id": debate_id,
+              "created_at": now}
+    inserted = await session.execute(
+        ignoring_insert(session, EvaluationOutcomeRow, conflict=("run_id", "mode", "item_id"),
+                        returning=("item_id",)), values)
+    if inserted.first() is None:
+        return False
+    await session.execute(
+        update(EvaluationRunRow).where(EvaluationRunRow.id == run_id)
+        .values(cost_usd=EvaluationRunRow.cost_usd + outcome.cost_usd, updated_at=now))
+    return True
+
+
+async def outcomes(session: AsyncSession, run_id: str) -> dict[str, list[ItemOutcome]]:
+    """Every stored outcome of the run, by mode."""
+    rows = await session.scalars(
+        select(EvaluationOutcomeRow).where(EvaluationOutcomeRow.run_id == run_id)
+        .order_by(EvaluationOutcomeRow.mode, EvaluationOutcomeRow.created_at))
+    found: dict[str, list[ItemOutcome]] = {}
+    for r in rows:
+        found.setdefault(r.mode, []).append(ItemOutcome(
+            item_id=r.item_id, answer=r.answer, correct=r.correct, tie=r.tie,
+            cost_usd=r.cost_usd, calls=r.calls, tokens=r.tokens, seconds=r.seconds,
+            error=r.error))
+    return found
+
+
+async def finish(session: AsyncSession, run_id: str, *, status: str,
+                 report: dict[str, Any], now: datetime) -> EvaluationRun:
+    await session.execute(
+        update(EvaluationRunRow).where(EvaluationRunRow.id == run_id)
+        .values(status=status, report=jsonable(report), updated_at=now))
+    return await get(session, run_id)
+
+
+class EvalCheckpointStore:
+    """engine.ports.CheckpointStore over `evaluation_steps`: a baseline's calls, keyed by the
+    item they answer (`carrier_id`) and the step key; the first stored record wins."""
+
+    def __init__(self, db: Database, *, clock: Any) -> None:
+        self.db = db
+        self.clock = clock
+
+    async def get(self, debate_id: str, key: str) -> StepRecord | None:
+        async with self.db.transaction(readonly=True) as session:
+            row = await session.get(EvaluationStepRow, (debate_id, key))
+            return None if row is None else StepRecord.model_validate(row.record)
+
+    async def put(self, debate_id: str, record: StepRecord) -> StepRecord:
+        async with self.db.transaction() as session:
+            inserted = await session.execute(
+                ignoring_insert(session, EvaluationStepRow, conflict=("carrier_id", "key"),
+                                returning=("key",)),
+                {"carrier_id": debate_id, "key": record.key,
+                 "record": jsonable(record.model_dump(mode="json")),
+                 "created_at": self.clock()})
+            if inserted.first() is not None:
+                return record
+            row = await session.get(EvaluationStepRow, (debate_id, record.key))
+            if row is None:
+                raise NotFound("evaluation step", f"{debate_id}/{record.key}")
+            return StepRecord.model_validate(row.record)
