@@ -2,8 +2,10 @@
 build the result.
 
 `prepare()` (engine/planning.py, re-exported here) validates and resolves a request without
-calling anyone; `run_debate()` runs what it prepared. Only running loads the statistics (numpy,
-krippendorff): they are handed to the protocols through the context, so planning never loads them.
+calling anyone; `run_debate()` runs what it prepared. The statistics (engine/verdicts.py: numpy,
+krippendorff, a fifth of a second to import) are handed to the protocols through the context and
+loaded only while the first calls wait on the provider: neither planning nor the start of a
+debate waits for them.
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from engine import agreement, verdicts
 from engine.discussion import brief_for, discussion_for
 from engine.domain import DebateResult, EventKind
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
@@ -26,6 +28,7 @@ from engine.ports import (
     EventSink,
     EvidenceSource,
     NoEvidence,
+    PanelStatistics,
     Purse,
     StepCache,
 )
@@ -45,6 +48,9 @@ from engine.tracing import (
 from engine.untrusted.injection import Finding
 from engine.untrusted.material import in_output
 from engine.vocabulary import ROUTED_TO_HUMANS, ResultStatus, Routing, StepStatus
+
+if TYPE_CHECKING:
+    from engine.verdicts import ConsensusStats, Divergence
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
 _HARD_STOP_MARGIN = 10.0
@@ -74,7 +80,7 @@ async def run_debate(
     context = functools.partial(
         DebateContext, debate_id=debate_id, request=prepared.request, preset=prepared.preset,
         judges=prepared.judges, settings=settings, llm=llm, store=store,
-        evidence=evidence or NoEvidence(), statistics=verdicts, clock=clock,
+        evidence=evidence or NoEvidence(), statistics=PANEL_STATISTICS, clock=clock,
         judge_history=judge_history, step_cache=step_cache, purse=purse, plan=prepared.plan,
         sizes=sizes, judging_phases=prepared.protocol.judging_phases, tracer=tracer)
     if not tracer.enabled:
@@ -125,13 +131,41 @@ async def _run(prepared: Prepared, ctx: DebateContext) -> DebateResult:
     return result
 
 
+class _PanelStatistics:
+    """engine/verdicts.py as the context's `PanelStatistics` (engine/ports.py), imported where it
+    is first used: by `_warm`'s thread while the first phases wait on the provider, else by the
+    first judging phase. Importing it loads numpy and krippendorff, which no debate needs before
+    its judges have scored, so a `dialectic run` does not wait for them before its first call."""
+
+    def summarise(self, items: Sequence[str], scores: Mapping[str, Sequence[float | None]],
+                  winners: Mapping[str, str | None], calls: Sequence[Sequence[str | None]],
+                  **options: Any) -> tuple[ConsensusStats, Divergence, list[float | None]]:
+        from engine import verdicts  # numpy: loaded at first use (the class docstring)
+
+        return verdicts.summarise(items, scores, winners, calls, **options)
+
+    def calibrate(self, scores: Mapping[str, Sequence[float | None]],
+                  history: Mapping[str, Sequence[float]] | None = None,
+                  ) -> dict[str, list[float | None]]:
+        from engine import verdicts  # numpy: loaded at first use (the class docstring)
+
+        return verdicts.calibrate(scores, history)
+
+
+PANEL_STATISTICS: PanelStatistics = _PanelStatistics()
+
+
 def _warm(settings: EngineSettings, models: dict[str, str], *, statistics: bool) -> None:
     """Load what a debate will need later, off the event loop: each model's price (the price
-    library's first lookup loads its tables) and the agreement statistics."""
+    library's first lookup loads its tables) and the agreement statistics (numpy and
+    krippendorff imported, and numpy's parts that load on first use)."""
     for model in sorted(set(models.values())):
         settings.price_for("rehearsal" if settings.is_rehearsal else model)
-    if statistics and not agreement.warmed():
-        agreement.warm()
+    if statistics:
+        from engine import agreement, verdicts  # noqa: F401  (imported here: see _PanelStatistics)
+
+        if not agreement.warmed():
+            agreement.warm()
 
 
 def _nothing_succeeded(ctx: DebateContext) -> bool:
