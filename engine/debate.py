@@ -105,7 +105,7 @@ async def _run(prepared: Prepared, ctx: DebateContext) -> DebateResult:
     # not inside judging, and not on the event loop (a server's other debates go on meanwhile)
     warming = asyncio.ensure_future(asyncio.to_thread(
         _warm, settings, plan_models(settings, prepared.request.options, prepared.plan),
-        statistics=bool(prepared.protocol.judging_phases)))
+        statistics=prepared.protocol.panel_statistics))
     try:
         async with asyncio.timeout(settings.debate_timeout + _HARD_STOP_MARGIN):
             outcome = await prepared.protocol.run(ctx)

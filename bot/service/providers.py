@@ -1,8 +1,10 @@
-"""Builds the LLM client the settings ask for: the OpenAI-compatible gateway, or rehearsal."""
+"""Builds the LLM client the settings ask for: the OpenAI-compatible gateway, or rehearsal.
+
+The gateway is imported only when it is built: it loads the `openai` SDK (most of a `dialectic
+run`'s start-up), which a rehearsal never calls."""
 
 from __future__ import annotations
 
-from engine.provider.gateway import OpenAIGateway
 from engine.provider.llm import LLMClient
 from engine.provider.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
@@ -11,6 +13,8 @@ from engine.settings import EngineSettings
 def make_llm(settings: EngineSettings) -> LLMClient:
     if settings.is_rehearsal:
         return RehearsalModel()
+    from engine.provider.gateway import OpenAIGateway  # the SDK: not for a rehearsal (docstring)
+
     return OpenAIGateway(settings)
 
 

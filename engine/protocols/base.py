@@ -101,6 +101,12 @@ class DebateProtocol(Protocol):
         ...
 
     @property
+    def panel_statistics(self) -> bool:
+        """Whether it computes a panel's statistics (alpha, kappa: numpy), so a debate loads them
+        while its first calls wait on the provider; a mode without loads none."""
+        ...
+
+    @property
     def final_steps(self) -> FinalSteps:
         """Steps a replay always runs again (with the replay's model), never reuses."""
         ...

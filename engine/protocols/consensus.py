@@ -24,6 +24,7 @@ from engine.vocabulary import Mode
 class ConsensusProtocol:
     mode = Mode.CONSENSUS
     judging_phases = frozenset({JUDGING})
+    panel_statistics = True
     final_steps = FinalSteps(families=(JUDGE_FAMILY,))
     rounds = CROSS_ROUNDS
 

@@ -116,6 +116,7 @@ class Exchange:
 class CritiqueProtocol:
     mode = Mode.CRITIQUE
     judging_phases: frozenset[str] = frozenset()   # the critic reviews; nobody judges the answer
+    panel_statistics = False
     final_steps = FinalSteps(keys=frozenset({FINAL_KEY}), families=(CONVERGED_FAMILY,))
     rounds = Rounds(noun="critique rounds", most=MAX_ROUNDS, count=round_limit)
 

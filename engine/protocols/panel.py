@@ -220,6 +220,7 @@ class PanelState:
 class PanelProtocol:
     mode = Mode.PANEL
     judging_phases = frozenset({SYNTHESIS, GRADING})
+    panel_statistics = False
     final_steps = FinalSteps(keys=frozenset({SYNTHESIS_KEY, GRADE_KEY}))
     rounds = Rounds(noun="reflection rounds", most=MAX_REFLECTION_ROUNDS,
                     count=reflection_rounds)

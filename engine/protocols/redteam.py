@@ -87,6 +87,7 @@ STAGES: tuple[Stage, ...] = tuple(Stage(*fields) for fields in (
 class RedTeamProtocol:
     mode = Mode.REDTEAM
     judging_phases = frozenset({SYNTHESIS})
+    panel_statistics = False
     final_steps = FinalSteps(keys=frozenset({f"{FAMILY}/{SYNTHESIS}"}))
     rounds = None   # one fixed chain of five steps: nothing repeats
 

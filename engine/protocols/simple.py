@@ -53,6 +53,7 @@ def rebuttal_key(r: int, side: Side) -> str:
 class SimpleProtocol:
     mode = Mode.SIMPLE
     judging_phases = frozenset({VERDICT})
+    panel_statistics = False
     final_steps = FinalSteps(keys=frozenset({VERDICT_KEY}))
     rounds = Rounds(noun="rebuttal rounds", most=MAX_ROUNDS, count=rebuttal_rounds)
 

@@ -145,6 +145,7 @@ async def _both(ctx: DebateContext, t: Transcript, key: Callable[[Side], str], t
 class StructuredProtocol:
     mode = Mode.STRUCTURED
     judging_phases = frozenset({JUDGING})
+    panel_statistics = False
     final_steps = FinalSteps(keys=frozenset({JUDGE_KEY}))
     rounds = CROSS_ROUNDS
 
