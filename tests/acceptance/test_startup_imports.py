@@ -1,0 +1,93 @@
+"""What a `dialectic run` process imports, read from `python -X importtime` of the whole process as
+a person starts it (never its time): `run --help` loads the grammar alone; a run against the fake
+provider loads the SDK and the debate, and none of the service (database, Alembic, Slack, the HTTP
+server and its templates, the scheduler, metrics, OpenTelemetry, the charts); the statistics
+(numpy) only for a mode whose panel needs them; a rehearsal not even the `openai` SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.support.cli_fixtures import PREFIXES
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+TOPIC = "Should a startup adopt microservices from day one?"
+#: Never part of a `run`: the service's machinery, its surfaces and its optional extras.
+SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_bolt",
+           "apscheduler", "jinja2", "prometheus_client", "opentelemetry", "matplotlib",
+           "aiohttp.web", "storage.db", "storage.models", "storage.queue", "bot.assembly", "bot.http.server",
+           "bot.slack.app", "bot.scheduling.scheduler", "bot.cli.eval_report")
+#: Only for a debate whose panel computes alpha and kappa (engine/verdicts.py).
+STATISTICS = ("numpy", "krippendorff", "engine.agreement", "engine.verdicts")
+#: Only for a debate against a provider.
+SDK = ("openai", "engine.provider.gateway")
+#: Only once a command is parsed.
+COMMAND = ("pydantic", "pydantic_settings", "rich", "bot.settings", "bot.processes")
+_LINE = re.compile(r"^import time:\s+-?\d+ \|\s+-?\d+ \|\s*(\S+)$")  # threads: self < 0
+
+
+async def _imports(tmp_path: Path, *args: str, base_url: str | None = None
+                   ) -> tuple[int, str, set[str]]:
+    """`python -X importtime -m bot ARGS` in a new user's environment: exit status, stdout and
+    every module the process imported."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(PREFIXES)}
+    env.update(DIALECTIC_CONFIG=os.devnull, XDG_DATA_HOME=str(tmp_path / "xdg"),
+               PYTHONPATH=str(ROOT))
+    if base_url is not None:
+        env.update(OPENAI_API_KEY="test-key", OPENAI_BASE_URL=base_url)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-X", "importtime", "-m", "bot", *args, env=env, cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    found = {m.group(1) for line in err.decode().splitlines() if (m := _LINE.match(line))}
+    assert found, err.decode()[-2000:]   # importtime did report: an empty set proves nothing
+    return process.returncode or 0, out.decode(), found
+
+
+def _of(modules: set[str], names: tuple[str, ...]) -> set[str]:
+    return {n for n in names if any(m == n or m.startswith(n + ".") for m in modules)}
+
+
+async def test_run_help_loads_the_grammar_alone(tmp_path: Path) -> None:
+    code, out, modules = await _imports(tmp_path, "run", "--help")
+    assert code == 0 and "--mode" in out
+    assert "bot.cli.parser" in modules
+    assert _of(modules, SERVICE + STATISTICS + SDK + COMMAND) == set()
+
+
+@pytest.mark.parametrize("mode", ["critique", "simple", "structured", "panel", "redteam"])
+async def test_a_run_without_a_panel_loads_the_sdk_but_neither_service_nor_statistics(
+        tmp_path: Path, mode: str) -> None:
+    async with FakeOpenAI() as fake:
+        code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", mode, "--json",
+                                            base_url=fake.base_url)
+        assert fake.requests   # the debate did call the provider
+    assert code == 0 and json.loads(out)["status"] == "completed"
+    assert _of(modules, SDK) == set(SDK)
+    assert _of(modules, SERVICE + STATISTICS) == set()
+
+
+async def test_a_consensus_run_loads_the_statistics_and_still_no_service(tmp_path: Path) -> None:
+    async with FakeOpenAI() as fake:
+        code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", "consensus",
+                                            "--json", base_url=fake.base_url)
+    result = json.loads(out)
+    assert code == 0 and result["status"] == "completed" and result["consensus"]["alpha"] is not None
+    assert _of(modules, SDK + STATISTICS) == set(SDK + STATISTICS)
+    assert _of(modules, SERVICE) == set()
+
+
+async def test_a_rehearsal_loads_no_provider_sdk(tmp_path: Path) -> None:
+    code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", "structured", "--json")
+    assert code == 0 and json.loads(out)["rehearsal"] is True
+    assert _of(modules, SERVICE + STATISTICS + SDK) == set()
