@@ -61,6 +61,7 @@ def every_variable(tmp_path: Path, port: int, openai: str, slack: str) -> dict[s
         "SLACK_API_URL": slack, "SLACK_CLIENT_ID": "1234567890.0987654321",
         "SLACK_CLIENT_SECRET": "client-secret-for-sign-in",
         "SLACK_APP_TOKEN": "xapp-1-A0FAKE-every-variable", "DIALECTIC_SLACK_STREAMING": "off",
+        "DIALECTIC_SLACK_STATUS_REFRESH": "60",
     }
 
 
