@@ -3,32 +3,15 @@ required arguments, the four-prompt limit, and the status Slack clears when the 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from tests.fakes.slack_server import FakeSlack
+from tests.support import fake_slack_fixtures as fx
+from tests.support.fake_slack_fixtures import refused
+
+slack, client = fx.slack, fx.client  # fixtures (until conftest imports them)
 
 DM = "D0USER01"
-
-
-@pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def client(slack: FakeSlack) -> AsyncWebClient:
-    return AsyncWebClient(token="xoxb-test", base_url=slack.base_url)
-
-
-async def _error(call: object) -> str:
-    with pytest.raises(SlackApiError) as caught:
-        await call  # type: ignore[misc]
-    return str(caught.value.response["error"])
 
 
 async def test_a_status_shows_until_the_app_replies_in_the_thread(slack: FakeSlack,
@@ -47,11 +30,11 @@ async def test_a_status_shows_until_the_app_replies_in_the_thread(slack: FakeSla
 
 async def test_status_arguments_are_checked(slack: FakeSlack, client: AsyncWebClient) -> None:
     root = slack.add_message(DM, "Should we?", user="UALICE")
-    assert await _error(client.assistant_threads_setStatus(
+    assert await refused(client.assistant_threads_setStatus(
         channel_id=DM, thread_ts="1.000001", status="x")) == "invalid_thread_ts"
-    assert await _error(client.api_call("assistant.threads.setStatus", json={
+    assert await refused(client.api_call("assistant.threads.setStatus", json={
         "channel_id": DM, "status": "x"})) == "invalid_arguments"
-    assert await _error(client.assistant_threads_setStatus(
+    assert await refused(client.assistant_threads_setStatus(
         channel_id=DM, thread_ts=root, status="x",
         loading_messages=[f"m{i}" for i in range(11)])) == "invalid_arguments"
     assert (DM, root) not in slack.statuses
@@ -61,9 +44,9 @@ async def test_up_to_four_prompts_each_with_a_title_and_a_message(
         slack: FakeSlack, client: AsyncWebClient) -> None:
     root = slack.add_message(DM, "", user="UALICE")
     prompts = [{"title": f"T{i}", "message": f"M{i}"} for i in range(5)]
-    assert await _error(client.assistant_threads_setSuggestedPrompts(
+    assert await refused(client.assistant_threads_setSuggestedPrompts(
         channel_id=DM, thread_ts=root, prompts=prompts)) == "invalid_arguments"
-    assert await _error(client.assistant_threads_setSuggestedPrompts(
+    assert await refused(client.assistant_threads_setSuggestedPrompts(
         channel_id=DM, thread_ts=root, prompts=[{"title": "T"}])) == "invalid_arguments"
     await client.assistant_threads_setSuggestedPrompts(channel_id=DM, thread_ts=root,
                                                        prompts=prompts[:4], title="Try")
@@ -72,7 +55,7 @@ async def test_up_to_four_prompts_each_with_a_title_and_a_message(
 
 async def test_a_title_needs_the_thread(slack: FakeSlack, client: AsyncWebClient) -> None:
     root = slack.add_message(DM, "Should we?", user="UALICE")
-    assert await _error(client.api_call("assistant.threads.setTitle", json={
+    assert await refused(client.api_call("assistant.threads.setTitle", json={
         "channel_id": DM, "title": "T"})) == "invalid_arguments"
     await client.assistant_threads_setTitle(channel_id=DM, thread_ts=root, title="Billing")
     assert slack.titles[(DM, root)] == "Billing"

@@ -4,15 +4,17 @@ that breaks them fails here as it would against Slack."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.views.feedback import feedback_blocks
 from tests.fakes.slack_server import FakeSlack
+from tests.support import fake_slack_fixtures as fx
+from tests.support.fake_slack_fixtures import refused
+
+slack, client = fx.slack, fx.client  # fixtures (until conftest imports them)
 
 URL = "https://dialectic.test/debates/abc"
 
@@ -30,34 +32,17 @@ def entity(app_unfurl_url: str | None = URL, **changes: Any) -> dict[str, Any]:
     return value
 
 
-@pytest.fixture
-async def slack() -> AsyncIterator[FakeSlack]:
-    async with FakeSlack() as fake:
-        yield fake
-
-
-@pytest.fixture
-def client(slack: FakeSlack) -> AsyncWebClient:
-    return AsyncWebClient(token="xoxb-test", base_url=slack.base_url)
-
-
-async def _error(call: Any) -> str:
-    with pytest.raises(SlackApiError) as raised:
-        await call
-    return str(raised.value.response["error"])
-
-
 async def test_chat_unfurl_takes_a_shared_link_of_a_known_message(
         slack: FakeSlack, client: AsyncWebClient) -> None:
     event = slack.share_link("C1", URL)
     where = {"channel": "C1", "ts": event["message_ts"]}
-    assert await _error(client.chat_unfurl(channel="C1")) == "invalid_arguments"
-    assert await _error(client.chat_unfurl(**where)) == "invalid_arguments"  # nothing to show
-    assert await _error(client.chat_unfurl(channel="C1", ts="1.000001",
+    assert await refused(client.chat_unfurl(channel="C1")) == "invalid_arguments"
+    assert await refused(client.chat_unfurl(**where)) == "invalid_arguments"  # nothing to show
+    assert await refused(client.chat_unfurl(channel="C1", ts="1.000001",
                                            metadata={"entities": [entity()]})) \
         == "cannot_find_message"
     other = entity("https://dialectic.test/debates/zzz")
-    assert await _error(client.chat_unfurl(**where, metadata={"entities": [other]})) \
+    assert await refused(client.chat_unfurl(**where, metadata={"entities": [other]})) \
         == "cannot_unfurl_url"
     reply = await client.chat_unfurl(**where, metadata={"entities": [entity()]})
     assert reply["ok"] and "warning" not in reply.data
@@ -91,15 +76,15 @@ async def test_present_details_needs_the_trigger_of_the_same_entity(
         slack: FakeSlack, client: AsyncWebClient) -> None:
     opened = slack.open_entity(entity(), user="U1")
     assert opened["external_ref"] == {"id": "abc"} and opened["trigger_id"]
-    assert await _error(client.entity_presentDetails(trigger_id="made.up",
+    assert await refused(client.entity_presentDetails(trigger_id="made.up",
                                                      metadata=entity(None))) \
         == "invalid_trigger_id"
-    assert await _error(client.entity_presentDetails(trigger_id=opened["trigger_id"])) \
+    assert await refused(client.entity_presentDetails(trigger_id=opened["trigger_id"])) \
         == "invalid_arguments"
-    assert await _error(client.entity_presentDetails(
+    assert await refused(client.entity_presentDetails(
         trigger_id=opened["trigger_id"], metadata={**entity(None), "external_ref": {"id": "x"}})
     ) == "entity_metadata_does_not_match_trigger"
-    assert await _error(client.entity_presentDetails(
+    assert await refused(client.entity_presentDetails(
         trigger_id=opened["trigger_id"], metadata=entity(None, entity_type="nope"))) \
         == "invalid_metadata"
     reply = await client.entity_presentDetails(trigger_id=opened["trigger_id"],
