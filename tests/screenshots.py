@@ -10,9 +10,9 @@ service (tests/support/audit_fixtures.py: a judge that favours Position A, one t
 length, a harsh one), settled and reviewed as real debates are, since rehearsals are left out of
 the audit.
 
-It also draws README "Tracing"'s picture, trace-waterfall-{1280,390}.png: the spans of a real
-consensus debate (the real gateway against the fake provider at 0.2 s a call, one call retried
-and one judge refused, tests/waterfall.py), rendered as a waterfall page
+It also draws README "Tracing"'s picture, trace-waterfall.png (and -390.png, as a phone): the
+spans of a real consensus debate (the real gateway against the fake provider at 0.2 s a call,
+one call retried and one judge refused, tests/waterfall.py), rendered as a waterfall page
 (tests/waterfall_page.py).
 """
 
@@ -121,12 +121,12 @@ def _capture(base: str, grant: str, pages: dict[str, str], out: Path, waterfall:
 
 
 async def _capture_file(browser: Browser, html: Path, out: Path) -> list[Path]:
-    """A page from a file (the trace's waterfall) at both sizes."""
+    """A page from a file (the trace's waterfall) at both sizes: NAME.png and NAME-390.png."""
     written = []
     for size, mobile in ((DESKTOP, False), (PHONE, True)):
         await browser.resize(size, mobile=mobile)
         await browser.goto(html.resolve().as_uri())
-        target = out / f"{html.stem}-{size[0]}.png"
+        target = out / (f"{html.stem}-{size[0]}.png" if mobile else f"{html.stem}.png")
         await browser.screenshot(target, size, mobile=mobile)
         written.append(target)
     return written
