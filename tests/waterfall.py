@@ -21,6 +21,7 @@ from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway
+from engine.vocabulary import Mode
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -78,7 +79,7 @@ async def trace(mode: str = "consensus", *, topic: str = "Adopt Kafka?", latency
             settings = gateway_settings(fake.base_url)
             llm = OpenAIGateway(settings)
             try:
-                await run_debate(prepare(settings, DebateRequest(topic=topic, mode=mode)),
+                await run_debate(prepare(settings, DebateRequest(topic=topic, mode=Mode(mode))),
                                  debate_id="4f1c", settings=settings, llm=llm,
                                  store=MemoryCheckpointStore(), sink=MemoryEventSink(),
                                  tracer=traces.tracer)

@@ -99,8 +99,8 @@ def page(spans: list[ReadableSpan], *, title: str = "Trace", source: str = "") -
 
 def _step(total: int) -> float:
     """The time between ticks, in nanoseconds: a round number giving three to five ticks."""
-    scale = 10 ** math.floor(math.log10(total / 4 / 1e9))
-    return next(k * scale for k in (*STEPS, 10) if k * scale * 1e9 * 5 >= total) * 1e9
+    scale = 10.0 ** math.floor(math.log10(total / 4 / 1e9))
+    return float(next(k * scale for k in (*STEPS, 10) if k * scale * 1e9 * 5 >= total) * 1e9)
 
 
 def _axis(total: int, step: float) -> str:
