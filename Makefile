@@ -59,7 +59,8 @@ bench: install
 soak: install
 	scripts/with-postgres.sh $(PY) -m tests.soak $(SOAK_ARGS)
 
-## make screenshots: every console page at 1280 px and 390 px into docs/screenshots
+## make screenshots: every console page at 1280 px and 390 px into docs/screenshots, and README
+## "Tracing"'s waterfall of a real trace (trace-waterfall*.png)
 screenshots: install
 	scripts/with-browser.sh $(PY) -m tests.screenshots docs/screenshots
 

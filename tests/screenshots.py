@@ -9,6 +9,11 @@ signed in with a link. The Judges page reads a synthetic judged history written 
 service (tests/support/audit_fixtures.py: a judge that favours Position A, one that loves
 length, a harsh one), settled and reviewed as real debates are, since rehearsals are left out of
 the audit.
+
+It also draws README "Tracing"'s picture, trace-waterfall.png (and -390.png, as a phone): the
+spans of a real consensus debate (the real gateway against the fake provider at 0.2 s a call,
+one call retried and one judge refused, tests/waterfall.py), rendered as a waterfall page
+(tests/waterfall_page.py).
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from tests.support.browser_fixtures import DESKTOP, PHONE, Browser, start_chromi
 from tests.support.http_fixtures import free_port, served
 from tests.support.oversight_fixtures import REVIEWER, Clock, ending_now, settle_history
 from tests.support.service_fixtures import rehearsal_settings, running_worker, wait_done
+from tests.waterfall import shown_faults, trace
+from tests.waterfall_page import page
 
 TOPICS = {
     Mode.CONSENSUS: "Should we move billing to PostgreSQL?",
@@ -43,6 +50,11 @@ TOPICS = {
 async def shoot(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
+        spans = await trace("consensus", topic="Should we move billing to PostgreSQL?",
+                            faults=shown_faults)
+        waterfall = Path(tmp) / "trace-waterfall.html"
+        waterfall.write_text(page(spans, title="A consensus debate's trace",
+                                  source="the fake provider at 0.2 s a call"))
         url = f"sqlite+aiosqlite:///{tmp}/screens.db"
         db = Database(url)
         await db.upgrade()
@@ -68,7 +80,8 @@ async def shoot(out: Path) -> list[Path]:
                          **{f"debate-{m.value}": f"/debates/{i}" for m, i in ids.items()}}
                 pages["debate"] = pages.pop("debate-consensus")
                 grant = reviewer_grant(settings.service, REVIEWER)
-                return await asyncio.to_thread(_capture, base.rstrip("/"), grant, pages, out)
+                return await asyncio.to_thread(_capture, base.rstrip("/"), grant, pages, out,
+                                               waterfall)
         finally:
             await db.dispose()
 
@@ -97,12 +110,26 @@ async def _judged_history(rt: Runtime) -> None:
         rt.service.clock = service_clock
 
 
-def _capture(base: str, grant: str, pages: dict[str, str], out: Path) -> list[Path]:
+def _capture(base: str, grant: str, pages: dict[str, str], out: Path, waterfall: Path
+             ) -> list[Path]:
     driver = start_chromium()
     try:
-        return asyncio.run(_capture_all(Browser(driver, base), grant, pages, out))
+        written = asyncio.run(_capture_all(Browser(driver, base), grant, pages, out))
+        return written + asyncio.run(_capture_file(Browser(driver, ""), waterfall, out))
     finally:
         driver.quit()
+
+
+async def _capture_file(browser: Browser, html: Path, out: Path) -> list[Path]:
+    """A page from a file (the trace's waterfall) at both sizes: NAME.png and NAME-390.png."""
+    written = []
+    for size, mobile in ((DESKTOP, False), (PHONE, True)):
+        await browser.resize(size, mobile=mobile)
+        await browser.goto(html.resolve().as_uri())
+        target = out / (f"{html.stem}-{size[0]}.png" if mobile else f"{html.stem}.png")
+        await browser.screenshot(target, size, mobile=mobile)
+        written.append(target)
+    return written
 
 
 async def _capture_all(browser: Browser, grant: str, pages: dict[str, str], out: Path
