@@ -36,6 +36,8 @@ SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_
 STATISTICS = ("numpy", "krippendorff", "engine.agreement", "engine.verdicts")
 #: Only for a debate against a provider.
 SDK = ("openai", "engine.provider.gateway")
+#: Only for a rehearsal (no provider configured).
+REHEARSAL = ("engine.provider.rehearsal",)
 #: Only once a command is parsed.
 COMMAND = ("pydantic", "pydantic_settings", "rich", "bot.settings", "bot.processes")
 #: Only where a schedule's calendar is walked (the scheduler, `schedule` commands), never a run.
@@ -92,7 +94,8 @@ async def test_a_run_without_a_panel_loads_the_sdk_but_neither_service_nor_stati
         assert fake.requests   # the debate did call the provider
     assert code == 0 and json.loads(out)["status"] == "completed"
     assert _of(modules, SDK) == set(SDK)
-    assert _of(modules, SERVICE + STATISTICS + CRON + TERMINAL + other_protocols(mode)) == set()
+    assert _of(modules, SERVICE + STATISTICS + CRON + TERMINAL + REHEARSAL
+               + other_protocols(mode)) == set()
 
 
 async def test_a_consensus_run_loads_the_statistics_and_still_no_service(tmp_path: Path) -> None:
@@ -103,7 +106,8 @@ async def test_a_consensus_run_loads_the_statistics_and_still_no_service(tmp_pat
     assert code == 0 and result["status"] == "completed"
     assert result["consensus"]["alpha"] is not None   # the panel's statistics were computed
     assert _of(modules, SDK + STATISTICS) == set(SDK + STATISTICS)
-    assert _of(modules, SERVICE + CRON + TERMINAL + other_protocols("consensus")) == set()
+    assert _of(modules, SERVICE + CRON + TERMINAL + REHEARSAL
+               + other_protocols("consensus")) == set()
     assert "engine.protocols.structured" in modules   # imported by the consensus protocol
 
 
@@ -119,5 +123,6 @@ async def test_a_run_in_the_terminal_loads_rich_and_still_no_cron(tmp_path: Path
 async def test_a_rehearsal_loads_no_provider_sdk(tmp_path: Path) -> None:
     code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", "structured", "--json")
     assert code == 0 and json.loads(out)["rehearsal"] is True
+    assert _of(modules, REHEARSAL) == set(REHEARSAL)
     assert _of(modules, SERVICE + STATISTICS + SDK + CRON + TERMINAL
                + other_protocols("structured")) == set()
