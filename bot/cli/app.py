@@ -11,9 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import cast
 
 from pydantic import ValidationError
-from rich.console import Console
 
-from bot.cli.host import CliContext, Host
+from bot.cli.host import CliContext, Host, terminal
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_USAGE
 from bot.service import memory
 from engine.errors import ConfigurationError, DialecticError, InvalidRequest, validation_message
@@ -23,9 +22,10 @@ Handler = Callable[[CliContext, argparse.Namespace], int | Awaitable[int]]
 
 
 def run(args: argparse.Namespace, host: Host) -> int:
-    console = Console(stderr=bool(getattr(args, "json", False)), soft_wrap=True)
+    stderr = bool(getattr(args, "json", False))
+    ctx: CliContext | None = None
     try:
-        ctx = CliContext(host=host, settings=host.load_settings(), console=console)
+        ctx = CliContext(host=host, settings=host.load_settings(), stderr=stderr)
         handler = cast(Handler, args.func)
         outcome = handler(ctx, args)
         if inspect.isawaitable(outcome):
@@ -33,17 +33,23 @@ def run(args: argparse.Namespace, host: Host) -> int:
             return asyncio.run(_awaited(outcome))
         return outcome
     except (InvalidRequest, ConfigurationError, NotFound) as exc:
-        console.print(f"error: {exc}", markup=False, style="red")
+        _say(ctx, stderr, f"error: {exc}", style="red")
         return EXIT_USAGE
     except DialecticError as exc:  # budget, storage, provider: said plainly, no traceback
-        console.print(f"error: {exc}", markup=False, style="red")
+        _say(ctx, stderr, f"error: {exc}", style="red")
         return EXIT_NOT_COMPLETED
     except ValidationError as exc:
-        console.print(f"error: {validation_message(exc)}", markup=False, style="red")
+        _say(ctx, stderr, f"error: {validation_message(exc)}", style="red")
         return EXIT_USAGE
     except KeyboardInterrupt:
-        console.print("interrupted")
+        _say(ctx, stderr, "interrupted")
         return 130
+
+
+def _say(ctx: CliContext | None, stderr: bool, text: str, *, style: str | None = None) -> None:
+    """One line on the command's terminal (a new one when the settings did not load)."""
+    console = ctx.console if ctx is not None else terminal(stderr=stderr)
+    console.print(text, markup=False, style=style)
 
 
 async def _awaited(outcome: Awaitable[int]) -> int:

@@ -9,8 +9,7 @@ import uuid
 
 from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_INCOMPLETE, EXIT_NOT_COMPLETED, EXIT_OK
-from bot.cli.plans import request_of
-from bot.cli.progress import print_summary, run_with_progress
+from bot.cli.request import request_of
 from bot.service.providers import describe, make_llm
 from bot.service.tracing import setup_tracing
 from engine.debate import run_debate
@@ -41,6 +40,8 @@ async def run(ctx: CliContext, args: argparse.Namespace) -> int:
         if args.json:
             result = await work
         else:
+            from bot.cli.progress import run_with_progress  # lazy: rich, for the terminal only
+
             ctx.console.print(describe(settings), style="dim")
             result = await run_with_progress(ctx.console, queue, work,
                                              topic=prepared.request.topic, plan=prepared.plan,
@@ -51,5 +52,7 @@ async def run(ctx: CliContext, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), indent=2))
     else:
+        from bot.cli.progress import print_summary  # lazy, as above: `--json` never loads rich
+
         print_summary(ctx.console, result, prepared.preset.thresholds)
     return exit_code(result.status, complete=result.complete)

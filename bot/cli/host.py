@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -95,11 +95,28 @@ class Host(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CliContext:
+    """What a command is given: the host, the settings and the terminal. The terminal (rich) is
+    built at its first use, so a command that prints plain JSON (`run --json`) never loads rich."""
+
     host: Host
     settings: CliSettings
-    console: Console
+    stderr: bool = False   # the terminal writes to stderr: stdout carries the command's JSON
+    _console: Console | None = field(default=None, init=False, repr=False)
+
+    @property
+    def console(self) -> Console:
+        if self._console is None:
+            self._console = terminal(stderr=self.stderr)
+        return self._console
+
+
+def terminal(*, stderr: bool) -> Console:
+    """A rich console for a command's output (imported here, on first use: see CliContext)."""
+    from rich.console import Console
+
+    return Console(stderr=stderr, soft_wrap=True)
 
 
 Command = Callable[..., object]

@@ -10,17 +10,8 @@ import argparse
 from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_OK
 from bot.cli.progress import print_estimate
-from engine.domain import DebateRequest
+from bot.cli.request import request_of
 from engine.planning import estimate_for, prepare
-
-
-def request_of(args: argparse.Namespace) -> DebateRequest:
-    fields: dict[str, object] = {"topic": args.topic, "requested_by": "cli",
-                                 "context": args.context}
-    for name in ("mode", "preset", "rounds", "judges"):
-        if getattr(args, name) is not None:
-            fields[name] = getattr(args, name)
-    return DebateRequest.model_validate(fields)
 
 
 def estimate(ctx: CliContext, args: argparse.Namespace) -> int:

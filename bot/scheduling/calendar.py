@@ -21,8 +21,6 @@ from datetime import UTC, datetime, timedelta
 from itertools import chain, islice
 from zoneinfo import ZoneInfo
 
-from croniter import CroniterBadDateError, CroniterError, croniter
-
 CRON_FIELDS = ("minute", "hour", "day-of-month", "month", "day-of-week")
 SLOT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 MANUAL_PREFIX = "manual:"
@@ -50,6 +48,10 @@ class CronCalendar:
 
     def _walk(self, start: datetime, *, backwards: bool = False) -> Iterator[datetime]:
         """Fire times strictly after `start` (before it, `backwards`), nearest first."""
+        # lazy: croniter and dateutil load when a calendar is first walked (a schedule checked
+        # or fired), never in a process that has no schedule (`dialectic run`)
+        from croniter import CroniterBadDateError, croniter
+
         minute, hour, day, _, weekday = self.expr.split()
         day_or = not (day.startswith("*") or weekday.startswith("*"))
         wildcard = minute.startswith("*") or hour.startswith("*")
@@ -97,6 +99,8 @@ def parse_cron(expr: str, tz: ZoneInfo) -> CronCalendar:
     if len(fields) != len(CRON_FIELDS):
         raise ValueError(f"a cron expression has 5 fields ({' '.join(CRON_FIELDS)}); "
                          f"{expr!r} has {len(fields)}")
+    from croniter import CroniterError  # lazy, as in CronCalendar._walk
+
     calendar = CronCalendar(" ".join(fields), tz)
     try:
         first = calendar.next_fire(_PROBE)

@@ -1,17 +1,19 @@
 """Builds the LLM client the settings ask for: the OpenAI-compatible gateway, or rehearsal.
 
-The gateway is imported only when it is built: it loads the `openai` SDK (most of a `dialectic
-run`'s start-up), which a rehearsal never calls."""
+Each is imported only when it is built: the gateway loads the `openai` SDK (most of a `dialectic
+run`'s start-up), which a rehearsal never calls; a run against a provider never loads the
+rehearsal model."""
 
 from __future__ import annotations
 
 from engine.provider.llm import LLMClient
-from engine.provider.rehearsal import RehearsalModel
 from engine.settings import EngineSettings
 
 
 def make_llm(settings: EngineSettings) -> LLMClient:
     if settings.is_rehearsal:
+        from engine.provider.rehearsal import RehearsalModel  # offline only (docstring)
+
         return RehearsalModel()
     from engine.provider.gateway import OpenAIGateway  # the SDK: not for a rehearsal (docstring)
 

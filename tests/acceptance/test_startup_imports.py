@@ -2,7 +2,12 @@
 a person starts it (never its time): `run --help` loads the grammar alone; a run against the fake
 provider loads the SDK and the debate, and none of the service (database, Alembic, Slack, the HTTP
 server and its templates, the scheduler, metrics, OpenTelemetry, the charts); the statistics
-(numpy) only for a mode whose panel needs them; a rehearsal not even the `openai` SDK."""
+(numpy) only for a mode whose panel needs them; a rehearsal not even the `openai` SDK. A run loads
+the protocol of its own mode and no other's, no cron library (it has no schedule), and with
+`--json` not the terminal library (rich); a run in the terminal does load rich.
+
+`-X importtime` does not report a module imported by `importlib.import_module` itself (the
+protocol of the mode, bot.processes), only what that module imports by statement."""
 
 from __future__ import annotations
 
@@ -31,8 +36,23 @@ SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_
 STATISTICS = ("numpy", "krippendorff", "engine.agreement", "engine.verdicts")
 #: Only for a debate against a provider.
 SDK = ("openai", "engine.provider.gateway")
+#: Only for a rehearsal (no provider configured).
+REHEARSAL = ("engine.provider.rehearsal",)
 #: Only once a command is parsed.
 COMMAND = ("pydantic", "pydantic_settings", "rich", "bot.settings", "bot.processes")
+#: Only where a schedule's calendar is walked (the scheduler, `schedule` commands), never a run.
+CRON = ("croniter", "dateutil")
+#: Only to show a command's output in the terminal, never a `--json` run's.
+TERMINAL = ("rich", "bot.cli.progress", "bot.cli.outcomes")
+#: What each mode's protocol imports of the other modes' protocols (consensus judges as
+#: structured does); none of the rest is loaded by a run of that mode.
+SHARED = {"consensus": ("structured",)}
+MODES = ("simple", "structured", "consensus", "panel", "critique", "redteam")
+
+
+def other_protocols(mode: str) -> tuple[str, ...]:
+    return tuple(f"engine.protocols.{m}" for m in MODES
+                 if m != mode and m not in SHARED.get(mode, ()))
 _LINE = re.compile(r"^import time:\s+-?\d+ \|\s+-?\d+ \|\s*(\S+)$")  # threads: self < 0
 
 
@@ -74,7 +94,8 @@ async def test_a_run_without_a_panel_loads_the_sdk_but_neither_service_nor_stati
         assert fake.requests   # the debate did call the provider
     assert code == 0 and json.loads(out)["status"] == "completed"
     assert _of(modules, SDK) == set(SDK)
-    assert _of(modules, SERVICE + STATISTICS) == set()
+    assert _of(modules, SERVICE + STATISTICS + CRON + TERMINAL + REHEARSAL
+               + other_protocols(mode)) == set()
 
 
 async def test_a_consensus_run_loads_the_statistics_and_still_no_service(tmp_path: Path) -> None:
@@ -85,10 +106,23 @@ async def test_a_consensus_run_loads_the_statistics_and_still_no_service(tmp_pat
     assert code == 0 and result["status"] == "completed"
     assert result["consensus"]["alpha"] is not None   # the panel's statistics were computed
     assert _of(modules, SDK + STATISTICS) == set(SDK + STATISTICS)
-    assert _of(modules, SERVICE) == set()
+    assert _of(modules, SERVICE + CRON + TERMINAL + REHEARSAL
+               + other_protocols("consensus")) == set()
+    assert "engine.protocols.structured" in modules   # imported by the consensus protocol
+
+
+async def test_a_run_in_the_terminal_loads_rich_and_still_no_cron(tmp_path: Path) -> None:
+    async with FakeOpenAI() as fake:
+        code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", "simple",
+                                            base_url=fake.base_url)
+    assert code == 0 and "Verdict" in out, out[-2000:]
+    assert _of(modules, TERMINAL) == set(TERMINAL)
+    assert _of(modules, SERVICE + STATISTICS + CRON + other_protocols("simple")) == set()
 
 
 async def test_a_rehearsal_loads_no_provider_sdk(tmp_path: Path) -> None:
     code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", "structured", "--json")
     assert code == 0 and json.loads(out)["rehearsal"] is True
-    assert _of(modules, SERVICE + STATISTICS + SDK) == set()
+    assert _of(modules, REHEARSAL) == set(REHEARSAL)
+    assert _of(modules, SERVICE + STATISTICS + SDK + CRON + TERMINAL
+               + other_protocols("structured")) == set()

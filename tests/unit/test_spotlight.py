@@ -8,6 +8,7 @@ import pytest
 from engine.untrusted import glyphs
 from engine.untrusted.spotlight import (
     MARK,
+    REPLY_SCHEMAS,
     SCHEMA_KEYS,
     Spotlight,
     clean_label,
@@ -79,6 +80,25 @@ def test_neutralised_text_is_left_alone(text: str) -> None:
 def test_schema_keys_come_from_the_reply_schemas() -> None:
     assert {"winner", "position_a", "position_b", "logic", "evidence", "rebuttal", "clarity",
             "relevance", "rationale", "confidence", "claims"} <= set(SCHEMA_KEYS)
+
+
+def test_schema_keys_are_exactly_the_properties_of_the_generated_json_schemas() -> None:
+    """SCHEMA_KEYS reads the models' fields (cheap at import); the JSON schemas the models generate
+    name the very same properties, nested models included."""
+    generated: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            generated.update(node.get("properties", {}))
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    for model in REPLY_SCHEMAS:
+        walk(model.model_json_schema())
+    assert SCHEMA_KEYS == tuple(sorted(generated))
 
 
 @pytest.mark.parametrize("key", ["satisfied", "converged", "stance", "approve", "accuracy",
