@@ -148,6 +148,15 @@ def _title(report: Report, against: str) -> str:
                                                          else "")
 
 
+def check_plot(path: pathlib.Path) -> None:
+    """Before an evaluation is paid for: the plot asked for can be drawn (matplotlib, the plot
+    extra, is installed) and written (its folder exists). ConfigurationError or InvalidRequest."""
+    _pyplot_free_figure()
+    folder = path.parent
+    if not folder.is_dir():
+        raise InvalidRequest(f"cannot write the plot to {path}: there is no folder {folder}")
+
+
 def write_plot(report: Report, path: pathlib.Path) -> None:
     """Accuracy (with its Wilson 95% interval) against cost per question, one point per mode, to
     a PNG at `path`. ConfigurationError without matplotlib, InvalidRequest if it cannot write."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
-from bot.cli.eval_report import print_report, write_plot
+from bot.cli.eval_report import check_plot, print_report, write_plot
 from bot.cli.host import CliContext, require_database
 from bot.cli.parser import EXIT_INCOMPLETE, EXIT_NOT_COMPLETED, EXIT_OK
 from bot.service.evaluations import (
@@ -66,6 +66,8 @@ async def evaluate(ctx: CliContext, args: argparse.Namespace) -> int:
     if args.run_id is not None:
         raise InvalidRequest(f"unexpected {args.run_id!r}: `dialectic eval DATASET`, "
                              "`eval show ID` or `eval list`")
+    if args.plot:   # refused now, not after the evaluation was paid for
+        check_plot(Path(args.plot))
     ctx.host.setup_logging(ctx.settings, quiet=True)
     err = Console(stderr=True, highlight=False)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -244,6 +245,25 @@ async def test_the_plot_is_written_or_the_missing_extra_named(cli: Cli, tmp_path
     else:
         assert done.returncode == 0, done.stdout + done.stderr
         assert (tmp_path / "plot.png").read_bytes().startswith(b"\x89PNG")
+
+
+async def test_a_plot_that_cannot_be_drawn_or_written_is_refused_before_anything_runs(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--plot` is checked before the estimate is asked: without the plot extra, or into a folder
+    that does not exist, nothing is run, stored or spent (the old code ran the evaluation, then
+    failed at the plot)."""
+    env = {"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'p.db'}"}
+    ask = ("--builtin", "arithmetic", "--n", "3", "--modes", "single", "--yes")
+    with monkeypatch.context() as without:   # as if the plot extra were not installed
+        without.setitem(sys.modules, "matplotlib", None)
+        without.setitem(sys.modules, "matplotlib.figure", None)
+        done = await _eval(cli, env, *ask, "--plot", str(tmp_path / "plot.png"))
+    assert done.returncode == 2 and "pip install 'dialectic[plot]'" in done.stdout
+    done = await _eval(cli, env, *ask, "--plot", str(tmp_path / "no-such" / "plot.png"))
+    assert done.returncode == 2 and "there is no folder" in done.stdout, done
+    for said in (done.stdout, done.stderr):
+        assert "evaluation will cost" not in said and "Traceback" not in said
+    assert not (tmp_path / "p.db").exists()   # not even a database was created
 
 
 async def test_a_run_the_budget_stops_is_incomplete_and_resumes_when_there_is_room(
