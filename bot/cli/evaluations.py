@@ -118,7 +118,7 @@ def _agreed(err: Console, question: str, *, yes: bool) -> bool:
 async def _with_progress(err: Console, evals: Evaluations, run: EvaluationRun,
                          spec: EvalSpec) -> Finished:
     with Progress(TextColumn("{task.description:<10}"), BarColumn(), MofNCompleteColumn(),
-                  TextColumn("spent {task.fields[spent]}"), console=err,
+                  TextColumn("total spent {task.fields[spent]}"), console=err,
                   transient=False) as bar:
         tasks: dict[str, TaskID] = {
             m: bar.add_task(m, total=len(spec.dataset.items), spent=usd(0.0))
