@@ -171,7 +171,7 @@ def write_plot(report: Report, path: pathlib.Path) -> None:
                       parse_math=False)
     axes.set_xscale("log")
     axes.margins(x=0.2)
-    axes.set_ylim(0.0, 1.05)
+    axes.set_ylim(-0.03, 1.05)   # a point at 0 % drawn whole, not cut by the axis
     axes.set_xlabel(label)
     axes.set_ylabel("accuracy (95% Wilson interval)")
     axes.set_title(_title(report, label.split(" per ")[0]), parse_math=False)
