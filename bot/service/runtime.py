@@ -19,7 +19,7 @@ from bot.service.reviews import ReviewDesk, Reviewers
 from bot.service.settings import ServiceSettings
 from bot.service.worker import Worker
 from engine.settings import EngineSettings
-from storage import heartbeats
+from storage import heartbeats, outbox
 from storage import metrics as metrics_repo
 from storage.db import Database
 from storage.errors import DATABASE_ERRORS
@@ -98,6 +98,15 @@ class Runtime:
         except DATABASE_ERRORS as exc:
             return str(exc) or type(exc).__name__
         return None
+
+    async def deliveries(self) -> outbox.Backlog:
+        """What finished debates owe Slack and have not received (empty when the database is
+        away: the health check says that already)."""
+        try:
+            async with self.db.transaction(readonly=True) as session:
+                return await outbox.backlog(session)
+        except DATABASE_ERRORS:
+            return outbox.Backlog()
 
     async def metrics(self) -> dict[str, Any]:
         day = self.service.clock().date()
