@@ -24,9 +24,9 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.db import insert_ignoring
-from storage.outbox_rows import DeliveryRow
+from storage.outbox_rows import DeliveryRow, UnfurlRow
 
-DeliveryKind = Literal["thread_result", "review_request"]
+DeliveryKind = Literal["thread_result", "review_request", "work_objects"]
 DeliveryStatus = Literal["pending", "delivered", "failed"]
 PENDING: DeliveryStatus = "pending"
 DELIVERED: DeliveryStatus = "delivered"
@@ -192,3 +192,26 @@ async def backlog(session: AsyncSession) -> Backlog:
     pending, oldest = counts.get(PENDING, (0, None))
     return Backlog(pending=pending, failed=counts.get(FAILED, (0, None))[0],
                    oldest_pending=oldest, last_error=error or "")
+
+
+@dataclass(frozen=True, slots=True)
+class Unfurl:
+    channel_id: str
+    message_ts: str
+    url: str
+
+
+async def remember_unfurl(session: AsyncSession, *, debate_id: str, channel_id: str,
+                          message_ts: str, url: str, now: datetime) -> None:
+    """A debate's link was unfurled in a posted message (idempotent)."""
+    values = {"debate_id": debate_id, "channel_id": channel_id, "message_ts": message_ts,
+              "url": url, "created_at": now}
+    await session.execute(insert_ignoring(session, UnfurlRow, values,
+                                          conflict=("debate_id", "channel_id", "message_ts")))
+
+
+async def unfurls_of(session: AsyncSession, debate_id: str, *, limit: int = 50) -> list[Unfurl]:
+    """Where the debate's link was unfurled, newest first (the cards a finish refreshes)."""
+    rows = await session.scalars(select(UnfurlRow).where(UnfurlRow.debate_id == debate_id)
+                                 .order_by(UnfurlRow.created_at.desc()).limit(limit))
+    return [Unfurl(r.channel_id, r.message_ts, r.url) for r in rows]

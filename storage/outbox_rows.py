@@ -1,6 +1,7 @@
-"""The outbox's table (storage/outbox.py is its repository): what finished debates owe the outside
-world. Beside storage/models.py (same Base and column types), imported by its repository, the
-database module and the migration environment."""
+"""The outbox's tables (storage/outbox.py is their repository): what finished debates owe the
+outside world, and where their links were unfurled (cards to refresh). Beside storage/models.py
+(same Base and column types), imported by its repository, the database module and the migration
+environment."""
 
 from __future__ import annotations
 
@@ -36,3 +37,17 @@ class DeliveryRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class UnfurlRow(Base):
+    """Where a debate's link was unfurled as a Work Object (a posted message), so the card can be
+    refreshed when the debate finishes (its delivery, kind `work_objects`)."""
+
+    __tablename__ = "slack_unfurls"
+
+    debate_id: Mapped[str] = mapped_column(
+        String(64), ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True)
+    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    message_ts: Mapped[str] = mapped_column(String(32), primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -338,8 +338,10 @@ class DebateService:
                                                   self.oversight.spot_check_fraction))
             await panels.record(session, result=result, finished_at=finished_at,
                                 spot_check=spot, fraction=self.oversight.spot_check_fraction)
+            unfurled = bool(self.outbox_targets) and bool(
+                await outbox.unfurls_of(session, debate_id, limit=1))
             for owed in obligations(record, review, targets=self.outbox_targets,
-                                    now=finished_at):
+                                    now=finished_at, unfurled=unfurled):
                 await outbox.owe(session, debate_id=debate_id, kind=owed.kind, ref=owed.ref,
                                  target=owed.target, now=finished_at)
         # what the debate owes is in the outbox now; the hooks only count and hand over (quick,

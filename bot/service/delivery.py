@@ -3,11 +3,11 @@
 `obligations` is read inside the transaction that records the result (DebateService.finish), and
 each obligation is written to the outbox there (storage/outbox.py), so the result and what it owes
 commit together or not at all: a debate whose thread is in Slack owes that thread its result (the
-streamed plan stopped with the divergence summary, or the status message brought to its end and
-the summary posted; a DM's status line cleared); a debate routed to a person owes the review
-channel its request. The dispatcher of each target (bot/slack/delivery.py for Slack) delivers them
-with retries, after restarts and kills, from any process; lease bookkeeping of running debates
-never touches them.
+streamed plan stopped with the divergence summary, or the status message brought to its end and the
+summary posted; a DM's status line cleared); a debate routed to a person owes the review channel
+its request; a debate whose link was unfurled as a Work Object owes the cards a refresh. The
+dispatcher of each target (bot/slack/delivery.py for Slack) delivers them with retries, after
+restarts and kills, from any process; lease bookkeeping of running debates never touches them.
 """
 
 from __future__ import annotations
@@ -38,8 +38,9 @@ def owes_thread(record: DebateRecord) -> bool:
 
 
 def obligations(record: DebateRecord, review: Review | None, *, targets: frozenset[str],
-                now: datetime) -> list[Obligation]:
-    """What `record`, finishing at `now`, owes (nothing without a target to deliver to)."""
+                now: datetime, unfurled: bool = False) -> list[Obligation]:
+    """What `record`, finishing at `now`, owes (nothing without a target to deliver to);
+    `unfurled`: its link was unfurled as a card somewhere, which now shows an old status."""
     if SLACK not in targets:
         return []
     owed: list[Obligation] = []
@@ -47,6 +48,8 @@ def obligations(record: DebateRecord, review: Review | None, *, targets: frozens
         owed.append(Obligation("thread_result", now.isoformat()))
     if review is not None:
         owed.append(Obligation("review_request", review.id))
+    if unfurled:
+        owed.append(Obligation("work_objects", now.isoformat()))
     return owed
 
 

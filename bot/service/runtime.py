@@ -8,6 +8,7 @@ import asyncio
 import logging
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,8 @@ class Runtime:
     #: Outside connections that are down, by name ("slack": Socket Mode cannot connect): what
     #: `/healthz` says beside the process's own health.
     link_problems: dict[str, str] = field(default_factory=dict)
+    #: the outbox's dispatchers in this process (each wakes when called)
+    delivery_wakers: list[Callable[[], None]] = field(default_factory=list)
     name: str = field(default_factory=process_name)
 
     @property
@@ -67,6 +70,11 @@ class Runtime:
     def url(self, debate_id: str) -> str:
         """The debate's transcript page (signed when the service is token-protected)."""
         return self.service.url(debate_id)
+
+    def notify_deliveries(self) -> None:
+        """Something became due in the outbox: this process's dispatcher looks now."""
+        for wake in self.delivery_wakers:
+            wake()
 
     def notify_workers(self) -> None:
         for worker in self.workers:

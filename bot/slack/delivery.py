@@ -30,11 +30,12 @@ from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.notifier import SlackNotifier, Thread, thread_of
 from bot.slack.views import notices
 from bot.slack.views.common import Message
+from bot.slack.views.entities import debate_entity
 from bot.slack.views.review import review_request
 from engine.domain import Event, EventKind, utcnow
 from storage import audit, debates, outbox, reviews
 from storage.errors import DATABASE_ERRORS, NotFound
-from storage.outbox import Delivery
+from storage.outbox import Delivery, Unfurl
 from storage.records import DebateRecord, Review, ReviewStatus
 
 log = logging.getLogger("dialectic.slack.delivery")
@@ -143,6 +144,7 @@ class SlackDispatcher:
         self.rng = random.Random()
         self.delivering: set[asyncio.Task[None]] = set()
         notifier.finished.append(self.notify)
+        notifier.rt.delivery_wakers.append(self.notify)
 
     def notify(self) -> None:
         """A debate finished: look at the outbox now rather than at the next poll."""
@@ -251,6 +253,8 @@ class SlackDispatcher:
                       if delivery.kind == "review_request" else None)
         if delivery.kind == "thread_result":
             await self.thread_result(record, steps)
+        elif delivery.kind == "work_objects":
+            await self.work_objects(record, steps)
         elif review is not None:
             await self.review_request(record, review, steps)
 
@@ -293,6 +297,29 @@ class SlackDispatcher:
             found.append(Event(kind=kind, debate_id=debate_id, data=dict(link.data),
                                rehearsal=bool(link.data.get("rehearsal")), at=link.at))
         return found
+
+    # --- the Work Objects ---
+
+    async def work_objects(self, record: DebateRecord, steps: Steps) -> None:
+        """Each card the debate's link unfurled into, shown again as the debate now stands
+        (chat.unfurl on the same message replaces its card; sending it twice is harmless)."""
+        n = self.notifier
+        async with self.db.transaction(readonly=True) as session:
+            places = await outbox.unfurls_of(session, record.id)
+        result = record.result
+        for place in places:
+            entity = debate_entity(
+                record, url=n.rt.settings.public_url.rstrip("/") + f"/debates/{record.id}",
+                shared_url=place.url, details=False,
+                thresholds=n.thresholds(result) if result is not None else None,
+                rehearsal=result.rehearsal if result is not None else n.rt.is_rehearsal)
+
+            async def send(place: Unfurl = place, entity: dict[str, Any] = entity) -> bool:
+                await n.client.chat_unfurl(channel=place.channel_id, ts=place.message_ts,
+                                           metadata={"entities": [entity]})
+                return True
+
+            await steps.run(f"{place.channel_id}:{place.message_ts}", send)
 
     # --- the review request ---
 

@@ -149,6 +149,32 @@ async def test_two_dispatchers_deliver_each_obligation_once(tmp_path: Path) -> N
         assert len(_result_posts(h, record)) == 1
 
 
+async def test_an_unfurled_card_is_refreshed_when_its_debate_finishes(tmp_path: Path) -> None:
+    """The card a transcript link unfurled into while the debate was queued shows its end once
+    it finishes (chat.unfurl on the same message again), through the outbox."""
+    async with slack_harness(tmp_path, workers=0) as h:
+        await h.command("Should we adopt Bazel?")
+        record = await h.one_debate()
+        url = h.rt.url(record.id)
+        event = h.fake.share_link(CHANNEL, url, user="UALICE")
+        await h.event(event)
+        first = await h.fake.wait_for("chat.unfurl")
+        assert "queued" in _card(first.args)["status"].lower(), _card(first.args)
+        finished = await _finish_by_hand(h, record)
+        await h.delivered()
+        calls = h.fake.calls_to("chat.unfurl")
+        assert len(calls) == 2, [c.args for c in calls]
+        again = calls[-1].args
+        assert (again["channel"], again["ts"]) == (CHANNEL, event["message_ts"])
+        assert finished.status is DebateStatus.COMPLETED
+        assert _card(again)["status"] == "✅ Finished" and "verdict" in _card(again)
+
+
+def _card(args: dict[str, Any]) -> dict[str, str]:
+    [entity] = args["metadata"]["entities"]
+    return {f["key"]: f["value"] for f in entity["entity_payload"]["custom_fields"]}
+
+
 async def _finish_by_hand(h: Harness, record: DebateRecord) -> DebateRecord:
     """Run the debate through the service (no worker), so it finishes and owes its thread."""
     from storage import queue

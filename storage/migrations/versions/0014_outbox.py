@@ -1,5 +1,6 @@
 """The outbox: what a finished debate owes the outside world (its thread's result, a review
-request), written with the result and delivered with retries (storage/outbox.py).
+request, its unfurled cards refreshed), written with the result and delivered with retries
+(storage/outbox.py); and where debates' links were unfurled.
 
 Revision ID: 0014
 Revises: 0013
@@ -49,9 +50,22 @@ def upgrade() -> None:
     )
     op.create_index("ix_deliveries_debate_id", "deliveries", ["debate_id"])
     op.create_index("ix_deliveries_status_due_at", "deliveries", ["status", "due_at"])
+    op.create_table(
+        "slack_unfurls",
+        sa.Column("debate_id", sa.String(64), nullable=False),
+        sa.Column("channel_id", sa.String(64), nullable=False),
+        sa.Column("message_ts", sa.String(32), nullable=False),
+        sa.Column("url", sa.Text(), nullable=False),
+        sa.Column("created_at", WHEN, nullable=False),
+        sa.ForeignKeyConstraint(["debate_id"], ["debates.id"], ondelete="CASCADE",
+                                name="fk_slack_unfurls_debate_id_debates"),
+        sa.PrimaryKeyConstraint("debate_id", "channel_id", "message_ts",
+                                name="pk_slack_unfurls"),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("slack_unfurls")
     op.drop_index("ix_deliveries_status_due_at", table_name="deliveries")
     op.drop_index("ix_deliveries_debate_id", table_name="deliveries")
     op.drop_table("deliveries")
