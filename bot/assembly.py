@@ -38,14 +38,17 @@ from bot.service.runtime import Runtime, build_runtime
 from bot.service.telemetry import REGISTRY
 from bot.service.worker import Worker, WorkerStopped
 from bot.settings import Settings
+from bot.slack.delivery import SlackDispatcher
 from bot.slack.housekeeping import forget_messages
 from bot.slack.notifier import SlackNotifier
 from bot.slack.publisher import SlackPublisher
-from bot.slack.wiring import attach_notifier, attach_slack, close_notifier
+from bot.slack.wiring import attach_notifier, attach_slack, close_notifier, delivering
 from engine.errors import ConfigurationError
 from engine.settings import EngineSettings
 
 log = logging.getLogger("dialectic.server")
+#: the Slack dispatcher of a served application (tests drain it)
+DISPATCHER: web.AppKey[SlackDispatcher | None] = web.AppKey("dispatcher", SlackDispatcher)
 Cleanup = Callable[[web.Application], AsyncIterator[None]]
 SLACK_OFF = ("Slack is off: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or "
              "SLACK_APP_TOKEN (Socket Mode) to enable it; the API and console still run")
@@ -68,6 +71,8 @@ async def assembled(settings: Settings) -> AsyncIterator[Assembly]:
     # first /debate's estimate
     await asyncio.to_thread(_warm_prices, settings.engine)
     notifier = attach_notifier(rt, settings.slack) if settings.slack.enabled else None
+    # every process writes what its finished debates owe Slack, whichever process delivers it
+    rt.service.outbox_targets = frozenset({"slack"}) if settings.slack.enabled else frozenset()
     publisher = SlackPublisher(notifier) if notifier is not None else None
     scheduler = Scheduler(rt, settings.scheduling, publisher=publisher)
     memory.started()  # the runtime is built: it lives as long as the process
@@ -139,7 +144,7 @@ async def serve(settings: Settings, *, host: str | None = None, port: int | None
             await listen(runner, host, port)
             log.info("serving on http://%s:%d (console /, API /api, Slack /slack/events)", host,
                      port)
-            async with running_workers(parts.rt, None) as task, chores(parts):
+            async with chores(parts), running_workers(parts.rt, None) as task:
                 await parts.scheduler.start()
                 await until_signalled(task)
                 parts.scheduler.shutdown()
@@ -170,6 +175,8 @@ def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
                     http=settings.http)
     if parts.notifier is not None:
         attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
+        # before the workers': cleanup runs in reverse, so deliveries outlive the workers
+        app.cleanup_ctx.append(_delivery_ctx(parts.notifier))
     if workers != 0:
         app.cleanup_ctx.append(_workers_ctx(parts.rt, workers))
     if scheduler:
@@ -180,6 +187,15 @@ def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
 def _workers_ctx(rt: Runtime, concurrency: int | None) -> Cleanup:
     async def ctx(app: web.Application) -> AsyncIterator[None]:
         async with running_workers(rt, concurrency):
+            yield
+
+    return ctx
+
+
+def _delivery_ctx(notifier: SlackNotifier) -> Cleanup:
+    async def ctx(app: web.Application) -> AsyncIterator[None]:
+        async with delivering(notifier) as dispatcher:
+            app[DISPATCHER] = dispatcher
             yield
 
     return ctx
@@ -199,7 +215,10 @@ async def work(settings: Settings, *, concurrency: int | None = None) -> None:
         await parts.scheduler.start()  # slot claims keep replicas from firing twice
         if settings.http.metrics_port:
             start_http_server(settings.http.metrics_port, addr="127.0.0.1", registry=REGISTRY)
-        async with running_workers(parts.rt, concurrency) as task, chores(parts):
+        # the dispatcher outlives the workers: what a debate finishing in their grace period owes
+        # Slack goes out too
+        async with chores(parts), delivering(parts.notifier), \
+                running_workers(parts.rt, concurrency) as task:
             await until_signalled(task)
 
 

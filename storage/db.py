@@ -31,6 +31,7 @@ from sqlalchemy.sql.dml import Insert
 
 from storage import (
     evaluation_rows,  # noqa: F401  # their tables join Base.metadata
+    outbox_rows,  # noqa: F401
     sqlite_driver,
 )
 from storage.errors import DatabaseUnavailable, translate, unavailable

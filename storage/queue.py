@@ -122,6 +122,21 @@ async def renew_many(
     return set(result.scalars())
 
 
+async def taken_elsewhere(session: AsyncSession, *, debate_ids: list[str], worker_id: str
+                          ) -> set[str]:
+    """Of `debate_ids` (leases `worker_id` could not renew), those it has really lost: still to
+    run (queued again, or running) under another owner or none. A debate that finished is not
+    lost: its worker is only finishing up, and what it owes is in the outbox."""
+    if not debate_ids:
+        return set()
+    rows = await session.scalars(
+        select(DebateRow.id).where(
+            DebateRow.id.in_(debate_ids),
+            DebateRow.status.in_((DebateStatus.QUEUED.value, *ACTIVE_STATUSES)),
+            or_(DebateRow.lease_owner.is_(None), DebateRow.lease_owner != worker_id)))
+    return set(rows)
+
+
 async def release(
     session: AsyncSession, *, debate_id: str, worker_id: str,
     reason: str = "worker shut down before finishing",

@@ -3,9 +3,12 @@
 The fake provider injects faults at random (HTTP 500, 429 with Retry-After, hangs past the call
 timeout, malformed JSON); the server is SIGKILLed at random moments and started again; its
 PostgreSQL (a throwaway server of the soak's own) is stopped and started once. Submissions carry
-idempotency keys and are retried through outages, as a client would. At the end it prints what
+idempotency keys and are retried through outages, as a client would. Every third debate comes in
+as a signed `/debate` from a fake Slack that answers result posts slowly (so kills land while a
+result is being posted); every result is routed to the review channel. At the end it prints what
 happened, and exits non-zero if a debate never settled, an audit chain is broken, a budget
-reservation leaked, or today's spend passed the cap:
+reservation leaked, today's spend passed the cap, or a finished debate's Slack result or review
+request was not delivered exactly once:
 
     .venv/bin/python -m tests.soak --debates 36 --kills 4 --seed 7
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import platform
 import random
 import re
@@ -25,8 +29,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
+from slack_sdk.signature import SignatureVerifier
 from sqlalchemy import func, select
 
 from engine.vocabulary import Mode
@@ -34,6 +40,7 @@ from storage import audit
 from storage.db import Database
 from storage.models import StepRow
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, message_text
+from tests.fakes.slack_server import FakeSlack
 from tests.support.pg_server import OwnPostgres, own_postgres, server_binaries
 from tests.support.served_process import ServedProcess, serve_env
 
@@ -45,7 +52,12 @@ SETTINGS = {  # short timeouts and backoff, so faults cost seconds, not minutes
     "DIALECTIC_BACKOFF_CAP": "1", "DIALECTIC_LEASE_SECONDS": "3",
     "DIALECTIC_POLL_INTERVAL": "0.2", "DIALECTIC_WORKER_CONCURRENCY": "6",
     "DIALECTIC_DAILY_BUDGET_USD": "1.00", "DIALECTIC_LOG_LEVEL": "WARNING",
+    "DIALECTIC_SLACK_STREAMING": "off", "DIALECTIC_SLACK_POST_INTERVAL": "0.05",
+    "DIALECTIC_REVIEW_CHANNEL": "CREVIEW", "DIALECTIC_REVIEWERS": "UREVIEWER",
 }
+SLACK_SECRET = "soak-signing-secret"
+CHANNEL = "CSOAK"
+REVIEWED = "Review requested"
 
 
 @dataclass
@@ -74,7 +86,9 @@ class Soak:
     chaos: Chaos
     debates: int
     kills: int
+    slack: FakeSlack
     ids: dict[int, str] = field(default_factory=dict)
+    from_slack: dict[int, str] = field(default_factory=dict)   # index -> topic
     in_flight_at_kills: list[int] = field(default_factory=list)
     in_flight_at_outage: int = 0
     health_in_outage: int = 0
@@ -92,7 +106,11 @@ class Soak:
             mode = modes[i % len(modes)]
             body = {"topic": f"Soak #{i}: should we adopt practice {i} ({mode.value})?",
                     "mode": mode.value, "idempotency_key": f"soak-{i}"}
-            self.ids[i] = await self._accepted(body)
+            if i % 3 == 0:
+                self.from_slack[i] = str(body["topic"])
+                await self._commanded(i, f"{body['topic']} --mode {mode.value}")
+            else:
+                self.ids[i] = await self._accepted(body)
             if i in kills:
                 await self.kill_and_restart()
             if i == outage:
@@ -109,6 +127,39 @@ class Soak:
                 return str(reply["id"])
             self.refused[str(status or "connection refused")] += 1
             await asyncio.sleep(0.5)
+
+    async def _commanded(self, i: int, text: str) -> None:
+        """A signed /debate, sent again through outages (Slack dedupes on its trigger id)."""
+        body = urlencode({"token": "legacy", "team_id": self.slack.team_id, "channel_id": CHANNEL,
+                          "user_id": "USOAK", "command": "/debate", "text": text,
+                          "api_app_id": "A0SOAK", "response_url": self.slack.response_url(
+                              f"soak{i}"), "trigger_id": f"trigger.soak.{i}"})
+        while True:
+            ts = str(int(time.time()))
+            headers = {"Content-Type": "application/x-www-form-urlencoded",
+                       "X-Slack-Request-Timestamp": ts,
+                       "X-Slack-Signature": str(SignatureVerifier(
+                           SLACK_SECRET).generate_signature(timestamp=ts, body=body))}
+            try:
+                async with aiohttp.ClientSession() as s, s.post(
+                        self.server.base + "/slack/events", data=body.encode(),
+                        headers=headers) as r:
+                    if r.status == 200:
+                        return
+                    status = r.status
+            except (aiohttp.ClientError, OSError):
+                status = 0
+            self.refused[f"slack {status or 'connection refused'}"] += 1
+            await asyncio.sleep(0.5)
+
+    async def slack_ids(self) -> None:
+        """The debates the slash commands started, found by their topics."""
+        wanted = {topic: i for i, topic in self.from_slack.items()}
+        _, listed = await self.server.get("/api/debates?limit=500")
+        for record in listed.get("debates", []):
+            i = wanted.get(record.get("request", {}).get("topic") or record.get("topic"))
+            if i is not None:
+                self.ids[i] = str(record["id"])
 
     async def _busy(self) -> None:
         """A random moment while the server has calls in flight (or after a while without)."""
@@ -208,9 +259,45 @@ def _outcomes(records: dict[str, dict[str, Any]]) -> Counter[str]:
     return counts
 
 
+async def deliveries(soak: Soak, records: dict[str, dict[str, Any]], timeout: float = 120.0
+                     ) -> tuple[str, bool]:
+    """Once nothing is owed to Slack: each Slack debate's result in its thread once, each
+    routed debate's review request in the review channel once."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        _, health = await soak.server.get("/healthz")
+        if health.get("deliveries_pending") == 0:
+            break
+        await asyncio.sleep(1.0)
+    slack_ids = {soak.ids[i] for i in soak.from_slack if i in soak.ids}
+    results: Counter[str] = Counter()
+    for message in soak.slack.messages(CHANNEL):
+        if "Debate result" in str(message.get("text", "")):
+            results[str(message.get("thread_ts"))] += 1
+    threads = {records[d].get("origin", {}).get("thread_ts") for d in slack_ids if d in records}
+    once = sum(1 for t in threads if results.get(str(t)) == 1)
+    requests: Counter[str] = Counter()
+    for message in soak.slack.messages("CREVIEW"):
+        found = TOPIC.search(json.dumps(message.get("blocks") or message.get("text")))
+        if found:
+            requests[found.group(1)] += 1
+    routed = [i for i, d in soak.ids.items() if records.get(d, {}).get("status") in (
+        "awaiting_review", "approved", "escalated")]
+    requested_once = sum(1 for i in routed if requests.get(str(i)) == 1)
+    ok = (health.get("deliveries_pending") == 0 and health.get("deliveries_failed") == 0
+          and once == len(threads) and requested_once == len(routed))
+    line = (f"Slack: {len(slack_ids)} debates from /debate, results delivered exactly once "
+            f"{once} of {len(threads)} (more than once: "
+            f"{sum(1 for n in results.values() if n > 1)}); review requests exactly once "
+            f"{requested_once} of {len(routed)}; left pending {health.get('deliveries_pending')},"
+            f" failed {health.get('deliveries_failed')}")
+    return line, ok
+
+
 async def report(soak: Soak, records: dict[str, dict[str, Any]], elapsed: float) -> bool:
     """Print the figures; True when every invariant held."""
     outcomes = _outcomes(records)
+    slack_line, slack_ok = await deliveries(soak, records)
     steps, chains_ok, chains = await _stored_steps(soak.pg.url)
     _, budget = await soak.server.get("/api/budget")
     requests = soak.fake.requests
@@ -241,24 +328,34 @@ async def report(soak: Soak, records: dict[str, dict[str, Any]], elapsed: float)
         f"audit chains verified {chains}: {'intact' if chains_ok else 'BROKEN'}",
         f"budget: spent ${budget['spent_usd']:.4f} of the ${budget['cap_usd']:.2f} cap, "
         f"reserved ${budget['reserved_usd']:.4f} after settling",
+        slack_line,
     ]
     print("\n".join(lines))
     return (outcomes["not settled"] == 0 and chains_ok and budget["reserved_usd"] < 1e-9
-            and budget["spent_usd"] <= budget["cap_usd"])
+            and budget["spent_usd"] <= budget["cap_usd"] and slack_ok)
 
 
 async def soak(debates: int, kills: int, seed: int, timeout: float) -> bool:
     chaos = Chaos(random.Random(seed))
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dialectic-soak.") as tmp:
-        async with own_postgres() as pg, FakeOpenAI(latency=0.2, seed=seed) as fake:
+        async with own_postgres() as pg, FakeOpenAI(latency=0.2, seed=seed) as fake, \
+                FakeSlack() as slack:
             chaos.arm(fake)
-            server = ServedProcess(serve_env(pg.url, fake.base_url, **SETTINGS),
-                                   Path(tmp) / "serve.log")
+            slack.slow("chat.postMessage", 1.5, when=lambda a: any(
+                w in str(a.get("text", "")) for w in ("Debate result", REVIEWED)))
+            config = Path(tmp) / "dialectic.toml"   # every panel's result goes to a reviewer
+            config.write_text('[presets.default]\nmode = "consensus"\n'
+                              'thresholds = { high = 1.0, tentative = 1.0, escalate = 0.0 }\n')
+            env = serve_env(pg.url, fake.base_url, **SETTINGS, DIALECTIC_CONFIG=str(config),
+                            SLACK_BOT_TOKEN="xoxb-soak", SLACK_SIGNING_SECRET=SLACK_SECRET,
+                            SLACK_API_URL=slack.base_url)
+            server = ServedProcess(env, Path(tmp) / "serve.log")
             await server.start()
-            run = Soak(fake, pg, server, chaos, debates, kills)
+            run = Soak(fake, pg, server, chaos, debates, kills, slack)
             try:
                 await run.run()
+                await run.slack_ids()
                 records = await run.settle(timeout)
                 ok = await report(run, records, time.monotonic() - started)
             finally:

@@ -23,6 +23,7 @@ from bot.http.routes import (
 from bot.http.sse import EventsQuery, stream_events
 from bot.http.state import RUNTIME, SCHEDULER, SLACK_ON
 from bot.scheduling.reports import BriefPlan, ScheduleView
+from bot.service.delivery import delivery_problem
 from bot.service.results import is_incomplete, missing_count, status_words
 from engine.domain import DebateRequest, Estimate
 from engine.presets import all_presets
@@ -175,6 +176,14 @@ class HealthOut(BaseModel):
     slack_problem: str | None = Field(default=None,
                                       description="why Slack is not reachable, when it is not")
     workers: int = Field(description="worker slots in this process")
+    deliveries_pending: int = Field(
+        default=0, description="results and review requests owed to Slack, not yet delivered "
+                               "(any process delivers them; retried with backoff)")
+    deliveries_failed: int = Field(
+        default=0, description="owed to Slack and given up after every retry (the console's "
+                               "Deliveries page lists them, with why, and retries them)")
+    delivery_problem: str | None = Field(
+        default=None, description="why deliveries to Slack are late or failing, when they are")
 
 
 async def post_debate(request: web.Request, body: DebateIn) -> web.Response:
@@ -266,9 +275,12 @@ async def healthz(request: web.Request) -> web.Response:
     rt = request.app[RUNTIME]
     health = await rt.health()
     slack_problem = rt.link_problems.get("slack")
+    owed = await rt.deliveries()
     out = HealthOut(ok=health.ok, problems=list(health.problems), rehearsal=rt.is_rehearsal,
                     slack=request.app[SLACK_ON] and slack_problem is None,
-                    slack_problem=slack_problem, workers=rt.worker_slots())
+                    slack_problem=slack_problem, workers=rt.worker_slots(),
+                    deliveries_pending=owed.pending, deliveries_failed=owed.failed,
+                    delivery_problem=delivery_problem(owed, now=rt.service.clock()))
     return json_reply(out, status=200 if health.ok else 503)
 
 

@@ -10,7 +10,17 @@ import logging
 
 from aiohttp import web
 
-from bot.http import api, console, evaluations, metrics, openapi, oversight, reviews, signin
+from bot.http import (
+    api,
+    console,
+    deliveries,
+    evaluations,
+    metrics,
+    openapi,
+    oversight,
+    reviews,
+    signin,
+)
 from bot.http.auth import auth_middleware, browser_guard, identify
 from bot.http.errors import error_middleware
 from bot.http.hardening import body_deadline, security_headers
@@ -32,7 +42,7 @@ MIN_TOKEN_CHARS = 32
 MAKE_TOKEN = 'python3 -c "import secrets; print(secrets.token_urlsafe(32))"'
 log = logging.getLogger(__name__)
 ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, *oversight.ROUTES, openapi.ROUTE,
-                             *evaluations.ROUTES,
+                             *evaluations.ROUTES, *deliveries.ROUTES,
                              metrics.ROUTE, *console.ROUTES, *signin.ROUTES)
 
 

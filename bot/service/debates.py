@@ -14,6 +14,7 @@ to a human whatever its alpha.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
@@ -22,6 +23,7 @@ from datetime import date, datetime, timedelta
 
 from bot.service import links
 from bot.service.calibration import Calibration
+from bot.service.delivery import obligations
 from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by
@@ -42,7 +44,7 @@ from engine.settings import EngineSettings
 from engine.untrusted.injection import Finding
 from engine.untrusted.material import new_nonce, of_evidence, of_request, screen, with_nonce
 from engine.vocabulary import Mode, ResultStatus, Routing
-from storage import audit, budget, caches, debates, evidence, panels, reviews, steps
+from storage import audit, budget, caches, debates, evidence, outbox, panels, reviews, steps
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, KeyReused, NotFound
 from storage.records import DebateRecord, DebateStatus, Origin, Review
@@ -91,6 +93,9 @@ class DebateService:
     sink_factories: list[SinkFactory] = field(default_factory=list)
     finished_hooks: list[FinishedHook] = field(default_factory=list)
     submitted_hooks: list[Callable[[DebateRecord], None]] = field(default_factory=list)
+    #: where finished debates' results are delivered through the outbox ({"slack"} when Slack is
+    #: configured: set by the composition root, so every process writes what a debate owes)
+    outbox_targets: frozenset[str] = frozenset()
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
     history: Calibration = field(init=False, repr=False)
     oversight: Oversight = field(init=False, repr=False)
@@ -333,8 +338,15 @@ class DebateService:
                                                   self.oversight.spot_check_fraction))
             await panels.record(session, result=result, finished_at=finished_at,
                                 spot_check=spot, fraction=self.oversight.spot_check_fraction)
-        for hook in self.finished_hooks:
-            await _run_hook(hook, record, review)
+            unfurled = bool(self.outbox_targets) and bool(
+                await outbox.unfurls_of(session, debate_id, limit=1))
+            for owed in obligations(record, review, targets=self.outbox_targets,
+                                    now=finished_at, unfurled=unfurled):
+                await outbox.owe(session, debate_id=debate_id, kind=owed.kind, ref=owed.ref,
+                                 target=owed.target, now=finished_at)
+        # what the debate owes is in the outbox now; the hooks only count and hand over (quick,
+        # and shielded: a cancelled worker task cannot stop them half-way)
+        await asyncio.shield(_run_hooks(self.finished_hooks, record, review))
         return record
 
     async def mark_judging(self, debate_id: str) -> None:
@@ -424,12 +436,14 @@ def _same_request(existing: DebateRecord, request: DebateRequest) -> bool:
             == request.model_dump(mode="json", exclude=mine))
 
 
-async def _run_hook(hook: FinishedHook, record: DebateRecord, review: Review | None) -> None:
-    try:
-        await hook(record, review)
-    except Exception:  # a notifier failing must not undo a finished, stored debate
-        log.exception("finished-hook %s failed for debate %s", getattr(hook, "__name__", hook),
-                      record.id)
+async def _run_hooks(hooks: list[FinishedHook], record: DebateRecord, review: Review | None
+                     ) -> None:
+    for hook in hooks:
+        try:
+            await hook(record, review)
+        except Exception:  # a notifier failing must not undo a finished, stored debate
+            log.exception("finished-hook %s failed for debate %s",
+                          getattr(hook, "__name__", hook), record.id)
 
 
 class _StatusSink:

@@ -8,6 +8,7 @@ import asyncio
 import logging
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +20,7 @@ from bot.service.reviews import ReviewDesk, Reviewers
 from bot.service.settings import ServiceSettings
 from bot.service.worker import Worker
 from engine.settings import EngineSettings
-from storage import heartbeats
+from storage import heartbeats, outbox
 from storage import metrics as metrics_repo
 from storage.db import Database
 from storage.errors import DATABASE_ERRORS
@@ -58,6 +59,8 @@ class Runtime:
     #: Outside connections that are down, by name ("slack": Socket Mode cannot connect): what
     #: `/healthz` says beside the process's own health.
     link_problems: dict[str, str] = field(default_factory=dict)
+    #: the outbox's dispatchers in this process (each wakes when called)
+    delivery_wakers: list[Callable[[], None]] = field(default_factory=list)
     name: str = field(default_factory=process_name)
 
     @property
@@ -67,6 +70,11 @@ class Runtime:
     def url(self, debate_id: str) -> str:
         """The debate's transcript page (signed when the service is token-protected)."""
         return self.service.url(debate_id)
+
+    def notify_deliveries(self) -> None:
+        """Something became due in the outbox: this process's dispatcher looks now."""
+        for wake in self.delivery_wakers:
+            wake()
 
     def notify_workers(self) -> None:
         for worker in self.workers:
@@ -98,6 +106,15 @@ class Runtime:
         except DATABASE_ERRORS as exc:
             return str(exc) or type(exc).__name__
         return None
+
+    async def deliveries(self) -> outbox.Backlog:
+        """What finished debates owe Slack and have not received (empty when the database is
+        away: the health check says that already)."""
+        try:
+            async with self.db.transaction(readonly=True) as session:
+                return await outbox.backlog(session)
+        except DATABASE_ERRORS:
+            return outbox.Backlog()
 
     async def metrics(self) -> dict[str, Any]:
         day = self.service.clock().date()

@@ -202,21 +202,30 @@ class Worker:
             running = dict(self.running)
             if not running:
                 continue
-            now = self.service.clock()
             try:
-                async with self.service.db.transaction() as session:
-                    held = await queue.renew_many(session, debate_ids=sorted(running),
-                                                  worker_id=self.worker_id,
-                                                  lease_seconds=self.settings.lease_seconds,
-                                                  now=now)
+                lost = await self._renew(sorted(running))
             except DATABASE_ERRORS as exc:  # nobody else can claim them while this fails either
                 log.warning("could not renew the leases of %d debates (%s); trying again",
                             len(running), exc)
                 continue
-            for debate_id, work in running.items():
-                if debate_id not in held and not work.done():
-                    log.warning("lost the lease on %s; stopping my copy", debate_id)
+            for debate_id in lost:
+                work = running[debate_id]
+                if not work.done():
+                    log.warning("lost the lease on %s to another worker; stopping my copy",
+                                debate_id)
                     work.cancel()
+
+    async def _renew(self, debate_ids: list[str]) -> set[str]:
+        """Renew in one statement; the debates another worker took meanwhile. One that finished
+        (its lease let go with its result) is not lost: it is left to finish up."""
+        now = self.service.clock()
+        async with self.service.db.transaction() as session:
+            held = await queue.renew_many(session, debate_ids=debate_ids,
+                                          worker_id=self.worker_id,
+                                          lease_seconds=self.settings.lease_seconds, now=now)
+            missing = [d for d in debate_ids if d not in held]
+            return await queue.taken_elsewhere(session, debate_ids=missing,
+                                               worker_id=self.worker_id)
 
     async def _shutdown(self) -> None:
         if not self.running:

@@ -10,7 +10,8 @@ after each message that clears it: a phase's reply (the status message's way), o
 start (chat.startStream sends the plan's message; its appends and stop send none, so while the
 plan streams the status stays). Slack also removes a status after two minutes without a message:
 while the debate runs the current status is re-sent every `slack_status_refresh` seconds (one
-timer per DM debate, cancelled when it finishes). When the debate finishes the status is cleared.
+timer per DM debate, cancelled when it finishes). When the debate finishes the keeping alive
+stops, and the thread's delivery clears the status once the result is out (bot/slack/delivery.py).
 Like the notifier's sink it never blocks the engine and never raises into it.
 """
 
@@ -65,14 +66,11 @@ class DmStatus:
             sink.resend()
 
     async def on_finished(self, record: DebateRecord, review: Review | None) -> None:
-        """The result is posted (or the plan ended with it); stop keeping the status alive and
-        clear it, in case nothing cleared it."""
+        """Stop keeping the status alive; the thread's delivery (bot/slack/delivery.py) clears
+        it once the result is out."""
         sink = self.live.pop(record.id, None)
         if sink is not None:
             sink.stop()
-        thread = thread_of(record)
-        if thread is not None and is_dm(thread.channel_id):
-            await self.set(thread, "")
 
     def close(self) -> None:
         for sink in list(self.live.values()):

@@ -4,8 +4,9 @@
 origin has a Slack thread. The sink never blocks the engine on Slack and never raises into it
 (the engine's FanOutSink would re-raise): it folds events into the status (kept current with
 coalesced `chat.update`s) and queues phase replies on the channel's pacing queue, logging any
-failure. `on_finished` (the service's finished hook) posts the divergence summary and, when the
-result was routed, the review request in the review channel.
+failure. `on_finished` (the service's finished hook) only hands the debate's sink over: what a
+finished debate owes Slack (the thread's end and summary, the review request) is in the outbox,
+delivered by bot/slack/delivery.py with retries, from this process or any other.
 """
 
 from __future__ import annotations
@@ -29,17 +30,26 @@ from bot.slack.views import debate as views
 from bot.slack.views import notices
 from bot.slack.views.common import Message
 from bot.slack.views.feedback import feedback_blocks
-from bot.slack.views.review import review_request
 from engine.domain import DebateResult, Event, EventKind, PhaseSummary
 from engine.ports import EventSink
 from engine.settings import ThresholdSpec
-from storage import debates, reviews
+from storage import debates
 from storage.records import DebateRecord, Review
 
 log = logging.getLogger("dialectic.slack")
 
 T = TypeVar("T")
 SETTLE_TIMEOUT = 30.0
+#: finished debates' sinks kept for the dispatcher of this process (the oldest dropped first: the
+#: dispatcher rebuilds a sink it does not find from the debate's stored events)
+ENDED_KEPT = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """How the thread's live message ended: whether it carried the summary."""
+
+    carried: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +96,10 @@ class SlackNotifier:
         # chat.update is rate limited per workspace: coalesce status updates more than posts
         self.update_gap = 3 * pacer.interval if update_gap is None else update_gap
         self.live: dict[str, EventSink] = {}
+        #: sinks of debates that finished here, for the dispatcher (bot/slack/delivery.py)
+        self.ended: dict[str, EventSink] = {}
+        #: called when a debate finished here: the dispatcher looks for what it owes now
+        self.finished: list[Callable[[], None]] = []
         #: called with a debate's id when its plan starts streaming (a new message in the thread)
         self.stream_started: list[Callable[[str], None]] = []
         self.closing: list[Callable[[], None]] = []   # called first by close()
@@ -177,23 +191,38 @@ class SlackNotifier:
         return sink
 
     async def on_finished(self, record: DebateRecord, review: Review | None) -> None:
-        """The service's finished hook: final status, divergence summary, review request."""
-        thread = thread_of(record)
-        carried = await self.settle_thread(record)
-        if thread is not None and record.result is not None and not carried:
-            await self.logged(self.post_summary(record, thread), "the divergence summary")
-        if review is not None:
-            await self.logged(self.request_review(record, review, thread), "a review request")
-
-    async def settle_thread(self, record: DebateRecord) -> bool:
-        """Bring the thread's live message to the finished record; True when it carried the
-        divergence summary itself (a streamed plan ends with it), so it is not posted again."""
+        """The service's finished hook, quick and Slack-free: the debate's live sink stops
+        sending and is kept for the dispatcher, which is told to look at the outbox now."""
         sink = self.live.pop(record.id, None)
+        if sink is not None:
+            close = getattr(sink, "close", None)
+            if close is not None:
+                close()
+            self.ended[record.id] = sink
+            while len(self.ended) > ENDED_KEPT:
+                self.ended.pop(next(iter(self.ended)))
+        for wake in self.finished:
+            wake()
+
+    def replayed(self, record: DebateRecord, events: list[Event]) -> EventSink | None:
+        """The sink a finished debate would have here, rebuilt from its stored events (it ran
+        in another process, or before a restart)."""
+        if thread_of(record) is None or not record.origin.status_ts:
+            return None
+        sink = ThreadSink(self, record)
+        for event in events:
+            sink.fold(event)
+        return sink
+
+    async def settle_thread(self, record: DebateRecord, events: list[Event] | None = None, *,
+                            retrying: bool = False) -> Settled:
+        """Bring the thread's live message to the finished record; `carried` when it carried
+        the divergence summary itself (a streamed plan ends with it), so it is not posted again.
+        `retrying`: an earlier attempt may have ended it already."""
+        sink = self.ended.pop(record.id, None) or self.replayed(record, events or [])
         if isinstance(sink, ThreadSink):
             await sink.settle(record)
-        elif thread_of(record) is not None and record.origin.status_ts:
-            await ThreadSink(self, record).settle(record)
-        return False
+        return Settled(carried=False)
 
     def summary_message(self, record: DebateRecord) -> Message | None:
         """The result as the thread shows it (an appeal's resolution included)."""
@@ -206,29 +235,6 @@ class SlackNotifier:
         message = self.summary_message(record)
         if message is not None:
             await self.post(thread.channel_id, message, thread_ts=thread.ts)
-
-    async def request_review(self, record: DebateRecord, review: Review,
-                             thread: Thread | None) -> None:
-        """The review request in the review channel, its location stored, the thread told."""
-        channel = self.settings.review_channel
-        if not channel:
-            log.warning("debate %s awaits review but DIALECTIC_REVIEW_CHANNEL is not set",
-                        record.id)
-            if thread is not None and not review.spot_check:
-                await self.post(thread.channel_id, notices.no_review_channel(),
-                                thread_ts=thread.ts)
-            return
-        if record.result is None:
-            return
-        link = await self.permalink(thread)
-        message = review_request(review, record.result, transcript_url=self.url(record.id),
-                                 thread_link=link, thresholds=self.thresholds(record.result))
-        ts = await self.post(channel, message)
-        async with self.rt.db.transaction() as session:
-            await reviews.set_message(session, review.id, channel, ts)
-        if thread is not None and not review.spot_check:   # a spot check was published
-            await self.post(thread.channel_id, notices.awaiting_review(channel),
-                            thread_ts=thread.ts)
 
     async def permalink(self, thread: Thread | None) -> str | None:
         if thread is None:
@@ -262,6 +268,7 @@ class ThreadSink:
         self.final = False
         self._opened = self.status_ts is not None
         self._dirty = False
+        self._closed = False
         self._flusher: asyncio.Task[None] | None = None
 
     async def emit(self, event: Event) -> None:
@@ -269,6 +276,15 @@ class ThreadSink:
             self._handle(event)
         except Exception:  # a notifier bug must never stop or fail a debate
             log.exception("Slack sink failed on %s for debate %s", event.kind, self.record.id)
+
+    def fold(self, event: Event) -> None:
+        """Take in a stored event without sending anything (a sink rebuilt after the fact)."""
+        self.rehearsal = self.rehearsal or event.rehearsal
+        self.progress.apply_event(event)
+
+    def close(self) -> None:
+        """The debate finished: nothing more is sent until `settle`."""
+        self._closed = True
 
     def _handle(self, event: Event) -> None:
         self.rehearsal = self.rehearsal or event.rehearsal
@@ -330,7 +346,7 @@ class ThreadSink:
 
     async def _flush(self) -> None:
         """Coalesced chat.update: only the latest state is sent, at most once per update_gap."""
-        while self._dirty and self.status_ts is not None:
+        while self._dirty and self.status_ts is not None and not self._closed:
             self._dirty = False
             try:
                 await self.n.update(self.channel, self.status_ts, self._render())
@@ -349,10 +365,10 @@ class ThreadSink:
             if self.status_ts is not None:  # only coalesced updates left: the final one wins
                 running.cancel()
             await asyncio.wait({running}, timeout=SETTLE_TIMEOUT)  # its errors are logged
-        self._dirty = True
+        self._dirty, self._closed = True, False
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._flush(), SETTLE_TIMEOUT)
 
 
-__all__ = ["SLACK_ERRORS", "SlackNotifier", "Thread", "ThreadSink", "result_message", "slack_error",
-           "thread_of"]
+__all__ = ["SLACK_ERRORS", "Settled", "SlackNotifier", "Thread", "ThreadSink", "result_message",
+           "slack_error", "thread_of"]

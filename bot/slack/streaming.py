@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from bot.service.progress import progress_for
 from bot.slack.client import SLACK_ERRORS, error_code, slack_error
-from bot.slack.notifier import SETTLE_TIMEOUT, SlackNotifier, ThreadSink, thread_of
+from bot.slack.notifier import SETTLE_TIMEOUT, Settled, SlackNotifier, ThreadSink, thread_of
 from bot.slack.views import plan as views
 from bot.slack.views.common import Message
 from engine.domain import DebateRequest, Event, EventKind, utcnow
@@ -191,11 +191,20 @@ class PlanSink:
                           self.record.id)
 
     def _handle(self, event: Event) -> None:
+        if self.fold(event):
+            self._touch()
+
+    def fold(self, event: Event) -> bool:
+        """Take in an event without sending anything; True when what the plan shows changed
+        (a sink rebuilt from stored events folds them all, then settles)."""
         self.events.append(event)
         self.rehearsal = self.rehearsal or event.rehearsal
         noted = self._note(event)
-        if self.progress.apply_event(event) or noted:
-            self._touch()
+        return self.progress.apply_event(event) or noted
+
+    def close(self) -> None:
+        """The debate finished: no more appends; its delivery stops the stream (`settle`)."""
+        self.closed = True
 
     def _note(self, event: Event) -> bool:
         data = event.data
@@ -293,6 +302,8 @@ class PlanSink:
             self.refused_appends += 1
             log.warning("Slack: could not append to the plan of %s: %s", self.record.id,
                         slack_error(exc))
+            if self.closed:   # finished meanwhile: its delivery ends the stream
+                return
             if error_code(exc) in GONE or self.refused_appends >= LOST_AFTER:
                 await self._fall_back(lost=ts)
             return
@@ -334,9 +345,12 @@ class PlanSink:
 
     # --- the end ---
 
-    async def settle(self, record: DebateRecord, summary: Message | None) -> bool:
-        """End the stream: final states and title, the summary's blocks at the bottom. True when
-        the summary went out with it (else the caller posts it as a message)."""
+    async def settle(self, record: DebateRecord, summary: Message | None, *,
+                     retrying: bool = False) -> Settled:
+        """End the stream: final states and title, the summary's blocks at the bottom; `carried`
+        when the summary went out with it (else the caller posts it as a message). `retrying`:
+        an earlier attempt sent the stop and its answer was lost, so a stream found stopped was
+        stopped by it, summary and all."""
         self.record = record
         self.rehearsal = self.rehearsal or bool(record.result and record.result.rehearsal)
         running = self._flusher
@@ -346,16 +360,22 @@ class PlanSink:
                 running.cancel()
             await asyncio.wait({running}, timeout=SETTLE_TIMEOUT)
         if self.stream_ts is None and self.fallback is None:
+            self.closed = False
             await self._started()
         self.closed = True
         if self.fallback is not None:
             await self.fallback.settle(record)
-            return False
+            return Settled(carried=False)
         with contextlib.suppress(TimeoutError):
-            return await asyncio.wait_for(self._stop(record, summary), SETTLE_TIMEOUT)
-        return False
+            code = await asyncio.wait_for(self._stop(record, summary), SETTLE_TIMEOUT)
+            if code == "":
+                return Settled(carried=summary is not None)
+            return Settled(carried=retrying and summary is not None and code in GONE)
+        return Settled(carried=False)
 
-    async def _stop(self, record: DebateRecord, summary: Message | None) -> bool:
+    async def _stop(self, record: DebateRecord, summary: Message | None) -> str:
+        """Stop the stream with the summary; "" when it went out with it, else Slack's error
+        (the stream is then stopped without it where Slack still allows)."""
         title, tasks = self._chunks(final=record)
         tasks = views.ended(tasks, record)
         ending = views.ending_text(record, with_result=summary is not None)
@@ -369,16 +389,16 @@ class PlanSink:
         try:
             await self.n.pacer.run(self.channel, lambda: call(summary.blocks if summary
                                                               else None))
-            return summary is not None
+            return ""
         except SLACK_ERRORS as exc:
             log.warning("Slack: could not end the plan of %s with its result: %s",
                         record.id, slack_error(exc))
-            code = error_code(exc)
+            code = error_code(exc) or type(exc).__name__
         if summary is None or code in GONE:
-            return False
+            return code
         with contextlib.suppress(*SLACK_ERRORS):   # the stream ends; the summary is posted
             await self.n.pacer.run(self.channel, lambda: call(None))
-        return False
+        return code
 
 
 class StreamingNotifier(SlackNotifier):
@@ -400,15 +420,24 @@ class StreamingNotifier(SlackNotifier):
         self.live[record.id] = sink
         return sink
 
-    async def settle_thread(self, record: DebateRecord) -> bool:
-        sink = self.live.get(record.id)
+    def replayed(self, record: DebateRecord, events: list[Event]) -> EventSink | None:
+        if not record.origin.stream_ts or thread_of(record) is None:
+            return super().replayed(record, events)
+        sink = PlanSink(self, record)   # it streamed in another process, or before a restart
+        for event in events:
+            sink.fold(event)
+        sink.closed = True
+        return sink
+
+    async def settle_thread(self, record: DebateRecord, events: list[Event] | None = None, *,
+                            retrying: bool = False) -> Settled:
+        sink = self.ended.get(record.id)
+        if sink is None:
+            sink = self.replayed(record, events or [])
         if not isinstance(sink, PlanSink):
-            if sink is None and record.origin.stream_ts and thread_of(record) is not None:
-                sink = PlanSink(self, record)   # finished after a restart: end its stream
-            else:
-                return await super().settle_thread(record)
-        self.live.pop(record.id, None)
-        return await sink.settle(record, self.summary_message(record))
+            return await super().settle_thread(record, events, retrying=retrying)
+        self.ended.pop(record.id, None)
+        return await sink.settle(record, self.summary_message(record), retrying=retrying)
 
 
 __all__ = ["GONE", "LOST_AFTER", "RETRY_STREAMING", "UNAVAILABLE", "PlanSink", "StreamSupport",

@@ -12,7 +12,9 @@ process's aiohttp application (or connects Socket Mode).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
@@ -23,6 +25,7 @@ from bot.slack.app import build_bolt_app, make_client, mount
 from bot.slack.assistant import DmStatus
 from bot.slack.context import SlackContext
 from bot.slack.decisions import told_in_slack
+from bot.slack.delivery import SlackDispatcher
 from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
@@ -64,6 +67,22 @@ def attach_slack(rt: Runtime, settings: SlackSettings, notifier: SlackNotifier,
     return bolt
 
 
+@contextlib.asynccontextmanager
+async def delivering(notifier: SlackNotifier | None) -> AsyncIterator[SlackDispatcher | None]:
+    """The outbox's Slack dispatcher running while the block runs (nothing without Slack)."""
+    if notifier is None:
+        yield None
+        return
+    dispatcher = SlackDispatcher(notifier)
+    stop = asyncio.Event()
+    task = asyncio.create_task(dispatcher.run(stop), name="slack-deliveries")
+    try:
+        yield dispatcher
+    finally:
+        stop.set()
+        await asyncio.gather(task, return_exceptions=True)
+
+
 async def close_notifier(notifier: SlackNotifier) -> None:
     """Let queued posts go out (for up to CLOSE_GRACE seconds), then close the notifier."""
     try:
@@ -73,4 +92,4 @@ async def close_notifier(notifier: SlackNotifier) -> None:
     await notifier.close()
 
 
-__all__ = ["attach_notifier", "attach_slack", "close_notifier"]
+__all__ = ["attach_notifier", "attach_slack", "close_notifier", "delivering"]

@@ -3,7 +3,9 @@ or what a proxy or load balancer answers when it fails (a page that is not Slack
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -14,6 +16,8 @@ class Fault:
     status: int = 200
     content_type: str = ""
     body: str = ""
+    delay: float = 0.0
+    when: Callable[[dict[str, Any]], bool] | None = None
 
 
 # What stands between a client and Slack answers with these when it fails (see `not_json`).
@@ -43,11 +47,28 @@ class SlackFaults:
         self._rate_limits: dict[str, list[Fault]] = {}
         self._failures: dict[str, list[Fault]] = {}
         self._not_json: dict[str, list[Fault]] = {}
+        self._slow: dict[str, list[Fault]] = {}
 
     def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
         """The next `times` calls to `method` get HTTP 429 with a Retry-After header."""
         self._rate_limits.setdefault(method, []).append(
             Fault(remaining=times, retry_after=retry_after))
+
+    def slow(self, method: str, seconds: float, times: int = 1_000_000,
+             when: Callable[[dict[str, Any]], bool] | None = None) -> None:
+        """The next `times` calls to `method` (those `when(args)` picks, if given) are carried
+        out at once (the message is posted) and answered `seconds` later, as Slack does under
+        load: a caller that dies or gives up meanwhile never learns that it worked."""
+        self._slow.setdefault(method, []).append(Fault(remaining=times, delay=seconds,
+                                                       when=when))
+
+    def delay_for(self, method: str, args: dict[str, Any]) -> float:
+        """How long to wait before answering this call (one use of a matching `slow`)."""
+        for fault in self._slow.get(method) or []:
+            if fault.remaining > 0 and (fault.when is None or fault.when(args)):
+                fault.remaining -= 1
+                return fault.delay
+        return 0.0
 
     def fail(self, method: str, error: str, times: int = 1) -> None:
         """The next `times` calls to `method` reply {"ok": false, "error": error}."""

@@ -1,6 +1,6 @@
 """The Web API methods the fake Slack answers, each as Slack documents it (the errors word for
-word): chat.*, reactions.add, views.*, conversations.info/join, usergroups.users.list,
-users.info, auth.test. Each takes the decoded arguments and returns the reply."""
+word): chat.*, reactions.add, views.*, conversations.info/join/history/replies,
+usergroups.users.list, users.info, auth.test. Each takes the decoded arguments and returns the reply."""
 
 from __future__ import annotations
 
@@ -28,6 +28,8 @@ class SlackMethods(SlackWorkspace):
             "views.publish": self._views_publish,
             "views.update": self._views_update,
             "conversations.info": self._conversations_info,
+            "conversations.history": self._history,
+            "conversations.replies": self._replies,
             "conversations.join": self._conversations_join,
             "usergroups.users.list": self._usergroup_users,
             "users.info": self._users_info,
@@ -151,6 +153,37 @@ class SlackMethods(SlackWorkspace):
         if problem:
             return err("invalid_arguments", response_metadata={"messages": [problem]})
         return ok(view=self._store_view(args["view"], view_id))
+
+    def _history(self, args: Args) -> Reply:
+        """The channel's newest messages first (thread replies only when broadcast); metadata
+        only with include_all_metadata, as Slack does."""
+        channel = str(args.get("channel") or "")
+        if self._channel_info(channel) is None and channel not in self._messages:
+            return err("channel_not_found")
+        found = [m for m in self.messages(channel)
+                 if not m.get("thread_ts") or m["thread_ts"] == m["ts"]
+                 or m.get("reply_broadcast")]
+        return ok(messages=self._listed(reversed(found), args), has_more=False)
+
+    def _replies(self, args: Args) -> Reply:
+        """A thread: its root, then its replies, oldest first."""
+        channel, ts = str(args.get("channel") or ""), str(args.get("ts") or "")
+        root = self.message(channel, ts)
+        if root is None:
+            return err("thread_not_found")
+        return ok(messages=self._listed([root, *self.replies(channel, ts)], args),
+                  has_more=False)
+
+    @staticmethod
+    def _listed(messages: Any, args: Args) -> list[dict[str, Any]]:
+        limit = int(args.get("limit") or 100)
+        keep = str(args.get("include_all_metadata")).lower() in ("1", "true")
+        out = []
+        for message in list(messages)[:limit]:
+            if not keep:
+                message = {k: v for k, v in message.items() if k != "metadata"}
+            out.append(message)
+        return out
 
     def _conversations_info(self, args: Args) -> Reply:
         info = self._channel_info(str(args.get("channel") or ""))

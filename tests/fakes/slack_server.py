@@ -6,6 +6,7 @@
         slack.rate_limit("chat.update", times=1)     # one HTTP 429 with Retry-After
         slack.fail("views.open", "expired_trigger_id")
         slack.not_json("chat.getPermalink", 502)   # a proxy's HTML error page instead
+        slack.slow("chat.postMessage", 3.0)        # posted at once, answered 3 s later
         await client.chat_postMessage(channel="C1", text="hi")
         assert slack.messages("C1")[0]["text"] == "hi"
 
@@ -136,6 +137,9 @@ class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackF
         status, reply, headers = self._dispatch(method, args, request.headers.get(
             "Authorization", ""))
         await self._record(Call(method, args, time.time(), status, reply))
+        delay = self.delay_for(method, args)
+        if delay:
+            await asyncio.sleep(delay)
         return web.json_response(reply, status=status, headers=headers)
 
     async def _handle_response_url(self, request: web.Request) -> web.Response:

@@ -52,6 +52,10 @@ class SlackWorkspace:
         """The bot is not a member: posting fails with not_in_channel until conversations.join."""
         self._not_member.add(channel_id)
 
+    def invited(self, channel_id: str) -> None:
+        """Someone invited the bot: posting there works again."""
+        self._not_member.discard(channel_id)
+
     def channel_error(self, channel_id: str, error: str) -> None:
         """Posting to the channel fails with `error` (e.g. "channel_not_found", "is_archived")."""
         self._channel_errors[channel_id] = error

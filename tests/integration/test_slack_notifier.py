@@ -153,9 +153,8 @@ async def test_a_spot_check_is_requested_but_the_thread_keeps_the_published_resu
             await debates.create(session, record=record, topic_key="d1")
             review = await reviews.create(session, debate_id="d1", reason="spot check",
                                           spot_check=True)
-        notifier: SlackNotifier = h.notifier
-        await notifier.on_finished(record, review)
-        await notifier.drain()
+        await h.owe(record, review)   # as the service does when the debate finishes
+        await h.delivered()
         [request] = h.fake.messages(REVIEW_CHANNEL)
         assert request["text"].startswith("Spot check requested:")
         in_thread = json.dumps(h.fake.messages(CHANNEL))

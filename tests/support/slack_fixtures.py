@@ -28,13 +28,15 @@ from aiohttp.test_utils import TestServer
 from slack_sdk.models.blocks import Block
 from slack_sdk.signature import SignatureVerifier
 
-from bot.assembly import Assembly, assembled, web_app
+from bot.assembly import DISPATCHER, Assembly, assembled, web_app
+from bot.service.delivery import obligations
 from bot.service.runtime import Runtime
 from bot.settings import Settings
+from bot.slack.delivery import SlackDispatcher
 from bot.slack.notifier import SlackNotifier
 from engine.settings import PresetSpec, ThresholdSpec
-from storage import audit
-from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus
+from storage import audit, outbox
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Review
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import Call, FakeSlack
 
@@ -198,6 +200,34 @@ class Harness:
 
     async def debates(self) -> list[DebateRecord]:
         return await self.rt.service.recent(limit=100)
+
+    # --- the outbox ---
+
+    @property
+    def dispatcher(self) -> SlackDispatcher:
+        dispatcher = self.server.app[DISPATCHER]
+        assert dispatcher is not None
+        return dispatcher
+
+    async def owe(self, record: DebateRecord, review: Review | None = None) -> None:
+        """Write what `record` owes Slack, as the service does when a debate finishes."""
+        now = self.rt.service.clock()
+        async with self.rt.db.transaction() as session:
+            for owed in obligations(record, review, targets=frozenset({"slack"}), now=now):
+                await outbox.owe(session, debate_id=record.id, kind=owed.kind, ref=owed.ref,
+                                 now=now)
+        self.dispatcher.notify()
+
+    async def delivered(self, *, timeout: float = WAIT) -> None:
+        """Until nothing owed to Slack is pending or being delivered (a failed one may wait)."""
+        async def check() -> bool:
+            self.dispatcher.notify()
+            await self.dispatcher.drain()
+            async with self.rt.db.transaction(readonly=True) as session:
+                left = await outbox.backlog(session)
+            return left.pending == 0 and not self.dispatcher.delivering
+
+        await self.wait_until(check, timeout=timeout, what="Slack deliveries")
 
     async def one_debate(self) -> DebateRecord:
         found = await self.wait_until(self.debates, what="a debate")

@@ -17,7 +17,7 @@ from bot.service.links import debate_id_of
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.context import SlackContext
 from bot.slack.views.entities import debate_entity, not_found_error
-from storage import debates
+from storage import debates, outbox
 from storage.records import DebateRecord
 
 log = logging.getLogger("dialectic.slack.unfurls")
@@ -71,6 +71,21 @@ async def unfurl(ctx: SlackContext, event: dict[str, Any], *, team: str | None) 
         await ctx.client.chat_unfurl(**where, metadata={"entities": entities})
     except SLACK_ERRORS as exc:
         log.warning("could not unfurl a transcript link: %s", slack_error(exc))
+        return
+    if "channel" in where:   # a posted message: refreshed when the debate finishes
+        await remember(ctx, entities, channel=str(where["channel"]), ts=str(where["ts"]))
+
+
+async def remember(ctx: SlackContext, entities: list[dict[str, Any]], *, channel: str,
+                   ts: str) -> None:
+    """Where each unfurled debate's card is, for the refresh its finish owes (the outbox)."""
+    async with ctx.rt.db.transaction() as session:
+        for unfurled in entities:
+            debate_id = str((unfurled.get("external_ref") or {}).get("id") or "")
+            if debate_id:
+                await outbox.remember_unfurl(session, debate_id=debate_id, channel_id=channel,
+                                             message_ts=ts, now=ctx.rt.service.clock(),
+                                             url=str(unfurled.get("app_unfurl_url") or ""))
 
 
 async def present_details(ctx: SlackContext, event: dict[str, Any], *, team: str | None
