@@ -73,7 +73,7 @@ def budget(state: Mapping[str, Any]) -> Message:
     """Today's budget: keys `spent_usd`, `cap_usd`, `reserved_usd`, optional `remaining_usd`."""
     f = _figures(state)
     cap = "no cap" if f["cap"] is None else f"{usd(f['cap'])} cap"
-    text = (f"This workspace's spend today: {usd(f['spent'] or 0.0)}" if _own(state)
+    text = (f"Today's spend in this workspace: {usd(f['spent'] or 0.0)}" if _own(state)
             else f"Today's spend: {usd(f['spent'] or 0.0)} of {cap}")
     return message(text, [header("Today's budget")], budget_blocks(state), [])
 
