@@ -258,17 +258,23 @@ async def test_status_by_id_shows_the_workspace_own_debates_only(tmp_path: Path)
 async def test_an_org_wide_install_admits_its_organisation_only(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, workers=0) as h:
         h.fake.enterprise_id, h.fake.enterprise_install = "E1", True
-        for enterprise in ("E2", None):
-            body = json.loads(_event_body(h, _dm(h, "Should we? --mode simple"), "T9"))
+        for enterprise in ("E2", None):                # another organisation, or none named
+            body = json.loads(_event_body(h, _dm(h, "Should we fork? --mode simple"), "T9"))
             body["enterprise_id"] = enterprise
             body["authorizations"][0]["enterprise_id"] = enterprise
             await h.send(json.dumps(body), "application/json")
-        assert await h.debates() == []
-        body = json.loads(_event_body(h, _dm(h, "Should we? --mode simple"), "T9"))
+        body = json.loads(_event_body(h, _dm(h, "Should we merge? --mode simple"), "T9"))
         body["enterprise_id"] = body["authorizations"][0]["enterprise_id"] = "E1"
         body["authorizations"][0]["is_enterprise_install"] = True
         await h.send(json.dumps(body), "application/json")
-        [debate] = await h.wait_until(h.debates, what="a debate of the organisation")
+
+        async def merged() -> list[str]:
+            topics = [d.request.topic for d in await h.debates()]
+            return topics if "Should we merge?" in topics else []
+
+        assert await h.wait_until(merged, what="the organisation's debate") == [
+            "Should we merge?"]                        # and nothing of the other two
+        [debate] = await h.debates()
         assert debate.origin.team_id == "T9"
 
 
