@@ -12,11 +12,22 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from bot.slack.views import review as R
 from engine.domain import DebateRequest
-from storage import feedback
+from storage import debates, feedback, reviews
 from storage import slack as slack_store
-from storage.records import Origin
-from tests.support.slack_fixtures import CHANNEL, TEAM, USER, Harness, Reply, slack_harness
+from storage.records import Origin, ReviewStatus
+from tests.support.slack_fixtures import (
+    CHANNEL,
+    REVIEW_CHANNEL,
+    REVIEWER,
+    STRICT,
+    TEAM,
+    USER,
+    Harness,
+    Reply,
+    slack_harness,
+)
 
 T2 = "T2OTHER"
 SECRET = "Secret API-only compliance question: may we keep the audit logs for 2 years?"
@@ -285,3 +296,53 @@ async def test_a_refusal_is_one_log_line(tmp_path: Path, caplog: Any) -> None:
         lines = [r for r in caplog.records if r.name == "dialectic.slack.gate"]
         assert len(lines) == 1 and T2 in lines[0].getMessage()
         assert "message" in lines[0].getMessage() and lines[0].exc_info is None
+
+
+async def _reviewed(h: Harness) -> tuple[str, str, str]:
+    """A debate of the installed workspace routed to review: (debate, review, request ts)."""
+    await h.command("Should we rewrite the scheduler in Rust? --preset strict")
+    debate = await h.one_debate()
+    await h.wait_finished(debate.id)
+
+    async def stored() -> Any:
+        async with h.rt.db.transaction(readonly=True) as session:
+            review = await reviews.get_by_debate(session, debate.id)
+        return review if review is not None and review.message_ts else None
+
+    review = await h.wait_until(stored, what="the review message to be stored")
+    return debate.id, review.id, review.message_ts
+
+
+async def test_reviewers_decide_their_workspace_and_the_operator_reviews_only(
+        tmp_path: Path) -> None:
+    async with slack_harness(tmp_path, presets=STRICT) as h:
+        debate_id, review_id, ts = await _reviewed(h)
+        async with h.rt.db.transaction() as session:   # as if another workspace had started it
+            record = await debates.get(session, debate_id)
+            await debates.update_origin(session, debate_id,
+                                        record.origin.model_copy(update={"team_id": T2}))
+        await h.press(R.APPROVE_ACTION, review_id, user=REVIEWER, channel=REVIEW_CHANNEL,
+                      message_ts=ts)
+        said = await h.fake.wait_for("chat.postEphemeral")
+        assert said.args["user"] == REVIEWER and "cannot find this review" in said.args["text"]
+        press = {"type": "block_actions", "user": {"id": REVIEWER},
+                 "trigger_id": h.next_id("trig."), "channel": {"id": REVIEW_CHANNEL},
+                 "container": {"type": "message", "channel_id": REVIEW_CHANNEL,
+                               "message_ts": ts},
+                 "actions": [{"action_id": R.APPROVE_ACTION, "value": review_id,
+                              "type": "button", "block_id": "review_actions"}]}
+        for team in (T2, NOBODY):
+            assert (await _interaction(h, press, team)).status == 200
+        async with h.rt.db.transaction(readonly=True) as session:
+            assert (await reviews.get(session, review_id)).status is ReviewStatus.PENDING
+        assert len(h.fake.calls_to("chat.postEphemeral")) == 1
+        async with h.rt.db.transaction() as session:   # the operator's: its reviewers decide
+            await debates.update_origin(session, debate_id, Origin(surface="api"))
+        await h.press(R.APPROVE_ACTION, review_id, user=REVIEWER, channel=REVIEW_CHANNEL,
+                      message_ts=ts)
+
+        async def approved() -> bool:
+            async with h.rt.db.transaction(readonly=True) as session:
+                return (await reviews.get(session, review_id)).status is ReviewStatus.APPROVED
+
+        assert await h.wait_until(approved, what="the approval")
