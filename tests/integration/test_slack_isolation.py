@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from bot.slack.views import feedback as F
 from bot.slack.views import review as R
 from engine.domain import DebateRequest
 from storage import debates, feedback, reviews
@@ -346,3 +347,27 @@ async def test_reviewers_decide_their_workspace_and_the_operator_reviews_only(
                 return (await reviews.get(session, review_id)).status is ReviewStatus.APPROVED
 
         assert await h.wait_until(approved, what="the approval")
+
+
+async def test_the_operator_scheduled_posts_in_the_workspace_are_the_workspace_own(
+        tmp_path: Path) -> None:
+    """A digest or brief the operator's schedule posted in the installed workspace's channel
+    unfurls and takes feedback there (and still not from a workspace that is not installed)."""
+    async with slack_harness(tmp_path) as h:
+        digest = await _finished_debate(h, "NVDA above its 50-day average?", Origin(
+            surface="schedule", schedule_id="morning", channel_id=CHANNEL))
+        await h.event(h.fake.share_link(CHANNEL, h.rt.url(digest), user=USER))
+        unfurled = await h.fake.wait_for("chat.unfurl")
+        assert [e["external_ref"]["id"] for e in unfurled.args["metadata"]["entities"]] == [
+            digest]
+        press = {"type": "block_actions", "user": {"id": USER},
+                 "trigger_id": h.next_id("trig."), "channel": {"id": CHANNEL},
+                 "container": {"type": "message", "channel_id": CHANNEL,
+                               "message_ts": "1.000001"},
+                 "actions": [{"action_id": F.FEEDBACK_ACTION, "value": f"down:{digest}",
+                              "type": "feedback_buttons", "block_id": F.FEEDBACK_BLOCK}]}
+        assert (await _interaction(h, {**press, "user": {"id": "UOTHER"}}, T2)).status == 200
+        await h.interaction(press)
+        stored = await h.wait_until(lambda: _stored(h, digest, USER), what="the thumb")
+        assert (stored.team_id, stored.rating) == (TEAM, "down")
+        assert await _stored(h, digest, "UOTHER") is None
