@@ -26,7 +26,8 @@ from engine.domain import utcnow
 from engine.errors import BudgetExceeded
 from engine.money.cost import budget_refusal
 from storage.db import dialect_of, insert_ignoring
-from storage.models import BudgetDayRow, BudgetLedgerRow
+from storage.models import BudgetDayRow, BudgetLedgerRow, DebateRow
+from storage.tenancy import Workspace, owned_by
 
 RESERVE, RELEASE, SETTLE = "reserve", "release", "settle"
 DEFAULT_ALERT_FRACTION = 0.8
@@ -340,6 +341,28 @@ async def state(
         return _state(day, cap_usd or 0.0, 0.0, 0.0, False, alert_fraction)
     cap = row.cap_usd if cap_usd is None else cap_usd
     return _state(day, cap, row.reserved_usd, row.spent_usd, row.alerted, alert_fraction)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceSpend:
+    """What one workspace's own debates hold and spent on a day (the ledger's sums over them)."""
+
+    day: date
+    reserved_usd: float
+    spent_usd: float
+
+
+async def workspace_spend(session: AsyncSession, day: date, workspace: Workspace
+                          ) -> WorkspaceSpend:
+    """The day's reservations and spend of the debates `workspace` may see, nobody else's."""
+    rows = await session.execute(
+        select(BudgetLedgerRow.kind, func.coalesce(func.sum(BudgetLedgerRow.amount_usd), 0.0))
+        .join(DebateRow, DebateRow.id == BudgetLedgerRow.debate_id)
+        .where(BudgetLedgerRow.day == day, owned_by(workspace))
+        .group_by(BudgetLedgerRow.kind))
+    sums = {str(kind): float(total) for kind, total in rows}
+    reserved = sums.get(RESERVE, 0.0) - sums.get(RELEASE, 0.0)
+    return WorkspaceSpend(day, round(max(reserved, 0.0), 9), round(sums.get(SETTLE, 0.0), 9))
 
 
 async def mark_alerted(session: AsyncSession, day: date) -> bool:

@@ -22,6 +22,7 @@ from storage import audit
 from storage.errors import AlreadyExists, IllegalTransition, NotFound, translate
 from storage.models import DebateRow, jsonable
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin, can_transition
+from storage.tenancy import Workspace, may_see, owned_by
 
 # What transition(**fields) may set besides the status.
 MUTABLE_FIELDS = frozenset({
@@ -172,18 +173,18 @@ async def get(session: AsyncSession, debate_id: str, *, for_update: bool = False
     return to_record(await _load(session, debate_id, lock=for_update))
 
 
-async def visible(session: AsyncSession, debate_id: str, team: str | None
-                  ) -> DebateRecord | None:
-    """The debate, if a person of workspace `team` may see it (its own workspace's, when both
-    are known); None for an unknown or malformed id or another workspace's debate."""
+async def visible(session: AsyncSession, debate_id: str, workspace: Workspace | None, *,
+                  operator: bool = False) -> DebateRecord | None:
+    """The debate, if a person of `workspace` may see it (storage/tenancy.py: its own
+    workspace's); None for an unknown or malformed id, another workspace's or the operator's
+    debate, or no workspace at all. `operator`: the operator's own surfaces, any debate."""
     if not debate_id or len(debate_id) > MAX_ID_CHARS:
         return None
     row = await session.get(DebateRow, debate_id, populate_existing=True)
     if row is None:
         return None
     record = to_record(row)
-    owner = record.origin.team_id
-    return None if team and owner and owner != team else record
+    return record if operator or may_see(workspace, record.origin) else None
 
 
 async def exists(session: AsyncSession, debate_id: str) -> bool:
@@ -193,10 +194,13 @@ async def exists(session: AsyncSession, debate_id: str) -> bool:
 
 async def list_recent(
     session: AsyncSession, *, status: str | None = None, limit: int = 50,
-    requested_by: str | None = None,
+    requested_by: str | None = None, workspace: Workspace | None = None,
 ) -> list[DebateRecord]:
-    """Newest first, optionally one status and one requester."""
+    """Newest first, optionally one status, one requester, and only what `workspace` may see
+    (None: every debate, for the operator's surfaces)."""
     stmt = select(DebateRow).order_by(DebateRow.created_at.desc(), DebateRow.id.desc())
+    if workspace is not None:
+        stmt = stmt.where(owned_by(workspace))
     if status is not None:
         stmt = stmt.where(DebateRow.status == status)
     if requested_by is not None:

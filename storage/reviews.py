@@ -19,6 +19,7 @@ from engine.oversight.panel_records import side_of
 from storage.errors import NotFound
 from storage.models import DebateRow, ReviewRow
 from storage.records import DecisionAbout, Review, ReviewStatus
+from storage.tenancy import Workspace, owned_by
 
 
 def to_review(row: ReviewRow) -> Review:
@@ -72,12 +73,14 @@ async def get_by_debate(session: AsyncSession, debate_id: str) -> Review | None:
     return to_review(row) if row is not None else None
 
 
-async def list_pending(session: AsyncSession, *, limit: int = 100) -> list[Review]:
-    """Pending reviews, oldest first."""
-    rows = await session.scalars(
-        select(ReviewRow).where(ReviewRow.status == ReviewStatus.PENDING.value)
-        .order_by(ReviewRow.created_at, ReviewRow.id).limit(limit)
-    )
+async def list_pending(session: AsyncSession, *, limit: int = 100,
+                       workspace: Workspace | None = None) -> list[Review]:
+    """Pending reviews, oldest first; with `workspace`, of the debates it may see only."""
+    stmt = select(ReviewRow).where(ReviewRow.status == ReviewStatus.PENDING.value)
+    if workspace is not None:
+        stmt = stmt.join(DebateRow, DebateRow.id == ReviewRow.debate_id).where(
+            owned_by(workspace))
+    rows = await session.scalars(stmt.order_by(ReviewRow.created_at, ReviewRow.id).limit(limit))
     return [to_review(row) for row in rows]
 
 

@@ -21,6 +21,7 @@ from storage.db import insert_ignoring, upsert
 from storage.debates import to_record
 from storage.models import DebateRow, SlackMessageRow, SlackThreadRow, SlackWorkspaceRow
 from storage.records import DebateRecord
+from storage.tenancy import Workspace, owned_by
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +82,17 @@ async def link_thread(
 
 
 async def debates_in_thread(
-    session: AsyncSession, *, channel_id: str, thread_ts: str
+    session: AsyncSession, *, channel_id: str, thread_ts: str,
+    workspace: Workspace | None = None,
 ) -> list[str]:
-    """Ids of the debates posted in the thread, newest first."""
+    """Ids of the debates posted in the thread, newest first (with `workspace`, those it may
+    see: a thread of a shared channel may hold another workspace's debate)."""
+    stmt = select(SlackThreadRow.debate_id)
+    if workspace is not None:
+        stmt = stmt.join(DebateRow, DebateRow.id == SlackThreadRow.debate_id).where(
+            owned_by(workspace))
     rows = await session.scalars(
-        select(SlackThreadRow.debate_id)
+        stmt
         .where(SlackThreadRow.channel_id == channel_id, SlackThreadRow.thread_ts == thread_ts)
         .order_by(SlackThreadRow.created_at.desc())
     )
@@ -93,12 +100,15 @@ async def debates_in_thread(
 
 
 async def recent_in_channel(
-    session: AsyncSession, *, channel_id: str, limit: int = 5
+    session: AsyncSession, *, channel_id: str, limit: int = 5,
+    workspace: Workspace | None = None,
 ) -> list[DebateRecord]:
-    """The channel's latest debates, newest first."""
+    """The channel's latest debates, newest first (with `workspace`, those it may see)."""
+    stmt = select(DebateRow).join(SlackThreadRow, SlackThreadRow.debate_id == DebateRow.id)
+    if workspace is not None:
+        stmt = stmt.where(owned_by(workspace))
     rows = await session.scalars(
-        select(DebateRow).join(SlackThreadRow, SlackThreadRow.debate_id == DebateRow.id)
-        .where(SlackThreadRow.channel_id == channel_id)
+        stmt.where(SlackThreadRow.channel_id == channel_id)
         .order_by(SlackThreadRow.created_at.desc(), DebateRow.created_at.desc()).limit(limit)
     )
     return [to_record(row) for row in rows]

@@ -17,6 +17,7 @@ from engine.oversight.feedback import Rating
 from storage import audit, debates, feedback
 from storage.feedback import Feedback
 from storage.records import DebateRecord
+from storage.tenancy import Workspace
 
 __all__ = ["MAX_REASON", "FeedbackDesk", "Given", "NoSuchResult"]
 
@@ -42,19 +43,21 @@ class FeedbackDesk:
     def __init__(self, service: DebateService) -> None:
         self.service = service
 
-    async def check(self, debate_id: str, team: str | None) -> DebateRecord:
-        """The debate, if a reader of `team` can have seen its result; NoSuchResult if not."""
+    async def check(self, debate_id: str, workspace: Workspace | None) -> DebateRecord:
+        """The debate, if a reader of `workspace` can have seen its result; NoSuchResult if not."""
         async with self.service.db.transaction(readonly=True) as session:
-            found = await debates.visible(session, debate_id, team)
+            found = await debates.visible(session, debate_id, workspace,
+                                           operator=workspace is None)
         if found is None or found.result is None:
             raise NoSuchResult(UNKNOWN)
         return found
 
-    async def give(self, debate_id: str, *, user: str, team: str | None,
+    async def give(self, debate_id: str, *, user: str, workspace: Workspace | None,
                    rating: Rating | None = None, reason: str | None = None,
                    surface: str = "") -> Given:
         """Store (or replace) the reader's thumb and/or reason, audited; NoSuchResult when no
-        result of this workspace has that id, InvalidRequest for a blank or long reason."""
+        result of this workspace has that id, InvalidRequest for a blank or long reason.
+        `workspace` None: the operator's own surfaces, which may rate any result."""
         if reason is not None:
             reason = reason.strip()
             if not reason:
@@ -64,13 +67,15 @@ class FeedbackDesk:
         if not user:
             raise NoSuchResult(UNKNOWN)
         async with self.service.db.transaction() as session:
-            record = await debates.visible(session, debate_id, team)
+            record = await debates.visible(session, debate_id, workspace,
+                                           operator=workspace is None)
             result = record.result if record is not None else None
             if record is None or result is None:
                 raise NoSuchResult(UNKNOWN)
             before = await feedback.get(session, debate_id, user)
             stored = await feedback.put(
-                session, debate_id=debate_id, user_id=user, team_id=team, rating=rating,
+                session, debate_id=debate_id, user_id=user,
+                team_id=workspace.team_id if workspace is not None else None, rating=rating,
                 reason=reason, preset=result.preset or record.preset, routing=result.routing,
                 rehearsal=result.rehearsal, now=self.service.clock())
             await audit.append(session, debate_id=debate_id, kind="feedback_given", actor=user,

@@ -33,6 +33,7 @@ from storage.records import (
     Review,
     ReviewStatus,
 )
+from storage.tenancy import Workspace, may_review
 
 log = logging.getLogger("dialectic.reviews")
 
@@ -130,20 +131,28 @@ class ReviewDesk:
         async with self.service.db.transaction(readonly=True) as session:
             return await reviews.list_pending(session, limit=limit)
 
-    async def authorize(self, review_id: str, user: str) -> Review:
+    async def authorize(self, review_id: str, user: str, *,
+                        workspace: Workspace | None = None) -> Review:
         """The pending review `user` may decide; NotReviewer (audited), NotFound, or
-        AlreadyDecided otherwise."""
+        AlreadyDecided otherwise. `workspace`: the Slack workspace the press came from, which
+        decides only the reviews it may (storage/tenancy.py); another's are NotFound."""
         if not await self.reviewers.is_reviewer(user):
             await self._refused(review_id, user)
             raise NotReviewer("only configured reviewers can decide reviews")
         review = await self.get(review_id)
+        if workspace is not None:
+            async with self.service.db.transaction(readonly=True) as session:
+                record = await debates.get(session, review.debate_id)
+            if not may_review(workspace, record.origin):
+                raise NotFound("review", review_id)
         if review.status is not ReviewStatus.PENDING:
             raise AlreadyDecided(review)
         return review
 
     async def decide(self, review_id: str, decision: ReviewStatus, *, by: str,
                      note: str = "", surface: str = "", about: DecisionAbout | None = None,
-                     winner: PanelSide | None = None) -> Decision:
+                     winner: PanelSide | None = None, workspace: Workspace | None = None
+                     ) -> Decision:
         """Apply a reviewer's decision once, audited. Escalating needs a reason. `surface`
         (slack, web, cli) is where it was made; the hooks tell the others.
 
@@ -154,7 +163,7 @@ class ReviewDesk:
         if decision is ReviewStatus.PENDING:
             raise InvalidRequest("decide approve, escalate or rerun")
         note = note.strip()[:MAX_NOTE]
-        await self.authorize(review_id, by)
+        await self.authorize(review_id, by, workspace=workspace)
         if decision is ReviewStatus.ESCALATED and not note:
             raise InvalidRequest("say why you escalate: the reason goes with the escalation")
         service = self.service

@@ -27,10 +27,10 @@ from slack_bolt.logger.messages import (
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
-from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.slack.client import WebClient
 from bot.slack.context import SlackContext
+from bot.slack.gate import Installed, gate
 from bot.slack.listeners import (
     actions,
     commands,
@@ -69,22 +69,19 @@ class OneWorkspace(AsyncAuthorize):
     and, when both are set, switches to its OAuth installation flow: a file installation store
     that knows no workspace, so every request would be answered "Please install this app". Those
     variables are this service's "Sign in with Slack" settings (bot/slack/signin.py), so the app
-    is always given this explicit authorisation: the bot's identity, asked once (`auth.test`)."""
+    is always given this explicit authorisation: the bot's identity, asked once (`auth.test`).
+    Whether the request's workspace is the installed one is the gate's question (gate.py)."""
 
-    def __init__(self, client: AsyncWebClient) -> None:
+    def __init__(self, client: AsyncWebClient, installed: Installed | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # bolt leaves it untyped
         self.client = client
-        self.bot: AsyncSlackResponse | None = None
-        self.lock = asyncio.Lock()
+        self.installed = installed or Installed(client)
 
     async def __call__(self, *, context: AsyncBoltContext, enterprise_id: str | None,
                        team_id: str | None, user_id: str | None,
                        actor_enterprise_id: str | None = None, actor_team_id: str | None = None,
                        actor_user_id: str | None = None) -> AuthorizeResult:
-        async with self.lock:
-            if self.bot is None:
-                self.bot = await self.client.auth_test()
-        bot = self.bot
+        bot = await self.installed.identity()
         # as Bolt's own single-workspace authorisation builds it, request user included
         return AuthorizeResult(
             enterprise_id=bot.get("enterprise_id"), team_id=bot.get("team_id"),
@@ -112,10 +109,12 @@ def _bolt_logger() -> logging.Logger:
 
 
 def build_bolt_app(ctx: SlackContext) -> AsyncApp:
-    """The Bolt app with every listener registered and repeated event deliveries dropped."""
+    """The Bolt app with every listener registered, requests of workspaces that are not
+    installed refused (gate.py) and repeated event deliveries dropped."""
     secret = ctx.settings.slack_signing_secret
+    installed = Installed(ctx.client)
     app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
-                   authorize=OneWorkspace(ctx.client),
+                   authorize=OneWorkspace(ctx.client, installed),
                    signing_secret=secret.get_secret_value() if secret is not None else "",
                    request_verification_enabled=secret is not None)
 
@@ -128,6 +127,7 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         await next()
         return None
 
+    app.middleware(gate(installed))   # first: another workspace's request leaves no trace
     app.middleware(drop_repeated_events)
     for surface in (commands, events, actions, feedback, shortcuts, home, direct, unfurls):
         surface.register(app, ctx)

@@ -36,9 +36,10 @@ class SlackMethods(SlackWorkspace):
         }
 
     def _auth_test(self, args: Args) -> Reply:
+        org = {"enterprise_id": self.enterprise_id} if self.enterprise_id else {}
         return ok(url="https://fake.slack.com/", team="Fake Workspace", user="dialectic",
                   team_id=self.team_id, user_id=self.bot_user_id, bot_id=self.bot_id,
-                  is_enterprise_install=False)
+                  is_enterprise_install=self.enterprise_install, **org)
 
     def _post_message(self, args: Args) -> Reply:
         channel = str(args.get("channel") or "")

@@ -24,6 +24,10 @@ class SlackWorkspace:
 
     def __init__(self, *, team_id: str, bot_user_id: str, bot_id: str) -> None:
         self.team_id, self.bot_user_id, self.bot_id = team_id, bot_user_id, bot_id
+        # an Enterprise Grid workspace's organisation, and whether the install is org-wide
+        # (what auth.test says of the bot token)
+        self.enterprise_id: str | None = None
+        self.enterprise_install = False
         self.invalid_blocks: list[str] = []
         self.warnings: list[str] = []
         self.views: dict[str, dict[str, Any]] = {}

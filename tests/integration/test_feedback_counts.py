@@ -72,7 +72,7 @@ async def _seed(tmp_path: Path) -> Seeded:
     desk = FeedbackDesk(rt.service)
     for panel, thumbs in ((published[0], "uud"), (published[1], "d"), (routed[0], "du")):
         for n, thumb in enumerate(thumbs):
-            await desk.give(panel.debate_id, user=f"UREADER{n}", team=None,
+            await desk.give(panel.debate_id, user=f"UREADER{n}", workspace=None,
                             rating="up" if thumb == "u" else "down", surface="test")
     await _rehearsal(rt.service, mine[-1], clock, desk)
     after = await rt.service.oversight.judge_report()
@@ -90,7 +90,7 @@ async def _rehearsal(service: object, like: PanelRecord, clock: Clock,
     await add_running(desk.service, "rehearsed", result.preset or "decision",
                       clock.now - timedelta(minutes=5))
     await desk.service.finish("rehearsed", result, actor="worker-test")
-    await desk.give("rehearsed", user="UREADER0", team=None, rating="up")
+    await desk.give("rehearsed", user="UREADER0", workspace=None, rating="up")
 
 
 def _counts(item: dict[str, object]) -> dict[str, object]:
@@ -162,8 +162,8 @@ async def test_a_preset_without_a_panel_shows_its_feedback_in_the_routing_audit(
             await rt.service.finish(name, _critique(name, rehearsal=rehearsal),
                                     actor="worker-test")
         for user in ("UREADER0", "UREADER1"):
-            await desk.give("critiqued", user=user, team=None, rating="up")
-        await desk.give("rehearsed", user="UREADER0", team=None, rating="down")
+            await desk.give("critiqued", user=user, workspace=None, rating="up")
+        await desk.give("rehearsed", user="UREADER0", workspace=None, rating="down")
         report = await rt.service.oversight.routing_report()
         counts = next(i.feedback for i in report.presets if i.routing.preset == "critic")
         assert (counts.up, counts.down, counts.unrouted, counts.rehearsal) == (2, 0, 1, 1)

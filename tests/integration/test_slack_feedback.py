@@ -122,14 +122,15 @@ async def test_forged_ids_get_one_line_and_store_nothing(tmp_path: Path) -> None
             said = await _thanked(h, USER, n)
             assert said["text"] == "⚠ I cannot find that result; nothing was recorded."
         other_team = {**press, "team": {"id": "TOTHER"}, "user": {"id": "UOTHER"}}
-        await h.interaction(other_team)
-        assert "cannot find" in (await _thanked(h, "UOTHER", 1))["text"]
+        assert (await h.interaction(other_team)).status == 200   # refused at the gate
         await h.press(F.WHY_ACTION, "nope", user=USER, channel=CHANNEL,
                       message_ts=summary["ts"])
         assert "cannot find" in (await _thanked(h, USER, len(forged) + 1))["text"]
         assert h.fake.calls_to("views.open") == []
         assert await _stored(h, debate_id, USER) is None
         assert await _stored(h, debate_id, "UOTHER") is None
+        assert not [c for c in h.fake.calls_to("chat.postEphemeral")
+                    if c.args.get("user") == "UOTHER"]   # not even an answer
         assert "feedback_given" not in await audit_kinds(h, debate_id)
 
 

@@ -85,14 +85,19 @@ async def test_another_workspace_and_unknown_ids_get_nothing(tmp_path: Path) -> 
         debate_id = await _finished(h, "Should we adopt Kafka?")
         shared = h.fake.share_link(CHANNEL, h.rt.url(debate_id), user=USER)
         entity = (await _unfurled(h, shared))["metadata"]["entities"][0]
-        for team, ref in (("TOTHER", debate_id), ("T0FAKE", "no-such-debate")):
-            opened = h.fake.open_entity({**entity, "external_ref": {"id": ref}}, user=USER)
-            await _event_of(h, opened, team)
-            call = await h.fake.wait_for(
-                "entity.presentDetails", lambda c, t=opened["trigger_id"]:
-                c.args.get("trigger_id") == t)
-            assert call.ok and call.args["error"]["custom_title"] == "Debate not found"
-            assert "metadata" not in call.args
+        other = h.fake.open_entity({**entity}, user="UOTHER")
+        assert (await _event_of(h, other, "TOTHER")).status == 200   # acked, and ignored:
+        opened = h.fake.open_entity({**entity, "external_ref": {"id": "no-such-debate"}},
+                                    user=USER)
+        await _event_of(h, opened, "T0FAKE")
+        call = await h.fake.wait_for(
+            "entity.presentDetails", lambda c: c.args.get("trigger_id") == opened["trigger_id"])
+        assert call.ok and call.args["error"]["custom_title"] == "Debate not found"
+        assert "metadata" not in call.args
+        # a workspace that is not installed gets no flexpane at all (tests/integration/
+        # test_slack_isolation.py has every surface)
+        assert [c.args["trigger_id"] for c in h.fake.calls_to("entity.presentDetails")] == [
+            opened["trigger_id"]]
         assert h.fake.flexpanes and all("metadata" not in f for f in h.fake.flexpanes)
 
 

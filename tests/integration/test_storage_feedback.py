@@ -13,6 +13,7 @@ from engine.vocabulary import Routing
 from storage import debates, feedback, reviews
 from storage.db import Database
 from storage.records import Origin
+from storage.tenancy import Workspace
 from tests.support import storage_fixtures as fx
 from tests.support.storage_fixtures import add_debate
 
@@ -52,13 +53,20 @@ async def test_a_second_press_replaces_the_first_and_parts_are_kept(db: Database
 
 async def test_a_debate_is_visible_to_its_own_workspace_only(db: Database) -> None:
     added = await add_debate(db)
+    operator = await add_debate(db)          # started by the API: the operator's
     async with db.transaction() as session:
         mine = await debates.update_origin(session, added.id,
                                            Origin(surface="slack", team_id="T1"))
+    t1, t2 = Workspace("T1", home=True), Workspace("T2")
     async with db.transaction(readonly=True) as session:
-        assert (await debates.visible(session, mine.id, "T1")) == mine
-        assert await debates.visible(session, mine.id, None) == mine
-        assert await debates.visible(session, mine.id, "T2") is None
-        assert await debates.visible(session, "no-such-debate", "T1") is None
-        assert await debates.visible(session, "x" * 65, "T1") is None
-        assert await debates.visible(session, "", "T1") is None
+        assert (await debates.visible(session, mine.id, t1)) == mine
+        assert await debates.visible(session, mine.id, None) is None      # no workspace: nothing
+        assert await debates.visible(session, mine.id, t2) is None
+        assert await debates.visible(session, operator.id, t1) is None    # never the operator's
+        assert await debates.visible(session, operator.id, None) is None
+        assert (await debates.visible(session, operator.id, None, operator=True)) is not None
+        assert await debates.visible(session, "no-such-debate", t1) is None
+        assert await debates.visible(session, "x" * 65, t1) is None
+        assert await debates.visible(session, "", t1) is None
+        assert [d.id for d in await debates.list_recent(session, workspace=t1)] == [mine.id]
+        assert await debates.list_recent(session, workspace=t2) == []

@@ -10,13 +10,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 
 from bot.service.debates import Submission
 from bot.service.reviews import AlreadyDecided, Decision, NotReviewer
 from bot.service.tracing import tracing
+from bot.service.workspaces import Workspace
 from bot.slack.context import SlackContext
 from bot.slack.decisions import SURFACE
+from bot.slack.gate import workspace_of
 from bot.slack.notifier import SLACK_ERRORS, slack_error, thread_of
 from bot.slack.parsing import ModalError, parse_modal
 from bot.slack.starter import NotInChannel, Place, open_debate, start_debate, submit_opening
@@ -32,25 +34,26 @@ log = logging.getLogger("dialectic.slack.actions")
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
-    async def on_approve(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_approve(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        await ctx.track(press_button(ctx, body, ReviewStatus.APPROVED))
+        await ctx.track(press_button(ctx, body, ReviewStatus.APPROVED, workspace_of(context)))
 
-    async def on_rerun(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_rerun(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        await ctx.track(press_button(ctx, body, ReviewStatus.RERUN))
+        await ctx.track(press_button(ctx, body, ReviewStatus.RERUN, workspace_of(context)))
 
-    async def on_escalate(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_escalate(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext
+                          ) -> None:
         await ack()
-        await ctx.track(press_button(ctx, body, ReviewStatus.ESCALATED))
+        await ctx.track(press_button(ctx, body, ReviewStatus.ESCALATED, workspace_of(context)))
 
-    async def on_escalate_submit(ack: AsyncAck, body: dict[str, Any],
-                                 view: dict[str, Any]) -> None:
-        await submit_escalation(ctx, ack, body, view)
+    async def on_escalate_submit(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
+                                 context: AsyncBoltContext) -> None:
+        await submit_escalation(ctx, ack, body, view, workspace_of(context))
 
-    async def on_debate_submit(ack: AsyncAck, body: dict[str, Any],
-                               view: dict[str, Any]) -> None:
-        await submit_debate_modal(ctx, ack, body, view)
+    async def on_debate_submit(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
+                               context: AsyncBoltContext) -> None:
+        await submit_debate_modal(ctx, ack, body, view, workspace_of(context))
 
     app.action(R.APPROVE_ACTION)(on_approve)
     app.action(R.RERUN_ACTION)(on_rerun)
@@ -59,14 +62,16 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
     app.view(DEBATE_MODAL)(on_debate_submit)
 
 
-async def press_button(ctx: SlackContext, body: dict[str, Any], status: ReviewStatus) -> None:
-    """Reviewers decide (Escalate first asks why, in a modal); anyone else is refused."""
+async def press_button(ctx: SlackContext, body: dict[str, Any], status: ReviewStatus,
+                       workspace: Workspace) -> None:
+    """Reviewers decide (Escalate first asks why, in a modal); anyone else is refused, and a
+    review the workspace may not decide (tenancy.py) is "unknown"."""
     press = press_of(body)
     if status is not ReviewStatus.ESCALATED:
-        await decide(ctx, press, status)
+        await decide(ctx, press, status, workspace=workspace)
         return
     try:
-        await ctx.reviews.authorize(press["review_id"], press["user"])
+        await ctx.reviews.authorize(press["review_id"], press["user"], workspace=workspace)
     except (NotReviewer, AlreadyDecided, NotFound) as exc:
         await _tell(ctx, press, _refusal(exc))
         return
@@ -124,12 +129,14 @@ async def _tell(ctx: SlackContext, press: dict[str, Any], message: Message) -> N
 
 
 async def decide(ctx: SlackContext, press: dict[str, Any], status: ReviewStatus, *,
-                 note: str = "", about: DecisionAbout | None = None) -> None:
+                 workspace: Workspace, note: str = "", about: DecisionAbout | None = None
+                 ) -> None:
     """Apply the decision once (the service's rules); update the request in place; tell the
     debate's thread."""
     try:
         decision = await ctx.reviews.decide(press["review_id"], status, by=press["user"],
-                                            note=note, surface=SURFACE, about=about)
+                                            note=note, surface=SURFACE, about=about,
+                                            workspace=workspace)
     except (NotReviewer, AlreadyDecided, NotFound) as exc:
         await _tell(ctx, press, _refusal(exc))
         return
@@ -187,7 +194,7 @@ async def _rerun(ctx: SlackContext, decision: Decision) -> None:
 
 
 async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
-                            view: dict[str, Any]) -> None:
+                            view: dict[str, Any], workspace: Workspace) -> None:
     """The escalate form: a blank reason, refusals and "already decided" are shown in the form
     itself, and nothing changes."""
     user = str((body.get("user") or {}).get("id") or "")
@@ -197,7 +204,7 @@ async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, An
         await ack(response_action="errors", errors={R.REASON_BLOCK: BLANK_REASON})
         return
     try:
-        await ctx.reviews.authorize(review_id, user)
+        await ctx.reviews.authorize(review_id, user, workspace=workspace)
     except NotReviewer:
         await ack(response_action="errors", errors={R.REASON_BLOCK: "Only reviewers can escalate."})
         return
@@ -210,12 +217,12 @@ async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, An
     await ack()
     press = {"review_id": review_id, "user": user, "channel": None, "message_ts": None}
     about = modal_choice(view, R.ABOUT_BLOCK, R.ABOUT_ACTION)
-    await ctx.track(decide(ctx, press, ReviewStatus.ESCALATED, note=reason,
+    await ctx.track(decide(ctx, press, ReviewStatus.ESCALATED, workspace=workspace, note=reason,
                            about=DecisionAbout(about) if about in ABOUTS else None))
 
 
 async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
-                              view: dict[str, Any]) -> None:
+                              view: dict[str, Any], workspace: Workspace) -> None:
     """The `/debate` form: validate (errors shown in the form), then start in its channel."""
     user = str((body.get("user") or {}).get("id") or "")
     values = (view.get("state") or {}).get("values") or {}
@@ -230,7 +237,7 @@ async def submit_debate_modal(ctx: SlackContext, ack: AsyncAck, body: dict[str, 
         await ack(response_action="errors", errors={TOPIC_BLOCK: str(exc)[:150]})
         return
     channel = str(view.get("private_metadata") or "")
-    place = Place(channel_id=channel, user_id=user, team_id=(body.get("team") or {}).get("id"))
+    place = Place(channel_id=channel, user_id=user, team_id=workspace.team_id)
     try:
         with tracing().span("slack /debate form", {"dialectic.surface": "slack",
                                                    "dialectic.slack.action": "form"},

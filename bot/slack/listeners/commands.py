@@ -7,14 +7,17 @@ import logging
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.scheduling.briefs import parse_brief
+from bot.service import workspaces
 from bot.service.progress import progress_for, progress_from
 from bot.service.tracing import tracing
+from bot.service.workspaces import Workspace
 from bot.slack.context import SlackContext
+from bot.slack.gate import workspace_of
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import MODES, USAGE, Command, CommandError, parse_command
 from bot.slack.starter import NotInChannel, Place, start_debate
@@ -30,7 +33,6 @@ from engine.errors import InvalidRequest
 from engine.presets import all_presets
 from engine.tracing import Span
 from storage import audit
-from storage import slack as slack_store
 from storage.errors import NotFound
 from storage.records import DebateRecord
 
@@ -42,7 +44,7 @@ RECENT_IN_STATUS = 5
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
     async def on_debate(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond,
-                        client: AsyncWebClient) -> None:
+                        client: AsyncWebClient, context: AsyncBoltContext) -> None:
         try:
             command = parse_command(str(body.get("text") or ""))
         except CommandError as exc:
@@ -54,7 +56,7 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
                 "dialectic.surface": "slack", "dialectic.slack.action": command.action},
                 kind="server") as span:  # the ack, and the submission it starts, in one trace
             await handler(ctx, command, body, TracedAck(ack, span) if traces.enabled else ack,
-                          respond, client)
+                          respond, client, workspace_of(context))
 
     app.command(COMMAND)(on_debate)
 
@@ -72,20 +74,20 @@ class TracedAck(AsyncAck):
         return response
 
 
-def place_of(body: dict[str, Any]) -> Place:
+def place_of(body: dict[str, Any], workspace: Workspace) -> Place:
     """Where a slash command was typed (commands cannot be used inside threads)."""
     return Place(channel_id=str(body.get("channel_id") or ""),
                  user_id=str(body.get("user_id") or ""),
-                 team_id=body.get("team_id"), response_url=body.get("response_url"))
+                 team_id=workspace.team_id, response_url=body.get("response_url"))
 
 
 async def _help(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
-                respond: AsyncRespond, client: AsyncWebClient) -> None:
+                respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
     await ack(**notices.help_text(USAGE).kwargs())
 
 
 async def _modal(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
-                 respond: AsyncRespond, client: AsyncWebClient) -> None:
+                 respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
     """Open the form at once: the trigger_id expires 3 s after the command."""
     await ack()
     presets = sorted(all_presets(ctx.engine))
@@ -100,7 +102,7 @@ async def _modal(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
 
 
 async def _estimate(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
-                    respond: AsyncRespond, client: AsyncWebClient) -> None:
+                    respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
     try:
         request = command.request(requested_by=str(body.get("user_id") or ""))
         estimate = await ctx.service.estimate(request)
@@ -111,31 +113,32 @@ async def _estimate(ctx: SlackContext, command: Command, body: dict[str, Any], a
 
 
 async def _budget(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
-                  respond: AsyncRespond, client: AsyncWebClient) -> None:
+                  respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
     await ack()
-    state = await ctx.track(ctx.service.budget_today())
+    state = await ctx.track(workspaces.budget_today(ctx.service, ws))
     await respond(**budget(state).kwargs())
 
 
 async def _status(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
-                  respond: AsyncRespond, client: AsyncWebClient) -> None:
+                  respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
     await ack()
-    await ctx.track(_report_status(ctx, command, str(body.get("channel_id") or ""), respond))
+    await ctx.track(_report_status(ctx, command, str(body.get("channel_id") or ""), respond,
+                                   ws))
 
 
 async def _report_status(ctx: SlackContext, command: Command, channel: str,
-                         respond: AsyncRespond) -> None:
-    """One debate, or the channel's latest, rendered like their status messages."""
+                         respond: AsyncRespond, workspace: Workspace) -> None:
+    """One debate, or the channel's latest, rendered like their status messages: the
+    workspace's own only (another's or the operator's is "not found", like an unknown id)."""
     if command.debate_id is not None:
-        try:
-            records = [await ctx.service.get(command.debate_id)]
-        except NotFound:
+        found = await workspaces.debate(ctx.service, command.debate_id, workspace)
+        if found is None:
             await respond(**notices.not_found(command.debate_id).kwargs())
             return
+        records = [found]
     else:
-        async with ctx.rt.db.transaction(readonly=True) as session:
-            records = await slack_store.recent_in_channel(session, channel_id=channel,
-                                                          limit=RECENT_IN_STATUS)
+        records = await workspaces.in_channel(ctx.service, workspace, channel_id=channel,
+                                              limit=RECENT_IN_STATUS)
     if not records:
         await respond(**notices.no_debates().kwargs())
         return
@@ -155,7 +158,7 @@ async def status_message(ctx: SlackContext, record: DebateRecord) -> Message:
 
 
 async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
-                 respond: AsyncRespond, client: AsyncWebClient) -> None:
+                 respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
     """Ack with the estimate (no database yet), then dedupe, post the thread root, submit."""
     user = str(body.get("user_id") or "")
     try:
@@ -166,16 +169,16 @@ async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
         return
     rehearsal = ctx.rehearsal
     await ack(**notices.starting(command.topic, estimate, rehearsal=rehearsal).kwargs())
-    await ctx.track(_start_after_ack(ctx, request, body, respond))
+    await ctx.track(_start_after_ack(ctx, request, body, respond, ws))
 
 
 async def _start_after_ack(ctx: SlackContext, request: DebateRequest, body: dict[str, Any],
-                           respond: AsyncRespond) -> None:
+                           respond: AsyncRespond, workspace: Workspace) -> None:
     trigger = str(body.get("trigger_id") or "")
     if not await ctx.first_time("command", trigger):
         return
     try:
-        await start_debate(ctx, request, place_of(body),
+        await start_debate(ctx, request, place_of(body, workspace),
                            idempotency_key=f"slack:{trigger}" if trigger else None)
     except NotInChannel as exc:
         await respond(**notices.not_in_channel(exc.channel_id).kwargs())
@@ -186,7 +189,7 @@ async def _start_after_ack(ctx: SlackContext, request: DebateRequest, body: dict
 
 
 async def _brief(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
-                 respond: AsyncRespond, client: AsyncWebClient) -> None:
+                 respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
     """`/debate brief TOPIC at 09:30 [in #channel]`: plan a brief that lands before then."""
     try:
         parsed = parse_brief(command.topic, now=ctx.service.clock(),
@@ -207,7 +210,7 @@ async def _brief(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
 
 
 async def _schedules(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
-                     respond: AsyncRespond, client: AsyncWebClient) -> None:
+                     respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
     """List schedules with their next firing; reviewers may pause or resume one."""
     await ack()
     verb, user = command.options.get("verb"), str(body.get("user_id") or "")

@@ -18,6 +18,8 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 
+from bot.service import workspaces
+from bot.service.workspaces import Workspace
 from bot.slack.assistant import announce, offer_prompts, preset_names
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.context import SlackContext
@@ -28,7 +30,6 @@ from bot.slack.views import assistant as views
 from bot.slack.views import notices
 from bot.slack.views.common import Message
 from engine.errors import InvalidRequest
-from storage import slack as slack_store
 from storage.records import TERMINAL_STATUSES, DebateStatus
 from storage.slack import SeenMessage
 
@@ -53,22 +54,22 @@ def is_dm_event(event: dict[str, Any]) -> bool:
     return event.get("channel_type") == "im"
 
 
-async def on_dm(ctx: SlackContext, message: SeenMessage, *, team_id: str | None,
+async def on_dm(ctx: SlackContext, message: SeenMessage, *, workspace: Workspace,
                 bot_user_id: str | None) -> None:
     """A person's DM that was not taken as evidence: a question, or a reply to an ended debate."""
     if bot_user_id and message.user_id == bot_user_id:
         return
     thread_ts = message.thread_ts or message.ts
     if message.thread_ts and message.thread_ts != message.ts:
-        async with ctx.rt.db.transaction(readonly=True) as session:
-            debate_ids = await slack_store.debates_in_thread(
-                session, channel_id=message.channel_id, thread_ts=message.thread_ts)
+        debate_ids = await workspaces.in_thread(ctx.service, workspace,
+                                                channel_id=message.channel_id,
+                                                thread_ts=message.thread_ts)
         if debate_ids:   # the thread is a debate's: evidence while it runs, else say why not
             records = [await ctx.service.get(debate_id) for debate_id in debate_ids]
             if all(r.status in ENDED for r in records):
                 await _reply(ctx, message, views.finished_thread(), thread_ts)
             return
-    await ask(ctx, message, team_id=team_id, bot_user_id=bot_user_id)
+    await ask(ctx, message, team_id=workspace.team_id, bot_user_id=bot_user_id)
 
 
 async def ask(ctx: SlackContext, message: SeenMessage, *, team_id: str | None,

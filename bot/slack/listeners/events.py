@@ -12,7 +12,10 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
+from bot.service import workspaces
+from bot.service.workspaces import Workspace
 from bot.slack.context import SlackContext
+from bot.slack.gate import workspace_of
 from bot.slack.listeners import direct
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import Command, ThreadLine, parse_mention, strip_mentions, thread_context
@@ -32,14 +35,12 @@ EDITED = "message_changed"
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
-    async def on_message(event: dict[str, Any], body: dict[str, Any],
-                         context: AsyncBoltContext) -> None:
+    async def on_message(event: dict[str, Any], context: AsyncBoltContext) -> None:
         await ctx.track(handle_message(ctx, event, context.bot_user_id,
-                                       team_id=body.get("team_id")))
+                                       workspace=workspace_of(context)))
 
-    async def on_mention(event: dict[str, Any], body: dict[str, Any],
-                         context: AsyncBoltContext) -> None:
-        await ctx.track(handle_mention(ctx, event, team_id=body.get("team_id"),
+    async def on_mention(event: dict[str, Any], context: AsyncBoltContext) -> None:
+        await ctx.track(handle_mention(ctx, event, workspace=workspace_of(context),
                                        bot_user_id=context.bot_user_id))
 
     app.event("message")(on_message)
@@ -47,7 +48,7 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
 
 
 async def handle_message(ctx: SlackContext, event: dict[str, Any], bot_user_id: str | None,
-                         team_id: str | None = None) -> None:
+                         workspace: Workspace) -> None:
     """Remember the message; a reply in a running debate's thread is evidence; any other DM
     is a question to debate (bot/slack/listeners/direct.py)."""
     message = spoken_message(event)
@@ -60,18 +61,18 @@ async def handle_message(ctx: SlackContext, event: dict[str, Any], bot_user_id: 
     taken = False
     if message.thread_ts and message.thread_ts != message.ts and not mentions(
             message.text, bot_user_id):
-        taken = await _maybe_evidence(ctx, message)
+        taken = await _maybe_evidence(ctx, message, workspace)
     if not taken and direct.is_dm_event(event):
-        await direct.on_dm(ctx, message, team_id=team_id, bot_user_id=bot_user_id)
+        await direct.on_dm(ctx, message, workspace=workspace, bot_user_id=bot_user_id)
 
 
-async def handle_mention(ctx: SlackContext, event: dict[str, Any], *, team_id: str | None,
+async def handle_mention(ctx: SlackContext, event: dict[str, Any], *, workspace: Workspace,
                          bot_user_id: str | None) -> None:
     message = spoken_message(event)
     if message is None:
         return
     await _remember(ctx, message)
-    await _debate_thread(ctx, message, team_id=team_id, bot_user_id=bot_user_id)
+    await _debate_thread(ctx, message, team_id=workspace.team_id, bot_user_id=bot_user_id)
 
 
 def spoken_message(event: dict[str, Any]) -> slack_store.SeenMessage | None:
@@ -108,12 +109,12 @@ async def _remember(ctx: SlackContext, message: slack_store.SeenMessage) -> None
         await slack_store.remember_message(session, message)
 
 
-async def _maybe_evidence(ctx: SlackContext, message: slack_store.SeenMessage) -> bool:
-    """A reply in a running debate's thread: record it (audited) and react to acknowledge.
-    True when it was taken."""
-    async with ctx.rt.db.transaction(readonly=True) as session:
-        debate_ids = await slack_store.debates_in_thread(
-            session, channel_id=message.channel_id, thread_ts=str(message.thread_ts))
+async def _maybe_evidence(ctx: SlackContext, message: slack_store.SeenMessage,
+                          workspace: Workspace) -> bool:
+    """A reply in a running debate of the workspace's thread: record it (audited) and react to
+    acknowledge. True when it was taken."""
+    debate_ids = await workspaces.in_thread(ctx.service, workspace, channel_id=message.channel_id,
+                                            thread_ts=str(message.thread_ts))
     item = Evidence(author=message.user_id, text=message.text,
                     source_id=f"{message.channel_id}:{message.ts}")
     for debate_id in debate_ids:

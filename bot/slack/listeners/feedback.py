@@ -2,7 +2,8 @@
 
 A press is acked at once, stored by the service (one per reader and result: a second press
 replaces the first), audited there, and acknowledged with an ephemeral "Thanks — recorded". An
-unknown or forged debate id gets a one-line ephemeral error and nothing is stored. The form
+unknown or forged debate id, or another workspace's or the operator's debate, gets a one-line
+ephemeral error and nothing is stored. The form
 refuses a blank reason in place, as the escalate form does.
 """
 
@@ -11,12 +12,14 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 
 from bot.service.feedback import BLANK_WHY, MAX_REASON, NoSuchResult
+from bot.service.workspaces import Workspace
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.context import SlackContext
 from bot.slack.decisions import SURFACE
+from bot.slack.gate import workspace_of
 from bot.slack.listeners.actions import modal_choice, modal_text, press_of
 from bot.slack.views import feedback as F
 from bot.slack.views.common import Message
@@ -26,30 +29,24 @@ log = logging.getLogger("dialectic.slack.feedback")
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
-    async def on_thumb(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_thumb(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        await ctx.track(press_thumb(ctx, body))
+        await ctx.track(press_thumb(ctx, body, workspace_of(context)))
 
-    async def on_why(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_why(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        await ctx.track(open_why(ctx, body))
+        await ctx.track(open_why(ctx, body, workspace_of(context)))
 
-    async def on_why_submit(ack: AsyncAck, body: dict[str, Any],
-                            view: dict[str, Any]) -> None:
-        await submit_why(ctx, ack, body, view)
+    async def on_why_submit(ack: AsyncAck, body: dict[str, Any], view: dict[str, Any],
+                            context: AsyncBoltContext) -> None:
+        await submit_why(ctx, ack, body, view, workspace_of(context))
 
     app.action(F.FEEDBACK_ACTION)(on_thumb)
     app.action(F.WHY_ACTION)(on_why)
     app.view(F.WHY_MODAL)(on_why_submit)
 
 
-def team_of(body: dict[str, Any]) -> str | None:
-    """The presser's workspace: the payload's team, else the user's."""
-    team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
-    return str(team) if team else None
-
-
-async def press_thumb(ctx: SlackContext, body: dict[str, Any]) -> None:
+async def press_thumb(ctx: SlackContext, body: dict[str, Any], workspace: Workspace) -> None:
     press = press_of(body)
     parsed = F.parse_value(press["review_id"])   # press_of reads the action's value
     if parsed is None:
@@ -57,7 +54,7 @@ async def press_thumb(ctx: SlackContext, body: dict[str, Any]) -> None:
         return
     rating, debate_id = parsed
     try:
-        given = await ctx.feedback.give(debate_id, user=press["user"], team=team_of(body),
+        given = await ctx.feedback.give(debate_id, user=press["user"], workspace=workspace,
                                         rating=rating, surface=SURFACE)
     except NoSuchResult:
         log.info("feedback on an unknown result %r by %s: nothing stored", debate_id,
@@ -68,10 +65,10 @@ async def press_thumb(ctx: SlackContext, body: dict[str, Any]) -> None:
                                     rehearsal=given.feedback.rehearsal))
 
 
-async def open_why(ctx: SlackContext, body: dict[str, Any]) -> None:
+async def open_why(ctx: SlackContext, body: dict[str, Any], workspace: Workspace) -> None:
     press = press_of(body)
     try:
-        record = await ctx.feedback.check(press["review_id"], team_of(body))
+        record = await ctx.feedback.check(press["review_id"], workspace)
     except NoSuchResult:
         await tell(ctx, press, F.unknown_result())
         return
@@ -83,7 +80,7 @@ async def open_why(ctx: SlackContext, body: dict[str, Any]) -> None:
 
 
 async def submit_why(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
-                     view: dict[str, Any]) -> None:
+                     view: dict[str, Any], workspace: Workspace) -> None:
     """The "Why?" form: a blank reason or an unknown result is said in the form; nothing
     changes. Once stored, the form turns into the acknowledgement."""
     user = str((body.get("user") or {}).get("id") or "")
@@ -94,7 +91,7 @@ async def submit_why(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
         return
     rating = F.rating_of(modal_choice(view, F.RATING_BLOCK, F.RATING_ACTION))
     try:
-        given = await ctx.feedback.give(debate_id, user=user, team=team_of(body),
+        given = await ctx.feedback.give(debate_id, user=user, workspace=workspace,
                                         rating=rating, reason=reason, surface=SURFACE)
     except NoSuchResult:
         await ack(response_action="errors",

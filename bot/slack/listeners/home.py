@@ -1,16 +1,19 @@
-"""App Home: recent debates, today's spend against the cap, the review queue for reviewers."""
+"""App Home: the workspace's own recent debates, what they spent today, the review queue of
+its own debates for reviewers; never another workspace's nor the operator's (tenancy.py)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
+from bot.service import workspaces
+from bot.service.workspaces import Workspace
 from bot.slack.context import SlackContext
+from bot.slack.gate import workspace_of
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.views.home import app_home
-from storage import reviews
 
 log = logging.getLogger("dialectic.slack.home")
 
@@ -19,21 +22,20 @@ PENDING = 20
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
-    async def on_home_opened(event: dict[str, Any]) -> None:
+    async def on_home_opened(event: dict[str, Any], context: AsyncBoltContext) -> None:
         if event.get("tab", "home") != "home" or not event.get("user"):
             return
-        await ctx.track(publish_home(ctx, str(event["user"])))
+        await ctx.track(publish_home(ctx, str(event["user"]), workspace_of(context)))
 
     app.event("app_home_opened")(on_home_opened)
 
 
-async def publish_home(ctx: SlackContext, user_id: str) -> None:
-    """Render and `views.publish` the user's Home tab."""
-    recent = await ctx.service.recent(limit=RECENT)
-    budget = await ctx.service.budget_today()
+async def publish_home(ctx: SlackContext, user_id: str, workspace: Workspace) -> None:
+    """Render and `views.publish` the user's Home tab, of `workspace`'s records only."""
+    recent = await workspaces.recent(ctx.service, workspace, limit=RECENT)
+    budget = await workspaces.budget_today(ctx.service, workspace)
     is_reviewer = await ctx.reviews.reviewers.is_reviewer(user_id)
-    async with ctx.rt.db.transaction(readonly=True) as session:
-        pending = await reviews.list_pending(session, limit=PENDING)
+    pending = await workspaces.pending_reviews(ctx.service, workspace, limit=PENDING)
     judges = await ctx.service.oversight.judge_report()
     view = app_home(recent, dict(budget), pending, is_reviewer=is_reviewer,
                     public_url=ctx.rt.settings.public_url, judges=judges)

@@ -8,13 +8,14 @@ the result: a clear panel resolves it, a split one goes to a reviewer.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncRespond
+from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext, AsyncRespond
 
 from bot.service.results import APPEAL_PRESET
 from bot.slack.context import SlackContext
+from bot.slack.gate import workspace_of
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.settings import SlackSettings
 from bot.slack.starter import NotInChannel, Place, start_debate
@@ -73,9 +74,11 @@ def appeal_request(appeal: Appeal, policy: str) -> DebateRequest:
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
-    async def on_appeal(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond) -> None:
+    async def on_appeal(ack: AsyncAck, body: dict[str, Any], respond: AsyncRespond,
+                        context: AsyncBoltContext) -> None:
         await ack()
-        await ctx.track(start_appeal(ctx, appeal_of(body), respond))
+        appeal = replace(appeal_of(body), team_id=workspace_of(context).team_id)
+        await ctx.track(start_appeal(ctx, appeal, respond))
 
     app.shortcut(APPEAL_CALLBACK)(on_appeal)
 

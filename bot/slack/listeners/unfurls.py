@@ -2,8 +2,9 @@
 entity for each of this service's transcript links; on `entity_details_requested` (a person
 opened the card), `entity.presentDetails` with the flexpane.
 
-Only debates of the workspace the link was shared in unfurl; any other link, an unknown id or
-another workspace's debate gets no unfurl (and, in the flexpane, a "not found" error).
+Only debates of the workspace the link was shared in unfurl (storage/tenancy.py); any other
+link, an unknown id, another workspace's or the operator's debate gets no unfurl (and, in the
+flexpane, a "not found" error). Workspaces that are not installed never get here (gate.py).
 """
 
 from __future__ import annotations
@@ -11,13 +12,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt.async_app import AsyncApp
+from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
+from bot.service import workspaces
 from bot.service.links import debate_id_of
+from bot.service.workspaces import Workspace
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.context import SlackContext
+from bot.slack.gate import workspace_of
 from bot.slack.views.entities import debate_entity, not_found_error
-from storage import debates, outbox
+from storage import outbox
 from storage.records import DebateRecord
 
 log = logging.getLogger("dialectic.slack.unfurls")
@@ -26,22 +30,21 @@ MAX_LINKS = 5
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
-    async def on_link_shared(event: dict[str, Any], body: dict[str, Any]) -> None:
-        await ctx.track(unfurl(ctx, event, team=body.get("team_id")))
+    async def on_link_shared(event: dict[str, Any], context: AsyncBoltContext) -> None:
+        await ctx.track(unfurl(ctx, event, workspace=workspace_of(context)))
 
-    async def on_details(event: dict[str, Any], body: dict[str, Any]) -> None:
-        await ctx.track(present_details(ctx, event, team=body.get("team_id")))
+    async def on_details(event: dict[str, Any], context: AsyncBoltContext) -> None:
+        await ctx.track(present_details(ctx, event, workspace=workspace_of(context)))
 
     app.event("link_shared")(on_link_shared)
     app.event("entity_details_requested")(on_details)
 
 
-async def visible(ctx: SlackContext, debate_id: str | None, team: str | None
+async def visible(ctx: SlackContext, debate_id: str | None, workspace: Workspace
                   ) -> DebateRecord | None:
     if not debate_id:
         return None
-    async with ctx.rt.db.transaction(readonly=True) as session:
-        return await debates.visible(session, debate_id, team)
+    return await workspaces.debate(ctx.service, debate_id, workspace)
 
 
 def entity(ctx: SlackContext, record: DebateRecord, *, shared_url: str | None,
@@ -54,12 +57,12 @@ def entity(ctx: SlackContext, record: DebateRecord, *, shared_url: str | None,
         rehearsal=result.rehearsal if result is not None else ctx.rehearsal)
 
 
-async def unfurl(ctx: SlackContext, event: dict[str, Any], *, team: str | None) -> None:
+async def unfurl(ctx: SlackContext, event: dict[str, Any], *, workspace: Workspace) -> None:
     """One chat.unfurl with an entity per transcript link of this workspace's debates."""
     entities = []
     for shared in (event.get("links") or [])[:MAX_LINKS]:
         url = str((shared or {}).get("url") or "")
-        record = await visible(ctx, debate_id_of(ctx.rt.settings, url), team)
+        record = await visible(ctx, debate_id_of(ctx.rt.settings, url), workspace)
         if record is not None:
             entities.append(entity(ctx, record, shared_url=url))
     if not entities:
@@ -88,14 +91,14 @@ async def remember(ctx: SlackContext, entities: list[dict[str, Any]], *, channel
                                              url=str(unfurled.get("app_unfurl_url") or ""))
 
 
-async def present_details(ctx: SlackContext, event: dict[str, Any], *, team: str | None
+async def present_details(ctx: SlackContext, event: dict[str, Any], *, workspace: Workspace
                           ) -> None:
     """The flexpane: the debate with its judges and divergence, or "not found"."""
     trigger = str(event.get("trigger_id") or "")
     ref = event.get("external_ref") or {}
     if not trigger:
         return
-    record = await visible(ctx, str(ref.get("id") or ""), team)
+    record = await visible(ctx, str(ref.get("id") or ""), workspace)
     try:
         if record is None:
             await ctx.client.entity_presentDetails(trigger_id=trigger, error=not_found_error())

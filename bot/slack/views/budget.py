@@ -1,11 +1,13 @@
 """Today's budget: spend and reservations against the daily cap, for `/debate budget` and the
-Home tab. The state is the service's `budget_today()` mapping."""
+Home tab. The state is the service's `budget_today()` mapping; in Slack, the workspace's own
+figures (bot/service/workspaces.py: `scope` "workspace", no cap, nothing of anyone else's)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from bot.service.workspaces import SCOPE_WORKSPACE
 from bot.slack.views.common import Block, Message, fields, header, message, section, usd
 
 WARN_SHARE = 0.8
@@ -32,9 +34,22 @@ def _figures(state: Mapping[str, Any]) -> dict[str, float | None]:
     return {"spent": spent, "cap": cap, "reserved": reserved, "remaining": remaining}
 
 
+def _own(state: Mapping[str, Any]) -> bool:
+    return state.get("scope") == SCOPE_WORKSPACE
+
+
+def _own_blocks(f: Mapping[str, float | None]) -> list[Block]:
+    """A workspace's own spend: the cap and what remains of it are the operator's, over every
+    workspace, and are not shown."""
+    return [fields([("Spent today by this workspace", usd(f["spent"] or 0.0)),
+                    ("Reserved by its running debates", usd(f["reserved"] or 0.0))])]
+
+
 def budget_blocks(state: Mapping[str, Any]) -> list[Block]:
     """Today's spend against the cap, what running debates reserve, and what is left."""
     f = _figures(state)
+    if _own(state):
+        return _own_blocks(f)
     spent, cap = f["spent"] or 0.0, f["cap"]
     lines = []
     if cap:
@@ -58,7 +73,8 @@ def budget(state: Mapping[str, Any]) -> Message:
     """Today's budget: keys `spent_usd`, `cap_usd`, `reserved_usd`, optional `remaining_usd`."""
     f = _figures(state)
     cap = "no cap" if f["cap"] is None else f"{usd(f['cap'])} cap"
-    text = f"Today's spend: {usd(f['spent'] or 0.0)} of {cap}"
+    text = (f"Today's spend in this workspace: {usd(f['spent'] or 0.0)}" if _own(state)
+            else f"Today's spend: {usd(f['spent'] or 0.0)} of {cap}")
     return message(text, [header("Today's budget")], budget_blocks(state), [])
 
 
