@@ -25,8 +25,8 @@ from tests.fakes.obedience import (
     outside_regions,
     readable,
 )
-from tests.fakes.realistic import LEVELS, RealisticFaker, prose, topic_words
 from tests.fakes.provider_kinds import schema_for
+from tests.fakes.realistic import LEVELS, RealisticFaker, prose, topic_words
 from tests.fakes.schema_faker import HINT_CHARS, SchemaFaker
 
 

@@ -83,9 +83,9 @@ from tests.fakes.token_usage import (
 
 PROVIDERS: tuple[str, ...] = (*provider_rules.PROVIDERS, *provider_kinds.KINDS)
 
-__all__ = ["PROVIDERS", "Body", "FakeOpenAI", "Matcher", "RecordedRequest", "ReplySource", "SchemaFaker",
-           "estimate_tokens", "last_text", "matches", "message_text", "request_schema",
-           "schema_in_text"]
+__all__ = ["PROVIDERS", "Body", "FakeOpenAI", "Matcher", "RecordedRequest", "ReplySource",
+           "SchemaFaker", "estimate_tokens", "last_text", "matches", "message_text",
+           "request_schema", "schema_in_text"]
 
 
 # --------------------------------------------------------------------------------------------
