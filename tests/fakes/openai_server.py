@@ -110,6 +110,7 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         deployments: dict[str, str] | None = None,
         context_window: int | None = None,
         rate_limit: tuple[int, float] | None = None,
+        serves: tuple[str, ...] = (),
     ) -> None:
         if replies not in REPLY_LEVELS:
             raise ValueError(f"replies must be one of {REPLY_LEVELS}, not {replies!r}")
@@ -136,7 +137,7 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         self._ids = itertools.count(1)
         minimum, unit = provider_rules.CACHE_GRAIN.get(provider, (1024, 128))
         self._cache = PromptCache(minimum=minimum, unit=unit)
-        self._models_seen: list[str] = []
+        self._models_seen: list[str] = list(serves)   # what /models lists from the start
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
 
