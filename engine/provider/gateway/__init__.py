@@ -105,6 +105,8 @@ class _CallState:
     reasks: int = 0
     billed: int = 0
     waited: float = 0.0   # seconds slept before retries
+    window: int | None = None   # the context window the last request's cap was fitted to
+    sent_cap: int | None = None  # the cap the last request carried
     usage: Usage = field(default_factory=Usage)
     model: str = ""
 
@@ -216,8 +218,9 @@ class OpenAIGateway:
             state.calls += 1
             profile = self.profile(spec.model)
             seen = self.learned.version(endpoint=self._endpoint, model=spec.model)
-            body = requests.body(spec, state.extra, profile, cap=state.cap,
-                                 window=await self.window(spec.model))
+            state.window = await self.window(spec.model)
+            body = requests.body(spec, state.extra, profile, cap=state.cap, window=state.window)
+            state.sent_cap = body.get(profile.cap)
             try:
                 completion = await self._send_once(spec, body)
                 self._account(spec, state, completion)
@@ -348,6 +351,11 @@ class OpenAIGateway:
         `LLMTruncated`."""
         profile = self.profile(spec.model)
         sent = profile.sends(profile.cap)
+        if sent and state.sent_cap is not None and state.sent_cap < state.cap:
+            raise LLMTruncated(
+                f"cut off at the context window: {spec.model}'s {state.window}-token window "
+                f"left {state.sent_cap} tokens for the reply beside the prompt",
+                cap=state.sent_cap, endpoint=self._endpoint)
         if sent and state.cut_offs == 0 and state.cap < MAX_OUTPUT_CAP:
             state.cut_offs += 1
             reason = f"cut off at {state.cap} tokens"
