@@ -3,6 +3,7 @@ never a commit) and `DbLessonBook`, the engine's `LessonBook` port on the databa
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sqlalchemy import delete, select
@@ -10,7 +11,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from storage.db import Database, upsert
+from storage.errors import DATABASE_ERRORS
 from storage.models import ProviderLessonRow, jsonable
+
+log = logging.getLogger(__name__)
 
 
 async def lessons_for(session: AsyncSession, endpoint: str) -> dict[str, dict[str, Any]]:
@@ -37,18 +41,26 @@ async def forget_lessons(session: AsyncSession, endpoint: str) -> int:
 
 
 class DbLessonBook:
-    """engine.ports.LessonBook on the provider_lessons table."""
+    """engine.ports.LessonBook on the provider_lessons table. A database that fails to read or
+    keep a lesson costs the lesson, never the call that learned it (logged)."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
 
     async def load(self, endpoint: str) -> dict[str, dict[str, Any]]:
-        async with self.db.transaction(readonly=True) as session:
-            return await lessons_for(session, endpoint)
+        try:
+            async with self.db.transaction(readonly=True) as session:
+                return await lessons_for(session, endpoint)
+        except DATABASE_ERRORS as exc:
+            log.warning("provider lessons not read (%s): learning them again", exc)
+            return {}
 
     async def save(self, endpoint: str, model: str, lesson: dict[str, Any]) -> None:
-        async with self.db.transaction() as session:
-            await keep_lesson(session, endpoint=endpoint, model=model, lesson=lesson)
+        try:
+            async with self.db.transaction() as session:
+                await keep_lesson(session, endpoint=endpoint, model=model, lesson=lesson)
+        except DATABASE_ERRORS as exc:
+            log.warning("provider lesson for %s not kept (%s)", model, exc)
 
     async def forget(self, endpoint: str) -> int:
         async with self.db.transaction() as session:

@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from engine.errors import LLMBadRequest
 from engine.provider.gateway import OpenAIGateway
-from engine.provider.llm import CallSpec, Prompt
 from engine.provider.lessons import Learned
+from engine.provider.llm import CallSpec, Prompt
 from engine.provider.profiles import (
     ModelProfile,
     is_reasoning_model,
