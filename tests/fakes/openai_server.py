@@ -147,7 +147,7 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         """Start serving; returns the base URL, e.g. "http://127.0.0.1:PORT/v1"."""
         app = web.Application()
         # `/{client}/v1`: one fake told apart by several clients (`RecordedRequest.path`)
-        for prefix in ("/v1", "", "/{client}/v1"):
+        for prefix in ("/v1", "", "/{client}/v1", "/v1beta/openai"):   # the last: Gemini's
             app.router.add_post(f"{prefix}/chat/completions", self._handle)
             app.router.add_get(f"{prefix}/models", self._models)
         app.router.add_get("/props", self._props)
