@@ -15,7 +15,7 @@ from engine.errors import InvalidRequest
 from engine.money.cost import estimate
 from engine.money.sizing import SizeBook
 from engine.money.step_models import plan_models
-from engine.money.windows import misfit
+from engine.money.windows import misfit, misfit_message
 from engine.options import check_models
 from engine.presets import judges_for, resolve_preset
 from engine.protocols import DebateProtocol, PlanInput, get_protocol
@@ -63,11 +63,7 @@ def _fits_windows(settings: EngineSettings, request: DebateRequest, plan: Plan) 
     found = misfit(plan, plan_models(settings, request.options, plan), settings.context_windows)
     if found is None:
         return
-    raise InvalidRequest(
-        f"{request.mode} needs about {found.need:,} tokens of context for {found.key} (its "
-        f"prompt and reply); {found.model} has a {found.window:,}-token window "
-        f"(context_windows): choose a mode with shorter prompts, or a model with a larger "
-        f"window")
+    raise InvalidRequest(misfit_message(request.mode, found))
 
 
 def estimate_for(settings: EngineSettings, prepared: Prepared,

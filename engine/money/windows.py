@@ -47,3 +47,10 @@ def misfit(plan: Plan, models: Mapping[str, str], windows: Mapping[str, int]) ->
 def plan_need(plan: Plan, models: Mapping[str, str], model: str) -> int:
     """The most context any of `model`'s calls in `plan` needs (0: it makes none)."""
     return max((context_need(c) for c in plan.calls if models.get(c.key) == model), default=0)
+
+
+def misfit_message(mode: str, found: Misfit) -> str:
+    """One line for a plan a window cannot hold, with what to do."""
+    return (f"{mode} needs about {found.need:,} tokens of context for {found.key} (its prompt "
+            f"and reply); {found.model} has a {found.window:,}-token window (context_windows): "
+            f"choose a mode with shorter prompts, or a model with a larger window")

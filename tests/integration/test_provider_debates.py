@@ -94,3 +94,22 @@ async def test_every_mode_completes_and_costs_the_bill(provider: str, mode: str)
             await gateway.aclose()
     assert result.complete, [d.get("reason") for d in result.degraded]
     assert result.cost.usd == pytest.approx(bill(case, fake), rel=0.02)
+
+
+@pytest.mark.integration
+async def test_a_window_the_server_reports_stops_a_debate_it_cannot_hold_before_any_call(
+        ) -> None:
+    """No window configured: llama.cpp's /props says 4,096, and a red team stops before its
+    first call, saying why (nothing paid for and lost at the window)."""
+    case = CASES["llamacpp"]
+    async with FakeOpenAI(replies="typical", seed=3, **case.fake) as fake:
+        settings = settings_for(case, fake.base_url).model_copy(update={"context_windows": {}})
+        prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="redteam"))
+        gateway = OpenAIGateway(settings)
+        try:
+            result = await run_debate(prepared, debate_id="d1", settings=settings, llm=gateway,
+                                      store=MemoryCheckpointStore(), sink=MemoryEventSink())
+        finally:
+            await gateway.aclose()
+    assert result.status == "failed" and "4,096-token window" in result.error
+    assert fake.count() == 0 and result.cost.usd == 0
