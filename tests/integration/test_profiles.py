@@ -54,6 +54,8 @@ UNRELATED_400 = {"error": {"message": "'messages' must contain at least one mess
     ("gpt-5-nano", True), ("gpt-5.1", True), ("gpt-5.2-mini", True), ("openai/gpt-5", True),
     ("gpt-5-chat-latest", False), ("gpt-4o-mini", False), ("gpt-4.1", False),
     ("omni-local", False), ("deepseek-chat", False), ("llama3.1:8b", False),
+    ("gemini-2.5-flash", True), ("gemini-2.5-pro", True), ("gemini-3-pro-preview", True),
+    ("google/gemini-2.5-flash", True), ("gemini-2.0-flash", False), ("claude-sonnet-4-5", False),
 ])
 def test_reasoning_models_are_known_by_name(model: str, reasoning: bool) -> None:
     assert is_reasoning_model(model) is reasoning
