@@ -129,7 +129,7 @@ async def test_the_free_tiers_rate_limit_is_waited_out(served: Callable[..., Any
 
 async def test_a_versioned_base_url_is_not_told_to_add_v1(served: Callable[..., Any]) -> None:
     fake, _ = await served(provider="gemini")
-    wrong = OpenAIGateway(gateway_settings(fake.base_url.replace("/v1", "/v1beta/openai")))
+    wrong = OpenAIGateway(gateway_settings(fake.base_url.replace("/v1", "/v1beta/elsewhere")))
     try:
         with pytest.raises(LLMBadRequest) as caught:
             await wrong.complete(position("gemini-2.5-flash"))
@@ -232,3 +232,15 @@ async def test_a_burst_of_503s_is_waited_out_within_the_overload_budget(
     fake.fail(TOPIC, 503, times=6)
     reply = await gateway.complete(position("gpt-4o-mini"))
     assert reply.attempts == 7 and sum(sleeps.delays) <= 30.0
+
+
+async def test_an_exhausted_quota_is_not_waited_out(served: Callable[..., Any]) -> None:
+    """A 429 that says the account is out of credit fails at once, not after the overload wait."""
+    sleeps = Sleeps()
+    fake, gateway = await served(sleep=sleeps, settings={"overload_wait": 30.0})
+    fake.fail(TOPIC, 429, times=None, body={"error": {
+        "message": "You exceeded your current quota, please check your plan and billing details.",
+        "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}})
+    with pytest.raises(LLMBadRequest, match="out of quota"):
+        await gateway.complete(position("gpt-4o-mini"))
+    assert fake.count() == 1 and not sleeps.delays

@@ -85,6 +85,11 @@ def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
             status=status,
             endpoint=endpoint,
         )
+    if status == 429 and getattr(exc, "code", None) == "insufficient_quota":
+        # no wait helps: the account is out of credit (not an overload to wait out)
+        return LLMBadRequest(f"{endpoint} says the account is out of quota (HTTP 429): "
+                             f"{detail}", status=status, endpoint=endpoint,
+                             code="insufficient_quota")
     if status in _TRANSIENT_STATUS or status >= 500:
         return LLMTransientError(
             f"{endpoint} answered HTTP {status}: {detail}",
