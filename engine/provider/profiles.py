@@ -93,8 +93,8 @@ _HOSTS: tuple[tuple[str, ProviderKind], ...] = (
     ("deepseek.com", "deepseek"), ("api.anthropic.com", "anthropic"),
     ("generativelanguage.googleapis.com", "gemini"), ("openrouter.ai", "gateway"),
 )
-#: the ports local servers listen on by default: Ollama, llama.cpp's server, LM Studio
-_LOCAL_PORTS = frozenset({11434, 8080, 1234})
+#: the ports local servers listen on by default: Ollama, vLLM, llama.cpp's server, LM Studio
+_LOCAL_PORTS = frozenset({11434, 8000, 8080, 1234})
 
 
 def provider_of(endpoint: str | None) -> ProviderKind:

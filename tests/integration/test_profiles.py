@@ -65,7 +65,8 @@ def test_reasoning_models_are_known_by_name(model: str, reasoning: bool) -> None
     (None, "openai"), ("https://api.openai.com/v1", "openai"),
     ("https://team.openai.azure.com/openai/deployments/x", "azure"),
     ("https://api.deepseek.com", "deepseek"), ("http://127.0.0.1:11434/v1", "local"),
-    ("localhost:8000/v1", "other"), ("http://127.0.0.1:41234/v1", "other"),
+    ("localhost:8000/v1", "local"), ("http://127.0.0.1:41234/v1", "other"),
+    ("https://llm.example.com:8000/v1", "other"),
     ("https://api.anthropic.com/v1/", "anthropic"), ("https://openrouter.ai/api/v1", "gateway"),
     ("https://generativelanguage.googleapis.com/v1beta/openai/", "gemini"),
 ])
