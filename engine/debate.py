@@ -22,6 +22,7 @@ from engine.errors import DebateError, InvalidRequest, LLMAuthError
 from engine.money.cost import breakdown
 from engine.money.sizing import SizeBook
 from engine.money.step_models import plan_models
+from engine.money.windows import misfit, misfit_message
 from engine.planning import Prepared, check_request, estimate_for, prepare
 from engine.ports import (
     CheckpointStore,
@@ -34,7 +35,7 @@ from engine.ports import (
 )
 from engine.prompts import PROMPT_VERSION
 from engine.protocols import Outcome
-from engine.provider.llm import LLMClient
+from engine.provider.llm import KnowsWindows, LLMClient
 from engine.runner import DebateContext
 from engine.settings import EngineSettings
 from engine.tracing import (
@@ -108,6 +109,7 @@ async def _run(prepared: Prepared, ctx: DebateContext) -> DebateResult:
         statistics=prepared.protocol.panel_statistics))
     try:
         async with asyncio.timeout(settings.debate_timeout + _HARD_STOP_MARGIN):
+            await _fits_windows(prepared, ctx)
             outcome = await prepared.protocol.run(ctx)
     except LLMAuthError as exc:
         status, error = ResultStatus.FAILED, str(exc)
@@ -129,6 +131,19 @@ async def _run(prepared: Prepared, ctx: DebateContext) -> DebateResult:
                    cost_usd=result.cost.usd, complete=result.complete,
                    elapsed_seconds=result.elapsed_seconds)
     return result
+
+
+async def _fits_windows(prepared: Prepared, ctx: DebateContext) -> None:
+    """Stop, before any call is paid for, a debate its models' context windows (as the client
+    finds them: a local server's, one a 400 named) cannot hold."""
+    if not isinstance(ctx.llm, KnowsWindows):
+        return
+    models = plan_models(ctx.settings, prepared.request.options, prepared.plan)
+    windows = {model: window for model in set(models.values())
+               if (window := await ctx.llm.window(model)) is not None}
+    found = misfit(prepared.plan, models, windows)
+    if found is not None:
+        raise DebateError(misfit_message(prepared.protocol.mode, found))
 
 
 class _PanelStatistics:

@@ -85,13 +85,17 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cached_tokens: int = 0
     reasoning_tokens: int = 0
+    #: what the provider said these tokens cost (a gateway's `usage.cost`), when it said
+    cost_usd: float | None = None
 
     def __add__(self, other: Usage) -> Usage:
+        costs = [c for c in (self.cost_usd, other.cost_usd) if c is not None]
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             cached_tokens=self.cached_tokens + other.cached_tokens,
             reasoning_tokens=self.reasoning_tokens + other.reasoning_tokens,
+            cost_usd=sum(costs) if costs else None,
         )
 
 

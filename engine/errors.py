@@ -144,7 +144,9 @@ class LLMBadRequest(LLMError):
     (OpenAI names the refused parameter), so the gateway can learn what a model accepts."""
 
     def __init__(self, message: str, *, status: int | None = None, endpoint: str = "",
-                 param: str | None = None, code: str | None = None) -> None:
+                 param: str | None = None, code: str | None = None,
+                 window: int | None = None) -> None:
         super().__init__(message, status=status, endpoint=endpoint)
         self.param = param
         self.code = code
+        self.window = window   # the context window the 400 named (a prompt too long), if any

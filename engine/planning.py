@@ -15,6 +15,7 @@ from engine.errors import InvalidRequest
 from engine.money.cost import estimate
 from engine.money.sizing import SizeBook
 from engine.money.step_models import plan_models
+from engine.money.windows import misfit, misfit_message
 from engine.options import check_models
 from engine.presets import judges_for, resolve_preset
 from engine.protocols import DebateProtocol, PlanInput, get_protocol
@@ -50,7 +51,19 @@ def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
     plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
                                    options=request.options, judges_requested=request.judges,
                                    topic=topic, context=request.context))
+    _fits_windows(settings, request, plan)
     return Prepared(request, preset, protocol, judges, plan)
+
+
+def _fits_windows(settings: EngineSettings, request: DebateRequest, plan: Plan) -> None:
+    """Refuse, before anything is spent, a plan a model's configured context window cannot
+    hold (a 4k local server and a red team)."""
+    if not settings.context_windows or settings.is_rehearsal:
+        return
+    found = misfit(plan, plan_models(settings, request.options, plan), settings.context_windows)
+    if found is None:
+        return
+    raise InvalidRequest(misfit_message(request.mode, found))
 
 
 def estimate_for(settings: EngineSettings, prepared: Prepared,

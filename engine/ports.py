@@ -12,6 +12,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.domain import Event, Evidence, StepRecord
 
+# the provider door's port, which storage implements (storage/lessons.py); defined beside its one
+# user, which may not import this module
+from engine.provider.lessons import LessonBook as LessonBook
+
 if TYPE_CHECKING:  # types only: the statistics themselves load when a debate runs
     from engine.settings import ThresholdSpec
     from engine.verdicts import ConsensusStats, Divergence

@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PositiveInt,
     SecretStr,
     field_validator,
     model_validator,
@@ -23,7 +24,7 @@ from pydantic import (
 
 from engine.money.prices import ModelPrice as ModelPrice  # re-exported: a settings table's type
 from engine.money.prices import PriceQuote, quote
-from engine.provider.profiles import OutputMode, ReasoningEffort
+from engine.provider.profiles import OutputMode, ProviderKind, ReasoningEffort
 from engine.provider.redaction import public_url, url_secrets
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
 
@@ -145,6 +146,12 @@ class EngineSettings(BaseModel):
     # None: each model's profile decides (engine/provider/profiles.py); set it to force a mode for a
     # provider whose refusal of the richer one is not a 400 the gateway can learn from
     output_mode: OutputMode | None = None
+    # None: read from the endpoint's host (engine/provider/profiles.py `kind_of`); set it for a
+    # provider behind an address that does not say ("local" for a vLLM server on a LAN name,
+    # "gateway" for a LiteLLM proxy, "anthropic", "gemini", ...)
+    provider_kind: ProviderKind | None = None
+    # model -> context window in tokens, for servers that do not say it (output caps fit in it)
+    context_windows: dict[str, PositiveInt] = Field(default_factory=dict)
     default_model: str = Field(default="gpt-5-mini", min_length=1)  # README says why
     models: dict[str, str] = Field(default_factory=dict)  # role -> model (pro, con, judge, ...)
     # model -> price, overriding the genai-prices library's (engine/money/prices.py); a model
@@ -165,6 +172,9 @@ class EngineSettings(BaseModel):
     backoff_base: float = Field(default=1.0, ge=0)
     backoff_cap: float = Field(default=8.0, ge=0)
     invalid_output_retries: int = Field(default=2, ge=0, le=5)
+    # an overloaded provider (503, 529, 429) is waited out past `max_retries`, up to this many
+    # seconds of waiting in all (within the call's step: a burst of 503s is not a failure)
+    overload_wait: float = Field(default=45.0, ge=0)
     # an unreachable endpoint (refused, unknown host): this many failures in a row open the
     # circuit, and calls then fail at once for `circuit_cooldown` seconds
     # (engine/provider/circuit.py)
@@ -244,7 +254,7 @@ class EngineSettings(BaseModel):
         """`model`'s price at this endpoint and its source: configured in `prices`, builtin,
         the genai-prices library, or `default_price` for a model nobody knows."""
         return quote(model, configured=self.prices, base_url=self.openai_base_url,
-                     default=self.default_price)
+                     default=self.default_price, kind=self.provider_kind)
 
     def endpoint(self) -> str:
         """Where LLM calls go, for messages; never includes a key or a URL's credentials."""

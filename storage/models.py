@@ -412,3 +412,16 @@ class SlackWorkspaceRow(Base):
     team_id: Mapped[str] = mapped_column(String(64), primary_key=True)   # "": unknown team
     streaming_error: Mapped[str] = mapped_column(String(64))
     streaming_refused_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ProviderLessonRow(Base):
+    """What a provider's 400s taught about a model at an endpoint (engine/provider/lessons.py):
+    parameters left out, the cap's name, the output mode, the context window; so the next
+    process starts knowing it."""
+
+    __tablename__ = "provider_lessons"
+
+    endpoint: Mapped[str] = mapped_column(String(512), primary_key=True)
+    model: Mapped[str] = mapped_column(String(256), primary_key=True)
+    lesson: Mapped[dict[str, Any]] = mapped_column(json_type())
+    learned_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,13 +1,21 @@
-"""`dialectic doctor`: checks the configured provider and models with one tiny call each and
-prints one line per model (the checks themselves live in bot/service/doctor.py)."""
+"""`dialectic doctor [--forget]`: checks the configured provider and models with one tiny call each
+and prints one line per model (the checks themselves live in bot/service/doctor.py). What the
+endpoint's 400s taught is read from, and kept in, the database when there is one; `--forget`
+drops it first."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
-from bot.service.doctor import ModelCheck, check
+from bot.service.doctor import ModelCheck, check, forget
+from storage.db import Database
+from storage.errors import DATABASE_ERRORS
+from storage.lessons import DbLessonBook
+from storage.settings import StorageSettings
 
 
 async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
@@ -19,7 +27,12 @@ async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
             "again.", markup=False)
         return EXIT_NOT_COMPLETED
     say(f"Endpoint: {settings.endpoint()}", markup=False)
-    results = await check(settings)
+    async with lesson_book(ctx.settings.storage) as book:
+        if getattr(args, "forget", False):
+            gone = await forget(settings, book)
+            say(f"Forgot what the endpoint taught about {gone} model(s)"
+                f"{'' if book else ' (no database: nothing was kept)'}.", markup=False)
+        results = await check(settings, lessons=book)
     for result in results:
         say(line(result), markup=False, highlight=False)
     failed = sum(1 for r in results if not r.ok)
@@ -31,12 +44,34 @@ async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+@asynccontextmanager
+async def lesson_book(storage: StorageSettings) -> AsyncIterator[DbLessonBook | None]:
+    """The database's lessons, when there is a database (migrated to hold them); None without
+    one, or when it cannot be reached: doctor then checks the provider all the same."""
+    path = storage.sqlite_file()
+    if path is not None and not path.exists():
+        yield None
+        return
+    database = Database(storage.database_url)
+    try:
+        try:
+            await database.upgrade()
+        except DATABASE_ERRORS:
+            yield None
+        else:
+            yield DbLessonBook(database)
+    finally:
+        await database.dispose()
+
+
 def line(result: ModelCheck) -> str:
     """`gpt-5-mini: ok · json_schema · temperature dropped · price known … · 1.2 s`."""
     if not result.ok:
         return f"{result.model}: FAILED: {result.problem}"
-    parts = [f"{result.model}: ok", _mode(result.mode), *result.adapted, result.price,
-             f"{result.latency_s:.1f} s"]
+    kind = _KINDS.get(result.provider, result.provider)
+    via = f"via {kind}" if kind else ""
+    parts = [f"{result.model}: ok", via, _mode(result.mode), *result.adapted, result.window,
+             result.price, f"{result.latency_s:.1f} s"]
     if result.answered_as and result.answered_as != result.model:
         parts.insert(1, f"answered as {result.answered_as}")
     return " · ".join(p for p in parts if p)
@@ -46,3 +81,9 @@ def _mode(mode: str) -> str:
     return {"json_schema": "structured outputs (strict JSON schema)",
             "json_object": "JSON mode (the schema in the prompt)",
             "prompt": "plain text (the schema in the prompt)"}.get(mode, mode)
+
+
+_KINDS = {"openai": "", "other": "", "azure": "Azure OpenAI",
+          "anthropic": "Anthropic's OpenAI compatibility",
+          "gemini": "Gemini's OpenAI compatibility", "deepseek": "DeepSeek",
+          "gateway": "a gateway", "local": "a local server"}

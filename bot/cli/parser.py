@@ -98,6 +98,9 @@ def _debates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     doc = sub.add_parser("doctor", help="check the provider before the first debate: one tiny "
                          "call per configured model (reachable, key, structured outputs, "
                          "parameters dropped, price, latency); exit 1 if any fails")
+    doc.add_argument("--forget", action="store_true",
+                     help="first forget what the endpoint's 400s taught (parameters left out, "
+                          "output mode, context window), kept in the database, and learn anew")
     doc.set_defaults(func=Lazy("bot.cli.doctor", "doctor"))
 
 

@@ -1,7 +1,9 @@
 """`dialectic doctor`: one tiny call per configured model, before the first debate, to say
-whether the endpoint is reachable, accepts the key, knows the model, speaks structured outputs,
-which parameters it refused, and whether the model's price is known. Rules live here, so every
-surface that offers the check reports the same."""
+whether the endpoint is reachable, accepts the key, knows the model, which provider serves it and
+how it is asked for JSON, which parameters it refused (what its 400s taught, kept in the database
+when there is one, and forgotten on request), its context window and the modes too big for it,
+and whether the model's price is known. Rules live here, so every surface that offers the check
+reports the same."""
 
 from __future__ import annotations
 
@@ -11,7 +13,10 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
+from engine.debate import prepare
+from engine.domain import DebateRequest
 from engine.errors import (
+    InvalidRequest,
     LLMAuthError,
     LLMBadRequest,
     LLMError,
@@ -19,10 +24,15 @@ from engine.errors import (
     LLMTruncated,
     LLMUnreachable,
 )
+from engine.money.step_models import plan_models
+from engine.money.windows import plan_need
+from engine.ports import LessonBook
 from engine.presets import all_presets, judges_for
 from engine.provider.gateway import OpenAIGateway
+from engine.provider.lessons import Learned
 from engine.provider.llm import CallSpec, Prompt
 from engine.settings import EngineSettings
+from engine.vocabulary import Mode
 
 #: a reasoning model thinks even about "ok": room for that, and still a cent or less
 PROBE_CAP = 1024
@@ -46,6 +56,8 @@ class ModelCheck:
     price: str = ""                  # where the price comes from, and the figures
     latency_s: float = 0.0
     answered_as: str = ""            # the model name the endpoint answered with
+    provider: str = ""               # the provider kind that serves it (its profile's)
+    window: str = ""                 # its context window, and the modes too big for it
 
 
 def models_in_use(settings: EngineSettings) -> list[str]:
@@ -58,11 +70,13 @@ def models_in_use(settings: EngineSettings) -> list[str]:
     return sorted(found)
 
 
-async def check(settings: EngineSettings, *, gateway: OpenAIGateway | None = None
-                ) -> list[ModelCheck]:
-    """One probe per configured model, side by side."""
+async def check(settings: EngineSettings, *, gateway: OpenAIGateway | None = None,
+                lessons: LessonBook | None = None) -> list[ModelCheck]:
+    """One probe per configured model, side by side (`lessons`: what earlier processes were
+    taught, read first)."""
     own = gateway is None
-    gateway = gateway or OpenAIGateway(settings.model_copy(update={"max_retries": 1}))
+    gateway = gateway or OpenAIGateway(settings.model_copy(update={"max_retries": 1}),
+                                       lessons=lessons)
     try:
         return list(await asyncio.gather(*(
             _probe(settings, gateway, model) for model in models_in_use(settings))))
@@ -90,10 +104,39 @@ async def _probe(settings: EngineSettings, gateway: OpenAIGateway, model: str) -
         result.ok, result.answered_as = True, reply.model
     result.latency_s = round(time.monotonic() - started, 2)
     profile = gateway.profile(model)
-    result.mode = profile.output_mode
+    result.mode, result.provider = profile.output_mode, profile.kind
     lesson = gateway.learned.lessons().get((gateway.endpoint, model))
-    result.adapted = lesson.describe() if lesson is not None else []
+    result.adapted = [said for said in (lesson.describe() if lesson is not None else [])
+                      if not said.startswith("context window")]
+    result.window = window_note(settings, model, await gateway.window(model))
     return result
+
+
+async def forget(settings: EngineSettings, lessons: LessonBook | None) -> int:
+    """Forget what the endpoint's 400s taught (here and in the database); how many models had a
+    lesson."""
+    return await Learned(lessons).forget(settings.endpoint())
+
+
+def window_note(settings: EngineSettings, model: str, window: int | None) -> str:
+    """"context window 4,096 tokens (too small for structured, consensus …)", or "" unknown."""
+    if window is None:
+        return ""
+    too_big = [mode.value for mode in Mode if _need(settings, model, mode) > window]
+    said = f"context window {window:,} tokens"
+    return f"{said} (too small for {', '.join(too_big)})" if too_big else said
+
+
+def _need(settings: EngineSettings, model: str, mode: Mode) -> int:
+    """The most context `model`'s calls in a default debate of `mode` need (0: none)."""
+    free = settings.model_copy(update={"context_windows": {}})
+    try:
+        prepared = prepare(free, DebateRequest(topic="A proposition to check the window",
+                                               mode=mode))
+    except InvalidRequest:
+        return 0
+    models = plan_models(free, prepared.request.options, prepared.plan)
+    return plan_need(prepared.plan, models, model)
 
 
 def price_note(settings: EngineSettings, model: str) -> str:
@@ -103,6 +146,9 @@ def price_note(settings: EngineSettings, model: str) -> str:
     rate = found.price
     cached = f" (${rate.cached_input:g} cached)" if rate.cached_input is not None else ""
     figures = f"${rate.input:g} in{cached} / ${rate.output:g} out per million tokens"
+    if found.source == "local":
+        return (f"no price: a local server's model costs nothing here; set "
+                f"[prices.\"{model}\"] in dialectic.toml to count it")
     if found.known:
         source = "dialectic.toml" if found.source == "configured" else "genai-prices"
         return f"price known: {figures} ({source})"

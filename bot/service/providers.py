@@ -6,18 +6,21 @@ rehearsal model."""
 
 from __future__ import annotations
 
+from engine.ports import LessonBook
 from engine.provider.llm import LLMClient
 from engine.settings import EngineSettings
 
 
-def make_llm(settings: EngineSettings) -> LLMClient:
+def make_llm(settings: EngineSettings, *, lessons: LessonBook | None = None) -> LLMClient:
+    """The client for `settings`; `lessons` keeps what a provider's 400s teach across processes
+    (the database's, in a server or a worker)."""
     if settings.is_rehearsal:
         from engine.provider.rehearsal import RehearsalModel  # offline only (docstring)
 
         return RehearsalModel()
     from engine.provider.gateway import OpenAIGateway  # the SDK: not for a rehearsal (docstring)
 
-    return OpenAIGateway(settings)
+    return OpenAIGateway(settings, lessons=lessons)
 
 
 def describe(settings: EngineSettings) -> str:

@@ -5,6 +5,7 @@ around it."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import socket
@@ -24,6 +25,7 @@ from storage import heartbeats, outbox
 from storage import metrics as metrics_repo
 from storage.db import Database
 from storage.errors import DATABASE_ERRORS
+from storage.lessons import DbLessonBook
 from storage.settings import StorageSettings
 
 log = logging.getLogger("dialectic")
@@ -134,7 +136,8 @@ async def build_runtime(engine: EngineSettings, settings: ServiceSettings,
     db = Database(storage.database_url)
     if migrate:
         await db.upgrade()
-    service = DebateService(engine=engine, settings=settings, db=db, llm_factory=make_llm)
+    service = DebateService(engine=engine, settings=settings, db=db,
+                            llm_factory=functools.partial(make_llm, lessons=DbLessonBook(db)))
     service.sink_factories.append(telemetry.sink_for)
     service.finished_hooks.append(telemetry.on_finished)
     service.submitted_hooks.append(telemetry.on_submitted)

@@ -5,6 +5,7 @@
     cost          pricing usage, estimating a plan, writing money and tokens one way
     step_models   which model each step asks for, so a plan is priced with the models it uses
     spending      no call starts unless the debate's hold covers it and the rest of its plan
+    windows       whether a plan fits its models' context windows
 
 May import: the basics at the top of engine/ (errors, vocabulary, settings, domain, options,
 ports) and engine.provider.profiles (what a model is decides what it bills); `prices` imports

@@ -34,7 +34,10 @@ def token_bound(text: str) -> int:
 def price(usage: Usage, rate: ModelPrice) -> float:
     """USD for the tokens used, at USD per million tokens: cached prompt tokens at the cached
     rate (the input rate when there is none), the rest at the input rate; completion tokens,
-    reasoning included, at the output rate."""
+    reasoning included, at the output rate. What the provider itself said the tokens cost (a
+    gateway's `usage.cost`) is the bill, and is taken as it is."""
+    if usage.cost_usd is not None:
+        return usage.cost_usd
     cached = min(usage.cached_tokens, usage.prompt_tokens)
     cached_rate = rate.input if rate.cached_input is None else rate.cached_input
     return ((usage.prompt_tokens - cached) * rate.input + cached * cached_rate

@@ -21,9 +21,10 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.provider.profiles import provider_of, undated
+from engine.provider.profiles import behind_prefix, kind_of, provider_of, undated
 
-PriceSource = Literal["configured", "builtin", "library", "default"]
+#: "local": a local server's model, which costs nothing unless a price is configured
+PriceSource = Literal["configured", "builtin", "library", "default", "local"]
 #: Tokens the library prices per rate read. Small on purpose: tiered prices (Gemini 2.5 Pro
 #: doubles above 200k prompt tokens) must give the base tier a debate's calls pay.
 SAMPLE_TOKENS = 1_000
@@ -55,6 +56,7 @@ class PriceQuote(NamedTuple):
 
 
 #: What the library cannot know. The rehearsal model runs offline and costs nothing.
+FREE = ModelPrice(input=0.0, output=0.0)
 BUILTIN_PRICES: dict[str, ModelPrice] = {"rehearsal": ModelPrice(input=0.0, output=0.0)}
 
 
@@ -78,10 +80,12 @@ def providers_for(base_url: str | None) -> tuple[Provider, ...]:
 
 
 def quote(model: str, *, configured: Mapping[str, ModelPrice], base_url: str | None,
-          default: ModelPrice) -> PriceQuote:
+          default: ModelPrice, kind: str | None = None) -> PriceQuote:
     """`model`'s price behind the endpoint `base_url`: configured, builtin, library, default.
     A dated snapshot the API answers with ("gpt-4o-mini-2024-07-18") takes the price configured
-    for the name it was asked by ("gpt-4o-mini")."""
+    for the name it was asked by ("gpt-4o-mini"); a gateway's prefixed id ("openai/gpt-4o-mini")
+    the price of the model behind it; a local server's model (`kind` "local", or read from the
+    endpoint) costs nothing unless configured."""
     if model in configured:
         return PriceQuote(model, configured[model], "configured")
     asked = undated(model)
@@ -89,11 +93,21 @@ def quote(model: str, *, configured: Mapping[str, ModelPrice], base_url: str | N
         return PriceQuote(model, configured[asked], "configured")
     if model in BUILTIN_PRICES:
         return PriceQuote(model, BUILTIN_PRICES[model], "builtin")
-    for provider in providers_for(base_url):
-        found = library_price(model, provider)
-        if found is not None:
-            return PriceQuote(model, found[1], "library", found[0])
+    if kind_of(model, base_url, kind) == "local":
+        return PriceQuote(model, FREE, "local")
+    for name in lookup_names(model):
+        for provider in providers_for(base_url):
+            found = library_price(name, provider)
+            if found is not None:
+                return PriceQuote(model, found[1], "library", found[0])
     return PriceQuote(model, default, "default")
+
+
+def lookup_names(model: str) -> tuple[str, ...]:
+    """The names to ask the library for: the model as named, then, for a gateway's prefixed
+    id, the model behind the prefix ("anthropic/claude-sonnet-4.5" -> "claude-sonnet-4.5")."""
+    behind = behind_prefix(model)
+    return (model,) if behind == model else (model, behind)
 
 
 @functools.cache

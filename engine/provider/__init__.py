@@ -6,7 +6,8 @@
     backoff     Retry-After and jittered exponential backoff
     circuit     the endpoint's circuit breaker
     redaction   credentials inside URLs, stripped from everything shown
-    profiles    what each model accepts (reasoning, sampling, output caps, structured outputs)
+    profiles    what each provider and model accepts (reasoning, sampling, caps, output modes)
+    lessons     what a provider's 400s taught, taken once under a lock, kept (`LessonBook`)
     rehearsal   the offline rehearsal model (`RehearsalModel`), deterministic and free
 
 May import: the basics at the top of engine/ (errors, vocabulary, settings, domain) and

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -102,3 +102,11 @@ class LLMClient(Protocol):
     async def complete(self, spec: CallSpec[T]) -> Reply[T]: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class KnowsWindows(Protocol):
+    """A client that can tell a model's context window (configured, learned from a 400, or
+    reported by a local server), so a debate its windows cannot hold stops before any call."""
+
+    async def window(self, model: str) -> int | None: ...

@@ -2,25 +2,32 @@
 how its output cap is named, which structured-output mode its endpoint speaks, and what a
 provider's 400 taught us about it since.
 
-    profile_for(model, endpoint)   the documented rules, by model-name prefix and endpoint
-    Learned                        what 400s taught (per endpoint and model), applied on top
+    kind_of(model, endpoint)       which provider serves it (by host, or by the settings' kind)
+    profile_for(model, endpoint)   the documented rules, by provider and model-name family
     unsupported_parameter(...)     which parameter a 400 names as unsupported, if any
+    (engine/provider/lessons.py keeps what 400s taught, per endpoint and model)
 
 OpenAI's reasoning models (the o-series, the gpt-5 family but gpt-5-chat) take no temperature
 or top_p, refuse `max_tokens` in favour of `max_completion_tokens`, accept `reasoning_effort`
 and bill their hidden reasoning as output. gpt-5.1 and later also accept the effort "none",
 and then sampling parameters again. DeepSeek's endpoint answers a `json_schema` response
-format with a 400: it speaks JSON mode (`json_object`) only. Local servers (Ollama, vLLM,
-llama.cpp) know `max_tokens` best. Anything else a provider refuses is learned from its 400:
-the parameter is dropped (or the cap renamed, or the output mode lowered), the call is sent
-again once, and the lesson is kept for that endpoint and model.
+format with a 400: it speaks JSON mode (`json_object`) only. Anthropic's OpenAI-SDK
+compatibility ignores `response_format` (and `reasoning_effort`) and caps temperature at 1: Claude
+is asked for JSON in the prompt, with the schema there. Gemini 2.5 and later think (thinking
+counted against the output cap, billed as output, `reasoning_effort` mapped to a thinking
+budget). A gateway (OpenRouter, a LiteLLM proxy) passes a model's prefixed id ("openai/gpt-4o",
+"anthropic/claude-…") to an upstream that may ignore the schema: it is also said in the prompt.
+Local servers (Ollama, vLLM, llama.cpp) know `max_tokens` best, cost nothing unless priced, and
+have a context window the output cap must fit in. Anything else a provider refuses is learned
+from its 400 (engine/provider/lessons.py).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from typing import Literal, get_args
 from urllib.parse import urlsplit
 
@@ -29,13 +36,18 @@ log = logging.getLogger(__name__)
 OutputMode = Literal["json_schema", "json_object", "prompt"]
 CapParameter = Literal["max_completion_tokens", "max_tokens"]
 ReasoningEffort = Literal["none", "minimal", "low", "medium", "high"]
+#: who serves a model: decides its profile, its price lookup and what doctor says about it
+ProviderKind = Literal["openai", "azure", "deepseek", "anthropic", "gemini", "gateway", "local",
+                       "other"]
 EFFORTS: tuple[str, ...] = get_args(ReasoningEffort)
+KINDS: tuple[str, ...] = get_args(ProviderKind)
 #: the output modes from the richest to the plainest: a refused mode falls to the next
 OUTPUT_MODES: tuple[OutputMode, ...] = get_args(OutputMode)
 CAPS: tuple[CapParameter, ...] = get_args(CapParameter)
 
 _O_SERIES = re.compile(r"^o\d")
 _GPT5 = re.compile(r"^gpt-5(?:\.(\d+))?(?:-|$)")
+_GEMINI_THINKING = re.compile(r"^gemini-(?:2\.5|[3-9])")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,12 +57,20 @@ class ModelProfile:
     reasoning: bool = False
     efforts: frozenset[str] = frozenset()   # reasoning_effort values the model accepts
     sampling: bool = True                    # takes temperature / top_p
+    max_temperature: float = 2.0             # Anthropic's endpoint caps it at 1
     cap: CapParameter = "max_completion_tokens"
     output_mode: OutputMode = "json_schema"
+    schema_in_prompt: bool = False           # said in the prompt too (a gateway's upstream)
     dropped: frozenset[str] = frozenset()    # parameters a 400 told us to leave out
+    kind: ProviderKind = "openai"
 
     def sends(self, parameter: str) -> bool:
         return parameter not in self.dropped
+
+    @property
+    def priced(self) -> bool:
+        """Whether the price library may price it: a local server's model costs nothing."""
+        return self.kind != "local"
 
     def effort(self, asked: str | None) -> str | None:
         """The effort to send: none for a model that does not reason; the asked one, or the
@@ -66,18 +86,58 @@ class ModelProfile:
         return "low" if "low" in self.efforts else None
 
 
-def provider_of(endpoint: str | None) -> str:
-    """"openai", "azure", "deepseek" or "other", from the endpoint's host (None: OpenAI)."""
+#: hosts of the providers with their own rules (a suffix matches sub-domains too)
+_HOSTS: tuple[tuple[str, ProviderKind], ...] = (
+    ("api.openai.com", "openai"), (".openai.azure.com", "azure"),
+    (".cognitiveservices.azure.com", "azure"), (".services.ai.azure.com", "azure"),
+    ("deepseek.com", "deepseek"), ("api.anthropic.com", "anthropic"),
+    ("generativelanguage.googleapis.com", "gemini"), ("openrouter.ai", "gateway"),
+)
+#: the ports local servers listen on by default: Ollama, vLLM, llama.cpp's server, LM Studio
+_LOCAL_PORTS = frozenset({11434, 8000, 8080, 1234})
+
+
+def provider_of(endpoint: str | None) -> ProviderKind:
+    """The provider behind `endpoint` by its host (None: OpenAI): "openai", "azure", "deepseek",
+    "anthropic", "gemini", "gateway" (OpenRouter), "local" (a loopback or private address on a
+    local server's usual port), else "other"."""
     if not endpoint:
         return "openai"
-    host = (urlsplit(endpoint if "//" in endpoint else f"//{endpoint}").hostname or "").lower()
-    if host == "api.openai.com":
-        return "openai"
-    if host.endswith(".openai.azure.com") or host.endswith(".cognitiveservices.azure.com"):
-        return "azure"
-    if host == "deepseek.com" or host.endswith(".deepseek.com"):
-        return "deepseek"
+    parts = urlsplit(endpoint if "//" in endpoint else f"//{endpoint}")
+    try:
+        host, port = (parts.hostname or "").lower(), parts.port
+    except ValueError:
+        return "other"
+    for known, kind in _HOSTS:
+        if host == known.lstrip(".") or host.endswith(known if known.startswith(".")
+                                                      else f".{known}"):
+            return kind
+    if _is_private(host) and port in _LOCAL_PORTS:
+        return "local"
     return "other"
+
+
+def _is_private(host: str) -> bool:
+    if host in ("localhost", "host.docker.internal") or host.endswith(".local"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private
+
+
+def kind_of(model: str, endpoint: str | None, configured: str | None = None) -> ProviderKind:
+    """Who serves `model` at `endpoint`: the configured kind (DIALECTIC_PROVIDER_KIND), else the
+    host's; on an unknown private host, a model named with an Ollama tag ("llama3.1:8b") is a
+    local server's."""
+    if configured in KINDS:
+        return configured  # type: ignore[return-value]
+    kind = provider_of(endpoint)
+    if kind == "other" and ":" in model and endpoint and _is_private(
+            urlsplit(endpoint if "//" in endpoint else f"//{endpoint}").hostname or ""):
+        return "local"
+    return kind
 
 
 _SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
@@ -89,32 +149,52 @@ def undated(model: str) -> str:
     return _SNAPSHOT_DATE.sub("", model)
 
 
+def behind_prefix(model: str) -> str:
+    """The model behind a gateway's provider prefix: "openai/gpt-4o-mini" -> "gpt-4o-mini",
+    "meta-llama/llama-3.1-8b-instruct" -> "llama-3.1-8b-instruct"."""
+    return model.rsplit("/", 1)[-1]
+
+
 def is_reasoning_model(model: str) -> bool:
-    """OpenAI's reasoning families by name: o1, o3, o4-mini …, gpt-5, gpt-5-mini, gpt-5.1 …
-    (not gpt-5-chat, which is a chat model). A provider prefix ("openai/gpt-5") is ignored."""
-    name = model.lower().rsplit("/", 1)[-1]
-    if _O_SERIES.match(name):
+    """Reasoning families by name: OpenAI's o1, o3, o4-mini …, gpt-5, gpt-5-mini, gpt-5.1 … (not
+    gpt-5-chat, which is a chat model), and Gemini 2.5 and later, which think by default. A
+    provider prefix ("openai/gpt-5") is ignored."""
+    name = behind_prefix(model.lower())
+    if _O_SERIES.match(name) or _GEMINI_THINKING.match(name):
         return True
     return bool(_GPT5.match(name)) and "gpt-5-chat" not in name
 
 
-def profile_for(model: str, endpoint: str | None = None) -> ModelProfile:
-    """The documented profile of `model` served at `endpoint`."""
-    provider = provider_of(endpoint)
-    name = model.lower().rsplit("/", 1)[-1]
+def profile_for(model: str, endpoint: str | None = None, *, kind: str | None = None
+                ) -> ModelProfile:
+    """The documented profile of `model` served at `endpoint` (by `kind` when configured)."""
+    provider = kind_of(model, endpoint, kind)
+    name = behind_prefix(model.lower())
+    if provider == "local":
+        return ModelProfile(cap="max_tokens", kind="local")
+    if name.startswith("claude") or provider == "anthropic":
+        # response_format and reasoning_effort ignored, temperature capped at 1 (its docs)
+        return ModelProfile(cap="max_tokens", output_mode="prompt", max_temperature=1.0,
+                            kind=provider)
+    if _GEMINI_THINKING.match(name):
+        return ModelProfile(reasoning=True, efforts=frozenset({"low", "medium", "high"}),
+                            cap="max_tokens", kind=provider,
+                            schema_in_prompt=provider == "gateway")
     if provider == "deepseek" or name.startswith("deepseek"):
         # JSON mode only; `max_tokens` is its cap; the reasoner ignores sampling parameters
         return ModelProfile(cap="max_tokens", output_mode="json_object",
-                            sampling="reasoner" not in name)
+                            sampling="reasoner" not in name, kind=provider)
+    gateway = provider == "gateway"
     if is_reasoning_model(name):
         efforts = {"minimal", "low", "medium", "high"}
         gpt5 = _GPT5.match(name)
         if gpt5 is not None and gpt5.group(1) is not None:  # gpt-5.1 and later
             efforts = {"none", "low", "medium", "high"}
-        return ModelProfile(reasoning=True, efforts=frozenset(efforts), sampling=False)
-    if provider == "other":
-        return ModelProfile(cap="max_tokens")
-    return ModelProfile()
+        return ModelProfile(reasoning=True, efforts=frozenset(efforts), sampling=False,
+                            kind=provider, schema_in_prompt=gateway)
+    if provider in ("other", "gateway"):
+        return ModelProfile(cap="max_tokens", kind=provider, schema_in_prompt=gateway)
+    return ModelProfile(kind=provider)
 
 
 # --------------------------------------------------------------------------------------------
@@ -156,75 +236,27 @@ def unsupported_parameter(*, param: str | None, code: str | None, message: str) 
     return None
 
 
+
+
 # --------------------------------------------------------------------------------------------
-# what was learned
+# what a 400 says about the context window
+
+_WINDOW_TEXT = (
+    # vLLM (and OpenAI's own wording): "This model's maximum context length is 8192 tokens."
+    re.compile(r"maximum context length is (\d+) tokens", re.I),
+    # llama.cpp's server: "... (4121 tokens) exceeds the available context size (4096 tokens)"
+    re.compile(r"available context size \((\d+) tokens\)", re.I),
+    re.compile(r"context (?:window|length|size)(?: of| is)? (\d+) tokens", re.I),
+)
 
 
-@dataclass(slots=True)
-class Lesson:
-    """What 400s taught about one model at one endpoint: parameters to leave out, the cap's
-    name, the output mode to use instead."""
-
-    dropped: set[str] = field(default_factory=set)
-    cap: CapParameter | None = None
-    output_mode: OutputMode | None = None
-
-    def describe(self) -> list[str]:
-        said = [f"{p} dropped" for p in sorted(self.dropped)]
-        if self.cap is not None:
-            said.append(f"output cap sent as {self.cap}")
-        if self.output_mode is not None:
-            said.append(f"{self.output_mode.replace('_', ' ')} output used")
-        return said
-
-
-class Learned:
-    """Lessons per (endpoint, model), kept for the life of the process (one gateway's)."""
-
-    def __init__(self) -> None:
-        self._lessons: dict[tuple[str, str], Lesson] = {}
-
-    def apply(self, profile: ModelProfile, *, endpoint: str, model: str) -> ModelProfile:
-        lesson = self._lessons.get((endpoint, model))
-        if lesson is None:
-            return profile
-        return replace(profile, dropped=profile.dropped | frozenset(lesson.dropped),
-                       cap=lesson.cap or profile.cap,
-                       output_mode=lesson.output_mode or profile.output_mode)
-
-    def learn(self, parameter: str, profile: ModelProfile, *, endpoint: str,
-              model: str) -> bool:
-        """Take in that `parameter` was refused for a request built from `profile`; False when
-        there is nothing left to change (the 400 stands)."""
-        lesson = self._lessons.setdefault((endpoint, model), Lesson())
-        if parameter == "response_format":
-            lower = _next_mode(profile.output_mode)
-            if lower is None:
-                return False
-            lesson.output_mode = lower
-            said = f"{endpoint} refused {profile.output_mode} output for {model}; using {lower}"
-        elif parameter in CAPS:
-            if profile.cap != parameter or not profile.sends(parameter):
-                return False
-            if lesson.cap is None:
-                lesson.cap = CAPS[1] if parameter == CAPS[0] else CAPS[0]
-                said = f"{endpoint} refused {parameter} for {model}; sending {lesson.cap}"
-            else:  # both names refused: the endpoint takes no cap at all
-                lesson.dropped.update(CAPS)
-                said = f"{endpoint} refused both output-cap parameters for {model}; none sent"
-        else:
-            if parameter in lesson.dropped or parameter in profile.dropped:
-                return False
-            lesson.dropped.add(parameter)
-            said = f"{endpoint} refused {parameter} for {model}; leaving it out"
-        log.warning("%s (learned once, kept for this process)", said)
-        return True
-
-    def lessons(self) -> dict[tuple[str, str], Lesson]:
-        """Every lesson so far, by (endpoint, model), for `dialectic doctor`."""
-        return {key: lesson for key, lesson in self._lessons.items() if lesson.describe()}
-
-
-def _next_mode(mode: OutputMode) -> OutputMode | None:
-    index = OUTPUT_MODES.index(mode)
-    return OUTPUT_MODES[index + 1] if index + 1 < len(OUTPUT_MODES) else None
+def window_in_error(message: str, body: object = None) -> int | None:
+    """The context window a 400 names ("maximum context length is 8192 tokens"), or the `n_ctx`
+    llama.cpp's server puts in its error body; None when it names none."""
+    if isinstance(body, dict) and isinstance(body.get("n_ctx"), int):
+        return int(body["n_ctx"])
+    for pattern in _WINDOW_TEXT:
+        found = pattern.search(message)
+        if found is not None:
+            return int(found.group(1))
+    return None

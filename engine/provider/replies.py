@@ -17,8 +17,19 @@ _FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
 _SCHEMA_NAME_BAD_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
+#: a reasoning model's thoughts written into the reply (DeepSeek-R1, Qwen3 on Ollama, vLLM or
+#: llama.cpp): `<think>…</think>`, or an unclosed one cut by the cap
+_THINK = re.compile(r"<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.S | re.I)
+
+
+def without_thoughts(text: str) -> str:
+    """`text` without the `<think>` blocks some local models write before their answer."""
+    return _THINK.sub("", text) if "<" in text else text
+
+
 def extract_json(text: str) -> str:
-    """The JSON object inside a reply: without markdown fences and prose around it."""
+    """The JSON object inside a reply: without thoughts, markdown fences and prose around it."""
+    text = without_thoughts(text)
     fenced = _FENCE.search(text)
     if fenced is not None:
         text = fenced.group(1)
@@ -98,8 +109,9 @@ def _mentions(text: str, number: str) -> bool:
 
 def reported_usage(reported: Any) -> Usage:
     """The usage a reply reports (the SDK's CompletionUsage, or None), with its cached
-    prompt tokens (OpenAI's details, or DeepSeek's
-    `prompt_cache_hit_tokens`) and its reasoning tokens."""
+    prompt tokens (OpenAI's details, or DeepSeek's `prompt_cache_hit_tokens`), its reasoning
+    tokens (every billed token counted: `total_tokens - prompt_tokens` when that exceeds
+    `completion_tokens`), and the cost a gateway reported."""
     if reported is None:
         return Usage()
     prompt = reported.prompt_tokens_details
@@ -108,7 +120,19 @@ def reported_usage(reported: Any) -> Usage:
     if not cached and reported.model_extra:
         cached = int(reported.model_extra.get("prompt_cache_hit_tokens") or 0)
     reasoning = (completion.reasoning_tokens if completion is not None else None) or 0
-    return Usage(prompt_tokens=reported.prompt_tokens,
-                 completion_tokens=reported.completion_tokens,
+    output = reported.completion_tokens
+    unlisted = (reported.total_tokens or 0) - reported.prompt_tokens - output
+    if unlisted > 0:   # Gemini: thoughts billed as output, counted only in total_tokens
+        output += unlisted
+        reasoning += unlisted
+    return Usage(prompt_tokens=reported.prompt_tokens, completion_tokens=output,
                  cached_tokens=min(cached, reported.prompt_tokens),
-                 reasoning_tokens=min(reasoning, reported.completion_tokens))
+                 reasoning_tokens=min(reasoning, output), cost_usd=_gateway_cost(reported))
+
+
+def _gateway_cost(reported: Any) -> float | None:
+    """What a gateway says the reply cost (OpenRouter's and LiteLLM's `usage.cost`, in USD)."""
+    cost = (reported.model_extra or {}).get("cost")
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+        return float(cost)
+    return None

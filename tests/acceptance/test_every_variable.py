@@ -38,6 +38,7 @@ def every_variable(tmp_path: Path, port: int, openai: str, slack: str) -> dict[s
         "OPENAI_API_KEY": "sk-test-every-variable", "OPENAI_BASE_URL": openai,
         "DIALECTIC_DEFAULT_MODEL": "gpt-5-mini", "DIALECTIC_REASONING_EFFORT": "minimal",
         "DIALECTIC_REASONING_EFFORTS": "judge=medium", "DIALECTIC_OUTPUT_MODE": "json_schema",
+        "DIALECTIC_PROVIDER_KIND": "openai", "DIALECTIC_OVERLOAD_WAIT": "5",
         "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'db' / 'dialectic.db'}",
         "DIALECTIC_DATA_DIR": str(tmp_path / "data"),
         "DIALECTIC_DAILY_BUDGET_USD": "25", "DIALECTIC_MAX_DEBATE_USD": "2",

@@ -27,6 +27,7 @@ def gateway_settings(base_url: str, **overrides: Any) -> EngineSettings:
         "backoff_base": 0.01,
         "backoff_cap": 0.05,
         "call_timeout": 5.0,
+        "overload_wait": 0.0,   # a 503 burst gives up after max_retries, as other errors do
     }
     values.update(overrides)
     return EngineSettings(**values)

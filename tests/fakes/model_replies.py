@@ -25,8 +25,9 @@ from tests.fakes.obedience import (
     outside_regions,
     readable,
 )
+from tests.fakes.provider_kinds import schema_for
 from tests.fakes.realistic import LEVELS, RealisticFaker, prose, topic_words
-from tests.fakes.schema_faker import HINT_CHARS, SchemaFaker, request_schema
+from tests.fakes.schema_faker import HINT_CHARS, SchemaFaker
 
 
 class ModelReplies:
@@ -35,6 +36,7 @@ class ModelReplies:
 
     seed: int
     replies: str
+    provider: str
     obedient: bool
     _scripts: list[Rule]
 
@@ -56,7 +58,7 @@ class ModelReplies:
     def _generate(self, body: Body, *, obedient: bool) -> tuple[Any, Orders]:
         system, user = last_text(body, "system"), last_text(body, "user")
         markers = markers_from_rule(system)
-        schema = request_schema(body)
+        schema = schema_for(body, self.provider)   # the prompt's only, where ignored
         hint = readable(user, markers)
         rng = random.Random(mask_boundaries(f"{self.seed}\x00{system}\x00{user}", markers))
         value: Any

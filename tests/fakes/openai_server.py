@@ -48,13 +48,14 @@ import asyncio
 import contextlib
 import itertools
 import json
+import math
 import time
 from types import TracebackType
 from typing import Any
 
 from aiohttp import web
 
-from tests.fakes import provider_rules
+from tests.fakes import provider_kinds, provider_rules
 from tests.fakes.chat_requests import (
     Body,
     Matcher,
@@ -80,9 +81,11 @@ from tests.fakes.token_usage import (
     serialized_prompt,
 )
 
-__all__ = ["Body", "FakeOpenAI", "Matcher", "RecordedRequest", "ReplySource", "SchemaFaker",
-           "estimate_tokens", "last_text", "matches", "message_text", "request_schema",
-           "schema_in_text"]
+PROVIDERS: tuple[str, ...] = (*provider_rules.PROVIDERS, *provider_kinds.KINDS)
+
+__all__ = ["PROVIDERS", "Body", "FakeOpenAI", "Matcher", "RecordedRequest", "ReplySource",
+           "SchemaFaker", "estimate_tokens", "last_text", "matches", "message_text",
+           "request_schema", "schema_in_text"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,12 +107,19 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         replies: str = "typical",
         provider: str = "openai",
         refusal_rate: float = 0.0,
+        deployments: dict[str, str] | None = None,
+        context_window: int | None = None,
+        rate_limit: tuple[int, float] | None = None,
+        serves: tuple[str, ...] = (),
     ) -> None:
         if replies not in REPLY_LEVELS:
             raise ValueError(f"replies must be one of {REPLY_LEVELS}, not {replies!r}")
-        if provider not in provider_rules.PROVIDERS:
-            raise ValueError(
-                f"provider must be one of {provider_rules.PROVIDERS}, not {provider!r}")
+        if provider not in PROVIDERS:
+            raise ValueError(f"provider must be one of {PROVIDERS}, not {provider!r}")
+        self.deployments = dict(deployments or {})   # Azure: deployment -> model behind it
+        self.context_window = context_window or provider_kinds.DEFAULT_WINDOW.get(provider)
+        self.rate_limit = rate_limit   # (requests, per seconds): 429s past it, as Gemini's tier
+        self._admitted: list[float] = []
         ProviderRules.__init__(self)
         self.replies = replies
         self.provider = provider
@@ -125,9 +135,9 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         self.in_flight = 0
         self.max_in_flight = 0
         self._ids = itertools.count(1)
-        minimum, unit = provider_rules.CACHE_GRAIN[provider]
+        minimum, unit = provider_rules.CACHE_GRAIN.get(provider, (1024, 128))
         self._cache = PromptCache(minimum=minimum, unit=unit)
-        self._models_seen: list[str] = []
+        self._models_seen: list[str] = list(serves)   # what /models lists from the start
         self._runner: web.AppRunner | None = None
         self._closing = asyncio.Event()
 
@@ -137,9 +147,10 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         """Start serving; returns the base URL, e.g. "http://127.0.0.1:PORT/v1"."""
         app = web.Application()
         # `/{client}/v1`: one fake told apart by several clients (`RecordedRequest.path`)
-        for prefix in ("/v1", "", "/{client}/v1"):
+        for prefix in ("/v1", "", "/{client}/v1", "/v1beta/openai"):   # the last: Gemini's
             app.router.add_post(f"{prefix}/chat/completions", self._handle)
             app.router.add_get(f"{prefix}/models", self._models)
+        app.router.add_get("/props", self._props)
         app.router.add_get("/_fake/arrivals", self._arrivals)
         self._closing = asyncio.Event()
         self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
@@ -195,10 +206,25 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         used = [r.usage for r in self.requests if r.usage is not None]
         return bill_usd(used, input=input, output=output, cached_input=cached_input)
 
+    def gateway_bill(self) -> float:
+        """What a gateway billed: the `usage.cost` of every answered request, in USD."""
+        return sum(r.cost or 0.0 for r in self.requests)
+
     # --- handling ---
 
     async def _models(self, request: web.Request) -> web.Response:
-        return web.json_response(provider_rules.models_listing(self.provider, self._models_seen))
+        listing = provider_rules.models_listing(self.provider, self._models_seen)
+        if self.provider in provider_kinds.KINDS:
+            listing["data"] = [provider_kinds.models_entry(self.provider, m, self.context_window)
+                               for m in self._models_seen]
+        return web.json_response(listing)
+
+    async def _props(self, request: web.Request) -> web.Response:
+        """llama.cpp's server settings: its context window."""
+        if self.provider != "llamacpp":
+            return web.json_response({"error": "Not Found"}, status=404)
+        return web.json_response({"default_generation_settings": {"n_ctx": self.context_window},
+                                  "total_slots": 1})
 
     async def _arrivals(self, request: web.Request) -> web.Response:
         """When each request arrived (monotonic seconds): for benchmarks run out of process."""
@@ -246,52 +272,135 @@ class FakeOpenAI(ProviderRules, ModelReplies):
             transport = request.transport
             if transport is None or transport.is_closing():  # the client gave up: no reply
                 return web.Response(status=499)
-        rejection = provider_rules.check(body, self.provider)
+        rejection = self._rejection(body)
         if rejection is not None:
-            record.outcome = f"rejected {rejection.status}"
-            return web.json_response(rejection.body, status=rejection.status)
+            record.outcome = f"rejected {rejection[0]}"
+            return web.json_response(rejection[1], status=rejection[0])
         fault = first_rule(self._faults, body)
         if fault is not None and fault.kind == "fail":
             record.outcome = f"fail {fault.status}"
-            return error_response(fault.status, body=fault.body, headers=fault.headers)
+            payload = fault.body or {"error": {"message": f"fake error {fault.status}",
+                                               "type": "fake_error", "param": None,
+                                               "code": str(fault.status)}}
+            return web.json_response(provider_kinds.wrap_error(self.provider, fault.status,
+                                                               payload),
+                                     status=fault.status, headers=fault.headers)
         if fault is not None and fault.kind == "reset":
             record.outcome = "reset"
             return reset(request)
-        if fault is not None and fault.kind == "content_filter":
-            record.outcome = "content_filter"
-            return self._completion(record, None, finish_reason="content_filter")
+        if fault is not None and fault.kind == "gateway_error":
+            record.outcome = "gateway_error"
+            return web.json_response({"error": {"code": fault.status, "message": fault.reply}})
+        if fault is not None and fault.kind in ("content_filter", "empty_choices",
+                                                "null_content"):
+            record.outcome = fault.kind
+            return self._completion(record, None, finish_reason=fault.kind)
         if fault is not None and fault.kind == "refuse":
-            record.outcome = "refused"
-            return self._completion(record, None, refusal=str(fault.reply))
+            return self._refusal(record, str(fault.reply))
         if self.refusal_rate and self._rng(body, "refusal").random() < self.refusal_rate:
-            record.outcome = "refused"
-            return self._completion(record, None, refusal=DEFAULT_REFUSAL)
+            return self._refusal(record, DEFAULT_REFUSAL)
         if fault is not None:
             record.outcome = "invalid_json"
             return self._completion(record, str(fault.reply))
         record.outcome = "reply"
         content = provider_rules.fenced(self._content_for(record), body, self.provider,
                                         self._rng(body, "fence"))
-        return self._completion(record, content + " " * self.verbosity)
+        thinking = provider_kinds.think_block(body, self.provider, self._rng(body, "thought"))
+        return self._completion(record, thinking + content + " " * self.verbosity)
+
+    def _rejection(self, body: Body) -> tuple[int, Any] | None:
+        """What the provider refuses before generating: its rules (the model behind an Azure
+        deployment's), its context window, its rate limit."""
+        ruled = {**body, "model": self._behind(body)}
+        rules = "openai" if self.provider == "azure" else self.provider
+        found = provider_rules.check(ruled, rules)
+        if found is not None:
+            return found.status, found.body
+        found_kind = provider_kinds.check(body, self.provider, prompt=prompt_tokens(body),
+                                          window=self.context_window)
+        if found_kind is not None:
+            return found_kind
+        return self._rate_limited()
+
+    def _rate_limited(self) -> tuple[int, Any] | None:
+        if self.rate_limit is None:
+            return None
+        count, seconds = self.rate_limit
+        now = time.monotonic()
+        self._admitted = [t for t in self._admitted if now - t < seconds]
+        if len(self._admitted) < count:
+            self._admitted.append(now)
+            return None
+        wait = max(1, math.ceil(seconds - (now - self._admitted[0])))
+        return 429, provider_kinds.gemini_error(
+            429, "Resource has been exhausted (e.g. check quota).", "RESOURCE_EXHAUSTED",
+            retry_delay=wait)
+
+    def _behind(self, body: Body) -> str:
+        return provider_kinds.behind(str(body.get("model") or ""), self.provider,
+                                     self.deployments)
+
+    def _refusal(self, record: RecordedRequest, text: str) -> web.Response:
+        """The model declining: `refusal` set (OpenAI), or its words as the content where the
+        endpoint never sets `refusal` (Anthropic's)."""
+        record.outcome = "refused"
+        if self.provider == "anthropic":
+            return self._completion(record, text)
+        return self._completion(record, None, refusal=text)
 
     def _completion(
         self, record: RecordedRequest, content: str | None, *, finish_reason: str = "stop",
         refusal: str | None = None,
     ) -> web.Response:
         body = record.body
-        reasoning = provider_rules.reasoning_tokens(body, self.provider, self._rng(body, "think"))
-        output = Output.of(content, reasoning=reasoning, finish_reason=finish_reason,
-                           refusal=refusal).capped(provider_rules.output_cap(body))
+        ruled = {**body, "model": self._behind(body)}
+        rules = "openai" if self.provider == "azure" else self.provider
+        visible = estimate_tokens(content or refusal or "")
+        reasoning = provider_rules.reasoning_tokens(ruled, rules, self._rng(body, "think")) or \
+            provider_kinds.thoughts(body, self.provider, visible, self._rng(body, "think"))
+        reason = "stop" if finish_reason in ("empty_choices", "null_content") else finish_reason
+        output = Output.of(content, reasoning=reasoning, finish_reason=reason,
+                           refusal=refusal).capped(self._cap(body))
         count = self._count(body, output.completion_tokens, output.reasoning)
         record.usage = count.recorded()
         detailed = self.replies != "minimal"
         model = str(body.get("model") or "fake")
-        return web.json_response(completion_body(
-            number=next(self._ids),
-            model=provider_rules.served_model(model, self.provider) if detailed else model,
+        served = (provider_rules.served_model(ruled["model"], "openai")
+                  if self.provider == "azure" else
+                  provider_rules.served_model(model, self.provider))
+        reply = completion_body(
+            number=next(self._ids), model=served if detailed else model,
             output=output, refusal=refusal, detailed=detailed,
-            usage=count.wire(detailed=detailed, provider=self.provider),
-        ))
+            usage=count.wire(detailed=detailed, provider=self.provider))
+        self._shape(reply, record, finish_reason)
+        return web.json_response(reply)
+
+    def _cap(self, body: Body) -> int | None:
+        """The request's cap; llama.cpp's server also stops where its window fills."""
+        cap = provider_rules.output_cap(body)
+        if self.provider == "llamacpp" and self.context_window is not None:
+            room = self.context_window - prompt_tokens(body)
+            return room if cap is None else min(cap, room)
+        return cap
+
+    def _shape(self, reply: Body, record: RecordedRequest, finish_reason: str) -> None:
+        """The provider's own shape of a reply: Gemini's thoughts outside `completion_tokens`,
+        a gateway's `usage.cost`, a hiccup's empty choices or null content."""
+        usage = reply["usage"]
+        if self.provider == "gemini":
+            thinking = record.usage["reasoning_tokens"] if record.usage else 0
+            usage["completion_tokens"] -= thinking
+            usage.pop("completion_tokens_details", None)
+        if self.provider == "gateway" and record.usage is not None:
+            record.cost = provider_kinds.gateway_cost(
+                str(record.body.get("model")), record.usage["prompt_tokens"],
+                record.usage["completion_tokens"])
+            if record.cost is not None:
+                usage["cost"] = record.cost
+        if finish_reason == "empty_choices":
+            reply["choices"] = []
+        elif finish_reason == "null_content":
+            reply["choices"][0]["message"]["content"] = None
 
     def _count(self, body: Body, completion: int, reasoning: int) -> TokenCount:
         """The usage the provider reports: "minimal" bills the messages' characters over four
@@ -322,7 +431,7 @@ def parser() -> argparse.ArgumentParser:
     found.add_argument("--seed", type=int, default=0)
     found.add_argument("--replies", choices=REPLY_LEVELS, default="typical",
                        help="how much the model writes (default typical, as real models)")
-    found.add_argument("--provider", choices=provider_rules.PROVIDERS, default="openai")
+    found.add_argument("--provider", choices=PROVIDERS, default="openai")
     found.add_argument("--refusal-rate", type=float, default=0.0,
                        help="share of requests the model declines")
     return found

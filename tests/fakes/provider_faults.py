@@ -66,6 +66,21 @@ class ProviderRules:
         (OpenAI's structured-outputs refusal)."""
         self._faults.append(Rule(match, "refuse", times, reply=text))
 
+    def gateway_error(self, match: Matcher, code: int = 502,
+                      message: str = "Upstream error from provider: overloaded", *,
+                      times: int | None = 1) -> None:
+        """Answer HTTP 200 with an `{"error": {...}}` body and no choices, as OpenRouter and
+        LiteLLM proxies do when the upstream failed after the response began."""
+        self._faults.append(Rule(match, "gateway_error", times, status=code, reply=message))
+
+    def empty_choices(self, match: Matcher, times: int | None = 1) -> None:
+        """Answer 200 with `choices: []` (and usage): a provider's hiccup, not the model's."""
+        self._faults.append(Rule(match, "empty_choices", times))
+
+    def null_content(self, match: Matcher, times: int | None = 1) -> None:
+        """Answer 200 with `content: null`, no refusal and finish_reason "stop"."""
+        self._faults.append(Rule(match, "null_content", times))
+
     def clear(self) -> None:
         """Forget every rule and recorded request."""
         self._faults.clear()

@@ -123,3 +123,48 @@ async def test_a_base_url_that_answers_404_suggests_v1(cli: Cli) -> None:
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("gpt-")]
     assert f"answered HTTP 404: no chat-completions API at this address; did you mean " \
            f"{wrong}/v1?" in line
+
+
+async def test_claude_is_checked_in_prompt_mode_not_as_structured_outputs(cli: Cli) -> None:
+    """Anthropic ignores `response_format`: "ok · structured outputs" was a false promise."""
+    async with FakeOpenAI(provider="anthropic") as fake:
+        done = await asyncio.to_thread(cli, "doctor", env={
+            "OPENAI_API_KEY": "sk-ant-test", "OPENAI_BASE_URL": fake.base_url,
+            "DIALECTIC_DEFAULT_MODEL": "claude-sonnet-4-5"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = lines_of(done.stdout)["claude-sonnet-4-5"]
+    assert "plain text (the schema in the prompt)" in said and "structured outputs" not in said
+
+
+async def test_a_local_server_says_its_window_the_modes_too_big_and_no_price(cli: Cli) -> None:
+    async with FakeOpenAI(provider="llamacpp", context_window=4096) as fake:
+        done = await asyncio.to_thread(cli, "doctor", env={
+            "OPENAI_BASE_URL": fake.base_url, "DIALECTIC_PROVIDER_KIND": "local",
+            "DIALECTIC_DEFAULT_MODEL": "deepseek-r1:8b"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    said = lines_of(done.stdout)["deepseek-r1"]
+    assert "via a local server" in said
+    assert "context window 4,096 tokens (too small for structured, consensus, panel, critique, " \
+           "redteam)" in said
+    assert "no price: a local server's model costs nothing here" in said
+    assert "price known" not in said
+
+
+async def test_what_the_endpoint_taught_is_kept_shown_and_forgotten(cli: Cli,
+                                                                    tmp_path: Path) -> None:
+    env = {"OPENAI_API_KEY": "sk-test", "DIALECTIC_DEFAULT_MODEL": "house-model",
+           "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'dialectic.db'}"}
+    assert (await asyncio.to_thread(cli, "db", "upgrade", env=env)).returncode == 0
+    async with FakeOpenAI() as fake:
+        env["OPENAI_BASE_URL"] = fake.base_url
+        fake.fail(lambda body: "temperature" in body, 400, body=TEMPERATURE_400, times=None)
+        first = await asyncio.to_thread(cli, "doctor", env=env)
+        second = await asyncio.to_thread(cli, "doctor", env=env)
+        asked_second = [r.body for r in fake.requests[2:]]
+        forgot = await asyncio.to_thread(cli, "doctor", "--forget", env=env)
+    assert "temperature dropped" in lines_of(first.stdout)["house-model"]
+    assert "temperature dropped" in lines_of(second.stdout)["house-model"]
+    assert len(asked_second) == 1 and "temperature" not in asked_second[0], \
+        "the second process started knowing it"
+    assert "Forgot what the endpoint taught about 1 model(s)." in forgot.stdout
+    assert "temperature" in fake.requests[3].body, "forgotten: asked as new"

@@ -13,9 +13,9 @@ from pydantic import BaseModel, Field
 
 from engine.errors import LLMBadRequest
 from engine.provider.gateway import OpenAIGateway
+from engine.provider.lessons import Learned
 from engine.provider.llm import CallSpec, Prompt
 from engine.provider.profiles import (
-    Learned,
     ModelProfile,
     is_reasoning_model,
     profile_for,
@@ -54,6 +54,8 @@ UNRELATED_400 = {"error": {"message": "'messages' must contain at least one mess
     ("gpt-5-nano", True), ("gpt-5.1", True), ("gpt-5.2-mini", True), ("openai/gpt-5", True),
     ("gpt-5-chat-latest", False), ("gpt-4o-mini", False), ("gpt-4.1", False),
     ("omni-local", False), ("deepseek-chat", False), ("llama3.1:8b", False),
+    ("gemini-2.5-flash", True), ("gemini-2.5-pro", True), ("gemini-3-pro-preview", True),
+    ("google/gemini-2.5-flash", True), ("gemini-2.0-flash", False), ("claude-sonnet-4-5", False),
 ])
 def test_reasoning_models_are_known_by_name(model: str, reasoning: bool) -> None:
     assert is_reasoning_model(model) is reasoning
@@ -62,8 +64,11 @@ def test_reasoning_models_are_known_by_name(model: str, reasoning: bool) -> None
 @pytest.mark.parametrize(("endpoint", "provider"), [
     (None, "openai"), ("https://api.openai.com/v1", "openai"),
     ("https://team.openai.azure.com/openai/deployments/x", "azure"),
-    ("https://api.deepseek.com", "deepseek"), ("http://127.0.0.1:11434/v1", "other"),
-    ("localhost:8000/v1", "other"),
+    ("https://api.deepseek.com", "deepseek"), ("http://127.0.0.1:11434/v1", "local"),
+    ("localhost:8000/v1", "local"), ("http://127.0.0.1:41234/v1", "other"),
+    ("https://llm.example.com:8000/v1", "other"),
+    ("https://api.anthropic.com/v1/", "anthropic"), ("https://openrouter.ai/api/v1", "gateway"),
+    ("https://generativelanguage.googleapis.com/v1beta/openai/", "gemini"),
 ])
 def test_the_provider_is_read_from_the_endpoint(endpoint: str | None, provider: str) -> None:
     assert provider_of(endpoint) == provider
@@ -75,13 +80,22 @@ def test_the_provider_is_read_from_the_endpoint(endpoint: str | None, provider: 
                                       efforts=frozenset({"minimal", "low", "medium", "high"}))),
     ("gpt-5.1", None, ModelProfile(reasoning=True, sampling=False,
                                    efforts=frozenset({"none", "low", "medium", "high"}))),
-    ("deepseek-chat", "https://api.deepseek.com", ModelProfile(cap="max_tokens",
-                                                               output_mode="json_object")),
+    ("deepseek-chat", "https://api.deepseek.com", ModelProfile(
+        cap="max_tokens", output_mode="json_object", kind="deepseek")),
     ("deepseek-reasoner", "https://api.deepseek.com",
-     ModelProfile(cap="max_tokens", output_mode="json_object", sampling=False)),
-    ("llama3.1:8b", "http://127.0.0.1:11434/v1", ModelProfile(cap="max_tokens")),
+     ModelProfile(cap="max_tokens", output_mode="json_object", sampling=False, kind="deepseek")),
+    ("llama3.1:8b", "http://127.0.0.1:11434/v1", ModelProfile(cap="max_tokens", kind="local")),
+    ("deepseek-r1:8b", "http://127.0.0.1:40000/v1", ModelProfile(cap="max_tokens", kind="local")),
     ("gpt-5-mini", "http://127.0.0.1:4000/v1", ModelProfile(
-        reasoning=True, sampling=False, efforts=frozenset({"minimal", "low", "medium", "high"}))),
+        reasoning=True, sampling=False, efforts=frozenset({"minimal", "low", "medium", "high"}),
+        kind="other")),
+    ("claude-sonnet-4-5", "https://api.anthropic.com/v1/", ModelProfile(
+        cap="max_tokens", output_mode="prompt", max_temperature=1.0, kind="anthropic")),
+    ("gemini-2.5-flash", "https://generativelanguage.googleapis.com/v1beta/openai/",
+     ModelProfile(reasoning=True, efforts=frozenset({"low", "medium", "high"}),
+                  cap="max_tokens", kind="gemini")),
+    ("openai/gpt-4o-mini", "https://openrouter.ai/api/v1", ModelProfile(
+        cap="max_tokens", schema_in_prompt=True, kind="gateway")),
 ])
 def test_documented_profiles(model: str, endpoint: str | None, expected: ModelProfile) -> None:
     assert profile_for(model, endpoint) == expected
@@ -113,25 +127,25 @@ def test_a_400_names_the_parameter_to_change(body: dict[str, Any], parameter: st
                                  message=error["message"]) == parameter
 
 
-def test_lessons_change_the_profile_and_end() -> None:
+async def test_lessons_change_the_profile_and_end() -> None:
     learned = Learned()
     where = {"endpoint": "https://x.example/v1", "model": "m"}
     base = ModelProfile()
-    assert learned.learn("temperature", base, **where)
+    assert await learned.learn("temperature", base, **where)
     profile = learned.apply(base, **where)
     assert not profile.sends("temperature")
-    assert not learned.learn("temperature", profile, **where)  # nothing left to change
-    assert learned.learn("max_completion_tokens", profile, **where)
+    assert not await learned.learn("temperature", profile, **where)  # nothing left to change
+    assert await learned.learn("max_completion_tokens", profile, **where)
     profile = learned.apply(base, **where)
     assert profile.cap == "max_tokens"
-    assert learned.learn("max_tokens", profile, **where)  # both refused: no cap at all
+    assert await learned.learn("max_tokens", profile, **where)  # both refused: no cap at all
     profile = learned.apply(base, **where)
     assert not profile.sends("max_tokens") and not profile.sends("max_completion_tokens")
-    assert learned.learn("response_format", profile, **where)
+    assert await learned.learn("response_format", profile, **where)
     assert learned.apply(base, **where).output_mode == "json_object"
-    assert learned.learn("response_format", learned.apply(base, **where), **where)
+    assert await learned.learn("response_format", learned.apply(base, **where), **where)
     assert learned.apply(base, **where).output_mode == "prompt"
-    assert not learned.learn("response_format", learned.apply(base, **where), **where)
+    assert not await learned.learn("response_format", learned.apply(base, **where), **where)
     assert learned.apply(base, endpoint="https://x.example/v1", model="other") == base
     (lesson,) = learned.lessons().values()
     assert "temperature dropped" in lesson.describe()
@@ -184,7 +198,7 @@ async def test_a_refused_parameter_is_dropped_once_and_remembered(
         caplog: pytest.LogCaptureFixture) -> None:
     gateway = make_gateway()
     fake_openai.fail("Tabs?", 400, body=TEMPERATURE_400)
-    with caplog.at_level(logging.WARNING, logger="engine.provider.profiles"):
+    with caplog.at_level(logging.WARNING, logger="engine.provider.lessons"):
         reply = await gateway.complete(opinion("my-model", temperature=0.7))
         await gateway.complete(opinion("my-model", temperature=0.7))
     first, second, third = (r.body for r in fake_openai.requests)

@@ -20,6 +20,14 @@ __all__ = ["clean_env", "cli"]  # fixtures
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 SECTION = README.split("## Models and providers", 1)[1].split("\n## ", 1)[0]
 TOPIC = "Should we move billing to PostgreSQL?"
+#: each row's provider as the suite simulates it (tests/fakes/provider_kinds.py)
+SIMULATED: dict[str, dict[str, object]] = {
+    "OpenAI": {}, "OpenAI reasoning models": {},
+    "Azure OpenAI": {"provider": "azure", "deployments": {"dialectic-prod": "gpt-4o-mini"}},
+    "Anthropic": {"provider": "anthropic"}, "Gemini": {"provider": "gemini"},
+    "DeepSeek": {"provider": "deepseek"}, "OpenRouter, LiteLLM proxy": {"provider": "gateway"},
+    "Ollama, vLLM, llama.cpp server": {"provider": "ollama"},
+}
 
 
 def rows() -> dict[str, dict[str, str]]:
@@ -35,8 +43,7 @@ def rows() -> dict[str, dict[str, str]]:
 
 
 def test_the_readme_lists_each_provider() -> None:
-    assert set(rows()) == {"OpenAI", "OpenAI reasoning models", "Azure OpenAI", "DeepSeek",
-                           "Ollama, vLLM, llama.cpp server"}
+    assert set(rows()) == set(SIMULATED)
 
 
 def environment(provider: str, base_url: str) -> dict[str, str]:
@@ -58,8 +65,7 @@ def environment(provider: str, base_url: str) -> dict[str, str]:
 @pytest.mark.integration
 @pytest.mark.parametrize("provider", sorted(rows()))
 async def test_each_providers_tested_settings_work(cli: Cli, provider: str) -> None:
-    simulated = "deepseek" if provider == "DeepSeek" else "openai"
-    async with FakeOpenAI(replies="typical", provider=simulated, seed=11) as fake:
+    async with FakeOpenAI(replies="typical", seed=11, **SIMULATED[provider]) as fake:  # type: ignore[arg-type]
         env = environment(provider, fake.base_url)
         checked = await asyncio.to_thread(cli, "doctor", env=env)
         assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -69,10 +69,37 @@ def test_the_library_prices_known_models_with_their_cached_rate(
     assert got == pytest.approx(rates)
 
 
-def test_an_unknown_local_model_gets_the_default_and_says_so() -> None:
-    found = quote("llama3.2", configured={}, base_url="http://localhost:11434/v1",
+def test_an_unknown_model_on_an_unknown_endpoint_gets_the_default_and_says_so() -> None:
+    found = quote("house-model-7", configured={}, base_url="https://llm.example.com/v1",
                   default=DEFAULT)
     assert found.price == DEFAULT and found.source == "default" and not found.known
+
+
+@pytest.mark.parametrize(("model", "base_url", "kind"), [
+    ("llama3.2", "http://localhost:11434/v1", None),             # Ollama's port
+    ("deepseek-r1:8b", "http://127.0.0.1:40123/v1", None),       # an Ollama tag on loopback
+    ("deepseek-r1", "http://10.0.0.7:9000/v1", "local"),          # said in the settings
+    ("Qwen/Qwen2.5-7B-Instruct", "http://gpu-box:8000/v1", "local"),
+])
+def test_a_local_servers_model_costs_nothing_unless_priced(model: str, base_url: str,
+                                                           kind: str | None) -> None:
+    """Not DeepSeek's API rates for an Ollama deepseek-r1: a local model bills nobody."""
+    found = quote(model, configured={}, base_url=base_url, default=DEFAULT, kind=kind)
+    assert found.price == ModelPrice(input=0, output=0) and found.source == "local"
+    priced = quote(model, configured={model: ModelPrice(input=0.1, output=0.2)},
+                   base_url=base_url, default=DEFAULT, kind=kind)
+    assert priced.source == "configured"
+
+
+@pytest.mark.parametrize(("model", "behind"), [
+    ("openai/gpt-4o-mini", "gpt-4o-mini"), ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
+])
+def test_a_gateways_prefixed_id_is_priced_as_the_model_behind_it(model: str,
+                                                                 behind: str) -> None:
+    """The recorded cost was 19x the bill: the prefixed id fell to the default price."""
+    found = quote(model, configured={}, base_url="http://127.0.0.1:4000/v1", default=DEFAULT)
+    plain = quote(behind, configured={}, base_url=None, default=DEFAULT)
+    assert found.source == "library" and found.price == plain.price != DEFAULT
 
 
 def test_rehearsal_is_free_whatever_is_configured() -> None:

@@ -24,22 +24,17 @@ translated in `engine.provider.gateway.errors.map_openai_error`.
 from __future__ import annotations
 
 import asyncio
-import copy
-import functools
-import json
 import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionMessage, ChatCompletionMessageParam
 from openai.types.chat.chat_completion import Choice
-from openai.types.chat.completion_create_params import ResponseFormat
 from pydantic import ValidationError
 
 from engine.domain import Usage
@@ -56,24 +51,16 @@ from engine.errors import (
 )
 from engine.provider.backoff import backoff_delay
 from engine.provider.circuit import Circuit
+from engine.provider.gateway import requests
+from engine.provider.gateway.answers import fault_in, refusal_in_prose
 from engine.provider.gateway.errors import map_openai_error, translate_errors
+from engine.provider.gateway.requests import DEFAULT_BASE_URL, strict_schema
+from engine.provider.gateway.windows import discover_window
+from engine.provider.lessons import Learned, LessonBook
 from engine.provider.llm import CallSpec, Reply, T
-from engine.provider.profiles import (
-    Learned,
-    ModelProfile,
-    OutputMode,
-    profile_for,
-    unsupported_parameter,
-)
+from engine.provider.profiles import ModelProfile, profile_for, unsupported_parameter
 from engine.provider.redaction import public_url, url_secrets
-from engine.provider.replies import (
-    JSON_ONLY,
-    describe_validation_error,
-    extract_json,
-    portable_schema,
-    reported_usage,
-    schema_name,
-)
+from engine.provider.replies import describe_validation_error, extract_json, reported_usage
 from engine.settings import EngineSettings
 
 if TYPE_CHECKING:
@@ -85,38 +72,13 @@ log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[None]]
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TIMEOUT_RETRIES = 1
 #: the output cap when the caller names none, and the most a cut-off retry asks for
 DEFAULT_OUTPUT_CAP = 4096
 MAX_OUTPUT_CAP = 65_536
-
-# --------------------------------------------------------------------------------------------
-# the schema a reply must match (the SDK derives it), and the SDK's reply models
-
-
-def strict_schema(schema: type[Any]) -> dict[str, Any]:
-    """The strict JSON schema the SDK derives from a pydantic model (no hand-written schemas:
-    every property required, no extra ones), made portable (no length or numeric keywords,
-    which some strict-mode providers refuse; engine/provider/replies.py). Built once per model
-    class."""
-    cached = _STRICT_SCHEMAS.get(schema)
-    if cached is None:
-        cached = portable_schema(dict(openai.pydantic_function_tool(schema)["function"][
-            "parameters"]))
-        _STRICT_SCHEMAS[schema] = cached
-    return copy.deepcopy(cached)
-
-
-_STRICT_SCHEMAS: dict[type[Any], dict[str, Any]] = {}
-
-
-@functools.cache
-def _json_schema_format(schema: type[Any]) -> ResponseFormat:
-    """A schema's `response_format`, built once (requests only serialise it): no copy per call."""
-    return {"type": "json_schema", "json_schema": {"name": schema_name(schema),
-                                                   "schema": strict_schema(schema),
-                                                   "strict": True}}
+#: the statuses of an overloaded provider (503, Anthropic's 529, a rate limit): a burst of them
+#: is waited out for up to `EngineSettings.overload_wait` seconds, past `max_retries`
+_OVERLOADED = frozenset({429, 503, 529})
 
 
 def _build_reply_models() -> None:
@@ -142,6 +104,9 @@ class _CallState:
     timeout_retries: int = 0
     reasks: int = 0
     billed: int = 0
+    waited: float = 0.0   # seconds slept before retries
+    window: int | None = None   # the context window the last request's cap was fitted to
+    sent_cap: int | None = None  # the cap the last request carried
     usage: Usage = field(default_factory=Usage)
     model: str = ""
 
@@ -157,6 +122,7 @@ class OpenAIGateway:
         http_client: httpx2.AsyncClient | None = None,
         rng: random.Random | None = None,
         circuit: Circuit | None = None,
+        lessons: LessonBook | None = None,
     ) -> None:
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         if not key and not settings.openai_base_url:
@@ -171,14 +137,15 @@ class OpenAIGateway:
         self._rng = rng or random.Random()
         self._circuit = circuit or Circuit(threshold=settings.circuit_failures,
                                            cooldown=settings.circuit_cooldown)
-        self.learned = Learned()
+        self.learned = Learned(lessons)
+        self._windows: dict[str, int | None] = {}   # model -> window the server said
         self._client = openai.AsyncOpenAI(
             api_key=key or "not-needed",  # local servers (Ollama, vLLM) ignore the key
             base_url=settings.openai_base_url or DEFAULT_BASE_URL,
             max_retries=0,
             timeout=settings.call_timeout,
-            http_client=http_client or _transport(settings.openai_base_url,
-                                                  settings.call_timeout),
+            http_client=http_client or requests.transport(settings.openai_base_url,
+                                                          settings.call_timeout),
         )
         _build_reply_models()
 
@@ -196,14 +163,32 @@ class OpenAIGateway:
     def profile(self, model: str) -> ModelProfile:
         """What `model` accepts here: its documented profile, the configured output mode, and
         what this endpoint's 400s have taught since."""
-        profile = profile_for(model, self._settings.openai_base_url)
+        profile = profile_for(model, self._settings.openai_base_url,
+                              kind=self._settings.provider_kind)
         if self._settings.output_mode is not None:
             profile = replace(profile, output_mode=self._settings.output_mode)
         return self.learned.apply(profile, endpoint=self._endpoint, model=model)
 
+    async def window(self, model: str) -> int | None:
+        """`model`'s context window: configured, learned from a 400, or said by the server
+        (a local one: vLLM's /models, llama.cpp's /props); None when nobody says."""
+        configured = self._settings.context_windows.get(model)
+        if configured is not None:
+            return configured
+        learned = self.learned.window(endpoint=self._endpoint, model=model)
+        if learned is not None:
+            return learned
+        if model not in self._windows:
+            found = None
+            if self.profile(model).kind == "local":
+                found = await discover_window(self._client, model)
+            self._windows[model] = found
+        return self._windows[model]
+
     async def complete(self, spec: CallSpec[T]) -> Reply[T]:
         """One schema-validated completion, after the retries and re-asks each error allows."""
         started = time.monotonic()
+        await self.learned.load(self._endpoint)
         state = _CallState(cap=spec.max_output_tokens or DEFAULT_OUTPUT_CAP)
         while True:
             completion = await self._send_with_retries(spec, state)
@@ -232,8 +217,16 @@ class OpenAIGateway:
         while True:
             state.calls += 1
             profile = self.profile(spec.model)
+            seen = self.learned.version(endpoint=self._endpoint, model=spec.model)
+            state.window = await self.window(spec.model)
+            body = requests.body(spec, state.extra, profile, cap=state.cap, window=state.window)
+            state.sent_cap = body.get(profile.cap)
             try:
-                completion = await self._send_once(spec, self._body(spec, state, profile))
+                completion = await self._send_once(spec, body)
+                self._account(spec, state, completion)
+                fault = fault_in(completion, endpoint=self._endpoint)
+                if fault is not None:
+                    raise fault
             except LLMTimeout:
                 if state.timeout_retries >= TIMEOUT_RETRIES:
                     raise
@@ -245,17 +238,29 @@ class OpenAIGateway:
                 delay = self._transient_delay(state, exc)
                 reason = f"HTTP {exc.status}" if exc.status else "connection error"
                 await self._notify(spec, state.calls, reason, delay)
+                state.waited += delay
                 await self._sleep(delay)
             except LLMBadRequest as exc:
-                refused = unsupported_parameter(param=exc.param, code=exc.code,
-                                                message=str(exc))
-                if refused is None or not self.learned.learn(
-                        refused, profile, endpoint=self._endpoint, model=spec.model):
-                    raise
-                await self._notify(spec, state.calls, f"{refused} not supported", 0.0)
+                reason = await self._learn(spec, profile, seen, exc)
+                await self._notify(spec, state.calls, reason, 0.0)
             else:
-                self._account(spec, state, completion)
                 return completion
+
+    async def _learn(self, spec: CallSpec[T], profile: ModelProfile, seen: int,
+                     exc: LLMBadRequest) -> str:
+        """What a 400 teaches (a parameter to change, the context window), taken once for
+        every parallel call; re-raises the 400 when there is nothing to change."""
+        where = {"endpoint": self._endpoint, "model": spec.model}
+        if exc.window is not None:
+            if await self.learned.learn_window(exc.window, **where) or (
+                    seen != self.learned.version(**where)):
+                return f"context window {exc.window} tokens"
+            raise exc
+        refused = unsupported_parameter(param=exc.param, code=exc.code, message=str(exc))
+        if refused is None or not await self.learned.learn(refused, profile, seen=seen,
+                                                           **where):
+            raise exc
+        return f"{refused} not supported"
 
     async def _send_once(self, spec: CallSpec[T], body: dict[str, Any]) -> ChatCompletion:
         with self._circuit.request(self._endpoint), translate_errors(self._endpoint,
@@ -270,14 +275,8 @@ class OpenAIGateway:
                                          "X-Dialectic-Step": spec.step or spec.role}})
 
     def _transient_delay(self, state: _CallState, exc: LLMTransientError) -> float:
-        """The wait before the next retry; re-raises once `max_retries` retries are spent."""
-        if state.transient_retries >= self._settings.max_retries:
-            raise LLMTransientError(
-                f"gave up after {state.calls} attempts: {exc}",
-                status=exc.status,
-                endpoint=exc.endpoint,
-                retry_after=exc.retry_after,
-            ) from exc
+        """The wait before the next retry; re-raises once `max_retries` retries are spent and,
+        for an overloaded provider (503, 529, 429), once `overload_wait` seconds are waited."""
         delay = backoff_delay(
             state.transient_retries,
             base=self._settings.backoff_base,
@@ -285,6 +284,15 @@ class OpenAIGateway:
             retry_after=exc.retry_after,
             rng=self._rng,
         )
+        spent = state.transient_retries >= self._settings.max_retries
+        if spent and (exc.status not in _OVERLOADED
+                      or state.waited + delay > self._settings.overload_wait):
+            raise LLMTransientError(
+                f"gave up after {state.calls} attempts: {exc}",
+                status=exc.status,
+                endpoint=exc.endpoint,
+                retry_after=exc.retry_after,
+            ) from exc
         state.transient_retries += 1
         return delay
 
@@ -311,108 +319,66 @@ class OpenAIGateway:
         await self._notify(spec, state.calls, "invalid output", 0.0)
 
     async def _notify(self, spec: CallSpec[T], attempt: int, reason: str, delay: float) -> None:
-        log.warning(
-            "LLM call for %s failed on attempt %d (%s); retrying in %.2f s",
-            spec.role,
-            attempt,
-            reason,
-            delay,
-        )
+        log.warning("LLM call for %s failed on attempt %d (%s); retrying in %.2f s",
+                    spec.role, attempt, reason, delay)
         if spec.on_retry is not None:
             await spec.on_retry(attempt, reason, delay)
 
-    # --- request and response shapes ---
-
-    def _messages(self, spec: CallSpec[T], state: _CallState, mode: OutputMode
-                  ) -> list[ChatCompletionMessageParam]:
-        system = spec.prompt.system
-        if mode != "json_schema":
-            system = f"{system}\n\n{_schema_instructions(spec.schema, mode)}".strip()
-        return [
-            {"role": "system", "content": system},
-            {"role": "user", "content": spec.prompt.user},
-            *state.extra,
-        ]
-
-    def _body(self, spec: CallSpec[T], state: _CallState, profile: ModelProfile
-              ) -> dict[str, Any]:
-        """The request's JSON, as `create` would send it, with only what the model accepts."""
-        body: dict[str, Any] = {"model": spec.model,
-                                "messages": self._messages(spec, state, profile.output_mode)}
-        effort = profile.effort(spec.reasoning_effort)
-        sampling = profile.sampling or effort == "none"
-        if spec.temperature is not None and sampling and profile.sends("temperature"):
-            body["temperature"] = spec.temperature
-        if effort is not None and profile.sends("reasoning_effort"):
-            body["reasoning_effort"] = effort
-        if profile.sends(profile.cap):
-            body[profile.cap] = state.cap
-        if profile.output_mode == "json_schema":
-            body["response_format"] = _json_schema_format(spec.schema)
-        elif profile.output_mode == "json_object":
-            body["response_format"] = {"type": "json_object"}
-        return body
+    # --- what came back ---
 
     async def _content_of(self, spec: CallSpec[T], state: _CallState,
                           completion: ChatCompletion) -> str | None:
         """The reply's text; None when it was cut at the cap and is worth asking again with a
         larger one. A filtered, refused or twice cut-off reply raises."""
-        if not completion.choices:
-            return ""
         choice = completion.choices[0]
         if choice.finish_reason == "content_filter":
             raise LLMContentFiltered(
                 f"the content filter of {self._endpoint} stopped the completion",
                 endpoint=self._endpoint,
             )
-        refusal = getattr(choice.message, "refusal", None)
+        refusal = getattr(choice.message, "refusal", None) or refusal_in_prose(
+            choice.message.content or "")
         if refusal:
             raise LLMRefused(f"{spec.model} declined to answer: {refusal}", refusal=refusal,
                              endpoint=self._endpoint)
         if choice.finish_reason == "length":
-            profile = self.profile(spec.model)
-            sent = profile.sends(profile.cap)
-            if sent and state.cut_offs == 0 and state.cap < MAX_OUTPUT_CAP:
-                state.cut_offs += 1
-                reason = f"cut off at {state.cap} tokens"
-                state.cap = min(state.cap * 2, MAX_OUTPUT_CAP)
-                await self._notify(spec, state.calls, reason, 0.0)
-                return None
-            if sent:
-                message = (f"cut off at {state.cap} tokens: {spec.model} reached its output "
-                           f"cap before finishing its reply, also after a retry with a larger "
-                           f"cap")
-            else:
-                message = (f"cut off by the server: {spec.model} stopped at the server's own "
-                           f"output limit before finishing its reply")
-            raise LLMTruncated(message, cap=state.cap, endpoint=self._endpoint)
+            await self._cut_off(spec, state)
+            return None
         return choice.message.content or ""
+
+    async def _cut_off(self, spec: CallSpec[T], state: _CallState) -> None:
+        """Lets the reply be asked again with twice the cap, once; then raises
+        `LLMTruncated`."""
+        profile = self.profile(spec.model)
+        sent = profile.sends(profile.cap)
+        if sent and state.sent_cap is not None and state.sent_cap < state.cap:
+            raise LLMTruncated(
+                f"cut off at the context window: {spec.model}'s {state.window}-token window "
+                f"left {state.sent_cap} tokens for the reply beside the prompt",
+                cap=state.sent_cap, endpoint=self._endpoint)
+        if sent and state.cut_offs == 0 and state.cap < MAX_OUTPUT_CAP:
+            state.cut_offs += 1
+            reason = f"cut off at {state.cap} tokens"
+            state.cap = min(state.cap * 2, MAX_OUTPUT_CAP)
+            await self._notify(spec, state.calls, reason, 0.0)
+            return
+        if sent:
+            message = (f"cut off at {state.cap} tokens: {spec.model} reached its output cap "
+                       f"before finishing its reply, also after a retry with a larger cap")
+        else:
+            message = (f"cut off by the server: {spec.model} stopped at the server's own "
+                       f"output limit before finishing its reply")
+        raise LLMTruncated(message, cap=state.cap, endpoint=self._endpoint)
 
     @staticmethod
     def _account(spec: CallSpec[T], state: _CallState, completion: ChatCompletion) -> None:
-        """Every reply is billed, whatever comes of it (re-asked, filtered, given up on)."""
+        """Every reply is billed, whatever comes of it (re-asked, filtered, given up on); a
+        gateway's error answered with 200 and no usage is no reply."""
+        if completion.usage is None and not completion.choices:
+            return
         usage = reported_usage(completion.usage)
         state.usage = state.usage + usage
         state.billed += 1
         state.model = completion.model or state.model
         if spec.meter is not None:
             spec.meter.bill(usage, completion.model or spec.model)
-
-
-def _transport(base_url: str | None, timeout: float) -> openai.DefaultAioHttpClient | None:
-    """The SDK's aiohttp transport: half the CPU per call of its default one, whose pool scans
-    every idle connection per request; a dropped connection it calls a timeout (see
-    `map_openai_error`). A URL with credentials, which aiohttp refuses beside the Authorization
-    header, keeps the SDK's default transport (None)."""
-    parts = urlsplit(base_url or DEFAULT_BASE_URL)
-    if parts.username is not None or parts.password is not None:
-        return None
-    return openai.DefaultAioHttpClient(timeout=timeout)
-
-
-def _schema_instructions(schema: type[Any], mode: str) -> str:
-    text = json.dumps(strict_schema(schema), separators=(",", ":"))
-    lead = "Reply with one JSON object that matches this JSON schema"
-    if mode == "prompt":
-        return f"{lead}:\n{text}\n{JSON_ONLY}"
-    return f"{lead}:\n{text}"

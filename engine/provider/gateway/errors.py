@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 import openai
 
@@ -21,9 +22,12 @@ from engine.errors import (
 )
 from engine.provider.backoff import parse_retry_after
 from engine.provider.circuit import unreachable_reason
+from engine.provider.gateway.wrapped import error_detail
+from engine.provider.profiles import window_in_error
 from engine.provider.redaction import redact_urls
 
-_TRANSIENT_STATUS = frozenset({429, 500, 502, 503})
+#: 408: a gateway (OpenRouter, a LiteLLM proxy) whose upstream timed out
+_TRANSIENT_STATUS = frozenset({408, 429, 500, 502, 503})
 _FILTER_CODES = frozenset(
     {"content_filter", "content_policy_violation", "responsible_ai_policy_violation"}
 )
@@ -71,7 +75,9 @@ _DROPPED = frozenset({"ServerDisconnectedError"})
 def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
                       secret: str | tuple[str, ...]) -> LLMError:
     status = exc.status_code
-    detail = _redact(exc.message, secret)
+    said = error_detail(exc.body)
+    wrapped = isinstance(exc.body, list) and said.message   # the SDK kept only "Error code: N"
+    detail = _redact(f"Error code: {status} - {said.message}" if wrapped else exc.message, secret)
     if status in (401, 403):
         return LLMAuthError(
             f"{endpoint} refused the credentials (HTTP {status}). Set OPENAI_API_KEY to a key "
@@ -79,12 +85,17 @@ def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
             status=status,
             endpoint=endpoint,
         )
+    if status == 429 and getattr(exc, "code", None) == "insufficient_quota":
+        # no wait helps: the account is out of credit (not an overload to wait out)
+        return LLMBadRequest(f"{endpoint} says the account is out of quota (HTTP 429): "
+                             f"{detail}", status=status, endpoint=endpoint,
+                             code="insufficient_quota")
     if status in _TRANSIENT_STATUS or status >= 500:
         return LLMTransientError(
             f"{endpoint} answered HTTP {status}: {detail}",
             status=status,
             endpoint=endpoint,
-            retry_after=parse_retry_after(exc.response.headers),
+            retry_after=parse_retry_after(exc.response.headers) or said.retry_after,
         )
     if _is_content_filter(exc):
         return LLMContentFiltered(
@@ -92,12 +103,13 @@ def _map_status_error(exc: openai.APIStatusError, *, endpoint: str,
             status=status,
             endpoint=endpoint,
         )
-    code = getattr(exc, "code", None)
+    code = getattr(exc, "code", None) or said.code
     message = f"{endpoint} rejected the request: {detail}"
     if status == 404:
         message = _not_found(endpoint, detail, code)
     return LLMBadRequest(message, status=status, endpoint=endpoint,
-                         param=getattr(exc, "param", None), code=code)
+                         param=getattr(exc, "param", None), code=code,
+                         window=window_in_error(detail, exc.body) if status == 400 else None)
 
 
 def _not_found(endpoint: str, detail: str, code: str | None) -> str:
@@ -106,7 +118,10 @@ def _not_found(endpoint: str, detail: str, code: str | None) -> str:
     if code == "model_not_found" or "model" in detail.lower():
         return f"{endpoint} does not know the model (HTTP 404): {detail}"
     base = endpoint.rstrip("/")
-    hint = "" if base.endswith("/v1") else f"; did you mean {base}/v1?"
+    # a path naming its own version (Gemini's /v1beta/openai, Azure's /openai/v1) is no
+    # missing /v1
+    versioned = re.search(r"/v\d[^/]*(?:/|$)", urlsplit(base).path) is not None
+    hint = "" if versioned else f"; did you mean {base}/v1?"
     return (f"{endpoint} answered HTTP 404: no chat-completions API at this address{hint} "
             f"(check OPENAI_BASE_URL)")
 
