@@ -16,6 +16,7 @@ Repositories take `*, session` and never commit, like the rest of `storage`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -80,13 +81,15 @@ async def owe(session: AsyncSession, *, debate_id: str, kind: DeliveryKind, ref:
 
 
 async def claim_due(session: AsyncSession, *, owner: str, now: datetime, lease_seconds: float,
-                    limit: int, target: str = "slack") -> list[Delivery]:
+                    limit: int, target: str = "slack", exclude: Sequence[int] = ()
+                    ) -> list[Delivery]:
     """Take up to `limit` due obligations for `owner` (oldest first) with a lease; rows another
-    dispatcher holds are skipped, not waited for."""
+    dispatcher holds are skipped, not waited for, and so are `exclude` (the owner's own, still
+    being delivered)."""
     rows = list(await session.scalars(
         select(DeliveryRow)
         .where(DeliveryRow.status == PENDING, DeliveryRow.target == target,
-               DeliveryRow.due_at <= now,
+               DeliveryRow.due_at <= now, DeliveryRow.id.not_in(exclude),
                or_(DeliveryRow.claimed_until.is_(None), DeliveryRow.claimed_until < now))
         .order_by(DeliveryRow.due_at, DeliveryRow.id).limit(limit)
         .with_for_update(skip_locked=True).execution_options(populate_existing=True)))

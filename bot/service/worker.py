@@ -136,6 +136,8 @@ class Worker:
             wanted = min(free, CLAIM_BATCH)
             records = await self._claim(wanted)
             for record in records:
+                if record.id in self.running:   # its lease ran out while it ran here: keep
+                    continue                    # the one copy (the claim renewed its lease)
                 task = asyncio.create_task(self._work(record), name=f"debate-{record.id}")
                 self.running[record.id] = task
             claimed = claimed or bool(records)

@@ -46,6 +46,7 @@ FIRST_RETRY_S = 5.0
 RETRY_CAP_S = 900.0
 MIN_LEASE_S = 5.0
 BATCH = 20
+IN_HAND = 200                       # obligations one dispatcher delivers at once, at most
 EVENTS_READ = 5000                  # stored events read to rebuild a thread's final state
 #: what a delivery attempt may meet that a later attempt may not: Slack's answers and the network
 #: (SLACK_ERRORS), the database away for a moment
@@ -143,6 +144,7 @@ class SlackDispatcher:
         self.wakeup = asyncio.Event()
         self.rng = random.Random()
         self.delivering: set[asyncio.Task[None]] = set()
+        self.in_hand: set[int] = set()   # claimed here and not finished: never claimed again
         notifier.finished.append(self.notify)
         notifier.rt.delivery_wakers.append(self.notify)
 
@@ -185,11 +187,16 @@ class SlackDispatcher:
     async def round(self) -> int:
         """Claim what is due and start delivering it (each debate's obligations in order, the
         debates side by side); how many were claimed."""
+        room = min(BATCH, IN_HAND - len(self.in_hand))
+        if room <= 0:
+            return 0
         async with self.db.transaction() as session:
             due = await outbox.claim_due(session, owner=self.owner, now=self.clock(),
-                                         lease_seconds=self.lease, limit=BATCH)
+                                         lease_seconds=self.lease, limit=room,
+                                         exclude=sorted(self.in_hand))
         by_debate: dict[str, list[Delivery]] = {}
         for delivery in due:
+            self.in_hand.add(delivery.id)
             by_debate.setdefault(delivery.debate_id, []).append(delivery)
         for owed in by_debate.values():
             task = asyncio.create_task(self._deliver_all(owed))
@@ -203,8 +210,11 @@ class SlackDispatcher:
             await asyncio.gather(*list(self.delivering), return_exceptions=True)
 
     async def _deliver_all(self, owed: list[Delivery]) -> None:
-        for delivery in owed:
-            await self.deliver(delivery)
+        try:
+            for delivery in owed:
+                await self.deliver(delivery)
+        finally:
+            self.in_hand.difference_update(d.id for d in owed)
 
     async def deliver(self, delivery: Delivery) -> None:
         steps = Steps(self, delivery)

@@ -50,10 +50,10 @@ async def _enough(h: Harness, count: int) -> list[DebateRecord] | None:
 @pytest.mark.parametrize("streaming", ["off", "auto"])
 async def test_every_result_is_delivered_once_with_a_short_lease_and_a_slow_slack(
         tmp_path: Path, streaming: str) -> None:
-    """The lease renewer (every 0.1 s) used to take a finished debate for lost and cancel its
+    """The lease renewer (every 0.2 s) used to take a finished debate for lost and cancel its
     Slack posts midway: no summary, no review request. Now every debate's result and review
     request arrive, once each."""
-    async with slack_harness(tmp_path, presets=STRICT, lease_seconds=0.3,
+    async with slack_harness(tmp_path, presets=STRICT, lease_seconds=0.6,
                              worker_concurrency=5, slack_streaming=streaming) as h:
         h.fake.slow("chat.postMessage", 0.8, when=_result_text)
         h.fake.slow("chat.update", 0.4)
