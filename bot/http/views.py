@@ -9,7 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.service.results import FLAG_MARK, alpha_text, band_rule, is_incomplete, marks
+from bot.service.results import (
+    FLAG_MARK,
+    alpha_text,
+    band_rule,
+    evaluation_of,
+    is_incomplete,
+    marks,
+)
 from bot.service.timeline import Timeline
 from engine.domain import DebateResult
 from engine.money.cost import usd as money
@@ -64,9 +71,11 @@ def badges(record: DebateRecord, *, rehearsal: bool = False) -> list[Badge]:
     """What a reader must know before trusting the result, in the order it matters: the status,
     then the marks every surface shows (bot/service/results.py)."""
     out = [Badge(record.status.value.replace("_", " "), STATUS_TONE.get(record.status, "info"))]
+    run = record.origin.evaluation_id
     for mark in marks(record, rehearsal=rehearsal):
         href = (f"/debates/{mark.points_to}" if mark.points_to else
-                f"/debates/{record.id}#addressed-to-ai" if mark.text == FLAG_BADGE else "")
+                f"/debates/{record.id}#addressed-to-ai" if mark.text == FLAG_BADGE else
+                f"/evaluations/{run}" if run and mark.text == evaluation_of(record) else "")
         out.append(Badge(mark.text, mark.tone, href))
     return out
 
