@@ -75,11 +75,12 @@ async def evaluate(ctx: CliContext, args: argparse.Namespace) -> int:
         if args.resume:
             found = await evals.show(args.resume)
             spec = spec_of(found.run)
+            spec = replace(spec, review=spec.review or args.review)
         else:
             spec = EvalSpec(dataset=dataset_of(args),
                             modes=_names(args.modes) or DEFAULT_MODES, samples=args.samples,
                             models=_names(args.models), concurrency=args.concurrency,
-                            seed=args.seed, requested_by="cli")
+                            seed=args.seed, requested_by="cli", review=args.review)
         spec = evals.check(spec)
         pre = await evals.preflight(spec, resume_id=args.resume)
         if pre.resumes is not None and pre.todo == 0 and pre.resumes.status == FINISHED:
@@ -139,6 +140,10 @@ def _report(ctx: CliContext, finished: Finished, args: argparse.Namespace) -> in
         run = finished.run
         ctx.console.print(f"evaluation {run.id} ({run.status}, {run.created_at:%Y-%m-%d %H:%M} "
                           f"UTC, spent {usd(run.cost_usd)})", markup=False)
+        unanswered = run.cost_usd - run.answered_usd
+        if unanswered > 1e-9:   # the ledger's figure: every item's spend, not only answers'
+            ctx.console.print(f"{usd(unanswered)} of it went to items without an outcome "
+                              "(debates that failed, items a stop cut short)", markup=False)
         if run.rehearsal:
             ctx.console.print(REHEARSAL_NOTE, style="bold yellow", markup=False)
         print_report(finished.report, ctx.console)

@@ -37,7 +37,7 @@ from engine.options import DebateOptions
 from engine.ports import EventSink, FanOutSink
 from engine.untrusted.material import new_nonce
 from engine.vocabulary import ResultStatus
-from storage import audit, budget, debates, queue
+from storage import audit, budget, debates, evaluations, queue
 from storage.evaluations import EvalCheckpointStore
 from storage.records import DebateRecord, DebateStatus, Origin
 
@@ -67,13 +67,15 @@ class Job:
     models: tuple[str, ...]
     seed: int
 
+    review: bool = False   # `eval --review`: its debates count in oversight like any other
+
     @property
     def carrier_id(self) -> str:
-        return f"ev-{self.run_id}-{self.mode}-{self.index}"
+        return evaluations.carrier_id(self.run_id, self.mode, self.index)
 
     @property
     def idempotency_key(self) -> str:
-        return f"eval:{self.run_id}:{self.mode}:{self.index}"
+        return evaluations.idempotency_key(self.run_id, self.mode, self.index)
 
 
 def baseline_estimate(service: DebateService, job: Job,
@@ -147,7 +149,8 @@ async def _debate(service: DebateService, job: Job, on_spent: Spent,
                   actor: str) -> tuple[ItemOutcome, str]:
     request = debate_request(job.item, job.mode, job.models).model_copy(
         update={"requested_by": actor})
-    submission = await service.submit(request, origin=Origin(surface="eval"),
+    origin = Origin(surface="eval", evaluation_id=job.run_id, evaluation_review=job.review)
+    submission = await service.submit(request, origin=origin,
                                       idempotency_key=job.idempotency_key)
     record = submission.record
     if submission.duplicate and record.status is DebateStatus.FAILED:   # a rerun retries it

@@ -124,7 +124,7 @@ def test_json_has_the_issue_shape_and_round_trips() -> None:
     assert set(data["modes"][0]) >= {"mode", "n", "accuracy", "interval", "cost_usd", "calls",
                                      "tokens", "seconds"}
     assert set(data["comparisons"][0]) == {"mode", "against", "difference", "interval",
-                                           "p_value", "b", "c", "cost_ratio"}
+                                           "p_value", "b", "c", "cost_ratio", "items"}
     assert data["modes"][0]["interval"] == list(wilson(6, 10))
     assert data["missing"] == ["8"] and data["complete"] is False
     assert data["errors"] == [{"mode": "panel", "item": "1", "error": "over budget"}]
