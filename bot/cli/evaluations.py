@@ -141,7 +141,8 @@ def _report(ctx: CliContext, finished: Finished, args: argparse.Namespace) -> in
         ctx.console.print(f"evaluation {run.id} ({run.status}, {run.created_at:%Y-%m-%d %H:%M} "
                           f"UTC, spent {usd(run.cost_usd)})", markup=False)
         unanswered = run.cost_usd - run.answered_usd
-        if unanswered > 1e-9:   # the ledger's figure: every item's spend, not only answers'
+        # the ledger books each reply to the 9th decimal, an outcome its cost to the 6th
+        if unanswered > 1e-6 * (1 + sum(run.done.values())):
             ctx.console.print(f"{usd(unanswered)} of it went to items without an outcome "
                               "(debates that failed, items a stop cut short)", markup=False)
         if run.rehearsal:
