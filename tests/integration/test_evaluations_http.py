@@ -93,7 +93,8 @@ async def test_an_evaluations_debates_are_labelled_on_every_page_and_kept_out_of
     found = replace(decisions(), items=decisions().items[:2])
     async with FakeOpenAI() as fake:
         Knowing({i.question: i.answer for i in found.items}, p=1.0).install(fake)
-        async with served(db, _settings(fake.base_url, spot_check_fraction=1.0), workers=0) as (base, rt, _), \
+        settings = _settings(fake.base_url, spot_check_fraction=1.0)
+        async with served(db, settings, workers=0) as (base, rt, _), \
                 aiohttp.ClientSession() as session:
             evals = Evaluations(rt.service)
             spec = evals.check(EvalSpec(dataset=found, modes=("consensus",), concurrency=2))
