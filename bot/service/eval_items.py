@@ -1,6 +1,7 @@
 """One evaluation item in one mode, run through the service: a baseline (single, vote) as keyed
 steps charged to its own hold on today's budget; a debate mode as a debate submitted with the
-evaluation's label (origin `eval`, an idempotency key naming run, mode and item), run here.
+evaluation's label (origin `eval` with the run's id, out of oversight unless the run asked: see
+`Origin.in_oversight`; an idempotency key naming run, mode and item), run here.
 
 Either way nothing is paid twice: a baseline's calls are checkpointed in `evaluation_steps`, a
 debate's in its own steps, and the submission's idempotency key finds the debate again on resume.
