@@ -109,6 +109,12 @@ async def spent(session: AsyncSession, run_id: str) -> float:
     return round(float(total or 0.0), 9)
 
 
+async def submitted(session: AsyncSession, key: str) -> bool:
+    """Whether a debate-mode item's debate exists (submitted under `idempotency_key`)."""
+    found = await session.scalar(select(DebateRow.id).where(DebateRow.idempotency_key == key))
+    return found is not None
+
+
 async def get(session: AsyncSession, run_id: str) -> EvaluationRun:
     row = await session.get(EvaluationRunRow, run_id, populate_existing=True)
     if row is None:

@@ -242,6 +242,7 @@ class Evaluations:
         spent_so_far = [run.cost_usd]   # what the run has cost, this process's calls added
         gate = asyncio.Semaphore(spec.concurrency)
         holds = _OwnHolds()
+        admission = asyncio.Lock()
 
         def spent(amount: float) -> None:
             spent_so_far[0] += amount
@@ -250,7 +251,8 @@ class Evaluations:
             async with gate:
                 try:
                     found = await holds.run(lambda: run_job(self.service, job, on_spent=spent,
-                                                            actor=spec.requested_by))
+                                                            actor=spec.requested_by,
+                                                            admission=admission))
                 except ItemFailed as exc:
                     await holds.stop(str(exc))
                     return

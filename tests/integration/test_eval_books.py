@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 
 from engine.evaluation.builtin import arithmetic, decisions
@@ -80,29 +81,37 @@ def _knowing(n: int) -> Knowing:
     return Knowing({i.question: i.answer for i in arithmetic(n, 0).items}, p=0.8)
 
 
+TIGHT = [("single", ("--builtin", "arithmetic", "--n", str(N), "--modes", "single"), N),
+         ("consensus", ("--builtin", "decisions", "--n", "6", "--modes", "consensus"), 6)]
+
+
+@pytest.mark.parametrize(("mode", "ask", "n"), TIGHT, ids=[t[0] for t in TIGHT])
 async def test_at_a_tight_cap_with_concurrency_8_it_waits_for_its_own_holds_and_finishes(
-        cli: Cli, tmp_path: Path) -> None:
+        cli: Cli, tmp_path: Path, mode: str, ask: tuple[str, ...], n: int) -> None:
     """The old code reserved 8 items' holds at once, was refused the 5th by its own holds and
-    stopped ("today's budget has $0.0005 left") with most of the day unspent."""
+    stopped ("today's budget has $0.0005 left") with most of the day unspent; consensus, which
+    the budget may downgrade, ran as another mode instead of waiting."""
+    questions = {**{i.question: i.answer for i in arithmetic(N, 0).items},
+                 **{i.question: i.answer for i in decisions().items}}
     async with FakeOpenAI(latency=0.3) as fake:   # the items' holds overlap, as in production
-        _knowing(N).install(fake)
-        roomy = _env(fake, tmp_path / "roomy.db")
-        measured = _json(await _cli(cli, roomy, "eval", *SINGLE, "--json", "--yes",
-                                    "--concurrency", "8"))
-        spent, asked = measured["cost_usd_total"], fake.answered()
-        asking = await _cli(cli, _env(fake, tmp_path / "tight.db"), "eval", *SINGLE)
-        hold = _estimate(asking.stdout)[1] / N            # what one item holds while it runs
-        cap = spent * 1.25 + hold * 1.5                   # the whole run fits, 8 holds do not
+        Knowing(questions, p=0.8).install(fake)
+        measured = _json(await _cli(cli, _env(fake, tmp_path / "roomy.db"), "eval", *ask,
+                                    "--json", "--yes", "--concurrency", "8"))
+        asking = await _cli(cli, _env(fake, tmp_path / "tight.db"), "eval", *ask)
+        hold = _estimate(asking.stdout)[1] / n            # what one item holds while it runs
+        cap = measured["cost_usd_total"] * 1.25 + hold * 1.5   # the run fits, 8 holds do not
         assert cap < 8 * hold
         tight = _env(fake, tmp_path / "tight.db", DIALECTIC_DAILY_BUDGET_USD=f"{cap:.6f}")
-        done = await _cli(cli, tight, "eval", *SINGLE, "--json", "--yes", "--concurrency", "8")
-        assert fake.answered() == asked + N               # each item's call once
+        done = await _cli(cli, tight, "eval", *ask, "--json", "--yes", "--concurrency", "8")
+        listed = await _cli(cli, tight, "list")
     report = _json(done)
     assert done.returncode == 0, done.stdout + done.stderr
     assert report["status"] == "finished" and report["complete"] is True
     assert report["stopped"] is None and report["missing"] == []
-    assert report["modes"][0]["n"] == N
-    assert report["cost_usd_total"] <= cap
+    assert report["modes"][0]["n"] == n and report["cost_usd_total"] <= cap
+    assert "downgraded" not in json.dumps(report["errors"])
+    if mode != "single":   # each item's debate ran in the mode asked
+        assert listed.stdout.count(f"  {mode} ") == n
 
 
 async def test_the_report_counts_every_dollar_the_ledger_booked_failed_debates_included(
