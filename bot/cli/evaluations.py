@@ -74,8 +74,7 @@ async def evaluate(ctx: CliContext, args: argparse.Namespace) -> int:
         evals = Evaluations(hosted.rt.service)
         if args.resume:
             found = await evals.show(args.resume)
-            spec = spec_of(found.run)
-            spec = replace(spec, review=spec.review or args.review)
+            spec = replace(spec_of(found.run), review=args.review)
         else:
             spec = EvalSpec(dataset=dataset_of(args),
                             modes=_names(args.modes) or DEFAULT_MODES, samples=args.samples,
@@ -83,6 +82,8 @@ async def evaluate(ctx: CliContext, args: argparse.Namespace) -> int:
                             seed=args.seed, requested_by="cli", review=args.review)
         spec = evals.check(spec)
         pre = await evals.preflight(spec, resume_id=args.resume)
+        if pre.resumes is not None:   # a resumed run keeps the --review it started with
+            spec = replace(spec, review=spec.review or bool(pre.resumes.spec.get("review")))
         if pre.resumes is not None and pre.todo == 0 and pre.resumes.status == FINISHED:
             ctx.console.print(f"evaluation {pre.resumes.id} has finished; its report:",
                               markup=False)
