@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import inspect, select
+from sqlalchemy import ColumnElement, func, inspect, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -36,6 +36,13 @@ _SPACE = re.compile(r"\s+")
 MAX_ID_CHARS = 64   # the id column's width: a longer "id" is no debate's
 _FINDINGS = TypeAdapter(list[Finding])
 _HELD = "dialectic.held_debates"  # session.info: (transaction, {id: row locked in it})
+
+
+def in_oversight() -> ColumnElement[bool]:
+    """`Origin.in_oversight` as a condition on `DebateRow`: not an evaluation's debate, or one
+    whose run asked to be reviewed (`eval --review`)."""
+    return or_(func.coalesce(DebateRow.origin["surface"].as_string(), "") != "eval",
+               DebateRow.origin["evaluation_review"].as_boolean().is_(True))
 
 
 def topic_key(request: DebateRequest, preset: str, *, scope: str = "") -> str:

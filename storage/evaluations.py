@@ -11,17 +11,28 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import StepRecord
 from engine.evaluation.report import ItemOutcome
+from storage.budget import SETTLE
 from storage.db import Database, ignoring_insert
 from storage.errors import NotFound
 from storage.evaluation_rows import EvaluationOutcomeRow, EvaluationRunRow, EvaluationStepRow
-from storage.models import jsonable
+from storage.models import BudgetLedgerRow, DebateRow, jsonable
 
 RUNNING, FINISHED, STOPPED = "running", "finished", "stopped"
+
+
+def carrier_id(run_id: str, mode: str, index: int) -> str:
+    """What a baseline item's calls are checkpointed and its money held under (<= 64 chars)."""
+    return f"ev-{run_id}-{mode}-{index}"
+
+
+def idempotency_key(run_id: str, mode: str, index: int) -> str:
+    """The submission key of a debate-mode item: its debate is found again on resume."""
+    return f"eval:{run_id}:{mode}:{index}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,15 +53,20 @@ class EvaluationRun:
     requested_by: str = "cli"
     finished_at: datetime | None = None
     done: dict[str, int] = field(default_factory=dict)   # outcomes stored per mode
+    # `cost_usd` is what the budget's ledger booked for the run (`spent`): every item, failed
+    # debates and items a stop cut short included; `answered_usd` the part its outcomes cost
+    answered_usd: float = 0.0
 
 
-def _to_run(row: EvaluationRunRow, done: dict[str, int] | None = None) -> EvaluationRun:
+def _to_run(row: EvaluationRunRow, done: dict[str, int] | None = None,
+            spent_usd: float | None = None) -> EvaluationRun:
     low, high = row.spec.get("estimate_usd") or (0.0, 0.0)
     return EvaluationRun(
         id=row.id, fingerprint=row.fingerprint, dataset=row.dataset, source=row.source,
         spec=dict(row.spec), status=row.status, rehearsal=row.rehearsal,
-        estimate_low_usd=low, estimate_high_usd=high,
-        created_at=row.created_at, updated_at=row.updated_at, cost_usd=row.cost_usd,
+        estimate_low_usd=low, estimate_high_usd=high, answered_usd=row.cost_usd,
+        created_at=row.created_at, updated_at=row.updated_at,
+        cost_usd=row.cost_usd if spent_usd is None else spent_usd,
         report=dict(row.report) if row.report is not None else None,
         requested_by=row.requested_by,
         finished_at=row.updated_at if row.status == FINISHED else None, done=done or {})
@@ -80,11 +96,31 @@ async def _done(session: AsyncSession, run_ids: list[str]) -> dict[str, dict[str
     return found
 
 
+async def spent(session: AsyncSession, run_id: str) -> float:
+    """What the budget's ledger booked for the run, on every day: its baselines' calls (held
+    under `carrier_id`) and its debates (submitted under `idempotency_key`), whatever became of
+    them. The run's own books: what `eval` reports as spent."""
+    debates = select(DebateRow.id).where(DebateRow.idempotency_key.like(f"eval:{run_id}:%"))
+    total = await session.scalar(
+        select(func.sum(BudgetLedgerRow.amount_usd))
+        .where(BudgetLedgerRow.kind == SETTLE,
+               or_(BudgetLedgerRow.debate_id.like(f"ev-{run_id}-%"),
+                   BudgetLedgerRow.debate_id.in_(debates))))
+    return round(float(total or 0.0), 9)
+
+
+async def submitted(session: AsyncSession, key: str) -> bool:
+    """Whether a debate-mode item's debate exists (submitted under `idempotency_key`)."""
+    found = await session.scalar(select(DebateRow.id).where(DebateRow.idempotency_key == key))
+    return found is not None
+
+
 async def get(session: AsyncSession, run_id: str) -> EvaluationRun:
     row = await session.get(EvaluationRunRow, run_id, populate_existing=True)
     if row is None:
         raise NotFound("evaluation", run_id)
-    return _to_run(row, (await _done(session, [run_id])).get(run_id))
+    return _to_run(row, (await _done(session, [run_id])).get(run_id),
+                   await spent(session, run_id))
 
 
 async def unfinished(session: AsyncSession, fingerprint: str) -> EvaluationRun | None:
@@ -103,7 +139,7 @@ async def recent(session: AsyncSession, *, limit: int) -> list[EvaluationRun]:
         select(EvaluationRunRow)
         .order_by(EvaluationRunRow.created_at.desc(), EvaluationRunRow.id).limit(limit)))
     done = await _done(session, [r.id for r in rows]) if rows else {}
-    return [_to_run(r, done.get(r.id)) for r in rows]
+    return [_to_run(r, done.get(r.id), await spent(session, r.id)) for r in rows]
 
 
 async def put_outcome(session: AsyncSession, *, run_id: str, mode: str, outcome: ItemOutcome,

@@ -18,7 +18,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.oversight.feedback import RATINGS, FeedbackLabel, Rating
 from engine.vocabulary import Routing
 from storage.db import upsert
-from storage.models import FeedbackRow
+from storage.debates import in_oversight
+from storage.models import DebateRow, FeedbackRow
 
 __all__ = ["Feedback", "get", "labels", "put"]
 
@@ -79,8 +80,10 @@ async def put(session: AsyncSession, *, debate_id: str, user_id: str, team_id: s
 
 async def labels(session: AsyncSession, *, since: datetime,
                  presets: Sequence[str] = ()) -> list[FeedbackLabel]:
-    """The feedback in force that was given (or last changed) since `since`."""
-    query = select(FeedbackRow).where(FeedbackRow.updated_at >= since)
+    """The feedback in force that was given (or last changed) since `since`, on debates that
+    count in oversight (not an evaluation's, unless its run asked: `Origin.in_oversight`)."""
+    query = (select(FeedbackRow).join(DebateRow, DebateRow.id == FeedbackRow.debate_id)
+             .where(FeedbackRow.updated_at >= since, in_oversight()))
     if presets:
         query = query.where(FeedbackRow.preset.in_(list(presets)))
     rows = await session.scalars(query.order_by(FeedbackRow.debate_id, FeedbackRow.user_id))

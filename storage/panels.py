@@ -31,7 +31,8 @@ from engine.oversight.panel_records import (
 from engine.oversight.routing_audit import ROUTED, RoutedOutcome
 from engine.vocabulary import Routing
 from storage.db import upsert
-from storage.models import PanelRow, ReviewRow, jsonable
+from storage.debates import in_oversight
+from storage.models import DebateRow, PanelRow, ReviewRow, jsonable
 from storage.records import DecisionAbout, ReviewStatus
 
 __all__ = ["Labelled", "history", "label_of", "record"]
@@ -119,14 +120,17 @@ def _labelled(row: PanelRow, review: ReviewRow | None) -> Labelled:
 async def history(session: AsyncSession, *, since: datetime, until: datetime | None = None,
                   presets: Sequence[str] = ()) -> list[Labelled]:
     """Judged debates finished in [since, until) (of these presets; all when none), oldest
-    first, each with the latest decision a reviewer made on it."""
+    first, each with the latest decision a reviewer made on it. An evaluation's debates are
+    not among them unless its run asked (`Origin.in_oversight`)."""
     where = [PanelRow.finished_at >= since]
     if until is not None:
         where.append(PanelRow.finished_at < until)
     if presets:
         where.append(PanelRow.preset.in_(list(presets)))
     rows = list(await session.scalars(
-        select(PanelRow).where(*where).order_by(PanelRow.finished_at, PanelRow.debate_id)))
+        select(PanelRow).join(DebateRow, DebateRow.id == PanelRow.debate_id)
+        .where(*where, in_oversight())
+        .order_by(PanelRow.finished_at, PanelRow.debate_id)))
     decided = await session.scalars(
         select(ReviewRow).join(PanelRow, PanelRow.debate_id == ReviewRow.debate_id)
         .where(*where, ReviewRow.status != ReviewStatus.PENDING.value)

@@ -90,6 +90,18 @@ class Origin(BaseModel):
     # its latest attempt (a resumed attempt links to it); None when tracing is off
     traceparent: str | None = None
     attempt_traceparent: str | None = None
+    # an evaluation's debate (`dialectic eval`): the run it belongs to, and whether that run
+    # asked for its debates to count in oversight (`eval --review`); see `in_oversight`
+    evaluation_id: str | None = None
+    evaluation_review: bool = False
+
+    @property
+    def in_oversight(self) -> bool:
+        """Whether the debate counts in the human review queue, the judge audit, routing
+        statistics, threshold suggestions, feedback agreement and judge calibration. An
+        evaluation's debates keep their own books (docs/evaluation.md) unless its run asked
+        (`eval --review`). storage/debates.py `in_oversight` says the same in SQL."""
+        return self.surface != "eval" or self.evaluation_review
 
 
 class DebateRecord(BaseModel):

@@ -22,6 +22,7 @@ from rich.text import Text
 from bot.cli.outcomes import print_line
 from engine.errors import ConfigurationError, InvalidRequest
 from engine.evaluation.report import Comparison, ModeSummary, Report, reading
+from engine.money.cost import usd, usd_decimals
 
 PLOT_MISSING = "the plot needs matplotlib: pip install 'dialectic[plot]'"
 UNBOUNDED = 100_000   # a width no table reaches: to measure a table's natural width
@@ -40,9 +41,14 @@ def _p(value: float) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def _cost(value: float) -> str:
+    """A cost per question: four places, more for less ($0.00002 is not "$0.0000")."""
+    return usd(value, decimals=max(4, usd_decimals(value)))
+
+
 def _mode_cells(m: ModeSummary) -> list[str]:
     return [m.mode, str(m.n), f"{_percent(m.accuracy)} {_interval(*m.interval)}",
-            f"${m.cost_usd:.4f}", f"{m.calls:.1f}", f"{m.tokens:,.0f}", f"{m.seconds:.1f}",
+            _cost(m.cost_usd), f"{m.calls:.1f}", f"{m.tokens:,.0f}", f"{m.seconds:.1f}",
             str(m.ties), str(m.errors)]
 
 
@@ -108,6 +114,8 @@ def print_report(report: Report, console: Console) -> None:
     print_line(console, f"Normalisation: {report.normalisation}")
     for line in reading(report):
         print_line(console, f"- {line}")
+    if report.stopped:
+        print_line(console, f"Stopped: {report.stopped}", style="red")
     if report.missing:
         print_line(console, f"Incomplete: {len(report.missing)} item(s) lack an outcome in at "
                             f"least one mode: {_listed(list(report.missing))}", style="red")

@@ -74,14 +74,16 @@ async def evaluate(ctx: CliContext, args: argparse.Namespace) -> int:
         evals = Evaluations(hosted.rt.service)
         if args.resume:
             found = await evals.show(args.resume)
-            spec = spec_of(found.run)
+            spec = replace(spec_of(found.run), review=args.review)
         else:
             spec = EvalSpec(dataset=dataset_of(args),
                             modes=_names(args.modes) or DEFAULT_MODES, samples=args.samples,
                             models=_names(args.models), concurrency=args.concurrency,
-                            seed=args.seed, requested_by="cli")
+                            seed=args.seed, requested_by="cli", review=args.review)
         spec = evals.check(spec)
         pre = await evals.preflight(spec, resume_id=args.resume)
+        if pre.resumes is not None:   # a resumed run keeps the --review it started with
+            spec = replace(spec, review=spec.review or bool(pre.resumes.spec.get("review")))
         if pre.resumes is not None and pre.todo == 0 and pre.resumes.status == FINISHED:
             ctx.console.print(f"evaluation {pre.resumes.id} has finished; its report:",
                               markup=False)
@@ -139,6 +141,11 @@ def _report(ctx: CliContext, finished: Finished, args: argparse.Namespace) -> in
         run = finished.run
         ctx.console.print(f"evaluation {run.id} ({run.status}, {run.created_at:%Y-%m-%d %H:%M} "
                           f"UTC, spent {usd(run.cost_usd)})", markup=False)
+        unanswered = run.cost_usd - run.answered_usd
+        # the ledger books each reply to the 9th decimal, an outcome its cost to the 6th
+        if unanswered > 1e-6 * (1 + sum(run.done.values())):
+            ctx.console.print(f"{usd(unanswered)} of it went to items without an outcome "
+                              "(debates that failed, items a stop cut short)", markup=False)
         if run.rehearsal:
             ctx.console.print(REHEARSAL_NOTE, style="bold yellow", markup=False)
         print_report(finished.report, ctx.console)

@@ -284,6 +284,10 @@ def _evaluations(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     ev.add_argument("--resume", default=None, metavar="ID",
                     help="resume a stored run (rerunning the same evaluation resumes its "
                          "newest unfinished run by itself)")
+    ev.add_argument("--review", action="store_true",
+                    help="count its debates in oversight as any debate: reviews, the judge "
+                         "audit, routing statistics (by default an evaluation keeps its own "
+                         "books: docs/evaluation.md)")
     ev.add_argument("--json", action="store_true",
                     help="print the report as one JSON object (progress goes to stderr)")
     ev.add_argument("--plot", default=None, metavar="PATH",

@@ -24,7 +24,7 @@ from bot.http.sse import EventsQuery, stream_events
 from bot.http.state import RUNTIME, SCHEDULER, SLACK_ON
 from bot.scheduling.reports import BriefPlan, ScheduleView
 from bot.service.delivery import delivery_problem
-from bot.service.results import is_incomplete, missing_count, status_words
+from bot.service.results import evaluation_of, is_incomplete, marks, missing_count, status_words
 from engine.domain import DebateRequest, Estimate
 from engine.presets import all_presets
 from engine.settings import PresetSpec
@@ -100,6 +100,11 @@ class DebateSummaryOut(BaseModel):
     cost_usd: float
     created_at: datetime
     verdict: str | None
+    evaluation: str | None = Field(default=None, description="the evaluation run whose debate "
+                                   "this is (`dialectic eval`; kept out of oversight unless "
+                                   "it ran with --review), else null")
+    marks: list[str] = Field(default_factory=list, description="what to know before trusting "
+                             "it, as `dialectic list` and the console say it")
 
     @classmethod
     def of(cls, r: DebateRecord) -> DebateSummaryOut:
@@ -107,7 +112,9 @@ class DebateSummaryOut(BaseModel):
                    incomplete=r.result is not None and is_incomplete(r.result),
                    missing=missing_count(r.result), status_text=status_words(r.status, r.result),
                    cost_usd=r.cost_usd, created_at=r.created_at,
-                   verdict=r.result.verdict if r.result else None)
+                   verdict=r.result.verdict if r.result else None,
+                   evaluation=r.origin.evaluation_id if evaluation_of(r) else None,
+                   marks=[m.text for m in marks(r)])
 
 
 class DebateListOut(BaseModel):

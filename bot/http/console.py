@@ -90,7 +90,7 @@ def body_context(engine: EngineSettings, record: DebateRecord, *, timeline: Time
         "reviewer": reviewer, "progress_line": _progress_line(record, timeline)}
     if result is not None:
         context.update(incomplete=is_incomplete(result), judges=judge_rows(result, timeline),
-                       story=routing_story(result, thresholds, review))
+                       story=routing_story(result, thresholds, review, record.origin))
     return context
 
 

@@ -93,7 +93,11 @@ class EvaluationOut(BaseModel):
     normalisation: str
     complete: bool = Field(description="false: items are missing (listed); never shown as "
                                        "complete")
-    missing: list[str]
+    missing: list[str] = Field(description="the ids of the items without an outcome")
+    stopped: str | None = Field(default=None, description="why the run stopped before every "
+                                "item had an outcome (the budget, a failed debate), else null")
+    cost_usd_total: float = Field(description="what the budget's ledger booked for the run: "
+                                  "every item, failed debates included")
 
 
 async def list_evaluations(request: web.Request, query: EvaluationsQuery) -> web.Response:

@@ -9,14 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.service.results import FLAG_MARK, alpha_text, band_rule, is_incomplete, marks
+from bot.service.results import (
+    FLAG_MARK,
+    alpha_text,
+    band_rule,
+    evaluation_of,
+    is_incomplete,
+    marks,
+)
 from bot.service.timeline import Timeline
 from engine.domain import DebateResult
 from engine.money.cost import usd as money
 from engine.outcomes import RedTeamOutcome
 from engine.settings import ThresholdSpec
 from engine.vocabulary import Routing
-from storage.records import DebateRecord, DebateStatus, Review
+from storage.records import DebateRecord, DebateStatus, Origin, Review
 
 #: the routing story's last sentence, a whole one for each routing
 ROUTED_SENTENCE = {Routing.AUTO_APPROVE: "So it was published.",
@@ -26,6 +33,7 @@ ROUTED_SENTENCE = {Routing.AUTO_APPROVE: "So it was published.",
                    Routing.NONE: "This mode has no judge panel, so no agreement figure routed "
                                  "it."}
 FLAG_BADGE = FLAG_MARK
+ROUTED_TO_PEOPLE = (Routing.HUMAN_REVIEW, Routing.ESCALATE)
 STATUS_TONE = {DebateStatus.COMPLETED: "good", DebateStatus.APPROVED: "good",
                DebateStatus.FAILED: "bad", DebateStatus.TIMED_OUT: "bad",
                DebateStatus.ESCALATED: "bad", DebateStatus.AWAITING_REVIEW: "warn"}
@@ -64,16 +72,23 @@ def badges(record: DebateRecord, *, rehearsal: bool = False) -> list[Badge]:
     """What a reader must know before trusting the result, in the order it matters: the status,
     then the marks every surface shows (bot/service/results.py)."""
     out = [Badge(record.status.value.replace("_", " "), STATUS_TONE.get(record.status, "info"))]
+    run = record.origin.evaluation_id
     for mark in marks(record, rehearsal=rehearsal):
         href = (f"/debates/{mark.points_to}" if mark.points_to else
-                f"/debates/{record.id}#addressed-to-ai" if mark.text == FLAG_BADGE else "")
+                f"/debates/{record.id}#addressed-to-ai" if mark.text == FLAG_BADGE else
+                f"/evaluations/{run}" if run and mark.text == evaluation_of(record) else "")
         out.append(Badge(mark.text, mark.tone, href))
     return out
 
 
+OWN_BOOKS = ("An evaluation's debate does not go to the review queue (its run did not ask: "
+             "`dialectic eval --review`), so no reviewer was asked.")
+
+
 def routing_story(result: DebateResult, thresholds: ThresholdSpec | None,
-                  review: Review | None) -> list[str]:
-    """Why the result went where it went, one sentence per reason."""
+                  review: Review | None, origin: Origin | None = None) -> list[str]:
+    """Why the result went where it went, one sentence per reason (an evaluation's debate
+    routed to a person says it was kept from the queue)."""
     lines = []
     if result.flagged:
         lines.append("Its untrusted text addresses the AI, so a person reviews it whatever the "
@@ -89,6 +104,8 @@ def routing_story(result: DebateResult, thresholds: ThresholdSpec | None,
     if is_incomplete(result):
         lines.append("The result is incomplete, so it cannot be published on its own.")
     lines.append(ROUTED_SENTENCE.get(result.routing, f"Routing: {result.routing}."))
+    if origin is not None and result.routing in ROUTED_TO_PEOPLE and not origin.in_oversight:
+        lines.append(OWN_BOOKS)
     if review is not None and review.spot_check:
         lines.append("A random spot check sent it to a reviewer all the same, so how often "
                      "routing publishes wrongly is measured.")

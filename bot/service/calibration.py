@@ -88,7 +88,8 @@ class Calibration:
         history: dict[str, list[float]] = {}
         for record in recent:
             result = record.result
-            if result is None or result.consensus is None or result.rehearsal:
+            if (result is None or result.consensus is None or result.rehearsal
+                    or not record.origin.in_oversight):   # an evaluation's own books
                 continue
             for judge, row in result.consensus.ratings.items():
                 history.setdefault(judge, []).extend(v for v in row if v is not None)

@@ -26,7 +26,7 @@ from bot.service.calibration import Calibration
 from bot.service.delivery import obligations
 from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
-from bot.service.results import review_reason, routed_by
+from bot.service.results import review_reason, routed_by, to_reviewers
 from bot.service.reuse import cache_key
 from bot.service.settings import ServiceSettings
 from bot.service.traces import traced_origin
@@ -318,7 +318,7 @@ class DebateService:
             found = await debates.flag(session, debate_id, result.injection, stage="run",
                                        actor=actor)
             result = _flagged_result(result, [*current.injection, *found])
-            spot = self.oversight.spot_check(result)
+            spot = current.origin.in_oversight and self.oversight.spot_check(result)
             record = await debates.transition(
                 session, debate_id, DebateStatus(result.status), actor=actor,
                 reason=result.error or result.verdict[:200], result=result,
@@ -326,7 +326,7 @@ class DebateService:
                 lease_owner=None, lease_expires_at=None)
             await budget.settle(session, day=budget_day(current.created_at),
                                 debate_id=debate_id, actual_usd=result.cost.usd)
-            if result.routing in ROUTED and result.status in ("completed", "timed_out"):
+            if to_reviewers(result, current.origin):   # not an evaluation's (own books)
                 reason = review_reason(result, routed_by(self.engine, result))
                 record = await debates.transition(session, debate_id,
                                                   DebateStatus.AWAITING_REVIEW,

@@ -1,6 +1,7 @@
 """One evaluation item in one mode, run through the service: a baseline (single, vote) as keyed
 steps charged to its own hold on today's budget; a debate mode as a debate submitted with the
-evaluation's label (origin `eval`, an idempotency key naming run, mode and item), run here.
+evaluation's label (origin `eval` with the run's id, out of oversight unless the run asked: see
+`Origin.in_oversight`; an idempotency key naming run, mode and item), run here.
 
 Either way nothing is paid twice: a baseline's calls are checkpointed in `evaluation_steps`, a
 debate's in its own steps, and the submission's idempotency key finds the debate again on resume.
@@ -14,10 +15,10 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from bot.service.debates import DebateService, budget_day
+from bot.service.debates import DOWNGRADES, DebateService, budget_day
 from bot.service.purse import DbPurse
-from engine.domain import CostBreakdown, DebateResult, Event, EventKind
-from engine.errors import DialecticError
+from engine.domain import CostBreakdown, DebateRequest, DebateResult, Event, EventKind
+from engine.errors import BudgetExceeded, DialecticError
 from engine.evaluation.dataset import Item
 from engine.evaluation.report import ItemOutcome
 from engine.evaluation.run import (
@@ -30,14 +31,14 @@ from engine.evaluation.run import (
     run_baseline,
     scored,
 )
-from engine.money.cost import breakdown, estimate
+from engine.money.cost import breakdown, budget_refusal, estimate
 from engine.money.sizing import SizeBook, ceiling
 from engine.money.step_models import step_model
 from engine.options import DebateOptions
 from engine.ports import EventSink, FanOutSink
 from engine.untrusted.material import new_nonce
 from engine.vocabulary import ResultStatus
-from storage import audit, budget, debates, queue
+from storage import audit, budget, debates, evaluations, queue
 from storage.evaluations import EvalCheckpointStore
 from storage.records import DebateRecord, DebateStatus, Origin
 
@@ -67,13 +68,15 @@ class Job:
     models: tuple[str, ...]
     seed: int
 
+    review: bool = False   # `eval --review`: its debates count in oversight like any other
+
     @property
     def carrier_id(self) -> str:
-        return f"ev-{self.run_id}-{self.mode}-{self.index}"
+        return evaluations.carrier_id(self.run_id, self.mode, self.index)
 
     @property
     def idempotency_key(self) -> str:
-        return f"eval:{self.run_id}:{self.mode}:{self.index}"
+        return evaluations.idempotency_key(self.run_id, self.mode, self.index)
 
 
 def baseline_estimate(service: DebateService, job: Job,
@@ -90,13 +93,14 @@ def baseline_estimate(service: DebateService, job: Job,
     return found.usd_low or found.usd, found.usd_high
 
 
-async def run_job(service: DebateService, job: Job, *, on_spent: Spent,
-                  actor: str) -> tuple[ItemOutcome, str | None]:
+async def run_job(service: DebateService, job: Job, *, on_spent: Spent, actor: str,
+                  admission: asyncio.Lock | None = None) -> tuple[ItemOutcome, str | None]:
     """The item's outcome and the debate it ran as (None for a baseline). Raises
-    BudgetExceeded when today's budget cannot hold it: nothing was spent then."""
+    BudgetExceeded when today's budget cannot hold it: nothing was spent then. `admission`:
+    the run's items submit their debates one at a time (see `_room_for`)."""
     if job.mode in ("single", "vote"):
         return await _baseline(service, job, on_spent), None
-    return await _debate(service, job, on_spent, actor)
+    return await _debate(service, job, on_spent, actor, admission or asyncio.Lock())
 
 
 class _SpendSink:
@@ -143,12 +147,15 @@ def _tokens(cost: CostBreakdown) -> int:
     return cost.prompt_tokens + cost.completion_tokens
 
 
-async def _debate(service: DebateService, job: Job, on_spent: Spent,
-                  actor: str) -> tuple[ItemOutcome, str]:
+async def _debate(service: DebateService, job: Job, on_spent: Spent, actor: str,
+                  admission: asyncio.Lock) -> tuple[ItemOutcome, str]:
     request = debate_request(job.item, job.mode, job.models).model_copy(
         update={"requested_by": actor})
-    submission = await service.submit(request, origin=Origin(surface="eval"),
-                                      idempotency_key=job.idempotency_key)
+    origin = Origin(surface="eval", evaluation_id=job.run_id, evaluation_review=job.review)
+    async with admission:   # no other item of the run reserves between the look and the hold
+        await _room_for(service, job.idempotency_key, request)
+        submission = await service.submit(request, origin=origin,
+                                          idempotency_key=job.idempotency_key)
     record = submission.record
     if submission.duplicate and record.status is DebateStatus.FAILED:   # a rerun retries it
         record = await service.retry(record.id, actor=actor)
@@ -166,6 +173,25 @@ async def _debate(service: DebateService, job: Job, on_spent: Spent,
     return scored(job.item, answered, cost_usd=result.cost.usd,
                   calls=result.cost.calls, tokens=_tokens(result.cost),
                   seconds=result.elapsed_seconds), record.id
+
+
+async def _room_for(service: DebateService, key: str, request: DebateRequest) -> None:
+    """BudgetExceeded when today has no room for the whole mode asked, for a mode the budget
+    would otherwise downgrade (consensus): another mode's answer is not this one's, so the run
+    waits for its own holds, or stops, as for any refusal. A debate submitted before (a resumed
+    run) needs none."""
+    if request.mode not in DOWNGRADES:
+        return
+    async with service.db.transaction(readonly=True) as session:
+        if await evaluations.submitted(session, key):
+            return
+    high = (await service.estimate(request)).usd_high
+    today = await service.budget_today()
+    remaining, cap = float(today["remaining_usd"]), float(today["cap_usd"])
+    if high > remaining + 1e-9:
+        raise BudgetExceeded(budget_refusal(remaining_usd=remaining, cap_usd=cap,
+                                            needed_usd=high),
+                             estimate_usd=high, remaining_usd=remaining)
 
 
 def _no_result(record: DebateRecord) -> DebateResult:

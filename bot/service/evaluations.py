@@ -7,15 +7,21 @@ refuses when even the low figure does not fit. A run is stored first, each item'
 finishes; rerunning the same evaluation (same items, modes, samples and models) resumes the
 newest unfinished run, paying only for what is missing. A run the budget stops is `stopped`, its
 report incomplete and said so.
+
+An evaluation keeps its own books (docs/evaluation.md): what it reports as spent is what the
+budget's ledger booked for it (storage/evaluations.py `spent`), failed debates included; its
+debates are labelled with the run and stay out of oversight unless `review` asks; and its own
+holds never stop it: an item the budget refuses while others of the run hold money waits for
+them to settle (`_OwnHolds`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.service.debates import DebateService
 from bot.service.eval_items import ItemFailed, Job, baseline_estimate, run_job
@@ -39,6 +45,7 @@ REHEARSAL_NOTE = ("REHEARSAL: answers came from the offline rehearsal model (no 
 
 #: progress: (mode, items done, items in the mode, USD spent so far by the run)
 Progress = Callable[[str, int, int, float], None]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -52,6 +59,7 @@ class EvalSpec:
     concurrency: int = 4
     seed: int = 0
     requested_by: str = "cli"
+    review: bool = False   # its debates count in oversight (reviews, judge audit...) as any do
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +100,9 @@ def run_json(run: EvaluationRun, report: Report) -> dict[str, Any]:
     found = to_json(report)
     found.update({"id": run.id, "status": run.status, "rehearsal": run.rehearsal,
                   "created_at": run.created_at.isoformat(),
-                  "cost_usd_total": round(run.cost_usd, 6)})
+                  "cost_usd_total": round(run.cost_usd, 9),
+                  "cost_usd_answered": round(run.answered_usd, 9),
+                  "review": bool(run.spec.get("review", False))})
     if run.rehearsal:
         found["note"] = REHEARSAL_NOTE
     return found
@@ -122,7 +132,7 @@ def spec_of(run: EvaluationRun) -> EvalSpec:
                       items=tuple(_item(i) for i in s["items"]))
     return EvalSpec(dataset=dataset, modes=tuple(s["modes"]), samples=s["samples"],
                     models=tuple(s["models"]), concurrency=s["concurrency"], seed=s["seed"],
-                    requested_by=run.requested_by)
+                    requested_by=run.requested_by, review=bool(s.get("review", False)))
 
 
 @dataclass
@@ -148,9 +158,7 @@ class Evaluations:
             for mode in modes:
                 if mode not in BASELINES:
                     prepare(engine, debate_request(item, mode, spec.models))
-        return EvalSpec(dataset=spec.dataset, modes=modes, samples=spec.samples,
-                        models=spec.models, concurrency=spec.concurrency, seed=spec.seed,
-                        requested_by=spec.requested_by)
+        return replace(spec, modes=modes)
 
     async def preflight(self, spec: EvalSpec, *, resume_id: str | None = None) -> Preflight:
         """What is left to run and what it costs; the run it resumes (named, or the newest
@@ -192,7 +200,7 @@ class Evaluations:
     def _jobs(spec: EvalSpec, run_id: str, done: dict[str, list[ItemOutcome]]) -> list[Job]:
         finished = {(mode, o.item_id) for mode, items in done.items() for o in items}
         return [Job(run_id=run_id, mode=mode, index=index, item=item, samples=spec.samples,
-                    models=spec.models, seed=spec.seed)
+                    models=spec.models, seed=spec.seed, review=spec.review)
                 for mode in spec.modes for index, item in enumerate(spec.dataset.items)
                 if (mode, item.id) not in finished]
 
@@ -206,7 +214,7 @@ class Evaluations:
             dataset=spec.dataset.name, source=spec.dataset.source,
             spec={"items": [asdict(i) for i in spec.dataset.items], "modes": list(spec.modes),
                   "samples": spec.samples, "models": list(spec.models),
-                  "concurrency": spec.concurrency, "seed": spec.seed},
+                  "concurrency": spec.concurrency, "seed": spec.seed, "review": spec.review},
             status="running", rehearsal=self.service.engine.is_rehearsal,
             estimate_low_usd=pre.low_usd, estimate_high_usd=pre.high_usd,
             created_at=now, updated_at=now, requested_by=spec.requested_by)
@@ -224,28 +232,33 @@ class Evaluations:
     async def execute(self, run: EvaluationRun, spec: EvalSpec, *,
                       progress: Progress | None = None) -> Finished:
         """Run what is missing, at most `concurrency` items at once; store each outcome as it
-        comes; stop starting new items once the budget refuses one."""
+        comes. An item the budget refuses while the run's own items hold money waits for them
+        to settle; the run stops (starts no new item) when the budget refuses one with none of
+        its own holding, or a debate fails outright."""
         async with self.service.db.transaction(readonly=True) as session:
             done = await evaluations.outcomes(session, run.id)
         counts = {m: len(done.get(m, [])) for m in spec.modes}
         total = len(spec.dataset.items)
         spent_so_far = [run.cost_usd]   # what the run has cost, this process's calls added
         gate = asyncio.Semaphore(spec.concurrency)
-        refused: list[str] = []
+        holds = _OwnHolds()
+        admission = asyncio.Lock()
 
         def spent(amount: float) -> None:
             spent_so_far[0] += amount
 
         async def one(job: Job) -> None:
             async with gate:
-                if refused:
-                    return
                 try:
-                    outcome, debate_id = await run_job(self.service, job, on_spent=spent,
-                                                       actor=spec.requested_by)
-                except (BudgetExceeded, ItemFailed) as exc:
-                    refused.append(str(exc))
+                    found = await holds.run(lambda: run_job(self.service, job, on_spent=spent,
+                                                            actor=spec.requested_by,
+                                                            admission=admission))
+                except ItemFailed as exc:
+                    await holds.stop(str(exc))
                     return
+                if found is None:
+                    return
+                outcome, debate_id = found
                 await self._store(run.id, job.mode, outcome, debate_id)
                 counts[job.mode] += 1
                 if progress is not None:
@@ -255,7 +268,7 @@ class Evaluations:
             for mode in spec.modes:
                 progress(mode, counts[mode], total, spent_so_far[0])
         await asyncio.gather(*(one(job) for job in self._jobs(spec, run.id, done)))
-        return await self._finish(run, spec, stopped=refused[0] if refused else None)
+        return await self._finish(run, spec, stopped=holds.stopped)
 
     async def _store(self, run_id: str, mode: str, outcome: ItemOutcome,
                      debate_id: str | None) -> None:
@@ -269,7 +282,7 @@ class Evaluations:
             done = await evaluations.outcomes(session, run.id)
             report = _report_of(spec, done, rehearsal=run.rehearsal)
             if stopped is not None:
-                report = _with_missing(report, f"stopped: {stopped}")
+                report = replace(report, complete=False, stopped=stopped)
             status = FINISHED if report.complete else STOPPED
             run = await evaluations.finish(session, run.id, status=status,
                                            report=to_json(report), now=self.service.clock())
@@ -277,7 +290,8 @@ class Evaluations:
                                actor=spec.requested_by, data={
                                    "evaluation": run.id, "status": status,
                                    "cost_usd": run.cost_usd, "complete": report.complete,
-                                   "missing": list(report.missing)})
+                                   "missing": list(report.missing),
+                                   "stopped": report.stopped})
         return Finished(run, report)
 
     async def show(self, run_id: str) -> Finished:
@@ -289,7 +303,7 @@ class Evaluations:
             return Finished(run, from_json(run.report))
         report = _report_of(spec_of(run), done, rehearsal=run.rehearsal)
         if run.report is not None:   # stopped: why it stopped is in the stored report
-            report = _with_missing(report, *from_json(run.report).missing)
+            report = replace(report, complete=False, stopped=from_json(run.report).stopped)
         return Finished(run, report)
 
     async def recent(self, *, limit: int = 20) -> list[EvaluationRun]:
@@ -312,7 +326,59 @@ def _report_of(spec: EvalSpec, done: dict[str, list[ItemOutcome]], *,
                         rehearsal=rehearsal)
 
 
-def _with_missing(report: Report, *notes: str) -> Report:
-    """The report, incomplete, with why (a run the budget stopped)."""
-    return replace(report, complete=False,
-                   missing=tuple(dict.fromkeys([*report.missing, *notes])))
+class _OwnHolds:
+    """The run's items in flight, and whether the run has stopped. An item the budget refuses
+    (nothing spent then) while others of the run are in flight waits until one of them ends
+    (its hold settled) and asks again; the run stops only when the budget refuses an item and
+    none of its own was in flight or ended since it asked: then what others hold or what is
+    spent leaves no room."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.settled = 0            # items of the run that ended, holds released
+        self.stopped: str | None = None
+        self._changed = asyncio.Condition()
+
+    async def run(self, work: Callable[[], Awaitable[_T]]) -> _T | None:
+        """`work()`'s result; None when the run has stopped (the item was not run)."""
+        while self.stopped is None:
+            async with self._changed:
+                self.in_flight += 1
+                seen = self.settled
+            try:
+                found = await work()
+            except BudgetExceeded as exc:
+                if not await self._wait(seen, str(exc)):
+                    return None
+                continue
+            except BaseException:
+                await self._ended()
+                raise
+            await self._ended()
+            return found
+        return None
+
+    async def _ended(self) -> None:
+        async with self._changed:
+            self.in_flight -= 1
+            self.settled += 1
+            self._changed.notify_all()
+
+    async def _wait(self, seen: int, refusal: str) -> bool:
+        """After a refusal: True to ask again (an own item settled since, or now has); False
+        when the run stops (this refusal, with none of its own holding)."""
+        async with self._changed:
+            self.in_flight -= 1
+            if self.settled == seen and self.in_flight == 0 and self.stopped is None:
+                self.stopped = refusal
+                self._changed.notify_all()
+            await self._changed.wait_for(
+                lambda: self.settled != seen or self.stopped is not None)
+            return self.stopped is None
+
+    async def stop(self, reason: str) -> None:
+        """Start no new item (a debate failed outright); the ones in flight finish."""
+        async with self._changed:
+            if self.stopped is None:
+                self.stopped = reason
+            self._changed.notify_all()

@@ -14,8 +14,8 @@ from engine.outcomes import RedTeamOutcome
 from engine.presets import all_presets
 from engine.schemas.procon import RubricScores
 from engine.settings import EngineSettings, ThresholdSpec
-from engine.vocabulary import Band, ResultStatus
-from storage.records import DebateRecord, DebateStatus
+from engine.vocabulary import Band, ResultStatus, Routing
+from storage.records import DebateRecord, DebateStatus, Origin
 
 APPEAL_PRESET = "appeal"  # the preset content appeals run under
 FLAG_MEANING = ("The models see it only as quoted material, and a person reviews the result "
@@ -35,6 +35,23 @@ def is_incomplete(result: DebateResult) -> bool:
 
 
 FLAG_MARK = "addressed to the AI"
+EVALUATION_MARK = "evaluation"
+
+
+def to_reviewers(result: DebateResult, origin: Origin) -> bool:
+    """Whether a settled result waits for a person: routed to review or escalation, finished,
+    and its debate counts in oversight (an evaluation's does not, unless `eval --review`)."""
+    return (origin.in_oversight and result.routing in (Routing.HUMAN_REVIEW, Routing.ESCALATE)
+            and result.status in (ResultStatus.COMPLETED, ResultStatus.TIMED_OUT))
+
+
+def evaluation_of(record: DebateRecord) -> str | None:
+    """"evaluation 3f2a…" for a debate `dialectic eval` ran (its run's id when known), else
+    None: every surface labels such a debate with it."""
+    if record.origin.surface != "eval":
+        return None
+    run = record.origin.evaluation_id
+    return f"{EVALUATION_MARK} {run}" if run else EVALUATION_MARK
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +70,8 @@ def marks(record: DebateRecord, *, rehearsal: bool = False) -> list[Mark]:
     out = []
     if record.flagged:
         out.append(Mark(FLAG_MARK, "bad"))
+    if (evaluation := evaluation_of(record)) is not None:
+        out.append(Mark(evaluation, "info"))
     result = record.result
     if result is not None and is_incomplete(result):
         out.append(Mark("incomplete", "bad"))
@@ -194,6 +213,7 @@ __all__ = [
     "PointFigures",
     "alpha_text",
     "band_rule",
+    "evaluation_of",
     "is_incomplete",
     "on_scale",
     "point_figures",
@@ -201,4 +221,5 @@ __all__ = [
     "routed_by",
     "side_means",
     "thresholds_for",
+    "to_reviewers",
 ]

@@ -6,7 +6,8 @@ test allow.
 Baselines are `single` (one call) and the vote (`vote_label`, K samples, majority answer). Every
 other mode is compared with both, and the vote with `single`, over the items both answered. An
 item's outcome with an `error` (refused, degraded, over budget...) counts as wrong and is listed;
-an item with no outcome in some mode makes the report incomplete and is named in `missing`.
+an item with no outcome in some mode makes the report incomplete and is named in `missing`;
+why a run stopped early (the budget, a failed debate) is `stopped`, a line of its own.
 """
 
 from __future__ import annotations
@@ -60,13 +61,15 @@ class ModeSummary:
 
 @dataclass(frozen=True)
 class Comparison:
-    """`mode` against `against` on the items both answered; cost_ratio is None when the
-    baseline cost nothing (a rehearsal, a cache)."""
+    """`mode` against `against` on the `shared` items both answered (None: not recorded, an
+    older report); cost_ratio is None when there are none, or the baseline really cost $0 on
+    them (a rehearsal, a cache)."""
 
     mode: str
     against: str
     paired: Paired
     cost_ratio: float | None
+    shared: int | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,8 @@ class Failure:
 @dataclass(frozen=True)
 class Report:
     """Everything an evaluation found: `complete` is False while any item lacks an outcome in
-    some mode (`missing` names them); `rehearsal` marks figures from the offline model."""
+    some mode (`missing` names them, items only); `stopped` says why a run stopped before every
+    item had one; `rehearsal` marks figures from the offline model."""
 
     dataset: str
     source: str
@@ -94,6 +98,7 @@ class Report:
     vote_label: str = "vote"
     vote_samples: int | None = None
     rehearsal: bool = False
+    stopped: str | None = None
 
 
 def _right(outcome: ItemOutcome) -> bool:
@@ -140,7 +145,8 @@ def _compare(mode: str, against: str, dataset: Dataset,
     our_cost = sum(ours[i].cost_usd for i in shared)
     their_cost = sum(theirs[i].cost_usd for i in shared)
     ratio = our_cost / their_cost if their_cost > 0 else None
-    return Comparison(mode=mode, against=against, paired=result, cost_ratio=ratio)
+    return Comparison(mode=mode, against=against, paired=result, cost_ratio=ratio,
+                      shared=len(shared))
 
 
 def _pairs(modes: Sequence[str], vote_label: str) -> list[tuple[str, str]]:
@@ -192,12 +198,14 @@ def to_json(report: Report) -> dict[str, Any]:
         "comparisons": [{"mode": c.mode, "against": c.against, "difference": c.paired.diff,
                          "interval": [c.paired.low, c.paired.high],
                          "p_value": c.paired.p_value, "b": c.paired.b, "c": c.paired.c,
-                         "cost_ratio": c.cost_ratio} for c in report.comparisons],
+                         "cost_ratio": c.cost_ratio, "items": c.shared}
+                        for c in report.comparisons],
         "vote_label": report.vote_label,
         "vote_samples": report.vote_samples,
         "normalisation": report.normalisation,
         "complete": report.complete,
         "missing": list(report.missing),
+        "stopped": report.stopped,
         "errors": [{"mode": f.mode, "item": f.item_id, "error": f.error}
                    for f in report.failures],
         "readings": reading(report),
@@ -280,8 +288,24 @@ def _comparison_from(r: _Reader) -> Comparison:
     low, high = r.pair("interval")
     result = Paired(diff=r.number("difference"), low=low, high=high, b=r.integer("b"),
                     c=r.integer("c"), p_value=r.number("p_value"))
+    shared = r.optional_number("items")
     return Comparison(mode=r.text("mode"), against=r.text("against"), paired=result,
-                      cost_ratio=r.optional_number("cost_ratio"))
+                      cost_ratio=r.optional_number("cost_ratio"),
+                      shared=None if shared is None else int(shared))
+
+
+STOPPED_PREFIX = "stopped: "   # how reports before `stopped` kept the reason, in `missing`
+
+
+def _stop_of(r: _Reader, missing: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+    """The stop reason and the missing items (an older report kept the reason in `missing`)."""
+    stopped = r.data.get("stopped")
+    if stopped is not None and not isinstance(stopped, str):
+        raise ValueError("report JSON: stopped must be a string or null")
+    old = [m for m in missing if m.startswith(STOPPED_PREFIX)]
+    if old and stopped is None:
+        stopped = "; ".join(m.removeprefix(STOPPED_PREFIX) for m in old)
+    return stopped, tuple(m for m in missing if not m.startswith(STOPPED_PREFIX))
 
 
 def from_json(data: Any) -> Report:
@@ -290,11 +314,12 @@ def from_json(data: Any) -> Report:
     samples = r.data.get("vote_samples")
     if samples is not None and (isinstance(samples, bool) or not isinstance(samples, int)):
         raise ValueError("report JSON: vote_samples must be an integer or null")
+    stopped, missing = _stop_of(r, r.texts("missing"))
     return Report(
         dataset=r.text("dataset"), source=r.text("source"), normalisation=r.text("normalisation"),
         modes=tuple(_mode_from(m) for m in r.objects("modes")),
         comparisons=tuple(_comparison_from(c) for c in r.objects("comparisons")),
-        complete=r.flag("complete"), missing=r.texts("missing"),
+        complete=r.flag("complete"), missing=missing, stopped=stopped,
         failures=tuple(Failure(mode=f.text("mode"), item_id=f.text("item"),
                                error=f.text("error"))
                        for f in r.objects("errors", required=False)),
@@ -334,8 +359,13 @@ def _verdict(report: Report, c: Comparison) -> str:
     else:
         said = f"does not beat {baseline} ({_points(c.paired.diff)} points {span})"
     if c.cost_ratio is not None:
-        return f"{said} at {c.cost_ratio:.1f}x the cost"
-    return f"{said}, cost ratio unknown ({c.against} cost nothing)"
+        return f"{said} at {_ratio(c.cost_ratio)} the cost"
+    return f"{said}, cost ratio unknown ({c.against} cost nothing)"   # really $0: see _compare
+
+
+def _ratio(value: float) -> str:
+    """4.1x; a ratio below 1 with two significant digits (0.043x), never "0.0x"."""
+    return f"{value:.1f}x" if value >= 0.95 else f"{value:.2g}x"
 
 
 def reading(report: Report) -> list[str]:
@@ -353,6 +383,8 @@ def reading(report: Report) -> list[str]:
         found = [c for c in report.comparisons if c.mode == mode.mode]
         if not found:
             continue
-        said = [_verdict(report, c) for c in found]
+        said = [_verdict(report, c) if c.shared != 0 else
+                f"has no item in common with {_baseline_words(report, c.against)} yet"
+                for c in found]
         lines.append(f"{mode.mode} " + "; it ".join(said))
     return lines

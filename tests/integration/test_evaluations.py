@@ -28,7 +28,7 @@ __all__ = ["clean_env", "cli"]  # fixtures
 
 MODE_KEYS = {"mode", "n", "accuracy", "interval", "cost_usd", "calls", "tokens", "seconds"}
 COMPARISON_KEYS = {"mode", "against", "difference", "interval", "p_value", "b", "c",
-                   "cost_ratio"}
+                   "cost_ratio", "items"}
 
 
 def _env(fake: FakeOpenAI, tmp_path: Path, **more: str) -> dict[str, str]:
@@ -282,7 +282,7 @@ async def test_a_run_the_budget_stops_is_incomplete_and_resumes_when_there_is_ro
     assert stopped.returncode == 3 and partial["status"] == "stopped"
     assert partial["complete"] is False and 0 < paid < 12
     assert _mode(partial, "single")["n"] == paid
-    assert any("budget" in line for line in partial["missing"])
+    assert "budget" in partial["stopped"]
     whole = _json(resumed)
     assert whole["id"] == partial["id"] and whole["complete"] is True
     assert _mode(whole, "single")["n"] == 12
@@ -302,7 +302,7 @@ async def test_a_debate_that_fails_outright_is_not_counted_and_a_rerun_retries_i
     partial = json.loads(stopped.stdout)
     assert stopped.returncode == 3 and partial["status"] == "stopped"
     assert _mode(partial, "panel")["n"] == 0                # a failure is no wrong answer
-    assert any("failed" in line and "rerun" in line for line in partial["missing"])
+    assert "failed" in partial["stopped"] and "rerun" in partial["stopped"]
     whole = _json(resumed)
     assert whole["id"] == partial["id"] and whole["complete"] is True
     assert _mode(whole, "panel")["n"] == 2 and _mode(whole, "panel")["accuracy"] == 1.0

@@ -4,6 +4,7 @@ dataset or a model wrote, and say a rehearsal and a partial run for what they ar
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import aiohttp
@@ -11,6 +12,7 @@ import pytest
 
 from bot.service.evaluations import EvalSpec, Evaluations
 from bot.settings import Settings
+from engine.evaluation.builtin import decisions
 from engine.evaluation.dataset import Dataset, Item
 from storage.db import Database
 from tests.fakes.knowing import Knowing
@@ -25,10 +27,10 @@ ITEMS = tuple(Item(id=f"q{i}", question=f"What is {i} times 7?", answer=str(i * 
 DATASET = Dataset(name=HOSTILE, items=ITEMS, source="tests: times seven")
 
 
-def _settings(base_url: str) -> Settings:
+def _settings(base_url: str, **more: float) -> Settings:
     return Settings(openai_api_key="test-key", openai_base_url=base_url, poll_interval=0.05,
                     lease_seconds=5.0, daily_budget_usd=10.0, backoff_base=0.01,
-                    backoff_cap=0.05)
+                    backoff_cap=0.05, **more)
 
 
 async def _evaluate(evals: Evaluations, modes: tuple[str, ...]) -> str:
@@ -82,3 +84,34 @@ async def test_a_rehearsal_run_is_labelled_on_its_page(db: Database,
     assert ">rehearsal</span>" in listing
     assert "accuracy is meaningless" in page and "(rehearsal)" in page
     assert report["rehearsal"] is True and "meaningless" in report["note"]
+
+
+async def test_an_evaluations_debates_are_labelled_on_every_page_and_kept_out_of_oversight(
+        db: Database) -> None:
+    """Every published result spot-checked: the old code queued a review for each evaluation
+    debate, counted them in `/api/judges` and showed them unlabelled."""
+    found = replace(decisions(), items=decisions().items[:2])
+    async with FakeOpenAI() as fake:
+        Knowing({i.question: i.answer for i in found.items}, p=1.0).install(fake)
+        settings = _settings(fake.base_url, spot_check_fraction=1.0)
+        async with served(db, settings, workers=0) as (base, rt, _), \
+                aiohttp.ClientSession() as session:
+            evals = Evaluations(rt.service)
+            spec = evals.check(EvalSpec(dataset=found, modes=("consensus",), concurrency=2))
+            run = await evals.start(spec, await evals.preflight(spec))
+            await evals.execute(run, spec)
+            _, listed = await call(session, "GET", f"{base}/api/debates")
+            debate = listed["debates"][0]["id"]
+            _, record = await call(session, "GET", f"{base}/api/debates/{debate}")
+            _, reviews = await call(session, "GET", f"{base}/api/reviews")
+            _, judges = await call(session, "GET", f"{base}/api/judges")
+            _, index = await _page(session, f"{base}/")
+            _, page = await _page(session, f"{base}/debates/{debate}")
+    assert reviews["reviews"] == [] and judges["debates"] == 0
+    mark = f"evaluation {run.id}"
+    assert [(d["evaluation"], mark in d["marks"]) for d in listed["debates"]] == [
+        (run.id, True)] * 2
+    assert record["origin"]["surface"] == "eval" and record["origin"]["evaluation_id"] == run.id
+    link = f'<a class="badge info" href="/evaluations/{run.id}">{mark}</a>'
+    assert index.count(link) == 2 and link in page
+    assert "So it went to a human reviewer." not in page or "no reviewer was asked" in page

@@ -41,7 +41,8 @@ async def test_an_outcome_is_stored_once_and_the_run_found_until_it_finishes(db:
         stored = await evaluations.outcomes(session, "r1")
     assert (first, again) == (True, False)
     assert found is not None and found.id == "r1" and found.done == {"single": 1}
-    assert found.cost_usd == 0.25 and stored["single"][0].answer == "42"
+    assert found.answered_usd == 0.25 and stored["single"][0].answer == "42"
+    assert found.cost_usd == 0.0   # what the budget's ledger booked for it: nothing here
     async with db.transaction() as session:
         done = await evaluations.finish(session, "r1", status=FINISHED, report={"x": 1},
                                         now=utcnow())

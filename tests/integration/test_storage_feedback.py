@@ -70,3 +70,25 @@ async def test_a_debate_is_visible_to_its_own_workspace_only(db: Database) -> No
         assert await debates.visible(session, "", t1) is None
         assert [d.id for d in await debates.list_recent(session, workspace=t1)] == [mine.id]
         assert await debates.list_recent(session, workspace=t2) == []
+
+
+async def test_feedback_on_an_evaluations_debate_is_no_label_unless_its_run_asked(
+        db: Database) -> None:
+    """An evaluation keeps its own books (docs/evaluation.md): readers' thumbs on its debates do
+    not enter feedback agreement, unless the run counted in oversight (`eval --review`)."""
+    origins = {"real": Origin(surface="api"),
+               "own": Origin(surface="eval", evaluation_id="r1"),
+               "asked": Origin(surface="eval", evaluation_id="r2", evaluation_review=True)}
+    ids = {}
+    now = utcnow()
+    for name, origin in origins.items():
+        added = await add_debate(db)
+        async with db.transaction() as session:
+            await debates.update_origin(session, added.id, origin)
+            await feedback.put(session, debate_id=added.id, user_id="U1", team_id=None,
+                               preset="decision", routing=Routing.AUTO_APPROVE,
+                               rehearsal=False, now=now, rating="up")
+        ids[added.id] = name
+    async with db.transaction(readonly=True) as session:
+        found = await feedback.labels(session, since=now - timedelta(seconds=1))
+    assert sorted(ids[label.debate_id] for label in found) == ["asked", "real"]

@@ -124,7 +124,7 @@ def test_json_has_the_issue_shape_and_round_trips() -> None:
     assert set(data["modes"][0]) >= {"mode", "n", "accuracy", "interval", "cost_usd", "calls",
                                      "tokens", "seconds"}
     assert set(data["comparisons"][0]) == {"mode", "against", "difference", "interval",
-                                           "p_value", "b", "c", "cost_ratio"}
+                                           "p_value", "b", "c", "cost_ratio", "items"}
     assert data["modes"][0]["interval"] == list(wilson(6, 10))
     assert data["missing"] == ["8"] and data["complete"] is False
     assert data["errors"] == [{"mode": "panel", "item": "1", "error": "over budget"}]
@@ -218,3 +218,28 @@ def test_reading_labels_rehearsals_and_partial_reports_first() -> None:
 def test_reading_has_a_line_for_the_vote_against_single() -> None:
     report = _report(_vs("single", 0.1, 0.02, 0.18, 5.0, name="vote"))
     assert reading(report) == ["vote beats a single call by 10 points [2, 18] at 5.0x the cost"]
+
+
+def test_a_mode_with_no_item_in_common_is_not_told_the_baseline_cost_nothing() -> None:
+    """Every panel debate failed (no outcome): the old reading said "single cost nothing" of a
+    baseline that cost $0.0014 a question, since the sum over no shared items is 0."""
+    report = build_report(DATASET, {"single": mode("1100110011", cost=0.0014), "panel": []})
+    (compared,) = report.comparisons
+    assert compared.shared == 0 and compared.cost_ratio is None
+    lines = reading(report)
+    assert "panel has no item in common with a single call yet" in lines
+    assert not any("cost nothing" in line for line in lines)
+    free = build_report(DATASET, {"single": mode("1100110011", cost=0.0),
+                                  "panel": mode("1111111111", cost=0.004)})
+    assert any("(single cost nothing)" in line for line in reading(free))  # really $0
+
+
+def test_a_stop_reason_is_not_a_missing_item_even_in_an_older_stored_report() -> None:
+    report = replace(build_report(DATASET, {"single": mode("11111-----")}), stopped="budget")
+    data = to_json(report)
+    assert data["missing"] == ["6", "7", "8", "9", "10"] and data["stopped"] == "budget"
+    assert from_json(data) == report
+    older = {**data, "missing": [*data["missing"], "stopped: today's budget has $0 left"]}
+    del older["stopped"]
+    back = from_json(older)
+    assert back.missing == report.missing and back.stopped == "today's budget has $0 left"
