@@ -247,7 +247,7 @@ def _oversight(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _window(app)
     app.add_argument("--as", dest="by", required=True, metavar="NAME",
                      help="who applies them (recorded in the audit log)")
-    app.add_argument("--reason", default="", help="why (recorded in the audit log)")
+    app.add_argument("--reason", default="", help="why (required; recorded in the audit log)")
     app.set_defaults(func=Lazy("bot.cli.oversight", "apply"))
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp
 
-from bot.service.feedback import BLANK_WHY, MAX_REASON, NoSuchResult
+from bot.service.feedback import MAX_REASON, NoSuchResult
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.context import SlackContext
 from bot.slack.decisions import SURFACE
@@ -89,9 +89,6 @@ async def submit_why(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
     user = str((body.get("user") or {}).get("id") or "")
     debate_id = str(view.get("private_metadata") or "")
     reason = modal_text(view, F.REASON_BLOCK, F.REASON_ACTION)
-    if not reason:
-        await ack(response_action="errors", errors={F.REASON_BLOCK: BLANK_WHY})
-        return
     rating = F.rating_of(modal_choice(view, F.RATING_BLOCK, F.RATING_ACTION))
     try:
         given = await ctx.feedback.give(debate_id, user=user, team=team_of(body),
@@ -101,7 +98,7 @@ async def submit_why(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
                   errors={F.REASON_BLOCK: "I cannot find that result; nothing was recorded."})
         return
     except InvalidRequest as exc:
-        await ack(response_action="errors", errors={F.REASON_BLOCK: f"{exc}."[:150]})
+        await ack(response_action="errors", errors={F.REASON_BLOCK: f"{str(exc).rstrip('.')}."[:150]})
         return
     said = F.thanks(rating, given.previous, rehearsal=given.feedback.rehearsal)
     await ack(response_action="update", view=F.thanks_view(said))
