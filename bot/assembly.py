@@ -44,6 +44,7 @@ from bot.slack.publisher import SlackPublisher
 from bot.slack.wiring import attach_notifier, attach_slack, close_notifier
 from engine.errors import ConfigurationError
 from engine.settings import EngineSettings
+from storage.permissions import exposed_database
 
 log = logging.getLogger("dialectic.server")
 Cleanup = Callable[[web.Application], AsyncIterator[None]]
@@ -129,6 +130,8 @@ async def serve(settings: Settings, *, host: str | None = None, port: int | None
     host = host or settings.http.host
     port = settings.http.port if port is None else port
     check_exposure(settings.service, host)
+    for line in exposed_database(settings.storage):   # said once, at start
+        log.warning(line)
     async with assembled(settings) as parts:
         if parts.notifier is None:
             log.warning(SLACK_OFF)

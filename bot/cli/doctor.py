@@ -8,11 +8,14 @@ import argparse
 from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.service.doctor import ModelCheck, check
+from storage.permissions import exposed_database
 
 
 async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
     settings = ctx.settings.engine
     say = ctx.console.print
+    for warning in exposed_database(ctx.settings.storage):
+        say(f"Warning: {warning}", markup=False, soft_wrap=True)
     if settings.is_rehearsal:
         say("No provider configured: debates run on the offline rehearsal model. Set "
             "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) and run `dialectic doctor` "
