@@ -63,6 +63,14 @@ class DatasetError(InvalidRequest, ValueError):
     InvalidRequest too, so every surface says it as the request's error."""
 
 
+def shown_source(source: str) -> str:
+    """Where a dataset came from, as pages and the API show it: a builtin set as it is, a file
+    by its name only (runs stored before names were kept hold the server's absolute path)."""
+    if source.startswith("builtin:"):
+        return source
+    return re.split(r"[\\/]", source.rstrip("/\\"))[-1] or "dataset"
+
+
 def fold(text: str) -> str:
     """Case and whitespace folded: how texts are compared (choices, free-text answers)."""
     return " ".join(text.split()).casefold()
