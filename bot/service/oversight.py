@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from engine.characters import require_visible
 from engine.debate import Prepared
 from engine.domain import DebateResult
-from engine.characters import require_visible
 from engine.errors import InvalidRequest
 from engine.money.step_models import step_model
 from engine.oversight.feedback import PresetFeedback, feedback_by_preset

@@ -98,7 +98,8 @@ async def submit_why(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
                   errors={F.REASON_BLOCK: "I cannot find that result; nothing was recorded."})
         return
     except InvalidRequest as exc:
-        await ack(response_action="errors", errors={F.REASON_BLOCK: f"{str(exc).rstrip('.')}."[:150]})
+        refusal = f"{str(exc).rstrip('.')}."
+        await ack(response_action="errors", errors={F.REASON_BLOCK: refusal[:150]})
         return
     said = F.thanks(rating, given.previous, rehearsal=given.feedback.rehearsal)
     await ack(response_action="update", view=F.thanks_view(said))
