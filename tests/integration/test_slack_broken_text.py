@@ -101,3 +101,18 @@ async def test_a_signed_body_that_is_not_utf8_is_a_400_not_a_traceback(
     async with slack.http.post(slack.url, data=body, headers=headers) as resp:
         assert resp.status == 400
     assert not [r for r in caplog.records if r.exc_info]
+
+
+async def test_a_reply_in_a_debates_thread_with_a_surrogate_is_answered_there(
+        slack: Harness) -> None:
+    await slack.command("Should we adopt Kafka?")
+    debate = await slack.one_debate()
+    await slack.wait_finished(debate.id)
+    channel, root = debate.origin.channel_id, debate.origin.thread_ts
+    assert channel and root
+    ts = slack.fake.add_message(channel, "(reply)", user="UBOB", thread_ts=root)
+    await slack.event({"type": "message", "channel": channel, "channel_type": "channel",
+                       "user": "UBOB", "ts": ts, "thread_ts": root,
+                       "text": "new evidence \ud800"})
+    await _told(slack, channel, root)
+    assert "new evidence" not in " ".join(await _stored(slack, channel, root))
