@@ -3,9 +3,9 @@ without following a link or truncating what it should not.
 
 The suffix names the format (.png, .svg, .pdf; anything else is refused up front). The target
 must be a new file in an existing folder, or, with `--force`, an existing regular file: never a
-directory, a symbolic link, a device, pipe or socket, nor anything on /proc, /sys or /dev. The
-write opens the file itself with O_NOFOLLOW (and O_EXCL without --force), so a link planted
-while the evaluation ran is refused too, never followed.
+directory, a symbolic link, a hard-linked file, a device, pipe or socket, nor anything on /proc,
+/sys or /dev. The write opens the file itself with O_NOFOLLOW (and O_EXCL without --force), so
+a link planted while the evaluation ran is refused too, never followed.
 """
 
 from __future__ import annotations
@@ -48,13 +48,22 @@ def _on_pseudo_filesystem(folder: Path) -> bool:
     return any(os.path.isdir(p) and os.stat(p).st_dev == device for p in _PSEUDO)
 
 
-def _existing(path: Path, mode: int, *, force: bool) -> None:
+def _regular(path: Path, found: os.stat_result) -> None:
+    """A file that may be replaced: regular, and with no other name (a hard link would carry
+    the write to a file elsewhere)."""
+    if not stat.S_ISREG(found.st_mode):
+        raise _refused(path, "it is not a regular file (a device, pipe or socket)")
+    if found.st_nlink > 1:
+        raise _refused(path, "it has other names (hard links); remove it or name a new file")
+
+
+def _existing(path: Path, found: os.stat_result, *, force: bool) -> None:
+    mode = found.st_mode
     if stat.S_ISLNK(mode):
         raise _refused(path, "it is a symbolic link; name the file itself")
     if stat.S_ISDIR(mode):
         raise _refused(path, "it is a directory; name a file in it")
-    if not stat.S_ISREG(mode):
-        raise _refused(path, "it is not a regular file (a device, pipe or socket)")
+    _regular(path, found)
     if not force:
         raise _refused(path, "it exists; pass --force to replace it")
     if not os.access(path, os.W_OK):
@@ -71,13 +80,13 @@ def check_target(path: Path, *, force: bool) -> str:
     if _on_pseudo_filesystem(folder):
         raise _refused(path, f"{folder} is not a folder for files")
     try:
-        mode = os.lstat(path).st_mode
+        found: os.stat_result | None = os.lstat(path)
     except FileNotFoundError:
-        mode = None
+        found = None
     except OSError as exc:
         raise _oserror(path, exc) from None
-    if mode is not None:
-        _existing(path, mode, force=force)
+    if found is not None:
+        _existing(path, found, force=force)
         return fmt
     try:
         os.close(os.open(path, _NEW, 0o666))
@@ -95,8 +104,7 @@ def write_target(path: Path, data: bytes, *, force: bool) -> None:
     except OSError as exc:
         raise _oserror(path, exc) from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise _refused(path, "it is not a regular file (a device, pipe or socket)")
+        _regular(path, os.fstat(fd))
         os.ftruncate(fd, 0)
         view = memoryview(data)
         while view:

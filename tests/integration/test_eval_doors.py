@@ -5,6 +5,7 @@ final target before anything runs (no directory, link, special file or existing 
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -60,6 +61,9 @@ def test_plot_refuses_a_directory_a_link_a_pipe_and_proc(cli: Cli, tmp_path: Pat
     (tmp_path / "dangling.png").symlink_to(tmp_path / "nowhere.png")
     _no_run(cli, tmp_path, "dangling.png", "it is a symbolic link", "--force")
     assert victim.read_text() == "precious\n" and not (tmp_path / "nowhere.png").exists()
+    os.link(victim, tmp_path / "hard.png")
+    _no_run(cli, tmp_path, "hard.png", "it has other names (hard links)", "--force")
+    assert victim.read_text() == "precious\n"
     os.mkfifo(tmp_path / "pipe.png")
     _no_run(cli, tmp_path, "pipe.png", "not a regular file", "--force")
     _no_run(cli, tmp_path, "/proc/self/plot.png", "/proc/self is not a folder for files")
@@ -88,3 +92,7 @@ def test_plot_replaces_a_file_only_with_force_and_writes_its_suffixs_format(
         assert done.returncode == 0, done.stdout + done.stderr
         assert (tmp_path / name).read_bytes().startswith(magic)
         assert magic != b"<?xml" or b"<svg" in (tmp_path / name).read_bytes()[:2000]
+    run_id = json.loads(cli("eval", "list", "--json", env=env).stdout)[0]["id"]
+    _refused(cli("eval", "show", run_id, "--plot", "eval.png", env=env), "it exists")
+    done = cli("eval", "show", run_id, "--plot", "eval.png", "--force", env=env)
+    assert done.returncode == 0 and "plot written to eval.png" in done.stderr, done
