@@ -45,6 +45,7 @@ from bot.slack.publisher import SlackPublisher
 from bot.slack.wiring import attach_notifier, attach_slack, close_notifier, delivering
 from engine.errors import ConfigurationError
 from engine.settings import EngineSettings
+from storage.permissions import exposed_database
 
 log = logging.getLogger("dialectic.server")
 #: the Slack dispatcher of a served application (tests drain it)
@@ -134,6 +135,8 @@ async def serve(settings: Settings, *, host: str | None = None, port: int | None
     host = host or settings.http.host
     port = settings.http.port if port is None else port
     check_exposure(settings.service, host)
+    for line in exposed_database(settings.storage):   # said once, at start
+        log.warning(line)
     async with assembled(settings) as parts:
         if parts.notifier is None:
             log.warning(SLACK_OFF)

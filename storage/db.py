@@ -32,6 +32,7 @@ from sqlalchemy.sql.dml import Insert
 from storage import (
     evaluation_rows,  # noqa: F401  # their tables join Base.metadata
     outbox_rows,  # noqa: F401
+    permissions,
     sqlite_driver,
 )
 from storage.errors import DatabaseUnavailable, translate, unavailable
@@ -165,10 +166,12 @@ def _run_upgrade(connection: Connection, revision: str) -> None:
 
 
 def _ensure_sqlite_directory(url: URL) -> None:
+    """The database's folder (0700) and file (0600), private when this process creates them
+    (storage/permissions.py)."""
     database = url.database or ""
     if database in ("", ":memory:") or database.startswith("file:"):
         return
-    Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    permissions.prepare(Path(database).expanduser())
 
 
 def _install_sqlite_hooks(engine: AsyncEngine) -> None:

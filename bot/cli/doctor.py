@@ -15,12 +15,15 @@ from bot.service.doctor import ModelCheck, check, forget
 from storage.db import Database
 from storage.errors import DATABASE_ERRORS
 from storage.lessons import DbLessonBook
+from storage.permissions import exposed_database
 from storage.settings import StorageSettings
 
 
 async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
     settings = ctx.settings.engine
     say = ctx.console.print
+    for warning in exposed_database(ctx.settings.storage):
+        say(f"Warning: {warning}", markup=False, soft_wrap=True)
     if settings.is_rehearsal:
         say("No provider configured: debates run on the offline rehearsal model. Set "
             "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) and run `dialectic doctor` "

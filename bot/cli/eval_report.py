@@ -10,6 +10,7 @@ here and only when a plot is asked for).
 
 from __future__ import annotations
 
+import io
 import pathlib
 from typing import Any
 
@@ -20,7 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from bot.cli.outcomes import print_line
-from engine.errors import ConfigurationError, InvalidRequest
+from bot.cli.plot_file import check_target, plot_format, write_target
+from engine.errors import ConfigurationError
 from engine.evaluation.report import Comparison, ModeSummary, Report, reading
 from engine.money.cost import usd, usd_decimals
 
@@ -156,18 +158,20 @@ def _title(report: Report, against: str) -> str:
                                                          else "")
 
 
-def check_plot(path: pathlib.Path) -> None:
+def check_plot(path: pathlib.Path, *, force: bool = False) -> None:
     """Before an evaluation is paid for: the plot asked for can be drawn (matplotlib, the plot
-    extra, is installed) and written (its folder exists). ConfigurationError or InvalidRequest."""
+    extra, is installed) and written where asked (bot/cli/plot_file.py: a .png, .svg or .pdf,
+    a new file or with `force` an existing regular one). ConfigurationError or InvalidRequest."""
+    plot_format(path)
     _pyplot_free_figure()
-    folder = path.parent
-    if not folder.is_dir():
-        raise InvalidRequest(f"cannot write the plot to {path}: there is no folder {folder}")
+    check_target(path, force=force)
 
 
-def write_plot(report: Report, path: pathlib.Path) -> None:
+def write_plot(report: Report, path: pathlib.Path, *, force: bool = False) -> None:
     """Accuracy (with its Wilson 95% interval) against cost per question, one point per mode, to
-    a PNG at `path`. ConfigurationError without matplotlib, InvalidRequest if it cannot write."""
+    `path` in the format its suffix names. ConfigurationError without matplotlib,
+    InvalidRequest if it cannot or may not write there."""
+    fmt = plot_format(path)
     figure = _pyplot_free_figure()
     axes = figure.subplots()
     xs, label = _x_axis(report)
@@ -184,7 +188,6 @@ def write_plot(report: Report, path: pathlib.Path) -> None:
     axes.set_ylabel("accuracy (95% Wilson interval)")
     axes.set_title(_title(report, label.split(" per ")[0]), parse_math=False)
     axes.grid(True, which="both", alpha=0.3)
-    try:
-        figure.savefig(path, format="png")
-    except OSError as exc:
-        raise InvalidRequest(f"cannot write the plot to {path}: {exc.strerror or exc}") from None
+    drawn = io.BytesIO()
+    figure.savefig(drawn, format=fmt)
+    write_target(path, drawn.getvalue(), force=force)

@@ -67,7 +67,7 @@ async def evaluate(ctx: CliContext, args: argparse.Namespace) -> int:
         raise InvalidRequest(f"unexpected {args.run_id!r}: `dialectic eval DATASET`, "
                              "`eval show ID` or `eval list`")
     if args.plot:   # refused now, not after the evaluation was paid for
-        check_plot(Path(args.plot))
+        check_plot(Path(args.plot), force=args.force)
     ctx.host.setup_logging(ctx.settings, quiet=True)
     err = Console(stderr=True, highlight=False)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
@@ -153,7 +153,7 @@ def _report(ctx: CliContext, finished: Finished, args: argparse.Namespace) -> in
             ctx.console.print(REHEARSAL_NOTE, style="bold yellow", markup=False)
     if args.plot:
         try:
-            write_plot(finished.report, Path(args.plot))
+            write_plot(finished.report, Path(args.plot), force=args.force)
         except RuntimeError as exc:
             raise InvalidRequest(str(exc)) from None
         except OSError as exc:
@@ -166,6 +166,8 @@ def _report(ctx: CliContext, finished: Finished, args: argparse.Namespace) -> in
 async def show(ctx: CliContext, args: argparse.Namespace) -> int:
     if not args.run_id:
         raise InvalidRequest("say which evaluation: `dialectic eval show ID` (see `eval list`)")
+    if args.plot:
+        check_plot(Path(args.plot), force=args.force)
     require_database(ctx.settings.storage)
     ctx.host.setup_logging(ctx.settings, quiet=True)
     async with ctx.host.hosted(ctx.settings, workers=0) as hosted:

@@ -250,7 +250,7 @@ def _oversight(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     _window(app)
     app.add_argument("--as", dest="by", required=True, metavar="NAME",
                      help="who applies them (recorded in the audit log)")
-    app.add_argument("--reason", default="", help="why (recorded in the audit log)")
+    app.add_argument("--reason", default="", help="why (required; recorded in the audit log)")
     app.set_defaults(func=Lazy("bot.cli.oversight", "apply"))
 
 
@@ -291,7 +291,10 @@ def _evaluations(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     ev.add_argument("--json", action="store_true",
                     help="print the report as one JSON object (progress goes to stderr)")
     ev.add_argument("--plot", default=None, metavar="PATH",
-                    help="write accuracy against cost per question to a PNG")
+                    help="write accuracy against cost per question to a new .png, .svg or "
+                         ".pdf file (checked before anything runs)")
+    ev.add_argument("--force", action="store_true",
+                    help="with --plot: replace an existing file")
     ev.add_argument("--yes", action="store_true",
                     help="start without asking (needed without a terminal)")
     ev.add_argument("--limit", type=Whole(1, MAX_LISTED), default=20,

@@ -16,6 +16,7 @@ from bot.http.pages import html, render
 from bot.http.routes import Reply, Route, json_reply, route, route_with_query
 from bot.http.state import RUNTIME
 from bot.service.evaluations import REHEARSAL_NOTE, Evaluations, Finished
+from engine.evaluation.dataset import shown_source
 from engine.evaluation.report import reading
 from engine.vocabulary import MAX_LISTED
 from storage.errors import NotFound
@@ -47,7 +48,8 @@ class EvaluationSummaryOut(BaseModel):
 
     @classmethod
     def of(cls, run: EvaluationRun) -> EvaluationSummaryOut:
-        return cls(id=run.id, dataset=run.dataset, source=run.source, status=run.status,
+        return cls(id=run.id, dataset=run.dataset, source=shown_source(run.source),
+                   status=run.status,
                    rehearsal=run.rehearsal, modes=list(run.spec.get("modes", [])),
                    items=len(run.spec.get("items", [])), done=run.done, cost_usd=run.cost_usd,
                    estimate_usd=(run.estimate_low_usd, run.estimate_high_usd),
@@ -109,7 +111,9 @@ async def list_evaluations(request: web.Request, query: EvaluationsQuery) -> web
 async def get_evaluation(request: web.Request) -> web.Response:
     """One run's report: per mode accuracy, interval and cost per question; comparisons."""
     found = await Evaluations(request.app[RUNTIME].service).show(request.match_info["id"])
-    return json_reply(found.as_json(), as_type=dict)
+    report = found.as_json()
+    report["source"] = shown_source(found.report.source)   # a name, never a server path
+    return json_reply(report, as_type=dict)
 
 
 def evaluations_page(runs: list[EvaluationRun], **context: object) -> str:
@@ -119,6 +123,7 @@ def evaluations_page(runs: list[EvaluationRun], **context: object) -> str:
 
 def evaluation_page(found: Finished, **context: object) -> str:
     return render("evaluation.html", run=found.run, report=found.report,
+                  source=shown_source(found.report.source),
                   readings=reading(found.report), rehearsal_note=NOTE,
                   nav="evaluations", **context)
 

@@ -10,16 +10,20 @@ slow client can hold a connection open forever.
     runner_options     the server's own deadline for headers and idle keep-alive connections
                        (aiohttp's keep-alive timer runs from the connection's start and from
                        each response, and closes a connection still waiting for a request's
-                       headers, so it bounds trickled headers as well as silent connections)
+                       headers, so it bounds trickled headers as well as silent connections),
+                       and its log: a request aiohttp cannot parse is one warning line
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 from typing import Any
 
 from aiohttp import web
 from aiohttp.hdrs import SET_COOKIE
+from aiohttp.http_exceptions import HttpProcessingError
 
 from bot.http.errors import error
 from bot.http.routes import Handler
@@ -68,9 +72,33 @@ async def body_deadline(request: web.Request, handler: Handler) -> web.StreamRes
     return await handler(request)
 
 
+class _MalformedRequests(logging.Filter):
+    """aiohttp answers a request it cannot parse (a header over 8190 bytes, a control
+    character in a header) with a 400, and logs it as an ERROR with a whole traceback: for
+    what a client sent, one warning line is the truth (its first line only: the rest echoes
+    the raw bytes, which may hold a token)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, HttpProcessingError):
+            said = (str(exc.message).strip().splitlines() or [type(exc).__name__])[0]
+            said = re.split(r":? b['\"]", said, maxsplit=1)[0]   # the raw bytes stay out
+            remote = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            record.msg = "refused a malformed request from %s: %s"
+            record.args = (remote, said.rstrip(":")[:200])
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+#: the logger aiohttp's protocol handler writes to (its parse errors made one warning line)
+PROTOCOL_LOG = logging.getLogger("dialectic.http.protocol")
+PROTOCOL_LOG.addFilter(_MalformedRequests())
+
+
 def runner_options(http: HttpSettings) -> dict[str, Any]:
     """Keyword arguments for `web.AppRunner` (and aiohttp's TestServer, which passes them on)."""
-    return {"keepalive_timeout": http.idle_timeout_seconds}
+    return {"keepalive_timeout": http.idle_timeout_seconds, "logger": PROTOCOL_LOG}
 
 
 __all__ = ["CONTENT_SECURITY_POLICY", "SECURITY_HEADERS", "body_deadline", "runner_options",

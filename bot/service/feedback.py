@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.service.debates import DebateService
+from engine.characters import require_visible
 from engine.errors import DialecticError, InvalidRequest
 from engine.oversight.feedback import Rating
 from storage import audit, debates, feedback
@@ -19,7 +20,7 @@ from storage.feedback import Feedback
 from storage.records import DebateRecord
 from storage.tenancy import Workspace
 
-__all__ = ["MAX_REASON", "FeedbackDesk", "Given", "NoSuchResult"]
+__all__ = ["BLANK_WHY", "MAX_REASON", "FeedbackDesk", "Given", "NoSuchResult"]
 
 #: How long a "Why?" may be (the form says so; longer text is refused by the form itself).
 MAX_REASON = 500
@@ -59,9 +60,7 @@ class FeedbackDesk:
         result of this workspace has that id, InvalidRequest for a blank or long reason.
         `workspace` None: the operator's own surfaces, which may rate any result."""
         if reason is not None:
-            reason = reason.strip()
-            if not reason:
-                raise InvalidRequest(BLANK_WHY)
+            reason = require_visible(reason, BLANK_WHY)
             if len(reason) > MAX_REASON:
                 raise InvalidRequest(f"say why in {MAX_REASON} characters or fewer")
         if not user:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from engine.characters import require_visible
 from engine.debate import Prepared
 from engine.domain import DebateResult
 from engine.errors import InvalidRequest
@@ -48,6 +49,8 @@ __all__ = ["JudgeReport", "Oversight", "RoutingReport", "Suggestion", "Threshold
 #: Reports and evidence weights are read again at most this often (a Home tab opened by many
 #: people, a worker starting many debates); judged history moves by the hour, not the second.
 CACHE_SECONDS = 60.0
+BLANK_APPLY = ("say why you apply these thresholds: the reason goes in the "
+               "audit log with them")
 AUDIT_POLICY = AuditPolicy()
 SUGGESTION_POLICY = SuggestionPolicy()
 WEIGHT_POLICY = WeightPolicy()
@@ -232,15 +235,15 @@ class Oversight:
         """Put these cut-offs in force for the preset (None: its own again); audited on the
         global chain with who, why and the evidence shown."""
         spec = self.preset(preset)
-        if not by.strip():
-            raise InvalidRequest("say who applies the thresholds: it goes in the audit log")
+        by = require_visible(by, "say who applies the thresholds: it goes in the audit log")
+        note = require_visible(note, BLANK_APPLY)
         async with self.db.transaction() as session:
             applied = await thresholds.apply(session, preset=spec.name, thresholds=cutoffs,
-                                             by=by.strip(), at=self.clock(), note=note.strip(),
+                                             by=by, at=self.clock(), note=note,
                                              evidence=evidence)
             await audit.append(session, debate_id=None, kind="thresholds_applied",
-                               actor=by.strip(), data={
-                                   "preset": spec.name, "note": note.strip(),
+                               actor=by, data={
+                                   "preset": spec.name, "note": note,
                                    "thresholds": None if cutoffs is None
                                    else cutoffs.model_dump(mode="json"),
                                    "preset_thresholds": spec.thresholds.model_dump(mode="json"),

@@ -21,6 +21,7 @@ from typing import Protocol
 
 from bot.service.debates import DebateService, Submission
 from bot.service.results import is_incomplete
+from engine.characters import require_visible, unstorable, visible
 from engine.errors import DialecticError, InvalidRequest
 from engine.oversight.panel_records import Side as PanelSide
 from storage import audit, debates, reviews
@@ -41,6 +42,7 @@ DECISION_TARGET = {ReviewStatus.APPROVED: DebateStatus.APPROVED,
                    ReviewStatus.ESCALATED: DebateStatus.ESCALATED,
                    ReviewStatus.RERUN: DebateStatus.ESCALATED}
 MAX_NOTE = 2000
+BLANK_ESCALATION = "say why you escalate: the reason goes with the escalation"
 
 
 class NotReviewer(DialecticError):
@@ -162,10 +164,8 @@ class ReviewDesk:
         (an appeal's outcome: "pro" overturns the moderation decision, "con" keeps it)."""
         if decision is ReviewStatus.PENDING:
             raise InvalidRequest("decide approve, escalate or rerun")
-        note = note.strip()[:MAX_NOTE]
         await self.authorize(review_id, by, workspace=workspace)
-        if decision is ReviewStatus.ESCALATED and not note:
-            raise InvalidRequest("say why you escalate: the reason goes with the escalation")
+        note = decision_note(note, decision)
         service = self.service
         async with service.db.transaction() as session:
             current = await reviews.get(session, review_id)
@@ -212,6 +212,23 @@ class ReviewDesk:
             await audit.append(session, debate_id=review.debate_id, kind="review_refused",
                                actor=user, data={"review_id": review_id,
                                                  "reason": "not a configured reviewer"})
+
+
+def escalation_reason(text: str) -> str:
+    """The reason an escalation needs (engine/characters.py: visible text); InvalidRequest
+    saying so otherwise. The Slack form asks this before it closes."""
+    return require_visible(text, BLANK_ESCALATION)[:MAX_NOTE]
+
+
+def decision_note(note: str, decision: ReviewStatus) -> str:
+    """The note kept with a decision: required (and visible) to escalate, optional otherwise,
+    never a text that cannot be stored."""
+    if decision is ReviewStatus.ESCALATED:
+        return escalation_reason(note)
+    problem = unstorable(note)
+    if problem is not None:
+        raise InvalidRequest(f"nothing was kept: {problem}")
+    return note.strip()[:MAX_NOTE] if visible(note) else ""
 
 
 def _about(decision: ReviewStatus, record: DebateRecord) -> DecisionAbout:

@@ -148,6 +148,12 @@ def events_handler(bolt: AsyncApp) -> Callable[[web.Request], Awaitable[web.Resp
         if not signature_headers_readable(request.headers):
             log.info("refused a request to %s without readable signature headers", EVENTS_PATH)
             return web.json_response({"error": "invalid request"}, status=401)
+        try:
+            (await request.read()).decode("utf-8")
+        except UnicodeDecodeError as exc:   # Bolt would read it as text, and fail with a 500
+            log.warning("refused a request to %s: the body is not UTF-8 (byte %d)",
+                        EVENTS_PATH, exc.start + 1)
+            return web.json_response({"error": "the body is not UTF-8"}, status=400)
         response = await bolt.async_dispatch(await to_bolt_request(request))
         return await to_aiohttp_response(response)
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from engine.characters import unstorable
 from engine.domain import DebateRequest
 from engine.vocabulary import MAX_TOPIC_CHARS, Mode, choices
 
@@ -207,9 +208,18 @@ def _topic(topic: str) -> str:
     return topic
 
 
+def check_text(text: str) -> str:
+    """`text`, unless it holds what nothing can store (a lone UTF-16 surrogate, NUL): then a
+    CommandError saying so. Every text Slack sends in is checked before it is kept or used."""
+    problem = unstorable(text)
+    if problem is not None:
+        raise CommandError(f"that text cannot be kept: {problem}")
+    return text
+
+
 def parse_command(text: str) -> Command:
     """`/debate` text -> Command. Raises CommandError with a message for the user."""
-    tokens = tokenize(text.strip())
+    tokens = tokenize(check_text(text).strip())
     if not tokens:
         return Command(action="modal")
     first = tokens[0]
@@ -317,6 +327,9 @@ def parse_modal(values: Mapping[str, Any], *, ids: Mapping[str, tuple[str, str]]
     (block_id, action_id). Raises ModalError naming the block at fault."""
     topic_block, topic_action = ids["topic"]
     topic = str(((values.get(topic_block) or {}).get(topic_action) or {}).get("value") or "")
+    if unstorable(topic) is not None:
+        raise ModalError(topic_block, "This text holds a character that is not text; type it "
+                                      "again as plain text.")
     if not topic.strip():
         raise ModalError(topic_block, "Say what to debate.")
     try:
@@ -344,6 +357,7 @@ __all__ = [
     "ModalError",
     "ThreadLine",
     "Token",
+    "check_text",
     "parse_command",
     "parse_debate_args",
     "parse_mention",

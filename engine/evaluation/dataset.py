@@ -16,11 +16,13 @@ from __future__ import annotations
 import json
 import math
 import pathlib
+import re
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from engine.characters import unstorable
 from engine.errors import InvalidRequest
 
 MAX_QUESTION_CHARS = 8_000
@@ -28,6 +30,9 @@ MAX_ITEMS = 10_000
 MAX_ANSWER_CHARS = 1_000
 MAX_NUMBER = 10**30         # answers.py reads no number beyond this either
 MIN_CHOICES, MAX_CHOICES = 2, 26
+MAX_DEPTH = 64              # an item uses 2 (an object, its choices); deeper is hostile
+# a string (with its escapes) or one bracket: brackets inside strings are not structure
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 LETTERS = string.ascii_uppercase
 
 
@@ -45,7 +50,8 @@ class Item:
 
 @dataclass(frozen=True)
 class Dataset:
-    """A named, ordered set of items; `source` is the path or "builtin:NAME seed=S n=N"."""
+    """A named, ordered set of items; `source` is the file's name (never a server path, which
+    pages would show) or "builtin:NAME seed=S n=N"."""
 
     name: str
     items: tuple[Item, ...]
@@ -55,6 +61,14 @@ class Dataset:
 class DatasetError(InvalidRequest, ValueError):
     """A dataset that cannot be used; the message is one line: "file:line: what is wrong". An
     InvalidRequest too, so every surface says it as the request's error."""
+
+
+def shown_source(source: str) -> str:
+    """Where a dataset came from, as pages and the API show it: a builtin set as it is, a file
+    by its name only (runs stored before names were kept hold the server's absolute path)."""
+    if source.startswith("builtin:"):
+        return source
+    return re.split(r"[\\/]", source.rstrip("/\\"))[-1] or "dataset"
 
 
 def fold(text: str) -> str:
@@ -139,14 +153,53 @@ def _item_id(value: Any, line: int) -> str:
     return text
 
 
-def parse_item(raw: str, line: int) -> Item:
-    """One line's item; ValueError (without the file:line prefix) when it is not one."""
+def _depth(raw: str) -> int:
+    """How deeply the line's arrays and objects nest (outside strings), measured before the
+    JSON parser recurses into them."""
+    depth = deepest = 0
+    for token in _STRUCTURE.findall(raw):
+        if token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in "]}":
+            depth -= 1
+    return deepest
+
+
+def _check_text(field: str, value: str) -> str:
+    """`value`, unless it holds what no database stores (a lone surrogate, NUL)."""
+    problem = unstorable(value)
+    if problem is not None:
+        raise ValueError(f"{field!r}: {problem}")
+    return value
+
+
+def _load(raw: str) -> Any:
+    if "\x00" in raw:
+        raise ValueError("the line holds a NUL byte; a dataset is UTF-8 text")
+    if _depth(raw) > MAX_DEPTH:
+        raise ValueError(f"nested more than {MAX_DEPTH} levels deep; an item is one flat "
+                         "object")
     try:
-        data = json.loads(raw)
+        return json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:   # the depth check above should have said so first
+        raise ValueError("nested too deeply") from None
+
+
+def parse_item(raw: str, line: int) -> Item:
+    """One line's item; ValueError (without the file:line prefix) when it is not one."""
+    data = _load(raw)
     if not isinstance(data, dict):
         raise ValueError("a line must be a JSON object")
+    for key in ("id", "question", "answer"):
+        if isinstance(data.get(key), str):
+            _check_text(key, data[key])
+    if isinstance(data.get("choices"), list):
+        for choice in data["choices"]:
+            if isinstance(choice, str):
+                _check_text("choices", choice)
     question = _question(data.get("question"))
     if "answer" not in data:
         raise ValueError("'answer' is missing")
@@ -189,13 +242,21 @@ def parse_lines(lines: Iterable[str], *, origin: str, name: str, source: str,
     return Dataset(name=name, items=tuple(items), source=source)
 
 
+def _decoded(lines: Iterable[bytes], origin: str) -> Iterator[str]:
+    """Each line as text; a line that is not UTF-8 is refused with its number."""
+    for number, raw in enumerate(lines, start=1):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{origin}:{number}: not UTF-8 text (at byte {exc.start + 1})"
+                               ) from None
+
+
 def load_jsonl(path: pathlib.Path, *, limit: int | None = None) -> Dataset:
     """The dataset in a JSON-lines file (at most `limit` items, in file order)."""
     try:
-        with path.open(encoding="utf-8") as handle:
-            return parse_lines(handle, origin=str(path), name=path.stem, source=str(path),
-                               limit=limit)
-    except UnicodeDecodeError:
-        raise DatasetError(f"{path}: not UTF-8 text") from None
+        with path.open("rb") as handle:
+            return parse_lines(_decoded(handle, str(path)), origin=str(path), name=path.stem,
+                               source=path.name, limit=limit)
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read it ({exc.strerror or exc})") from None

@@ -1,6 +1,7 @@
 """The Web API methods the fake Slack answers, each as Slack documents it (the errors word for
 word): chat.*, reactions.add, views.*, conversations.info/join/history/replies,
-usergroups.users.list, users.info, auth.test. Each takes the decoded arguments and returns the reply."""
+usergroups.users.list, users.info, auth.test. Each takes the decoded arguments and returns the
+reply."""
 
 from __future__ import annotations
 

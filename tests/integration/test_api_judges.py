@@ -104,7 +104,8 @@ async def test_routing_says_which_cut_offs_are_in_force(app: tuple[str, Runtime]
 
 async def test_the_judges_page(app: tuple[str, Runtime]) -> None:
     base, rt = app
-    await rt.service.oversight.apply("decision", ThresholdSpec(high=0.9), by="ops")
+    await rt.service.oversight.apply("decision", ThresholdSpec(high=0.9), by="ops",
+                                     note="stricter")
     async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as s:
         async with s.get(f"{base}/judges") as locked:
             assert "token" in await locked.text() and "Judge audit" not in await locked.text()

@@ -87,6 +87,13 @@ async def test_decisions_follow_the_review_desks_rules(stack: Stack) -> None:
         mine = as_reviewer(settings, REVIEWER)
         status, body = await call(s, "POST", url, json={"decision": "escalate"}, headers=mine)
         assert status == 400 and body["error"].startswith("say why you escalate")
+        for invisible in ("\u200b", " \u2060\ufeff\u00ad\u202e ", "\u3164\u2800\ufe0f"):
+            status, body = await call(s, "POST", url, json={"decision": "escalate",
+                                                            "reason": invisible}, headers=mine)
+            assert status == 400 and body["error"].startswith("say why you escalate"), body
+        status, body = await call(s, "POST", url, json={"decision": "escalate",
+                                                        "reason": "stale \udfff"}, headers=mine)
+        assert status == 400 and "surrogate" in body["error"], body   # the JSON itself refused
         status, body = await call(s, "POST", url, json={"decision": "maybe"}, headers=mine)
         assert status == 400 and body["error"].startswith("decision: Input should be")
         status, body = await call(s, "POST", url, json={"decision": "approve",

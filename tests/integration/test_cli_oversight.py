@@ -89,14 +89,22 @@ async def test_suggest_applies_nothing_and_apply_is_audited(cli: Cli, tmp_path: 
     done = await asyncio.to_thread(cli, "thresholds", "apply", "--preset", "decision",
                                    "--suggested", "--as", "ops", env=env)
     assert done.returncode == 2 and "no suggestion to apply" in done.stdout + done.stderr
+    for blank in ("", " \u200b\u2060 "):   # a reason is required, and must show
+        done = await asyncio.to_thread(cli, "thresholds", "apply", "--preset", "decision",
+                                       "--reset", "--as", "ops", "--reason", blank, env=env)
+        assert done.returncode == 2 and "Traceback" not in done.stderr
+        assert "say why you apply these thresholds" in done.stdout + done.stderr
     done = await asyncio.to_thread(cli, "thresholds", "apply", "--preset", "decision",
                                    "--reset", "--as", "ops", env=env)
+    assert done.returncode == 2 and "say why you apply" in done.stdout + done.stderr
+    done = await asyncio.to_thread(cli, "thresholds", "apply", "--preset", "decision",
+                                   "--reset", "--as", "ops", "--reason", "back", env=env)
     assert done.returncode == 0 and "routes by its own cut-offs again" in done.stdout
     db = Database(url)
     async with db.transaction(readonly=True) as session:
         applied = [e for e in await audit.events(session, None) if e.kind == "thresholds_applied"]
     await db.dispose()
-    assert [(e.actor, e.data["note"]) for e in applied] == [("ops", "trial"), ("ops", "")]
+    assert [(e.actor, e.data["note"]) for e in applied] == [("ops", "trial"), ("ops", "back")]
     assert applied[0].data["evidence"]["source"] == "operator"
     assert "published_upheld" in applied[0].data["evidence"]["evaluation"]
 

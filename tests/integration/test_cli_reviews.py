@@ -50,6 +50,9 @@ async def test_decide_from_the_terminal(cli: Cli, tmp_path: Path) -> None:
                                         "--as", "UREV")
     assert code == 2 and "say why you escalate" in out
     code, out = await asyncio.to_thread(run, "reviews", "decide", review.id, "escalate",
+                                        "--as", "UREV", "--reason", "\u200b\u2060 ")
+    assert code == 2 and "say why you escalate" in out and "Traceback" not in out
+    code, out = await asyncio.to_thread(run, "reviews", "decide", review.id, "escalate",
                                         "--as", "UREV", "--reason", "needs legal")
     assert code == 0 and f"review {review.id} escalated by UREV" in out
     assert "INFO" not in out, "a one-shot command prints its answer, not the service's log"

@@ -35,7 +35,7 @@ def test_a_dataset_file_with_every_kind_of_item(tmp_path: Path) -> None:
                  {"question": "Is 91 prime?", "answer": False},
                  {"question": "Capital of France?", "answer": "  Paris "})
     dataset = load_jsonl(path)
-    assert dataset.name == "set" and dataset.source == str(path)
+    assert dataset.name == "set" and dataset.source == "set.jsonl"   # never the server path
     assert dataset.items == (
         Item(id="1", question="What is 6*7?", answer="42"),
         Item(id="pi", question="Pi to two places?", answer="3.14", tolerance=0.01),
@@ -81,6 +81,18 @@ def test_a_limit_keeps_the_first_items(tmp_path: Path) -> None:
     (['{"question": "q", "answer": "C", "choices": ["x", "y"]}'], ":1: 'answer' 'C' is neither"),
     (['{"question": "q", "answer": 1, "id": true}'], ":1: 'id' must be a non-empty text"),
     (['', '   '], ": no items"),
+    (["[" * 200_000 + "]" * 200_000], ":1: nested more than 64 levels deep"),
+    (['{"question": "q", "answer": 1, "x": ' + "{\"a\": " * 200_000 + "1" + "}" * 200_001],
+     ":1: nested more than 64 levels deep"),
+    (['{"question": "q", "answer": 1, "x": "[[[[ {{{{" }', '{"question": "q[", "answer": ' +
+      "[" * 100], ":2: nested more than 64"),   # brackets inside strings are not nesting
+    (['{"question": "\\ud800 what?", "answer": 1}'], ":1: 'question': it holds a character "
+     "that is not text"),
+    (['{"question": "q", "answer": "x\\udfff"}'], ":1: 'answer': it holds a character"),
+    (['{"id": "\\udc00", "question": "q", "answer": 1}'], ":1: 'id': it holds a character"),
+    (['{"question": "q", "answer": "A", "choices": ["x", "\\ud83d"]}'], ":1: 'choices': it hol"),
+    (['{"question": "a\\u0000b", "answer": 1}'], ":1: 'question': it holds a NUL character"),
+    (['{"question": "a\x00b", "answer": 1}'], ":1: the line holds a NUL byte"),
 ])
 def test_a_bad_line_is_one_line_naming_file_and_line(tmp_path: Path, lines: list[str],
                                                      message: str) -> None:
@@ -107,7 +119,7 @@ def test_unreadable_files_are_one_line_too(tmp_path: Path) -> None:
         load_jsonl(tmp_path / "missing.jsonl")
     binary = tmp_path / "binary.jsonl"
     binary.write_bytes(b'{"question": "\xff\xfe", "answer": 1}\n')
-    with pytest.raises(DatasetError, match=r"binary\.jsonl: not UTF-8 text"):
+    with pytest.raises(DatasetError, match=r"binary\.jsonl:1: not UTF-8 text \(at byte 15\)"):
         load_jsonl(binary)
     with pytest.raises(DatasetError, match="cannot read it"):
         load_jsonl(tmp_path)                      # a directory

@@ -282,7 +282,11 @@ async def test_an_unknown_preset_or_nobody_cannot_apply(db: Database) -> None:
     with pytest.raises(InvalidRequest, match="unknown preset"):
         await rt.service.oversight.apply("nope", ThresholdSpec(), by="ops")
     with pytest.raises(InvalidRequest, match="say who applies"):
-        await rt.service.oversight.apply("decision", ThresholdSpec(), by=" ")
+        await rt.service.oversight.apply("decision", ThresholdSpec(), by=" ", note="why")
+    for blank in ("", "\u200b", " \ufeff\u2060\n"):
+        with pytest.raises(InvalidRequest, match="say why you apply these thresholds"):
+            await rt.service.oversight.apply("decision", ThresholdSpec(), by="ops", note=blank)
+    assert (await rt.service.oversight.in_force_for("decision")).source == "preset"
 
 
 def _agreeing(judges: dict[str, float], debates: int) -> list[PanelRecord]:

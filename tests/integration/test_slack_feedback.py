@@ -85,7 +85,7 @@ async def test_why_refuses_a_blank_reason_and_stores_an_escaped_one(tmp_path: Pa
                       message_ts=summary["ts"])
         view = (await h.fake.wait_for("views.open")).response["view"]
         assert view["private_metadata"] == debate_id
-        for blank in ("", "   \n"):
+        for blank in ("", "   \n", "\u200b", "\u2060\u00ad\u200e"):
             values = {F.REASON_BLOCK: {F.REASON_ACTION: {"type": "plain_text_input",
                                                          "value": blank}}}
             answer = (await h.submit_view(view, values, user=USER)).json()

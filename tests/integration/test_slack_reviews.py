@@ -128,7 +128,7 @@ async def test_a_blank_reason_is_refused_in_the_form_and_changes_nothing(
         await h.press(R.ESCALATE_ACTION, review_id, user=REVIEWER, channel=REVIEW_CHANNEL,
                       message_ts=ts)
         view = (await h.fake.wait_for("views.open")).response["view"]
-        for blank in ("", "   ", "\n\t "):
+        for blank in ("", "   ", "\n\t ", "\u200b", "\u2060\ufeff\u00ad", "\u3164 \u2800"):
             values = {R.REASON_BLOCK: {R.REASON_ACTION: {"type": "plain_text_input",
                                                          "value": blank}}}
             reply = await h.submit_view(view, values, user=REVIEWER)
@@ -137,6 +137,10 @@ async def test_a_blank_reason_is_refused_in_the_form_and_changes_nothing(
             assert answer["response_action"] == "errors"
             assert list(answer["errors"]) == [R.REASON_BLOCK]
             assert "Say why you escalate" in answer["errors"][R.REASON_BLOCK]
+        values = {R.REASON_BLOCK: {R.REASON_ACTION: {"type": "plain_text_input",
+                                                     "value": "stale \ud800"}}}
+        broken = (await h.submit_view(view, values, user=REVIEWER)).json()
+        assert "lone UTF-16 surrogate" in broken["errors"][R.REASON_BLOCK]
         without = await h.submit_view(view, {}, user=REVIEWER)
         assert list(without.json()["errors"]) == [R.REASON_BLOCK]
         async with h.rt.db.transaction(readonly=True) as session:

@@ -13,7 +13,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 
 from bot.service.debates import Submission
-from bot.service.reviews import AlreadyDecided, Decision, NotReviewer
+from bot.service.reviews import AlreadyDecided, Decision, NotReviewer, escalation_reason
 from bot.service.tracing import tracing
 from bot.service.workspaces import Workspace
 from bot.slack.context import SlackContext
@@ -99,7 +99,12 @@ def modal_text(view: dict[str, Any], block_id: str, action_id: str) -> str:
 
 
 ABOUTS = frozenset(a.value for a in DecisionAbout)
-BLANK_REASON = "Say why you escalate: the reason goes to the audit log and the thread."
+
+
+def _sentence(exc: Exception) -> str:
+    """The service's refusal as the sentence a form shows under its field."""
+    text = str(exc)
+    return f"{text[:1].upper()}{text[1:]}."[:150]
 
 
 def modal_choice(view: dict[str, Any], block_id: str, action_id: str) -> str:
@@ -199,9 +204,10 @@ async def submit_escalation(ctx: SlackContext, ack: AsyncAck, body: dict[str, An
     itself, and nothing changes."""
     user = str((body.get("user") or {}).get("id") or "")
     review_id = str(view.get("private_metadata") or "")
-    reason = modal_text(view, R.REASON_BLOCK, R.REASON_ACTION)
-    if not reason:
-        await ack(response_action="errors", errors={R.REASON_BLOCK: BLANK_REASON})
+    try:
+        reason = escalation_reason(modal_text(view, R.REASON_BLOCK, R.REASON_ACTION))
+    except InvalidRequest as exc:
+        await ack(response_action="errors", errors={R.REASON_BLOCK: _sentence(exc)})
         return
     try:
         await ctx.reviews.authorize(review_id, user, workspace=workspace)

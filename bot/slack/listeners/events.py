@@ -8,7 +8,7 @@ already dropped by the dedupe middleware (see bot/slack/app.py).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 
@@ -18,7 +18,15 @@ from bot.slack.context import SlackContext
 from bot.slack.gate import workspace_of
 from bot.slack.listeners import direct
 from bot.slack.notifier import SLACK_ERRORS, slack_error
-from bot.slack.parsing import Command, ThreadLine, parse_mention, strip_mentions, thread_context
+from bot.slack.parsing import (
+    Command,
+    CommandError,
+    ThreadLine,
+    check_text,
+    parse_mention,
+    strip_mentions,
+    thread_context,
+)
 from bot.slack.starter import NotInChannel, Place, start_debate
 from bot.slack.views import notices
 from engine.domain import Evidence
@@ -32,6 +40,10 @@ EVIDENCE_REACTION = "memo"
 # Message subtypes that are a person saying something (others: edits, joins, bot posts...).
 SPOKEN_SUBTYPES = frozenset({"thread_broadcast", "file_share"})
 EDITED = "message_changed"
+Tell = Literal["always", "in a debate's thread", "never"]
+ALWAYS: Tell = "always"
+IN_DEBATE: Tell = "in a debate's thread"
+NEVER: Tell = "never"
 
 
 def register(app: AsyncApp, ctx: SlackContext) -> None:
@@ -54,8 +66,10 @@ async def handle_message(ctx: SlackContext, event: dict[str, Any], bot_user_id: 
     message = spoken_message(event)
     if message is None:
         edited = edited_message(event)
-        if edited is not None:
+        if edited is not None and not await _refused(ctx, edited, tell=NEVER):
             await _remember(ctx, edited)
+        return
+    if await _refused(ctx, message, tell=_told(event, message, bot_user_id)):
         return
     await _remember(ctx, message)
     taken = False
@@ -69,7 +83,7 @@ async def handle_message(ctx: SlackContext, event: dict[str, Any], bot_user_id: 
 async def handle_mention(ctx: SlackContext, event: dict[str, Any], *, workspace: Workspace,
                          bot_user_id: str | None) -> None:
     message = spoken_message(event)
-    if message is None:
+    if message is None or await _refused(ctx, message, tell=ALWAYS):
         return
     await _remember(ctx, message)
     await _debate_thread(ctx, message, team_id=workspace.team_id, bot_user_id=bot_user_id)
@@ -100,6 +114,38 @@ def edited_message(event: dict[str, Any]) -> slack_store.SeenMessage | None:
 
 def mentions(text: str, bot_user_id: str | None) -> bool:
     return bool(bot_user_id) and f"<@{bot_user_id}" in text
+
+
+def _told(event: dict[str, Any], message: slack_store.SeenMessage,
+          bot_user_id: str | None) -> Tell:
+    """Who hears that a message was not kept: a DM always; a mention is answered by the
+    app_mention event (not twice); a thread reply if the thread is a debate's; else nobody."""
+    if direct.is_dm_event(event):
+        return ALWAYS
+    if mentions(message.text, bot_user_id):
+        return NEVER
+    return IN_DEBATE if message.thread_ts and message.thread_ts != message.ts else NEVER
+
+
+async def _refused(ctx: SlackContext, message: slack_store.SeenMessage, *, tell: Tell) -> bool:
+    """True when the message's text cannot be kept (a lone surrogate, NUL: no database stores
+    it): nothing is stored or started, and the person is told in the thread as `tell` says
+    (other channel chatter is only logged)."""
+    try:
+        check_text(message.text)
+        return False
+    except CommandError as exc:
+        problem = str(exc)
+    log.warning("message %s in %s not kept: %s", message.ts, message.channel_id, problem)
+    thread_ts = message.thread_ts or message.ts
+    if tell == IN_DEBATE:
+        async with ctx.rt.db.transaction(readonly=True) as session:
+            in_debate = await slack_store.debates_in_thread(
+                session, channel_id=message.channel_id, thread_ts=thread_ts)
+        tell = ALWAYS if in_debate else NEVER
+    if tell == ALWAYS:
+        await _reply(ctx, message, notices.not_kept(problem), thread_ts)
+    return True
 
 
 async def _remember(ctx: SlackContext, message: slack_store.SeenMessage) -> None:

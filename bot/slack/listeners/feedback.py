@@ -14,7 +14,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncAck, AsyncApp, AsyncBoltContext
 
-from bot.service.feedback import BLANK_WHY, MAX_REASON, NoSuchResult
+from bot.service.feedback import MAX_REASON, NoSuchResult
 from bot.service.workspaces import Workspace
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.context import SlackContext
@@ -86,9 +86,6 @@ async def submit_why(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
     user = str((body.get("user") or {}).get("id") or "")
     debate_id = str(view.get("private_metadata") or "")
     reason = modal_text(view, F.REASON_BLOCK, F.REASON_ACTION)
-    if not reason:
-        await ack(response_action="errors", errors={F.REASON_BLOCK: BLANK_WHY})
-        return
     rating = F.rating_of(modal_choice(view, F.RATING_BLOCK, F.RATING_ACTION))
     try:
         given = await ctx.feedback.give(debate_id, user=user, workspace=workspace,
@@ -98,7 +95,8 @@ async def submit_why(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any],
                   errors={F.REASON_BLOCK: "I cannot find that result; nothing was recorded."})
         return
     except InvalidRequest as exc:
-        await ack(response_action="errors", errors={F.REASON_BLOCK: f"{exc}."[:150]})
+        refusal = f"{str(exc).rstrip('.')}."
+        await ack(response_action="errors", errors={F.REASON_BLOCK: refusal[:150]})
         return
     said = F.thanks(rating, given.previous, rehearsal=given.feedback.rehearsal)
     await ack(response_action="update", view=F.thanks_view(said))

@@ -17,6 +17,7 @@ from bot.service.results import APPEAL_PRESET
 from bot.slack.context import SlackContext
 from bot.slack.gate import workspace_of
 from bot.slack.notifier import SLACK_ERRORS, slack_error
+from bot.slack.parsing import CommandError, check_text
 from bot.slack.settings import SlackSettings
 from bot.slack.starter import NotInChannel, Place, start_debate
 from bot.slack.views import notices
@@ -88,6 +89,11 @@ async def start_appeal(ctx: SlackContext, appeal: Appeal, respond: AsyncRespond)
     policy = policy_for(ctx.settings, appeal.team_id)
     if not policy:
         await respond(**notices.no_policy().kwargs())
+        return
+    try:
+        check_text(appeal.text)
+    except CommandError as exc:
+        await respond(**notices.not_kept(str(exc)).kwargs())
         return
     if not await ctx.first_time("shortcut", appeal.trigger_id):
         return

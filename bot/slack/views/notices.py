@@ -127,6 +127,11 @@ def evidence_addressed_to_ai() -> B.Message:
                  "quoted material, and a person will review the result.")
 
 
+def not_kept(problem: str) -> B.Message:
+    """Slack text that cannot be stored (a lone surrogate, NUL): nothing was kept or started."""
+    return _note(f"⚠ *I kept nothing and started nothing:* {escape(problem)}.")
+
+
 def mention_help() -> B.Message:
     return _note("Say `@Dialectic debate [question]` in a thread to debate it; without a "
                  "question I debate the thread's first message.")
