@@ -25,7 +25,7 @@ import tomllib
 import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel, Field, ValidationError, model_validator
 from pydantic.fields import FieldInfo
@@ -105,8 +105,15 @@ def _kind(annotation: Any) -> str:
     if origin in (tuple, list, set, frozenset):
         return "list" if all(a in (str, int, float) for a in args) else "json"
     if origin is dict:
-        return "pairs" if all(a is str or _words(a) for a in args) else "json"
+        return "pairs" if all(a is str or _words(a) or _number(a) for a in args) else "json"
     return "scalar"
+
+
+def _number(annotation: Any) -> bool:
+    """A number (`PositiveInt` included), written as its digits (`model=8192`)."""
+    if get_origin(annotation) is Annotated:
+        annotation = get_args(annotation)[0]
+    return annotation in (int, float)
 
 
 def _words(annotation: Any) -> bool:
