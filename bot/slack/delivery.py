@@ -47,6 +47,7 @@ RETRY_CAP_S = 900.0
 MIN_LEASE_S = 5.0
 BATCH = 20
 IN_HAND = 200                       # obligations one dispatcher delivers at once, at most
+HANDOVER_POLLS, HANDOVER_POLL_S = 40, 0.05   # up to 2 s for a finishing debate's sink
 EVENTS_READ = 5000                  # stored events read to rebuild a thread's final state
 #: what a delivery attempt may meet that a later attempt may not: Slack's answers and the network
 #: (SLACK_ERRORS), the database away for a moment
@@ -279,6 +280,7 @@ class SlackDispatcher:
             return
 
         async def settle() -> dict[str, bool]:
+            await self._handed_over(record.id)
             events = [] if record.id in n.ended else await self.events_of(record.id)
             settled = await n.settle_thread(record, events, retrying=steps.retrying("settle"))
             return {"carried": settled.carried}
@@ -289,6 +291,15 @@ class SlackDispatcher:
             await steps.post("summary", thread.channel_id, summary, thread_ts=thread.ts)
         if is_dm(thread.channel_id):
             await steps.run("status", lambda: self._clear_status(thread))
+
+    async def _handed_over(self, debate_id: str) -> None:
+        """A debate that ran here may still be live for a moment after its result committed
+        (its finished hook hands its sink over just after): wait for that, briefly, so its own
+        sink ends its thread rather than a copy rebuilt beside it."""
+        for _ in range(HANDOVER_POLLS):
+            if debate_id not in self.notifier.live:
+                return
+            await asyncio.sleep(HANDOVER_POLL_S)
 
     async def _clear_status(self, thread: Thread) -> bool:
         await set_status(self.notifier, thread, "")
