@@ -412,3 +412,16 @@ class SlackWorkspaceRow(Base):
     team_id: Mapped[str] = mapped_column(String(64), primary_key=True)   # "": unknown team
     streaming_error: Mapped[str] = mapped_column(String(64))
     streaming_refused_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class AnsweringModelRow(Base):
+    """Which model an endpoint answered with for a name asked (an Azure deployment, an alias, a
+    gateway id), and when that was learnt: holds and estimates price what answers, in every
+    process (engine/money/answering.py)."""
+
+    __tablename__ = "answering_models"
+
+    endpoint: Mapped[str] = mapped_column(String(512), primary_key=True)
+    asked: Mapped[str] = mapped_column(String(255), primary_key=True)
+    answered: Mapped[str] = mapped_column(String(255))
+    learned_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
 from bot.service import links
+from bot.service.answers import AnswerBook, LearningClient
 from bot.service.calibration import Calibration
 from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
@@ -33,7 +34,7 @@ from engine.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.money.cost import within_ceiling
-from engine.money.sizing import ceiling
+from engine.money.sizing import SizeBook, ceiling
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.provider.llm import LLMClient
@@ -93,10 +94,12 @@ class DebateService:
     submitted_hooks: list[Callable[[DebateRecord], None]] = field(default_factory=list)
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
     history: Calibration = field(init=False, repr=False)
+    answers: AnswerBook = field(init=False, repr=False)
     oversight: Oversight = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.history = Calibration(self.engine, self.db, clock=lambda: self.clock())
+        self.answers = AnswerBook(self.engine, self.db, clock=lambda: self.clock())
         self.oversight = Oversight(self.engine, self.db,
                                    spot_check_fraction=self.settings.spot_check_fraction,
                                    window_days=self.settings.audit_window_days,
@@ -105,8 +108,8 @@ class DebateService:
     def llm(self) -> LLMClient:
         """One client for every debate of the process: its connection pool (and TLS context)
         is built once, not per debate."""
-        if self._llm is None:
-            self._llm = self.llm_factory(self.engine)
+        if self._llm is None:  # each reply tells which model answers (prices follow it)
+            self._llm = LearningClient(self.llm_factory(self.engine), self.answers)
         return self._llm
 
     def url(self, debate_id: str) -> str:
@@ -124,8 +127,14 @@ class DebateService:
 
     async def _estimate(self, prepared: Prepared, reused: tuple[str, ...] = ()) -> Estimate:
         """Typical to verbose, at the reply sizes recent debates showed, with the ceiling."""
-        return estimate_for(self.engine, prepared, await self.history.sizes(), reused,
+        return estimate_for(self.engine, prepared, await self.learned_sizes(), reused,
                             max_debate_usd=self.settings.max_debate_usd)
+
+    async def learned_sizes(self) -> SizeBook:
+        """What money is planned with: the reply sizes recent debates showed, and (read into the
+        settings' book) the models that answer for the names asked."""
+        await self.answers.refresh()
+        return await self.history.sizes()
 
     async def submit(self, request: DebateRequest, *, origin: Origin,
                      idempotency_key: str | None = None, parent_id: str | None = None,
@@ -284,7 +293,7 @@ class DebateService:
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
             step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
-            purse=purse, sizes=await self.history.sizes(), tracer=tracing().tracer,
+            purse=purse, sizes=await self.learned_sizes(), tracer=tracing().tracer,
         )
         return await self.finish(record.id, result, actor=worker_id)
 

@@ -104,6 +104,7 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         replies: str = "typical",
         provider: str = "openai",
         refusal_rate: float = 0.0,
+        deployments: dict[str, str] | None = None,
     ) -> None:
         if replies not in REPLY_LEVELS:
             raise ValueError(f"replies must be one of {REPLY_LEVELS}, not {replies!r}")
@@ -114,6 +115,9 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         self.replies = replies
         self.provider = provider
         self.refusal_rate = refusal_rate  # the share of requests the model declines, at random
+        # Azure-style deployment names -> the model each serves: a request naming a deployment
+        # is answered (rules, reasoning, bill, the reply's `model`) as that model is
+        self.deployments = dict(deployments or {})
         self.latency = latency
         self.verbosity = verbosity  # characters of padding after each reply: a wordy model
         self.seed = seed
@@ -236,8 +240,15 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         finally:
             self.in_flight -= 1
 
+    def _served(self, body: Body) -> Body:
+        """The request as the model behind it sees it (a deployment's name resolved)."""
+        model = str(body.get("model") or "")
+        if model not in self.deployments:
+            return body
+        return {**body, "model": self.deployments[model]}
+
     async def _respond(self, request: web.Request, record: RecordedRequest) -> web.StreamResponse:
-        body = record.body
+        body = self._served(record.body)
         hang = first_rule(self._hangs, body)
         if hang is not None:
             record.outcome = "hung"  # stays so if the client gives up and the server stops
@@ -278,7 +289,7 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         self, record: RecordedRequest, content: str | None, *, finish_reason: str = "stop",
         refusal: str | None = None,
     ) -> web.Response:
-        body = record.body
+        body = self._served(record.body)
         reasoning = provider_rules.reasoning_tokens(body, self.provider, self._rng(body, "think"))
         output = Output.of(content, reasoning=reasoning, finish_reason=finish_reason,
                            refusal=refusal).capped(provider_rules.output_cap(body))
