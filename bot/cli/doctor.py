@@ -33,8 +33,9 @@ async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
 
 def line(result: ModelCheck) -> str:
     """`gpt-5-mini: ok · json_schema · temperature dropped · price known … · 1.2 s`."""
-    if not result.ok:
-        return f"{result.model}: FAILED: {result.problem}"
+    if not result.ok:   # a name that never answered is still priced, pessimistically
+        price = f" · {result.price}" if result.stand_in else ""
+        return f"{result.model}: FAILED: {result.problem}{price}"
     parts = [f"{result.model}: ok", _mode(result.mode), *result.adapted, result.price,
              f"{result.latency_s:.1f} s"]
     if result.answered_as and result.answered_as != result.model:
