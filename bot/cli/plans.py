@@ -14,7 +14,6 @@ from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_estimate
 from bot.cli.request import request_of
 from bot.service import admission
-from bot.service.providers import make_llm
 from engine.domain import Estimate
 from engine.planning import Prepared, estimate_for, prepare
 
@@ -33,6 +32,7 @@ async def _quoted(ctx: CliContext, args: argparse.Namespace) -> Estimate:
     request = request_of(args)
     if _has_database(ctx):
         from bot.service.debates import DebateService  # the database's: SQLAlchemy
+        from bot.service.providers import make_llm
         from storage.db import Database
 
         db = Database(settings.storage.database_url)

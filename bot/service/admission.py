@@ -5,30 +5,26 @@ the models that answer) fits the per-debate ceiling (DIALECTIC_MAX_DEBATE_USD) a
 beside what is already held and spent; otherwise a lower mode is tried when the preset allows
 (consensus -> structured -> simple), else it is refused with the figures. Submitting applies the
 rule while reserving (storage/budget.py, under the day's lock); `quote` applies it to tell whether
-the server would admit the debate now (`dialectic estimate`, `/api/estimate`); `readmit` applies
-it again on the worker that claims a debate, with that worker's own provider and prices, so an
-estimate made in another shell (a rehearsal one: $0) is never trusted.
+the server would admit the debate now (`dialectic estimate`, `/api/estimate`); bot/service/
+readmission.py applies it again on the worker that claims a debate, with that worker's own
+provider and prices, so an estimate made in another shell (a rehearsal one: $0) is never trusted.
+This module reads no storage: `estimate` without a database loads no SQLAlchemy.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import date
 from typing import TypeVar
 
-from engine.debate import Prepared, prepare
 from engine.domain import Estimate
 from engine.errors import BudgetExceeded
-from engine.money.cost import budget_refusal, usd, within_budget, within_ceiling
-from engine.money.sizing import ceiling
+from engine.money.cost import budget_refusal, within_budget, within_ceiling
+from engine.planning import Prepared, prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
-from storage import budget
-from storage.db import Database
 
 DOWNGRADES = {Mode.CONSENSUS: Mode.STRUCTURED, Mode.STRUCTURED: Mode.SIMPLE}
-_EPSILON = 1e-9
 
 T = TypeVar("T")
 
@@ -63,15 +59,6 @@ class Day:
         return max(self.cap_usd - self.committed_usd, 0.0)
 
 
-async def today(db: Database | None, day: date, cap_usd: float) -> Day:
-    """Today's figures (a database not there yet: a fresh day)."""
-    if db is None:
-        return Day(cap_usd, 0.0)
-    async with db.transaction(readonly=True) as session:
-        state = await budget.state(session, day, cap_usd=cap_usd)
-    return Day(cap_usd, state.reserved_usd + state.spent_usd)
-
-
 async def quote(engine: EngineSettings, prepared: Prepared,
                 estimate_of: Callable[[Prepared], Awaitable[Estimate]], day: Day) -> Estimate:
     """The estimate of the mode asked, saying whether the server would admit it now (and as
@@ -97,42 +84,4 @@ async def quote(engine: EngineSettings, prepared: Prepared,
     return estimate.model_copy(update={"admitted": True, "admission": words})
 
 
-@dataclass(frozen=True, slots=True)
-class Readmission:
-    """What the claiming worker's own estimate decided: the ceiling the debate may hold up to,
-    or why it cannot start (nothing was spent)."""
-
-    ceiling_usd: float
-    refused: str | None = None
-
-
-async def readmit(db: Database, *, debate_id: str, estimate: Estimate, reserved_usd: float,
-                  max_debate_usd: float | None, day: date, cap_usd: float,
-                  hold: bool = True) -> Readmission:
-    """On the worker that runs a debate, priced as this worker prices it: the ceiling it may hold
-    up to (the operator's, or a multiple of the larger of its submitted and its own high
-    estimate). Before its first call (`hold`) its plan must also fit that ceiling, and what it
-    holds must cover its high estimate: a shortfall is held from today's free budget, or the
-    debate is refused with the figures."""
-    limit = ceiling(max(reserved_usd, estimate.usd_high), max_debate_usd)
-    if not hold:   # a resumed run: its first run was admitted, and spent on that
-        return Readmission(limit)
-    try:
-        within_ceiling(estimate)
-        async with db.transaction() as session:  # a refusal rolls back what was granted
-            held = await budget.held(session, debate_id)
-            short = round(estimate.usd_high - held, 9)
-            granted = 0.0 if short <= _EPSILON else await budget.extend(
-                session, day=day, cap_usd=cap_usd, amount_usd=short, debate_id=debate_id)
-            if short - granted > _EPSILON:
-                raise BudgetExceeded(
-                    budget_refusal(remaining_usd=held + granted, cap_usd=cap_usd,
-                                   needed_usd=estimate.usd_high)
-                    + f" (it was submitted holding {usd(held)}, priced elsewhere)",
-                    estimate_usd=estimate.usd_high, remaining_usd=held + granted)
-    except BudgetExceeded as exc:
-        return Readmission(limit, f"refused by the worker that claimed it: {exc}")
-    return Readmission(limit)
-
-
-__all__ = ["DOWNGRADES", "Day", "Readmission", "admitted", "quote", "readmit", "today"]
+__all__ = ["DOWNGRADES", "Day", "admitted", "quote"]

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from bot.service import admission, alerts, links
+from bot.service import admission, alerts, links, readmission
 from bot.service.answers import AnswerBook, LearningClient
 from bot.service.calibration import Calibration
 from bot.service.oversight import Oversight, spot_check_reason
@@ -123,7 +123,7 @@ class DebateService:
     async def estimate(self, request: DebateRequest) -> Estimate:
         """The estimate, saying whether submitting would admit the debate now (the same rule:
         bot/service/admission.py)."""
-        day = await admission.today(self.db, budget_day(self.clock()),
+        day = await readmission.today(self.db, budget_day(self.clock()),
                                     self.settings.daily_budget_usd)
         return await admission.quote(self.engine, prepare(self.engine, request),
                                      self._estimate, day)
@@ -273,7 +273,7 @@ class DebateService:
         if record.reused_steps and record.parent_id:
             store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
         sizes = await self.learned_sizes()
-        checked = await admission.readmit(
+        checked = await readmission.readmit(
             self.db, debate_id=record.id, reserved_usd=record.reserved_usd,
             estimate=await self._estimate(prepared, record.reused_steps),
             max_debate_usd=self.settings.max_debate_usd, day=budget_day(self.clock()),
