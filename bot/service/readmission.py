@@ -41,25 +41,28 @@ async def readmit(db: Database, *, debate_id: str, estimate: Estimate, reserved_
                   hold: bool = True) -> Readmission:
     """On the worker that runs a debate, priced as this worker prices it: the ceiling it may hold
     up to (the operator's, or a multiple of the larger of its submitted and its own high
-    estimate). Before its first call (`hold`) its plan must also fit that ceiling, and what it
-    holds must cover its high estimate: a shortfall is held from today's free budget, or the
-    debate is refused with the figures."""
+    estimate). Before its first call (`hold`) what it holds grows to this worker's high estimate
+    as far as today's free budget and the ceiling allow; it is refused, with the figures, when
+    even its typical estimate does not fit them (it could not be expected to finish). A debate
+    whose estimate merely drifted since submission (reply sizes learned meanwhile) is not
+    refused: its purse governs the rest, as for any debate."""
     limit = ceiling(max(reserved_usd, estimate.usd_high), max_debate_usd)
     if not hold:   # a resumed run: its first run was admitted, and spent on that
         return Readmission(limit)
     try:
-        within_ceiling(estimate)
+        if estimate.usd > limit + _EPSILON:
+            within_ceiling(estimate.model_copy(update={"usd_high": estimate.usd}))
         async with db.transaction() as session:  # a refusal rolls back what was granted
             held = await budget.held(session, debate_id)
-            short = round(estimate.usd_high - held, 9)
-            granted = 0.0 if short <= _EPSILON else await budget.extend(
-                session, day=day, cap_usd=cap_usd, amount_usd=short, debate_id=debate_id)
-            if short - granted > _EPSILON:
+            wanted = round(min(estimate.usd_high, limit) - held, 9)
+            granted = 0.0 if wanted <= _EPSILON else await budget.extend(
+                session, day=day, cap_usd=cap_usd, amount_usd=wanted, debate_id=debate_id)
+            if held + granted < estimate.usd - _EPSILON:
                 raise BudgetExceeded(
                     budget_refusal(remaining_usd=held + granted, cap_usd=cap_usd,
-                                   needed_usd=estimate.usd_high)
+                                   needed_usd=estimate.usd)
                     + f" (it was submitted holding {usd(held)}, priced elsewhere)",
-                    estimate_usd=estimate.usd_high, remaining_usd=held + granted)
+                    estimate_usd=estimate.usd, remaining_usd=held + granted)
     except BudgetExceeded as exc:
         return Readmission(limit, f"refused by the worker that claimed it: {exc}")
     return Readmission(limit)
