@@ -1,11 +1,12 @@
 """What a `dialectic run` process imports, read from `python -X importtime` of the whole process as
 a person starts it (never its time): `run --help` loads the grammar alone; a run against the fake
-provider loads the SDK and the debate, and none of the service (database, Alembic, Slack, the HTTP
-server and its templates, the scheduler, metrics, OpenTelemetry, the charts) but its database (a
-run is a stored debate; Alembic only to migrate, before the first run), and with it the
-service's oversight, which loads the statistics (numpy, krippendorff) for every mode; a rehearsal not even the `openai` SDK. A run loads
-the protocol of its own mode and no other's, no cron library (it has no schedule), and with
-`--json` not the terminal library (rich); a run in the terminal does load rich.
+provider loads the SDK and the debate, and none of the service (Alembic, Slack, the HTTP server
+and its templates, the scheduler, metrics, OpenTelemetry, the charts) but its database (a run is a
+stored debate; Alembic only to migrate, before the first run), and with it the service's
+oversight, which loads the statistics (numpy, krippendorff) for every mode; a rehearsal not even
+the `openai` SDK. A run loads the protocol of its own mode and no other's, no cron library (it
+has no schedule), and with `--json` not the terminal library (rich); a run in the terminal does
+load rich.
 
 `-X importtime` does not report a module imported by `importlib.import_module` itself (the
 protocol of the mode, bot.processes), only what that module imports by statement."""
