@@ -12,6 +12,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from storage import audit, budget, debates
@@ -22,6 +23,7 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.test_budget_enforcement import TOPIC
 from tests.integration.test_cli_reviews import pending_review
 from tests.support.cli_fixtures import Cli, clean_env, cli
+from tests.support.http_fixtures import call, served
 from tests.support.service_fixtures import rehearsal_settings, running_worker, service, wait_done
 
 __all__ = ["clean_env", "cli"]  # fixtures
@@ -182,3 +184,32 @@ async def test_a_worker_without_room_for_a_rerun_fails_it_before_any_call(
     assert record.error.startswith("refused by the worker that claimed it: today's budget has")
     assert state.reserved_usd == 0 and state.spent_usd == 0
 
+
+
+async def test_the_api_estimate_says_what_the_servers_402_and_the_terminal_say(
+        cli: Cli, tmp_path: Path) -> None:
+    """One rule, every surface: over the per-debate ceiling, `/api/estimate` says the server
+    would refuse in the words `POST /api/debates` answers 402 with, and `dialectic estimate`
+    prints the same sentence."""
+    async with FakeOpenAI() as fake:
+        env = provider(fake, DIALECTIC_MAX_DEBATE_USD="0.001")
+        said = await asyncio.to_thread(cli, "estimate", TOPIC, "--mode", "simple", "--json",
+                                       env=env)
+        db = default_database(tmp_path)
+        await db.upgrade()
+        settings = rehearsal_settings(rehearsal=False, openai_api_key=TEST_API_KEY,
+                                      openai_base_url=fake.base_url, max_debate_usd=0.001)
+        try:
+            async with served(db, settings) as (base, rt, _), aiohttp.ClientSession() as s:
+                status, est = await call(s, "POST", f"{base}/api/estimate",
+                                         json={"topic": TOPIC, "mode": "simple"})
+                refused, reply = await call(s, "POST", f"{base}/api/debates",
+                                            json={"topic": TOPIC, "mode": "simple"})
+                await rt.service.aclose()
+        finally:
+            await db.dispose()
+    assert status == 200 and est["admitted"] is False
+    assert refused == 402 and est["admission"] == f"the server would refuse it now: " \
+        f"{reply['error']}"
+    assert json.loads(said.stdout)["admission"] == est["admission"]
+    assert fake.requests == []
