@@ -4,7 +4,8 @@ transaction that queues it, so no `serve` or `worker` on the same database ever 
 its lease renewed while it runs here, its result stored (`dialectic list`, `show`, the console).
 
 Interrupted (Ctrl-C), it ends failed with what it spent, rather than waiting for a worker to
-resume a debate nobody is watching; `dialectic retry` resumes it from its saved steps.
+resume a debate nobody is watching; a retry (the console, the API) resumes it from its saved
+steps.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ from storage.settings import StorageSettings
 
 log = logging.getLogger("dialectic.terminal")
 
-INTERRUPTED = "interrupted in the terminal that ran it; `dialectic retry` resumes it"
+INTERRUPTED = ("interrupted in the terminal that ran it; its finished steps are kept: retry it "
+               "(the console, or POST /api/debates/ID/retry) to resume")
 
 
 def terminal_worker() -> str:
