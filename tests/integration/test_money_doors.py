@@ -15,6 +15,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.service.terminal import run_here
+from engine.domain import DebateRequest
 from storage import audit, budget, debates
 from storage.db import Database
 from storage.records import DebateStatus, Origin, ReviewStatus
@@ -25,8 +27,9 @@ from tests.integration.test_cli_reviews import pending_review
 from tests.support.cli_fixtures import Cli, clean_env, cli
 from tests.support.http_fixtures import call, served
 from tests.support.service_fixtures import rehearsal_settings, running_worker, service, wait_done
+from tests.support.storage_fixtures import db
 
-__all__ = ["clean_env", "cli"]  # fixtures
+__all__ = ["clean_env", "cli", "db"]  # fixtures
 
 
 def provider(fake: FakeOpenAI, **env: str) -> dict[str, str]:
@@ -213,3 +216,22 @@ async def test_the_api_estimate_says_what_the_servers_402_and_the_terminal_say(
         f"{reply['error']}"
     assert json.loads(said.stdout)["admission"] == est["admission"]
     assert fake.requests == []
+
+
+async def test_a_debate_claimed_at_submit_is_never_seen_queued(db: Database) -> None:
+    """On SQLite and PostgreSQL: the terminal's claim is taken in the transaction that queues
+    the debate, so a worker polling all along claims nothing, and running it here keeps the
+    lease until it is stored."""
+    svc = service(db, rehearsal_settings(poll_interval=0.01, lease_seconds=0.3))
+    async with running_worker(svc, concurrency=2, worker_id="serve-worker"):
+        sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"),
+                               origin=Origin(surface="terminal"), claim="terminal:test")
+        assert sub.record.status is DebateStatus.DEBATING
+        assert sub.record.lease_owner == "terminal:test"
+        record = await run_here(svc, sub.record, worker_id="terminal:test")
+    async with db.transaction(readonly=True) as session:
+        claimed = [e.actor for e in await audit.events(session, record.id)
+                   if e.kind in ("claimed", "reclaimed")]
+    await svc.aclose()
+    assert record.status is DebateStatus.COMPLETED and record.result is not None
+    assert claimed == ["terminal:test"]
