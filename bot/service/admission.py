@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from engine.domain import Estimate
 from engine.errors import BudgetExceeded
-from engine.money.cost import budget_refusal, within_budget, within_ceiling
+from engine.money.cost import budget_left, within_budget, within_ceiling
 from engine.planning import Prepared, prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
@@ -68,8 +68,7 @@ async def quote(engine: EngineSettings, prepared: Prepared,
     async def fits(_: Prepared, estimate: Estimate) -> None:
         within_budget(estimate.usd_high, committed_usd=day.committed_usd, cap_usd=day.cap_usd)
 
-    left = budget_refusal(remaining_usd=day.remaining_usd, cap_usd=day.cap_usd,
-                          needed_usd=0.0).split(";")[0]
+    left = budget_left(remaining_usd=day.remaining_usd, cap_usd=day.cap_usd)
     try:
         chosen, estimate, _ = await admitted(engine, prepared, estimate_of, fits)
     except BudgetExceeded as exc:

@@ -208,7 +208,13 @@ def budget_refusal(*, remaining_usd: float, cap_usd: float, needed_usd: float) -
     """Why a debate does not fit today's budget, in figures precise enough to compare at any
     cap: what is left rounded down, what it needs rounded up, all with the same decimals."""
     places = usd_decimals(remaining_usd, cap_usd, needed_usd)
-    left = usd(remaining_usd, decimals=places, rounding="down")
-    cap = usd(cap_usd, decimals=places)
     needs = usd(needed_usd, decimals=places, rounding="up")
-    return f"today's budget has {left} of {cap} left; this debate needs about {needs}"
+    return (f"{budget_left(remaining_usd=remaining_usd, cap_usd=cap_usd, decimals=places)}; "
+            f"this debate needs about {needs}")
+
+
+def budget_left(*, remaining_usd: float, cap_usd: float, decimals: int | None = None) -> str:
+    """"today's budget has $9.50 of $10.00 left" (what is left rounded down)."""
+    places = usd_decimals(remaining_usd, cap_usd) if decimals is None else decimals
+    left = usd(remaining_usd, decimals=places, rounding="down")
+    return f"today's budget has {left} of {usd(cap_usd, decimals=places)} left"
