@@ -175,7 +175,7 @@ def _warm(settings: EngineSettings, models: dict[str, str], *, statistics: bool)
     library's first lookup loads its tables) and the agreement statistics (numpy and
     krippendorff imported, and numpy's parts that load on first use)."""
     for model in sorted(set(models.values())):
-        settings.price_for("rehearsal" if settings.is_rehearsal else model)
+        settings.price_for(settings.priced_model(model))
     if statistics:
         from engine import agreement, verdicts  # noqa: F401  (imported here: see _PanelStatistics)
 

@@ -221,6 +221,14 @@ class Estimate(BaseModel):
     usd_low: float = 0.0               # short replies (p10): the range's low end
     ceiling_usd: float = 0.0           # the most the debate may hold as it learns its size
     ceiling_configured: bool = False   # DIALECTIC_MAX_DEBATE_USD set (else a multiple of high)
+    #: names no endpoint has answered for and no price catalogue knows, priced pessimistically
+    #: as `stand_in` (engine/money/answering.py)
+    stand_ins: list[str] = Field(default_factory=list)
+    stand_in: str = ""
+    #: whether the service would admit the debate now (today's budget, the per-debate ceiling),
+    #: and the sentence saying so; None and "" when nobody asked the service
+    admitted: bool | None = None
+    admission: str = ""
 
 
 class ConsensusSummary(BaseModel):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 from engine.domain import DebateRequest, Estimate, Plan
 from engine.errors import InvalidRequest
+from engine.money.answering import STAND_IN
 from engine.money.cost import estimate
 from engine.money.sizing import SizeBook
 from engine.money.step_models import plan_models
@@ -71,13 +72,20 @@ def estimate_for(settings: EngineSettings, prepared: Prepared,
                  max_debate_usd: float | None = None) -> Estimate:
     """What the plan will cost, typical to verbose (`sizes`: what recent debates' replies
     were; the prior without): each call priced with the model it will really use (the request's
-    override, a judge's or panelist's own, the role's); `reused` calls (a replay's unchanged
+    override, a judge's or panelist's own, the role's), or rather the model that answers for it
+    (`EngineSettings.priced_model`: a deployment's real model, a pessimistic stand-in for a name
+    nobody has answered for yet); `reused` calls (a replay's unchanged
     steps) cost nothing. `max_debate_usd`: the operator's per-debate ceiling."""
-    models = plan_models(settings, prepared.request.options, prepared.plan)
+    asked = plan_models(settings, prepared.request.options, prepared.plan)
+    models = {key: settings.priced_model(model) for key, model in asked.items()}
     sizes = replace(sizes or SizeBook(), effort_for=settings.effort_for)
-    return estimate(prepared.plan, model_for=models.__getitem__, price_for=settings.price_for,
-                    sizes=sizes, rehearsal=settings.is_rehearsal, reused=frozenset(reused),
-                    max_debate_usd=max_debate_usd)
+    found = estimate(prepared.plan, model_for=models.__getitem__, price_for=settings.price_for,
+                     sizes=sizes, rehearsal=settings.is_rehearsal, reused=frozenset(reused),
+                     max_debate_usd=max_debate_usd)
+    stand_ins = sorted({asked[k] for k, m in models.items() if m == STAND_IN != asked[k]})
+    if not stand_ins:
+        return found
+    return found.model_copy(update={"stand_ins": stand_ins, "stand_in": STAND_IN})
 
 
 def check_request(settings: EngineSettings, request: DebateRequest) -> None:

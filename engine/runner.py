@@ -122,7 +122,7 @@ class DebateContext:
         plan = plan or Plan(mode=request.mode, calls=())
         self.forecast = Forecast(plan, models=plan_models(settings, request.options, plan),
                                  sizes=replace(sizes or SizeBook(), effort_for=settings.effort_for),
-                                 cost=self._forecast_cost,
+                                 cost=self._forecast_cost, priced=settings.priced_model,
                                  judging=judging_phases)
         self.spotlight: Spotlight = spotlight_for(request, debate_id)
         self._findings: dict[Finding, None] = {}  # an ordered set
@@ -371,7 +371,8 @@ class DebateContext:
         usage = self.forecast.call_usage(key, model, role, phase, prompt_tokens)
         if self.spending.purse is None:  # no budget to keep: no price needed before the reply
             return 0.0, output_cap(usage.completion_tokens)
-        return self._forecast_cost(usage, model), output_cap(usage.completion_tokens)
+        return (self._forecast_cost(usage, self.settings.priced_model(model)),
+                output_cap(usage.completion_tokens))
 
     async def _admitted(self, key: str, predicted: float, phase: str) -> bool:
         """Whether the debate's money covers the call and the rest of its plan (judging

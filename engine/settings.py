@@ -17,11 +17,13 @@ from pydantic import (
     ConfigDict,
     Field,
     PositiveInt,
+    PrivateAttr,
     SecretStr,
     field_validator,
     model_validator,
 )
 
+from engine.money.answering import AnsweringModels, endpoint_key, priced_model
 from engine.money.prices import ModelPrice as ModelPrice  # re-exported: a settings table's type
 from engine.money.prices import PriceQuote, quote
 from engine.provider.profiles import OutputMode, ProviderKind, ReasoningEffort
@@ -188,6 +190,10 @@ class EngineSettings(BaseModel):
     default_rounds: int = Field(default=1, ge=0, le=MAX_ROUNDS)
     max_topic_chars: int = Field(default=MAX_TOPIC_CHARS, ge=10, le=100_000)
 
+    # which model answers for each name asked at the endpoint, as learned (engine/money/
+    # answering.py): not a setting, a book shared by every copy of these settings
+    _answers: AnsweringModels = PrivateAttr(default_factory=AnsweringModels)
+
     @field_validator("openai_base_url")
     @classmethod
     def _an_http_url(cls, value: str | None) -> str | None:
@@ -255,6 +261,25 @@ class EngineSettings(BaseModel):
         the genai-prices library, or `default_price` for a model nobody knows."""
         return quote(model, configured=self.prices, base_url=self.openai_base_url,
                      default=self.default_price, kind=self.provider_kind)
+
+    @property
+    def answers(self) -> AnsweringModels:
+        """The models that answered for names asked here (learned; the service stores them)."""
+        return self._answers
+
+    @property
+    def endpoint_key(self) -> str:
+        """The endpoint as the book of answering models names it (no credentials)."""
+        return endpoint_key(self.openai_base_url)
+
+    def priced_model(self, model: str) -> str:
+        """The model a call asking for `model` is priced as in holds, predictions and estimates:
+        the one that answered for it here, else the name when the catalogue knows it, else the
+        pessimistic stand-in (engine/money/answering.py)."""
+        if self.is_rehearsal or model == "rehearsal":
+            return "rehearsal"
+        return priced_model(model, endpoint=self.endpoint_key, book=self._answers,
+                            catalogued=lambda name: self.price_quote(name).known)
 
     def endpoint(self) -> str:
         """Where LLM calls go, for messages; never includes a key or a URL's credentials."""

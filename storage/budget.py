@@ -23,15 +23,13 @@ from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
-from engine.errors import BudgetExceeded
-from engine.money.cost import budget_refusal
+from engine.money.cost import within_budget
 from storage.db import dialect_of, insert_ignoring
 from storage.models import BudgetDayRow, BudgetLedgerRow, DebateRow
 from storage.tenancy import Workspace, owned_by
 
 RESERVE, RELEASE, SETTLE = "reserve", "release", "settle"
 DEFAULT_ALERT_FRACTION = 0.8
-_EPSILON = 1e-9  # float slack, so $10.00 of $1 reservations fits a $10 cap
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,13 +158,7 @@ async def reserve(
 ) -> BudgetState:
     """Hold `amount_usd` of the day's cap for a debate; BudgetExceeded if it does not fit."""
     row = await _lock_day(session, day, cap_usd)
-    committed = row.reserved_usd + row.spent_usd
-    if committed + amount_usd > cap_usd + _EPSILON:
-        remaining = max(cap_usd - committed, 0.0)
-        raise BudgetExceeded(
-            budget_refusal(remaining_usd=remaining, cap_usd=cap_usd, needed_usd=amount_usd),
-            estimate_usd=amount_usd, remaining_usd=remaining,
-        )
+    within_budget(amount_usd, committed_usd=row.reserved_usd + row.spent_usd, cap_usd=cap_usd)
     row.reserved_usd = round(row.reserved_usd + amount_usd, 9)
     _record(session, day, debate_id, RESERVE, amount_usd, now)
     await session.flush()
@@ -184,6 +176,11 @@ async def held_batch(session: AsyncSession, debate_ids: list[str], fresh: bool
     worker starts at the same moment read their holds together)."""
     ledgers = await _ledgers(session, set(debate_ids))
     return [round(sum(ledgers[d].outstanding.values()), 9) for d in debate_ids], None
+
+
+async def spent(session: AsyncSession, debate_id: str) -> float:
+    """What the debate's replies have been charged so far, over every day."""
+    return (await _debate_ledger(session, debate_id)).settled_usd
 
 
 async def reserved_total(session: AsyncSession, debate_id: str) -> float:

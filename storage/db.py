@@ -9,14 +9,14 @@ The same repository code runs on both.
 from __future__ import annotations
 
 import asyncio
+import functools
+import re
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from alembic import command
-from alembic.config import Config
-from sqlalchemy import Connection, Table, event, text
+from sqlalchemy import Connection, Table, event, inspect, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -37,6 +37,9 @@ from storage import (
 )
 from storage.errors import DatabaseUnavailable, translate, unavailable
 from storage.models import Base
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_BUSY_TIMEOUT_MS = 5000
@@ -140,6 +143,8 @@ class Database:
         transaction on SQLite); the later ones find the schema current and do nothing.
         """
         try:
+            if revision == "head" and await self._at_head():
+                return   # nothing to do, and Alembic (~0.1 s to import) never loaded
             async with self.engine.begin() as connection:
                 if self.dialect == "postgresql":
                     await connection.execute(
@@ -149,12 +154,42 @@ class Database:
         except (SQLAlchemyError, OSError, TimeoutError) as exc:
             raise unavailable(exc, self.where) or exc from exc
 
+    async def _at_head(self) -> bool:
+        """Whether the database is already at the one head revision of the migrations (read
+        from their files, not from Alembic)."""
+        async with self.engine.connect() as connection:
+            current = await connection.run_sync(_current_revisions)
+        return current == migration_heads()
+
     async def dispose(self) -> None:
         await self.engine.dispose()
 
 
+_REVISION = re.compile(r'^(down_revision|revision)(?:: [^=]+)? = "?([\w]+|None)"?', re.M)
+
+
+@functools.cache
+def migration_heads() -> frozenset[str]:
+    """The revisions no migration revises (one, unless branches await a merge)."""
+    revisions: set[str] = set()
+    revised: set[str] = set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        for name, value in _REVISION.findall(path.read_text(encoding="utf-8")):
+            (revisions if name == "revision" else revised).add(value)
+    return frozenset(revisions - revised)
+
+
+def _current_revisions(connection: Connection) -> frozenset[str]:
+    if not inspect(connection).has_table("alembic_version"):
+        return frozenset()
+    return frozenset(connection.execute(text("SELECT version_num FROM alembic_version"))
+                     .scalars())
+
+
 def alembic_config(connection: Connection | None = None) -> Config:
     """Alembic's configuration, built in code; works from any working directory."""
+    from alembic.config import Config  # loaded only to migrate (see `Database._at_head`)
+
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
@@ -162,6 +197,8 @@ def alembic_config(connection: Connection | None = None) -> Config:
 
 
 def _run_upgrade(connection: Connection, revision: str) -> None:
+    from alembic import command  # loaded only to migrate (see `Database._at_head`)
+
     command.upgrade(alembic_config(connection), revision)
 
 

@@ -424,4 +424,16 @@ class ProviderLessonRow(Base):
     endpoint: Mapped[str] = mapped_column(String(512), primary_key=True)
     model: Mapped[str] = mapped_column(String(256), primary_key=True)
     lesson: Mapped[dict[str, Any]] = mapped_column(json_type())
+
+
+class AnsweringModelRow(Base):
+    """Which model an endpoint answered with for a name asked (an Azure deployment, an alias, a
+    gateway id), and when that was learnt: holds and estimates price what answers, in every
+    process (engine/money/answering.py)."""
+
+    __tablename__ = "answering_models"
+
+    endpoint: Mapped[str] = mapped_column(String(512), primary_key=True)
+    asked: Mapped[str] = mapped_column(String(255), primary_key=True)
+    answered: Mapped[str] = mapped_column(String(255))
     learned_at: Mapped[datetime] = mapped_column(UTCDateTime())

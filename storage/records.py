@@ -77,7 +77,9 @@ class Origin(BaseModel):
     """Where a debate came from and where its updates go (Slack, API, CLI, a schedule)."""
 
     model_config = ConfigDict(frozen=True)
-    surface: Literal["slack", "api", "cli", "schedule", "replay", "eval"] = "api"
+    #: "cli": asked for from a shell, run by the service's workers (a re-run, a replay);
+    #: "terminal": `dialectic run`, run in the terminal that asked for it
+    surface: Literal["slack", "api", "cli", "schedule", "replay", "eval", "terminal"] = "api"
     team_id: str | None = None
     channel_id: str | None = None
     thread_ts: str | None = None

@@ -69,8 +69,9 @@ async def lesson_book(storage: StorageSettings) -> AsyncIterator[DbLessonBook | 
 
 def line(result: ModelCheck) -> str:
     """`gpt-5-mini: ok · json_schema · temperature dropped · price known … · 1.2 s`."""
-    if not result.ok:
-        return f"{result.model}: FAILED: {result.problem}"
+    if not result.ok:   # a name that never answered is still priced, pessimistically
+        price = f" · {result.price}" if result.stand_in else ""
+        return f"{result.model}: FAILED: {result.problem}{price}"
     kind = _KINDS.get(result.provider, result.provider)
     via = f"via {kind}" if kind else ""
     parts = [f"{result.model}: ok", via, _mode(result.mode), *result.adapted, result.window,

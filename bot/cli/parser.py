@@ -86,11 +86,14 @@ def _debate_args(p: argparse.ArgumentParser) -> None:
 
 
 def _debates(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    run = sub.add_parser("run", help="run one debate in this terminal (nothing stored); exit 0 "
-                         "if it completed, 3 if completed with steps missing, 1 if it failed")
+    run = sub.add_parser("run", help="run one debate in this terminal, stored and within the "
+                         "day's budget like any other; exit 0 if it completed, 3 if completed "
+                         "with steps missing (or stopped by its budget), 1 if it failed or was "
+                         "refused")
     _debate_args(run)
     run.set_defaults(func=Lazy("bot.cli.debate", "run"))
-    est = sub.add_parser("estimate", help="planned calls and estimated cost, without running")
+    est = sub.add_parser("estimate", help="planned calls and estimated cost, without running, "
+                         "and whether the server would admit it now (exit 1 if not)")
     _debate_args(est)
     est.set_defaults(func=Lazy("bot.cli.plans", "estimate"))
     presets = sub.add_parser("presets", help="list presets and their settings")

@@ -1,25 +1,57 @@
-"""`dialectic estimate`: what a debate would be and cost, without running one.
+"""`dialectic estimate`: what a debate would be and cost, without running one, and whether the
+server would admit it now (bot/service/admission.py: the rule submitting applies).
 
-It reads the engine's planning (engine/planning.py) only: no provider client and no statistics
-are loaded for it (`run`, in bot/cli/debate.py, loads both)."""
+It reads what the database has learned (reply sizes, the models that answer for the names asked,
+today's budget) when there is a database; without one, the priors and a fresh day. It loads no
+provider client and no statistics (`run`, in bot/cli/debate.py, loads both)."""
 
 from __future__ import annotations
 
 import argparse
 
 from bot.cli.host import CliContext
-from bot.cli.parser import EXIT_OK
+from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_estimate
 from bot.cli.request import request_of
-from engine.planning import estimate_for, prepare
+from bot.service import admission
+from engine.domain import Estimate
+from engine.planning import Prepared, estimate_for, prepare
 
 
-def estimate(ctx: CliContext, args: argparse.Namespace) -> int:
-    settings = ctx.settings.engine
-    found = estimate_for(settings, prepare(settings, request_of(args)),
-                         max_debate_usd=ctx.settings.service.max_debate_usd)
+async def estimate(ctx: CliContext, args: argparse.Namespace) -> int:
+    found = await _quoted(ctx, args)
     if args.json:
         print(found.model_dump_json(indent=2))
     else:
         print_estimate(ctx.console, found)
-    return EXIT_OK
+    return EXIT_NOT_COMPLETED if found.admitted is False else EXIT_OK
+
+
+async def _quoted(ctx: CliContext, args: argparse.Namespace) -> Estimate:
+    settings = ctx.settings
+    request = request_of(args)
+    if _has_database(ctx):
+        from bot.service.debates import DebateService  # the database's: SQLAlchemy
+        from bot.service.providers import make_llm
+        from storage.db import Database
+
+        db = Database(settings.storage.database_url)
+        try:
+            service = DebateService(engine=settings.engine, settings=settings.service, db=db,
+                                    llm_factory=make_llm)
+            return await service.estimate(request)
+        finally:
+            await db.dispose()
+
+    async def priors(prepared: Prepared) -> Estimate:
+        return estimate_for(settings.engine, prepared,
+                            max_debate_usd=settings.service.max_debate_usd)
+
+    return await admission.quote(settings.engine, prepare(settings.engine, request), priors,
+                                 admission.Day(settings.service.daily_budget_usd, 0.0))
+
+
+def _has_database(ctx: CliContext) -> bool:
+    """A database to learn from: a server's (any URL but a SQLite file that is not there)."""
+    path = ctx.settings.storage.sqlite_file()
+    return path is None or path.exists()

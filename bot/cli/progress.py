@@ -20,7 +20,7 @@ from bot.cli.outcomes import print_line, print_outcome, print_preset
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
 from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
-from engine.money.cost import ceiling_note, estimate_range, token_details, usd
+from engine.money.cost import ceiling_note, estimate_range, stand_in_note, token_details, usd
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ResultStatus
 
@@ -196,3 +196,8 @@ def print_estimate(console: Console, estimate: Estimate) -> None:
                   f"replies); estimated cost {estimate_range(estimate)}")
     note = ceiling_note(estimate)   # names a variable: only its first letter is raised
     _say(console, note[:1].upper() + note[1:])
+    if estimate.stand_ins:
+        _say(console, stand_in_note(estimate), "yellow")
+    if estimate.admission:
+        words = estimate.admission[:1].upper() + estimate.admission[1:]
+        _say(console, words, None if estimate.admitted else "bold red")

@@ -17,12 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
-from bot.service import links
+from bot.service import admission, alerts, links, readmission
+from bot.service.answers import AnswerBook, LearningClient
 from bot.service.calibration import Calibration
+from bot.service.debate_hooks import FinishedHook, JudgingSink, run_finished_hooks
 from bot.service.delivery import obligations
 from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
@@ -32,10 +34,9 @@ from bot.service.settings import ServiceSettings
 from bot.service.traces import traced_origin
 from bot.service.tracing import tracing
 from engine.debate import Prepared, estimate_for, prepare, run_debate
-from engine.domain import DebateRequest, DebateResult, Estimate, Event, EventKind, Evidence, utcnow
-from engine.errors import BudgetExceeded, InvalidRequest
-from engine.money.cost import within_ceiling
-from engine.money.sizing import ceiling
+from engine.domain import DebateRequest, DebateResult, Estimate, Evidence, utcnow
+from engine.errors import InvalidRequest
+from engine.money.sizing import SizeBook
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.provider.llm import LLMClient
@@ -44,18 +45,27 @@ from engine.settings import EngineSettings
 from engine.untrusted.injection import Finding
 from engine.untrusted.material import new_nonce, of_evidence, of_request, screen, with_nonce
 from engine.vocabulary import Mode, ResultStatus, Routing
-from storage import audit, budget, caches, debates, evidence, outbox, panels, reviews, steps
+from storage import (
+    audit,
+    budget,
+    caches,
+    debates,
+    evidence,
+    outbox,
+    panels,
+    queue,
+    reviews,
+    steps,
+)
 from storage.db import Database
-from storage.errors import AlreadyExists, IllegalTransition, KeyReused, NotFound
+from storage.errors import AlreadyExists, KeyReused
 from storage.records import DebateRecord, DebateStatus, Origin, Review
 from storage.steps import DbCheckpointStore
 
 log = logging.getLogger("dialectic.service")
 
-DOWNGRADES = {Mode.CONSENSUS: Mode.STRUCTURED, Mode.STRUCTURED: Mode.SIMPLE}
 ROUTED = frozenset({"human_review", "escalate"})
 
-FinishedHook = Callable[[DebateRecord, Review | None], Awaitable[None]]
 SinkFactory = Callable[[DebateRecord], EventSink | None]
 
 
@@ -98,10 +108,12 @@ class DebateService:
     outbox_targets: frozenset[str] = frozenset()
     _llm: LLMClient | None = field(default=None, init=False, repr=False)
     history: Calibration = field(init=False, repr=False)
+    answers: AnswerBook = field(init=False, repr=False)
     oversight: Oversight = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.history = Calibration(self.engine, self.db, clock=lambda: self.clock())
+        self.answers = AnswerBook(self.engine, self.db, clock=lambda: self.clock())
         self.oversight = Oversight(self.engine, self.db,
                                    spot_check_fraction=self.settings.spot_check_fraction,
                                    window_days=self.settings.audit_window_days,
@@ -110,8 +122,8 @@ class DebateService:
     def llm(self) -> LLMClient:
         """One client for every debate of the process: its connection pool (and TLS context)
         is built once, not per debate."""
-        if self._llm is None:
-            self._llm = self.llm_factory(self.engine)
+        if self._llm is None:  # each reply tells which model answers (prices follow it)
+            self._llm = LearningClient(self.llm_factory(self.engine), self.answers)
         return self._llm
 
     def url(self, debate_id: str) -> str:
@@ -125,18 +137,31 @@ class DebateService:
 
     # --- submitting ---
     async def estimate(self, request: DebateRequest) -> Estimate:
-        return await self._estimate(prepare(self.engine, request))
+        """The estimate, saying whether submitting would admit the debate now (the same rule:
+        bot/service/admission.py)."""
+        day = await readmission.today(self.db, budget_day(self.clock()),
+                                    self.settings.daily_budget_usd)
+        return await admission.quote(self.engine, prepare(self.engine, request),
+                                     self._estimate, day)
 
     async def _estimate(self, prepared: Prepared, reused: tuple[str, ...] = ()) -> Estimate:
         """Typical to verbose, at the reply sizes recent debates showed, with the ceiling."""
-        return estimate_for(self.engine, prepared, await self.history.sizes(), reused,
+        return estimate_for(self.engine, prepared, await self.learned_sizes(), reused,
                             max_debate_usd=self.settings.max_debate_usd)
+
+    async def learned_sizes(self) -> SizeBook:
+        """What money is planned with: the reply sizes recent debates showed, and (read into the
+        settings' book) the models that answer for the names asked."""
+        await self.answers.refresh()
+        return await self.history.sizes()
 
     async def submit(self, request: DebateRequest, *, origin: Origin,
                      idempotency_key: str | None = None, parent_id: str | None = None,
-                     reused_steps: tuple[str, ...] = ()) -> Submission:
+                     reused_steps: tuple[str, ...] = (), claim: str | None = None
+                     ) -> Submission:
         """Validate, estimate, reserve and queue; or return the cached or duplicate debate.
-        `reused_steps`: a replay's steps read from `parent_id` (free, so not reserved).
+        `reused_steps`: a replay's steps read from `parent_id` (free, so not reserved). `claim`:
+        the worker running it here takes its lease in the same transaction (none sees it queued).
 
         Raises InvalidRequest (bad input) or BudgetExceeded (no room, with the figures).
         A new debate gets a fresh spotlight nonce, whatever the request carried; one built from
@@ -151,7 +176,7 @@ class DebateService:
                 return Submission(hit, await self._estimate(prepared), cached=True)
         try:
             return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id,
-                                                 reused_steps)
+                                                 reused_steps, claim)
         except AlreadyExists as exc:
             if exc.existing_id is None:
                 raise
@@ -173,24 +198,21 @@ class DebateService:
 
     async def _reserve_and_queue(self, prepared: Prepared, origin: Origin,
                                  idempotency_key: str | None, parent_id: str | None,
-                                 reused_steps: tuple[str, ...]) -> Submission:
+                                 reused_steps: tuple[str, ...], claim: str | None
+                                 ) -> Submission:
         asked = prepared.request.mode
         day = budget_day(self.clock())
-        while True:
-            estimate = await self._estimate(prepared, reused_steps)
-            try:
-                within_ceiling(estimate)
-                record = await self._queue(prepared, estimate, origin, idempotency_key,
-                                           parent_id, reused_steps, downgraded_from=None if
-                                           prepared.request.mode == asked else asked, day=day)
-                break
-            except BudgetExceeded:
-                lower = DOWNGRADES.get(prepared.request.mode)
-                # a replay continues its source's steps: another mode would not be that replay
-                if lower is None or not prepared.preset.allow_downgrade or reused_steps:
-                    raise
-                prepared = prepare(self.engine,
-                                   prepared.request.model_copy(update={"mode": lower}))
+
+        async def queue_it(chosen: Prepared, estimate: Estimate) -> DebateRecord:
+            return await self._queue(chosen, estimate, origin, idempotency_key, parent_id,
+                                     reused_steps, downgraded_from=None if
+                                     chosen.request.mode == asked else asked, day=day,
+                                     claim=claim)
+
+        # a replay continues its source's steps: another mode would not be that replay
+        prepared, estimate, record = await admission.admitted(
+            self.engine, prepared, lambda p: self._estimate(p, reused_steps), queue_it,
+            downgrade=not reused_steps)
         await self._maybe_alert(day)
         for hook in self.submitted_hooks:
             hook(record)
@@ -199,8 +221,8 @@ class DebateService:
 
     async def _queue(self, prepared: Prepared, estimate: Estimate, origin: Origin,
                      idempotency_key: str | None, parent_id: str | None,
-                     reused_steps: tuple[str, ...], *, downgraded_from: str | None, day: date
-                     ) -> DebateRecord:
+                     reused_steps: tuple[str, ...], *, downgraded_from: str | None, day: date,
+                     claim: str | None = None) -> DebateRecord:
         now = self.clock()
         record = DebateRecord(
             id=uuid.uuid4().hex[:16], request=prepared.request, mode=prepared.request.mode,
@@ -225,6 +247,9 @@ class DebateService:
                                    "versions": self.versions()})
             await debates.flag(session, record.id, list(screen(of_request(prepared.request))),
                                stage="submit", actor=prepared.request.requested_by)
+            if claim is not None:
+                await queue.claim_one(session, record.id, worker_id=claim, now=now,
+                                      lease_seconds=self.settings.lease_seconds)
             return await debates.get(session, record.id)
 
     def versions(self) -> dict[str, str]:
@@ -232,26 +257,7 @@ class DebateService:
                 "rehearsal": str(self.engine.is_rehearsal).lower()}
 
     async def _maybe_alert(self, day: date) -> None:
-        async with self.db.transaction() as session:
-            state = await budget.state(session, day, cap_usd=self.settings.daily_budget_usd,
-                                       alert_fraction=self.settings.budget_alert_fraction)
-            if not state.alert_due:
-                return
-            await budget.mark_alerted(session, day)
-            await audit.append(session, debate_id=None, kind=EventKind.BUDGET_ALERT.value,
-                               actor="budget", data={"day": day.isoformat(),
-                                                     "spent_usd": state.spent_usd,
-                                                     "reserved_usd": state.reserved_usd,
-                                                     "cap_usd": state.cap_usd})
-        log.warning("budget alert: %.0f%% of today's $%.2f cap used or reserved",
-                    100 * state.fraction, state.cap_usd)
-        alert = Event(kind=EventKind.BUDGET_ALERT, debate_id="", data={
-            "day": day.isoformat(), "fraction": state.fraction, "cap_usd": state.cap_usd})
-        for factory in self.sink_factories:
-            sink = factory(DebateRecord(id="", request=DebateRequest(topic="budget"), mode="",
-                                        preset="", status=DebateStatus.CREATED))
-            if sink is not None:
-                await sink.emit(alert)
+        await alerts.alert_if_due(self.db, self.settings, day, self.sink_factories)
 
     # --- reading ---
     async def get(self, debate_id: str) -> DebateRecord:
@@ -277,36 +283,42 @@ class DebateService:
         prepared = await self.oversight.prepare_run(record.id,
                                                     prepare(self.engine, record.request))
         sinks: list[EventSink] = [audit.DbEventSink(self.db),
-                                  _StatusSink(self, record.id, prepared.protocol.judging_phases)]
+                                  JudgingSink(self.mark_judging, record.id,
+                                              prepared.protocol.judging_phases)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
         store: CheckpointStore = DbCheckpointStore(self.db)
         if record.reused_steps and record.parent_id:
             store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
+        sizes = await self.learned_sizes()
+        checked = await readmission.readmit(
+            self.db, debate_id=record.id, reserved_usd=record.reserved_usd,
+            estimate=await self._estimate(prepared, record.reused_steps),
+            max_debate_usd=self.settings.max_debate_usd, day=budget_day(self.clock()),
+            cap_usd=self.settings.daily_budget_usd, hold=record.attempts <= 1)
+        if checked.refused is not None:  # nothing was spent: said so, its hold given back
+            return await self.finish(record.id, self.failed_result(record, checked.refused),
+                                     actor=worker_id)
         purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
                         cap_usd=self.settings.daily_budget_usd,
-                        ceiling_usd=self._ceiling(record), clock=self.clock)
+                        ceiling_usd=checked.ceiling_usd, clock=self.clock)
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
             step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
-            purse=purse, sizes=await self.history.sizes(), tracer=tracing().tracer,
+            purse=purse, sizes=sizes, tracer=tracing().tracer,
         )
         return await self.finish(record.id, result, actor=worker_id)
-
-    def _ceiling(self, record: DebateRecord) -> float:
-        """The most the debate may hold: the operator's ceiling, or a multiple of its hold at
-        submission (its high estimate)."""
-        return ceiling(record.reserved_usd, self.settings.max_debate_usd)
 
     async def give_up(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
         """A debate whose runs keep dying (it crashed its worker every time) fails, saying so."""
         error = (f"gave up after {record.attempts - 1} interrupted attempts (limit "
                  f"{self.settings.max_attempts}); its finished steps are kept: retry it to resume")
-        result = DebateResult(id=record.id, status=ResultStatus.FAILED, mode=Mode(record.mode),
-                              topic=record.request.topic, preset=record.preset, error=error,
-                              complete=False, missing=[error],
-                              rehearsal=self.engine.is_rehearsal)
-        return await self.finish(record.id, result, actor=worker_id)
+        return await self.finish(record.id, self.failed_result(record, error), actor=worker_id)
+
+    def failed_result(self, record: DebateRecord, error: str) -> DebateResult:
+        return DebateResult(id=record.id, status=ResultStatus.FAILED, mode=Mode(record.mode),
+                            topic=record.request.topic, preset=record.preset, error=error,
+                            complete=False, missing=[error], rehearsal=self.engine.is_rehearsal)
 
     async def finish(self, debate_id: str, result: DebateResult, *, actor: str
                      ) -> DebateRecord:
@@ -346,7 +358,7 @@ class DebateService:
                                  target=owed.target, now=finished_at)
         # what the debate owes is in the outbox now; the hooks only count and hand over (quick,
         # and shielded: a cancelled worker task cannot stop them half-way)
-        await asyncio.shield(_run_hooks(self.finished_hooks, record, review))
+        await asyncio.shield(run_finished_hooks(self.finished_hooks, record, review))
         return record
 
     async def mark_judging(self, debate_id: str) -> None:
@@ -434,31 +446,3 @@ def _same_request(existing: DebateRecord, request: DebateRequest) -> bool:
     mine = {"spotlight_nonce"}
     return (asked.model_dump(mode="json", exclude=mine)
             == request.model_dump(mode="json", exclude=mine))
-
-
-async def _run_hooks(hooks: list[FinishedHook], record: DebateRecord, review: Review | None
-                     ) -> None:
-    for hook in hooks:
-        try:
-            await hook(record, review)
-        except Exception:  # a notifier failing must not undo a finished, stored debate
-            log.exception("finished-hook %s failed for debate %s",
-                          getattr(hook, "__name__", hook), record.id)
-
-
-class _StatusSink:
-    """Moves the debate to `judging` when one of its mode's judging phases starts."""
-
-    def __init__(self, service: DebateService, debate_id: str,
-                 judging_phases: frozenset[str]) -> None:
-        self.service = service
-        self.debate_id = debate_id
-        self.judging_phases = judging_phases
-
-    async def emit(self, event: Event) -> None:
-        if (event.kind is EventKind.PHASE_STARTED
-                and event.data.get("phase") in self.judging_phases):
-            try:
-                await self.service.mark_judging(self.debate_id)
-            except (IllegalTransition, NotFound) as exc:
-                log.warning("could not mark %s judging: %s", self.debate_id, exc)

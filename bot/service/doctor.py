@@ -24,6 +24,7 @@ from engine.errors import (
     LLMTruncated,
     LLMUnreachable,
 )
+from engine.money.answering import STAND_IN
 from engine.money.step_models import plan_models
 from engine.money.windows import plan_need
 from engine.ports import LessonBook
@@ -31,6 +32,7 @@ from engine.presets import all_presets, judges_for
 from engine.provider.gateway import OpenAIGateway
 from engine.provider.lessons import Learned
 from engine.provider.llm import CallSpec, Prompt
+from engine.provider.profiles import undated
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 
@@ -58,6 +60,7 @@ class ModelCheck:
     answered_as: str = ""            # the model name the endpoint answered with
     provider: str = ""               # the provider kind that serves it (its profile's)
     window: str = ""                 # its context window, and the modes too big for it
+    stand_in: bool = False           # priced pessimistically: never answered, price unknown
 
 
 def models_in_use(settings: EngineSettings) -> list[str]:
@@ -102,6 +105,9 @@ async def _probe(settings: EngineSettings, gateway: OpenAIGateway, model: str) -
         result.problem = problem(exc, settings, model)
     else:
         result.ok, result.answered_as = True, reply.model
+        settings.answers.learn(settings.endpoint_key, model, reply.model)  # priced as it
+        result.price = price_note(settings, model)
+    result.stand_in = settings.priced_model(model) == STAND_IN != model
     result.latency_s = round(time.monotonic() - started, 2)
     profile = gateway.profile(model)
     result.mode, result.provider = profile.output_mode, profile.kind
@@ -140,20 +146,28 @@ def _need(settings: EngineSettings, model: str, mode: Mode) -> int:
 
 
 def price_note(settings: EngineSettings, model: str) -> str:
-    """"price known: $0.25 in / $2 out per million tokens (genai-prices)", or that the default
-    stands in, and how to set one."""
-    found = settings.price_quote(model)
+    """"price known: $0.25 in / $2 out per million tokens (genai-prices)", prefixed with the
+    model that answers when another does; for a name that never answered and that no catalogue
+    knows, that it is priced pessimistically (engine/money/answering.py), and how to set one."""
+    priced = settings.priced_model(model)
+    if priced == STAND_IN != model:
+        return (f"price unknown and never answered here: priced as {STAND_IN} (pessimistic, "
+                f"with its reasoning allowance) until it answers; or set [prices.\"{model}\"] "
+                "in dialectic.toml")
+    found = settings.price_quote(priced)
     rate = found.price
     cached = f" (${rate.cached_input:g} cached)" if rate.cached_input is not None else ""
     figures = f"${rate.input:g} in{cached} / ${rate.output:g} out per million tokens"
     if found.source == "local":
         return (f"no price: a local server's model costs nothing here; set "
                 f"[prices.\"{model}\"] in dialectic.toml to count it")
+    answers = (f"priced as {priced}, which answers for it: "
+               if undated(priced) != undated(model) else "")
     if found.known:
         source = "dialectic.toml" if found.source == "configured" else "genai-prices"
-        return f"price known: {figures} ({source})"
-    return (f"price unknown: the default ({figures}) is used; set [prices.\"{model}\"] in "
-            f"dialectic.toml")
+        return f"{answers}price known: {figures} ({source})"
+    return (f"{answers}price unknown: the default ({figures}) is used; set "
+            f"[prices.\"{priced}\"] in dialectic.toml")
 
 
 def problem(exc: LLMError, settings: EngineSettings, model: str) -> str:

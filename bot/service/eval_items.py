@@ -15,7 +15,8 @@ import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
-from bot.service.debates import DOWNGRADES, DebateService, budget_day
+from bot.service.admission import DOWNGRADES
+from bot.service.debates import DebateService, budget_day
 from bot.service.purse import DbPurse
 from engine.domain import CostBreakdown, DebateRequest, DebateResult, Event, EventKind
 from engine.errors import BudgetExceeded, DialecticError
@@ -85,8 +86,8 @@ def baseline_estimate(service: DebateService, job: Job,
     recent debates showed, `sizes`; the prior without)."""
     plan = baseline_plan(job.item, job.mode, job.samples, job.models)
     engine = service.engine
-    models = {c.key: step_model(engine, DebateOptions(), c.key, c.role, c.model)
-              for c in plan.calls}
+    models = {c.key: engine.priced_model(step_model(engine, DebateOptions(), c.key, c.role,
+                                                    c.model)) for c in plan.calls}
     found = estimate(plan, model_for=models.__getitem__, price_for=engine.price_for,
                      sizes=replace(sizes or SizeBook(), effort_for=engine.effort_for),
                      rehearsal=engine.is_rehearsal)
@@ -116,7 +117,7 @@ class _SpendSink:
 
 async def _baseline(service: DebateService, job: Job, on_spent: Spent) -> ItemOutcome:
     plan = baseline_plan(job.item, job.mode, job.samples, job.models)
-    _, high = baseline_estimate(service, job, await service.history.sizes())
+    _, high = baseline_estimate(service, job, await service.learned_sizes())
     day = budget_day(service.clock())
     cap = service.settings.daily_budget_usd
     async with service.db.transaction() as session:

@@ -134,6 +134,16 @@ def within_ceiling(estimate: Estimate) -> None:
             remaining_usd=estimate.ceiling_usd)
 
 
+def within_budget(needed_usd: float, *, committed_usd: float, cap_usd: float) -> None:
+    """BudgetExceeded when `needed_usd` more does not fit under today's cap beside what is
+    already held and spent (`committed_usd`): the rule every reservation and estimate applies."""
+    if committed_usd + needed_usd > cap_usd + 1e-9:
+        remaining = max(cap_usd - committed_usd, 0.0)
+        raise BudgetExceeded(budget_refusal(remaining_usd=remaining, cap_usd=cap_usd,
+                                            needed_usd=needed_usd),
+                             estimate_usd=needed_usd, remaining_usd=remaining)
+
+
 def estimate_range(estimate: Estimate) -> str:
     """The estimate as every surface shows it: "$0.03–$0.12" (short to verbose replies; the
     typical figure, `usd`, lies between)."""
@@ -150,6 +160,16 @@ def ceiling_note(estimate: Estimate) -> str:
         return f"ceiling {amount} (DIALECTIC_MAX_DEBATE_USD)"
     return (f"ceiling {amount} = {CEILING_MULTIPLE:g} × the high estimate; set "
             "DIALECTIC_MAX_DEBATE_USD to change it")
+
+
+def stand_in_note(estimate: Estimate) -> str:
+    """The names priced pessimistically, in one line ("" when none)."""
+    if not estimate.stand_ins:
+        return ""
+    names = ", ".join(estimate.stand_ins)
+    return (f"{names} priced as {estimate.stand_in} (pessimistic, with its reasoning "
+            "allowance): no endpoint has answered for it yet and no price catalogue knows it; "
+            "after its first reply, what answers is priced")
 
 
 # --- money as text ----------------------------------------------------------------------------
@@ -191,7 +211,13 @@ def budget_refusal(*, remaining_usd: float, cap_usd: float, needed_usd: float) -
     """Why a debate does not fit today's budget, in figures precise enough to compare at any
     cap: what is left rounded down, what it needs rounded up, all with the same decimals."""
     places = usd_decimals(remaining_usd, cap_usd, needed_usd)
-    left = usd(remaining_usd, decimals=places, rounding="down")
-    cap = usd(cap_usd, decimals=places)
     needs = usd(needed_usd, decimals=places, rounding="up")
-    return f"today's budget has {left} of {cap} left; this debate needs about {needs}"
+    return (f"{budget_left(remaining_usd=remaining_usd, cap_usd=cap_usd, decimals=places)}; "
+            f"this debate needs about {needs}")
+
+
+def budget_left(*, remaining_usd: float, cap_usd: float, decimals: int | None = None) -> str:
+    """"today's budget has $9.50 of $10.00 left" (what is left rounded down)."""
+    places = usd_decimals(remaining_usd, cap_usd) if decimals is None else decimals
+    left = usd(remaining_usd, decimals=places, rounding="down")
+    return f"today's budget has {left} of {usd(cap_usd, decimals=places)} left"

@@ -195,10 +195,14 @@ class Forecast:
     names each planned call's model. A call started (or read back) leaves "the rest"."""
 
     def __init__(self, plan: Plan, *, models: Mapping[str, str], sizes: SizeBook,
-                 cost: Cost, judging: frozenset[str] = frozenset()) -> None:
+                 cost: Cost, judging: frozenset[str] = frozenset(),
+                 priced: Callable[[str], str] | None = None) -> None:
         self.calls = {c.key: c for c in plan.calls}
         self.judging = judging   # the phases that judge (or distil) what was argued
         self.models = dict(models)
+        # the model a name asked is priced and sized as, asked at each prediction: once the
+        # endpoint answers for a name, the rest of the debate is predicted with what answers
+        self.priced = priced or (lambda model: model)
         self.sizes = sizes
         self.cost = cost
         self.stretch = 1.0   # how far this debate's replies ran past their typical size
@@ -206,7 +210,7 @@ class Forecast:
 
     def _size(self, model: str, kind: str) -> Size:
         """The high size, stretched by what this debate's replies have shown so far."""
-        size = self.sizes.size(model, kind)
+        size = self.sizes.size(self.priced(model), kind)
         return Size(max(size.high.completion, math.ceil(size.typical.completion * self.stretch)),
                     max(size.high.prompt_ratio, size.typical.prompt_ratio * self.stretch))
 
@@ -235,7 +239,7 @@ class Forecast:
             size = self._size(model, step_kind(call.role, call.phase))
             total += self.cost(Usage(prompt_tokens=math.ceil(call.prompt_tokens
                                                              * size.prompt_ratio),
-                                     completion_tokens=size.completion), model)
+                                     completion_tokens=size.completion), self.priced(model))
         return total
 
     def start(self, key: str) -> None:
@@ -247,7 +251,7 @@ class Forecast:
         """A reply arrived: a longer one than typical stretches the remaining predictions."""
         call = self.calls.get(key)
         kind = step_kind(call.role, call.phase) if call else step_kind(role, phase)
-        typical = self.sizes.size(model, kind).typical.completion
+        typical = self.sizes.size(self.priced(model), kind).typical.completion
         if typical > 0 and calls > 0:
             ratio = usage.completion_tokens / calls / typical
             self.stretch = min(max(self.stretch, ratio), MAX_STRETCH)

@@ -182,6 +182,9 @@ def test_a_run_whose_context_addresses_the_ai_says_so(cli: Cli) -> None:
 #: (their settings models are part of the settings every command reads).
 SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_bolt",
            "apscheduler", "bot.assembly", "storage.db")
+#: What a stored debate needs of them: its database (SQLite here), never Alembic once the
+#: database is at the latest migration.
+DATABASE = ("sqlalchemy", "aiosqlite", "storage.db")
 #: What only running a debate needs: the provider's SDK (and its aiohttp transport), statistics.
 DEBATE = ("openai", "aiohttp", "numpy", "krippendorff", "engine.provider.gateway",
           "engine.agreement")
@@ -205,7 +208,8 @@ def _loaded(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
     """Run `dialectic ARGS` in a fresh interpreter (a new user's environment): its exit status
     and every module it loaded."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(PREFIXES)}
-    env.update(DIALECTIC_CONFIG=os.devnull, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    env.update(DIALECTIC_CONFIG=os.devnull, PYTHONPATH=str(Path(__file__).resolve().parents[2]),
+               XDG_DATA_HOME=str(tmp_path / "xdg-data"))   # no database until one is made
     found = tmp_path / "modules.json"
     done = subprocess.run([sys.executable, "-c", LOADED, str(found), *args],
                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
@@ -243,10 +247,13 @@ def test_presets_reads_the_settings_only(tmp_path: Path) -> None:
     assert code == 0 and _of(modules, ("engine.planning", "engine.protocols")) == set()
 
 
-def test_run_loads_the_debate_but_no_service(tmp_path: Path) -> None:
+def test_run_loads_the_debate_and_its_database_but_no_other_service(tmp_path: Path) -> None:
+    """A run is a stored debate (its database is needed); with the database at the latest
+    migration, Alembic is not even imported."""
+    assert _loaded(tmp_path, "db", "upgrade")[0] == 0
     code, modules = _loaded(tmp_path, "run", TOPIC, "--mode", "consensus", "--json")
     assert code == 0
-    assert _of(modules, SERVICE) == set()
+    assert _of(modules, SERVICE) == set(DATABASE)
     # a rehearsal (no provider set) never calls the SDK, so it does not load it
     assert _of(modules, ("engine.debate", "engine.agreement")) == {"engine.debate",
                                                                   "engine.agreement"}

@@ -1,10 +1,12 @@
 """What a `dialectic run` process imports, read from `python -X importtime` of the whole process as
 a person starts it (never its time): `run --help` loads the grammar alone; a run against the fake
-provider loads the SDK and the debate, and none of the service (database, Alembic, Slack, the HTTP
-server and its templates, the scheduler, metrics, OpenTelemetry, the charts); the statistics
-(numpy) only for a mode whose panel needs them; a rehearsal not even the `openai` SDK. A run loads
-the protocol of its own mode and no other's, no cron library (it has no schedule), and with
-`--json` not the terminal library (rich); a run in the terminal does load rich.
+provider loads the SDK and the debate, and none of the service (Alembic, Slack, the HTTP server
+and its templates, the scheduler, metrics, OpenTelemetry, the charts) but its database (a run is a
+stored debate; Alembic only to migrate, before the first run), and with it the service's
+oversight, which loads the statistics (numpy, krippendorff) for every mode; a rehearsal not even
+the `openai` SDK. A run loads the protocol of its own mode and no other's, no cron library (it
+has no schedule), and with `--json` not the terminal library (rich); a run in the terminal does
+load rich.
 
 `-X importtime` does not report a module imported by `importlib.import_module` itself (the
 protocol of the mode, bot.processes), only what that module imports by statement."""
@@ -27,11 +29,16 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 TOPIC = "Should a startup adopt microservices from day one?"
-#: Never part of a `run`: the service's machinery, its surfaces and its optional extras.
-SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_bolt",
+#: Never part of a `run`: the service's machinery, its surfaces and its optional extras; and,
+#: with the database at the latest migration, not Alembic either.
+SERVICE = ("alembic", "asyncpg", "slack_sdk", "slack_bolt",
            "apscheduler", "jinja2", "prometheus_client", "opentelemetry", "matplotlib",
-           "aiohttp.web", "storage.db", "storage.models", "storage.queue", "bot.assembly",
+           "aiohttp.web", "bot.assembly",
            "bot.http.server", "bot.slack.app", "bot.scheduling.scheduler", "bot.cli.eval_report")
+#: Part of every `run`: a terminal run is a stored debate, admitted, held and charged in the
+#: database like any other (README "Money").
+DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.queue",
+            "bot.service.debates")
 #: Only for a debate whose panel computes alpha and kappa (engine/verdicts.py).
 STATISTICS = ("numpy", "krippendorff", "engine.agreement", "engine.verdicts")
 #: Only for a debate against a provider.
@@ -58,8 +65,12 @@ _LINE = re.compile(r"^import time:\s+-?\d+ \|\s+-?\d+ \|\s*(\S+)$")  # threads: 
 
 async def _imports(tmp_path: Path, *args: str, base_url: str | None = None
                    ) -> tuple[int, str, set[str]]:
-    """`python -X importtime -m bot ARGS` in a new user's environment: exit status, stdout and
-    every module the process imported."""
+    """`python -X importtime -m bot ARGS` in a new user's environment whose database is made
+    (`db upgrade`, as the first run would): exit status, stdout and every module the process
+    imported."""
+    if args[:1] == ("run",) and args[-1:] != ("--help",):
+        code, _, _ = await _imports(tmp_path, "db", "upgrade")
+        assert code == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith(PREFIXES)}
     env.update(DIALECTIC_CONFIG=os.devnull, XDG_DATA_HOME=str(tmp_path / "xdg"),
                PYTHONPATH=str(ROOT))
@@ -86,15 +97,15 @@ async def test_run_help_loads_the_grammar_alone(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", ["critique", "simple", "structured", "panel", "redteam"])
-async def test_a_run_without_a_panel_loads_the_sdk_but_neither_service_nor_statistics(
+async def test_a_run_loads_the_sdk_and_its_database_but_no_other_service(
         tmp_path: Path, mode: str) -> None:
     async with FakeOpenAI() as fake:
         code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", mode, "--json",
                                             base_url=fake.base_url)
         assert fake.requests   # the debate did call the provider
     assert code == 0 and json.loads(out)["status"] == "completed"
-    assert _of(modules, SDK) == set(SDK)
-    assert _of(modules, SERVICE + STATISTICS + CRON + TERMINAL + REHEARSAL
+    assert _of(modules, SDK + DATABASE) == set(SDK + DATABASE)
+    assert _of(modules, SERVICE + CRON + TERMINAL + REHEARSAL
                + other_protocols(mode)) == set()
 
 
@@ -105,7 +116,7 @@ async def test_a_consensus_run_loads_the_statistics_and_still_no_service(tmp_pat
     result = json.loads(out)
     assert code == 0 and result["status"] == "completed"
     assert result["consensus"]["alpha"] is not None   # the panel's statistics were computed
-    assert _of(modules, SDK + STATISTICS) == set(SDK + STATISTICS)
+    assert _of(modules, SDK + STATISTICS + DATABASE) == set(SDK + STATISTICS + DATABASE)
     assert _of(modules, SERVICE + CRON + TERMINAL + REHEARSAL
                + other_protocols("consensus")) == set()
     assert "engine.protocols.structured" in modules   # imported by the consensus protocol
@@ -117,12 +128,12 @@ async def test_a_run_in_the_terminal_loads_rich_and_still_no_cron(tmp_path: Path
                                             base_url=fake.base_url)
     assert code == 0 and "Verdict" in out, out[-2000:]
     assert _of(modules, TERMINAL) == set(TERMINAL)
-    assert _of(modules, SERVICE + STATISTICS + CRON + other_protocols("simple")) == set()
+    assert _of(modules, SERVICE + CRON + other_protocols("simple")) == set()
 
 
 async def test_a_rehearsal_loads_no_provider_sdk(tmp_path: Path) -> None:
     code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", "structured", "--json")
     assert code == 0 and json.loads(out)["rehearsal"] is True
     assert _of(modules, REHEARSAL) == set(REHEARSAL)
-    assert _of(modules, SERVICE + STATISTICS + SDK + CRON + TERMINAL
+    assert _of(modules, SERVICE + SDK + CRON + TERMINAL
                + other_protocols("structured")) == set()

@@ -35,11 +35,17 @@ def dialectic() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "bot"]
 
 
+#: Where the benched runs store their debates (a run is a stored debate): never the user's own
+#: database, and one made before the first measured run (`db upgrade`), as after a first run.
+DATA_DIR = tempfile.mkdtemp(prefix="dialectic-bench-")
+
+
 def clean_env(base_url: str | None) -> dict[str, str]:
     """This environment without any provider or Dialectic setting, plus the fake provider's."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "DIALECTIC_", "DATABASE_", "SLACK_"))}
     env["DIALECTIC_CONFIG"] = os.devnull
+    env["DIALECTIC_DATA_DIR"] = DATA_DIR
     if base_url is not None:
         env.update(OPENAI_API_KEY="bench", OPENAI_BASE_URL=base_url)
     return env
@@ -92,6 +98,7 @@ async def bench_runs() -> list[Run]:
     """Every mode at every latency, modes interleaved within each repeat."""
     runs: list[Run] = []
     with tempfile.TemporaryDirectory() as cwd:
+        await run_measured([*dialectic(), "db", "upgrade"], env=clean_env(None), cwd=cwd)
         for latency, repeats in LATENCIES:
             async with fake_provider(latency) as provider:
                 for _ in range(repeats):

@@ -116,7 +116,9 @@ class FakeOpenAI(ProviderRules, ModelReplies):
             raise ValueError(f"replies must be one of {REPLY_LEVELS}, not {replies!r}")
         if provider not in PROVIDERS:
             raise ValueError(f"provider must be one of {PROVIDERS}, not {provider!r}")
-        self.deployments = dict(deployments or {})   # Azure: deployment -> model behind it
+        # deployment names (Azure's) -> the model each serves: a request naming a deployment is
+        # answered (rules, reasoning, bill, the reply's `model`) as that model is
+        self.deployments = dict(deployments or {})
         self.context_window = context_window or provider_kinds.DEFAULT_WINDOW.get(provider)
         self.rate_limit = rate_limit   # (requests, per seconds): 429s past it, as Gemini's tier
         self._admitted: list[float] = []
@@ -262,8 +264,15 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         finally:
             self.in_flight -= 1
 
+    def _served(self, body: Body) -> Body:
+        """The request as the model behind it sees it (a deployment's name resolved)."""
+        model = str(body.get("model") or "")
+        if model not in self.deployments:
+            return body
+        return {**body, "model": self.deployments[model]}
+
     async def _respond(self, request: web.Request, record: RecordedRequest) -> web.StreamResponse:
-        body = record.body
+        body = self._served(record.body)
         hang = first_rule(self._hangs, body)
         if hang is not None:
             record.outcome = "hung"  # stays so if the client gives up and the server stops
@@ -352,7 +361,7 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         self, record: RecordedRequest, content: str | None, *, finish_reason: str = "stop",
         refusal: str | None = None,
     ) -> web.Response:
-        body = record.body
+        body = self._served(record.body)
         ruled = {**body, "model": self._behind(body)}
         rules = "openai" if self.provider == "azure" else self.provider
         visible = estimate_tokens(content or refusal or "")

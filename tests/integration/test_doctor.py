@@ -168,3 +168,23 @@ async def test_what_the_endpoint_taught_is_kept_shown_and_forgotten(cli: Cli,
         "the second process started knowing it"
     assert "Forgot what the endpoint taught about 1 model(s)." in forgot.stdout
     assert "temperature" in fake.requests[3].body, "forgotten: asked as new"
+
+
+async def test_a_deployment_is_priced_as_the_model_that_answers_for_it(cli: Cli) -> None:
+    """An Azure-style deployment name no catalogue knows: once it answers, the line says which
+    model answered and that its price is the one used; without an answer, that the name is
+    priced pessimistically."""
+    async with FakeOpenAI(deployments={"prod-reasoner": "o1-2024-12-17"}) as fake:
+        done = await asyncio.to_thread(cli, "doctor", env={
+            "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.base_url,
+            "DIALECTIC_DEFAULT_MODEL": "prod-reasoner"})
+        fake.fail(lambda body: True, 404, body=NOT_FOUND_404, times=None)
+        unanswered = await asyncio.to_thread(cli, "doctor", env={
+            "DIALECTIC_DEFAULT_MODEL": "prod-thinker"})
+    assert done.returncode == 0, done.stdout
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("prod-reasoner")]
+    assert "answered as o1-2024-12-17" in line
+    assert "priced as o1-2024-12-17, which answers for it: price known: $15 in" in line
+    (line,) = [x for x in unanswered.stdout.splitlines() if x.startswith("prod-thinker")]
+    assert ("price unknown and never answered here: priced as o1 (pessimistic, with its "
+            "reasoning allowance) until it answers") in line

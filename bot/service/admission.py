@@ -1,0 +1,86 @@
+"""Admission: whether a debate may start, one rule for every door and every surface.
+
+A debate is admitted when its whole plan at verbose reply sizes (the high estimate, priced with
+the models that answer) fits the per-debate ceiling (DIALECTIC_MAX_DEBATE_USD) and today's budget
+beside what is already held and spent; otherwise a lower mode is tried when the preset allows
+(consensus -> structured -> simple), else it is refused with the figures. Submitting applies the
+rule while reserving (storage/budget.py, under the day's lock); `quote` applies it to tell whether
+the server would admit the debate now (`dialectic estimate`, `/api/estimate`); bot/service/
+readmission.py applies it again on the worker that claims a debate, with that worker's own
+provider and prices, so an estimate made in another shell (a rehearsal one: $0) is never trusted.
+This module reads no storage: `estimate` without a database loads no SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from engine.domain import Estimate
+from engine.errors import BudgetExceeded
+from engine.money.cost import budget_left, within_budget, within_ceiling
+from engine.planning import Prepared, prepare
+from engine.settings import EngineSettings
+from engine.vocabulary import Mode
+
+DOWNGRADES = {Mode.CONSENSUS: Mode.STRUCTURED, Mode.STRUCTURED: Mode.SIMPLE}
+
+T = TypeVar("T")
+
+
+async def admitted(engine: EngineSettings, prepared: Prepared,
+                   estimate_of: Callable[[Prepared], Awaitable[Estimate]],
+                   attempt: Callable[[Prepared, Estimate], Awaitable[T]], *,
+                   downgrade: bool = True) -> tuple[Prepared, Estimate, T]:
+    """The mode that is admitted, its estimate and what `attempt` (which raises BudgetExceeded
+    when today has no room) returned; BudgetExceeded when no mode the preset allows fits."""
+    while True:
+        estimate = await estimate_of(prepared)
+        try:
+            within_ceiling(estimate)
+            return prepared, estimate, await attempt(prepared, estimate)
+        except BudgetExceeded:
+            lower = DOWNGRADES.get(prepared.request.mode)
+            if lower is None or not prepared.preset.allow_downgrade or not downgrade:
+                raise
+            prepared = prepare(engine, prepared.request.model_copy(update={"mode": lower}))
+
+
+@dataclass(frozen=True, slots=True)
+class Day:
+    """Today's budget as admission reads it."""
+
+    cap_usd: float
+    committed_usd: float   # held and spent
+
+    @property
+    def remaining_usd(self) -> float:
+        return max(self.cap_usd - self.committed_usd, 0.0)
+
+
+async def quote(engine: EngineSettings, prepared: Prepared,
+                estimate_of: Callable[[Prepared], Awaitable[Estimate]], day: Day) -> Estimate:
+    """The estimate of the mode asked, saying whether the server would admit it now (and as
+    which mode), in the words its refusal (HTTP 402) would use."""
+    asked = prepared.request.mode
+
+    async def fits(_: Prepared, estimate: Estimate) -> None:
+        within_budget(estimate.usd_high, committed_usd=day.committed_usd, cap_usd=day.cap_usd)
+
+    left = budget_left(remaining_usd=day.remaining_usd, cap_usd=day.cap_usd)
+    try:
+        chosen, estimate, _ = await admitted(engine, prepared, estimate_of, fits)
+    except BudgetExceeded as exc:
+        found = await estimate_of(prepared)
+        return found.model_copy(update={"admitted": False,
+                                        "admission": f"the server would refuse it now: {exc}"})
+    words = f"the server would admit it now ({left})"
+    if chosen.request.mode != asked:
+        words = (f"the server would admit it now as {chosen.request.mode} (downgraded from "
+                 f"{asked}, whose verbose estimate does not fit; {left})")
+        estimate = await estimate_of(prepared)
+    return estimate.model_copy(update={"admitted": True, "admission": words})
+
+
+__all__ = ["DOWNGRADES", "Day", "admitted", "quote"]
