@@ -60,6 +60,11 @@ METHOD_SCOPES: dict[str, str | None] = {
     "openid.connect.token": None,
     "chat.unfurl": "links:write",
     "entity.presentDetails": None,
+    # a delivery whose answer was lost looks for its post (bot/slack/delivery.py): the history
+    # scope of the conversation's kind, which the bot holds already for threads' evidence
+    # (channels:history, groups:history, im:history)
+    "conversations.history": "channels:history",
+    "conversations.replies": "channels:history",
 }
 #: The bot scope each event subscription needs (Slack's events reference).
 EVENT_SCOPES: dict[str, str | None] = {
