@@ -4,8 +4,9 @@ Every layer owns its settings model (engine/settings.py `EngineSettings`, storag
 bot/service/settings.py, bot/scheduling/settings.py, bot/http/settings.py, bot/slack/settings.py);
 this module composes them into `Settings` and hands each layer only its part.
 
-Sources, strongest first: keyword arguments, the environment, then `dialectic.toml` (or the file
-named by `DIALECTIC_CONFIG`). Names are flat everywhere: a field `daily_budget_usd` is the variable
+Sources, strongest first: keyword arguments, the environment, a `.env` file in the current
+directory, then `dialectic.toml` (the file `DIALECTIC_CONFIG` names, else the first found in the
+current directory and `$XDG_CONFIG_HOME/dialectic/`: bot/sources.py, for every command alike). Names are flat everywhere: a field `daily_budget_usd` is the variable
 `DIALECTIC_DAILY_BUDGET_USD` and the toml key `daily_budget_usd`; the provider, Slack and database
 variables keep their usual names (`OPENAI_API_KEY`, `SLACK_BOT_TOKEN`, `DATABASE_URL`, ...).
 Lists accept the plain form in the environment (`DIALECTIC_REVIEWERS=U111,U222`), string mappings
@@ -13,17 +14,18 @@ Lists accept the plain form in the environment (`DIALECTIC_REVIEWERS=U111,U222`)
 
 Mistakes are one line naming the variable, or the file, line and column, and what to do:
 `load_settings()` raises `ConfigurationError` with that line. Unknown keys in the file are errors
-with a did-you-mean; unknown `DIALECTIC_*` variables are reported by `unknown_variables()`.
+with a did-you-mean; unknown `DIALECTIC_*` variables are reported by `unknown_variables()`, and with an `OTEL_*`
+variable set without the OpenTelemetry extra, by `setup_warnings()`.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import os
 import tomllib
 import types
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -35,15 +37,15 @@ from bot.http.settings import HttpSettings
 from bot.scheduling.config import ScheduleConfig
 from bot.scheduling.settings import SchedulingSettings
 from bot.service.settings import ServiceSettings
+from bot.service.tracing import missing_extra
 from bot.slack.settings import SlackSettings
+from bot.sources import CONFIG_VARIABLE, Sources, find_sources
 from engine.errors import ConfigurationError
 from engine.presets import BUILTIN_PRESETS
 from engine.settings import EngineSettings, JudgeSpec, ModelPrice, PresetSpec, ThresholdSpec
 from storage.settings import StorageSettings
 
 PREFIX = "DIALECTIC_"
-CONFIG_VARIABLE = "DIALECTIC_CONFIG"
-DEFAULT_CONFIG = "dialectic.toml"
 #: Optional settings whose empty value is a mistake to report, not "unset" (an empty token
 #: must never mean "no authentication").
 EMPTY_IS_AN_ERROR = frozenset({"api_token"})
@@ -168,10 +170,10 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
             for name in sorted(environ) if name.startswith(PREFIX) and name not in known]
 
 
-def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
-    """The settings file, and whether it was named explicitly (then it must exist)."""
-    named = environ.get(CONFIG_VARIABLE)
-    return (Path(named), True) if named else (Path(DEFAULT_CONFIG), False)
+def setup_warnings(environ: Mapping[str, str]) -> list[str]:
+    """What every command warns of before it starts: `DIALECTIC_*` names that are no setting,
+    and tracing asked for without the package that traces."""
+    return [*unknown_variables(environ), *filter(None, [missing_extra(environ)])]
 
 
 def read_file(path: Path, *, required: bool) -> dict[str, Any]:
@@ -216,18 +218,17 @@ class _EnvironmentSource(PydanticBaseSettingsSource):
         return None, field_name, False  # everything is read at once in __call__
 
     def __call__(self) -> dict[str, Any]:
-        return read_environment(os.environ)
+        return read_environment(find_sources().environ)
 
 
 class _FileSource(PydanticBaseSettingsSource):
-    """`dialectic.toml`, or the file `DIALECTIC_CONFIG` names."""
+    """The settings file (bot/sources.py says which)."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        path, required = config_path(os.environ)
-        return read_file(path, required=required)
+        return read_sources_file(find_sources())
 
 
 # --------------------------------------------------------------------------------------------
@@ -301,18 +302,39 @@ class Settings(BaseSettings):
 # loading, with mistakes as one line
 
 
-def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-    """Settings from `environ` (default: the process environment) and the settings file;
-    `ConfigurationError` with one line naming the variable or file and what is wrong."""
-    environ = os.environ if environ is None else environ
-    path, required = config_path(environ)
-    from_file = read_file(path, required=required)
-    from_env = read_environment(environ)
+def read_sources_file(sources: Sources) -> dict[str, Any]:
+    return {} if sources.config is None else read_file(sources.config, required=sources.named)
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """The settings, where they came from, and what to warn of before a command starts."""
+
+    settings: Settings
+    sources: Sources
+    warnings: tuple[str, ...]
+
+
+def load_setup(environ: Mapping[str, str] | None = None, *, cwd: Path | None = None,
+               **overrides: Any) -> Setup:
+    """The one loader every command calls: the environment, `.env` and the settings file
+    (bot/sources.py); `ConfigurationError` with one line naming the variable or file and what
+    is wrong."""
+    sources = find_sources(environ, cwd=cwd)
+    path = sources.config or sources.candidates[0]
+    from_file = read_sources_file(sources)
+    from_env = read_environment(sources.environ)
     values = {**from_file, **from_env, **overrides}
     try:
-        return Settings.model_validate(values)
+        settings = Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigurationError(describe_errors(exc, from_env=from_env, file=path)) from None
+    return Setup(settings, sources, tuple(setup_warnings(sources.environ)))
+
+
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """`load_setup(...).settings`."""
+    return load_setup(environ, **overrides).settings
 
 
 def describe_errors(exc: ValidationError, *, from_env: Mapping[str, Any], file: Path) -> str:
@@ -346,4 +368,5 @@ def _sibling_fields(loc: list[str]) -> list[str]:
     return [name for model in NESTED for name in model.model_fields]
 
 
-__all__ = ["SECTIONS", "Settings", "describe_errors", "load_settings", "unknown_variables"]
+__all__ = ["SECTIONS", "Settings", "Setup", "describe_errors", "load_settings", "load_setup",
+           "setup_warnings", "unknown_variables"]

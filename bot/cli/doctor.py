@@ -13,6 +13,8 @@ from bot.service.doctor import ModelCheck, check
 async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
     settings = ctx.settings.engine
     say = ctx.console.print
+    for source in ctx.sources:   # what the checks below were configured by
+        say(source, markup=False, highlight=False)
     if settings.is_rehearsal:
         say("No provider configured: debates run on the offline rehearsal model. Set "
             "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) and run `dialectic doctor` "
