@@ -49,7 +49,7 @@ class Processes:
 
         assert isinstance(settings, Settings)
         try:
-            await serve(settings, host=host, port=port)
+            await serve(settings.listening_on(host, port), host=host, port=port)
         finally:
             tracing().shutdown()  # the last spans exported before the process exits
 

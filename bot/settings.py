@@ -235,6 +235,22 @@ class _FileSource(PydanticBaseSettingsSource):
 # the composed settings
 
 
+WILDCARDS = frozenset({"", "0.0.0.0", "::", "[::]"})
+
+
+def listening_url(http: Mapping[str, Any]) -> str | None:
+    """The public URL when `DIALECTIC_PUBLIC_URL` is unset: the address the server listens on
+    (a wildcard address as 127.0.0.1), so every link follows `DIALECTIC_PORT`. None for port 0
+    (any free port: not known before it is bound) or a value validation will refuse."""
+    host = str(http.get("host", HttpSettings.model_fields["host"].default)).strip()
+    port = str(http.get("port", HttpSettings.model_fields["port"].default)).strip()
+    if not port.isdigit() or int(port) == 0:
+        return None
+    host = "127.0.0.1" if host in WILDCARDS else host
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{host}:{int(port)}"
+
+
 class Settings(BaseSettings):
     """Each layer's settings, composed. `Settings()` reads the environment and the file;
     `load_settings()` does the same and turns mistakes into one line."""
@@ -269,13 +285,19 @@ class Settings(BaseSettings):
         for raw_key, value in data.items():
             key = str(raw_key)
             if key in SECTIONS and isinstance(value, Mapping | BaseModel):
-                given = value.model_dump() if isinstance(value, BaseModel) else dict(value)
+                given = (value.model_dump(exclude_unset=True) if isinstance(value, BaseModel)
+                         else dict(value))
                 sections[key].update(given)
             elif key in SECTION_OF or key in FIELD_OF_ENV:
                 field = FIELD_OF_ENV.get(key, key)
                 sections[SECTION_OF[field]][field] = value
             else:
                 raise ValueError(f"unknown setting {key!r}{did_you_mean(key, list(SECTION_OF))}")
+        if not str(sections["service"].get("public_url") or "").strip():
+            sections["service"].pop("public_url", None)
+            listening = listening_url(sections["http"])
+            if listening is not None:
+                sections["service"]["public_url"] = listening
         return {name: values for name, values in sections.items() if values}
 
     @model_validator(mode="after")
@@ -287,6 +309,19 @@ class Settings(BaseSettings):
                                  f"{did_you_mean(config.preset, sorted(known))}; choose one of: "
                                  f"{', '.join(sorted(known))}")
         return self
+
+    def listening_on(self, host: str | None, port: int | None) -> Settings:
+        """These settings with the address given on the command line (`serve --port`): the
+        public URL follows it, unless DIALECTIC_PUBLIC_URL set one."""
+        given = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+        if not given:
+            return self
+        http = self.http.model_copy(update=given)
+        update: dict[str, Any] = {"http": http}
+        derived = listening_url(http.model_dump())
+        if derived and self.service.public_url == listening_url(self.http.model_dump()):
+            update["service"] = self.service.model_copy(update={"public_url": derived})
+        return self.model_copy(update=update)
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured secret, for log redaction."""
