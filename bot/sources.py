@@ -63,11 +63,13 @@ class Sources:
 
 def find_sources(environ: Mapping[str, str] | None = None, *, cwd: Path | None = None
                  ) -> Sources:
-    """The sources as every command finds them (`environ`: the process environment)."""
+    """The sources as every command finds them. `environ` (default: the process environment,
+    with `.env` under it) given, it is taken whole: no `.env` is read."""
+    given = environ is not None
     environ = os.environ if environ is None else environ
     cwd = Path() if cwd is None else cwd   # relative: messages say `dialectic.toml:3:7`
     dotenv_path = cwd / DOTENV
-    dotenv = dotenv_path if dotenv_path.is_file() else None
+    dotenv = dotenv_path if dotenv_path.is_file() and not given else None
     from_dotenv = {k: v for k, v in dotenv_values(dotenv).items() if v is not None} if dotenv \
         else {}
     merged = {**from_dotenv, **environ}

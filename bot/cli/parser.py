@@ -47,7 +47,9 @@ EPILOG = """environment:
                                     (~/.local/share/dialectic)
   SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_APP_TOKEN   Slack (serve, worker)
   DIALECTIC_API_TOKEN               protects the API and console (needed off loopback)
-  DIALECTIC_CONFIG                  the settings file (default ./dialectic.toml)
+  DIALECTIC_CONFIG                  the settings file (default ./dialectic.toml, else
+                                    $XDG_CONFIG_HOME/dialectic/dialectic.toml); a .env in
+                                    the current directory is read too (-v says which)
   DIALECTIC_<SETTING>               any other setting, e.g. DIALECTIC_DAILY_BUDGET_USD=5
 
 exit status: 0 done; 1 the debate failed or timed out (or a command failed);
