@@ -6,16 +6,17 @@ this module composes them into `Settings` and hands each layer only its part.
 
 Sources, strongest first: keyword arguments, the environment, a `.env` file in the current
 directory, then `dialectic.toml` (the file `DIALECTIC_CONFIG` names, else the first found in the
-current directory and `$XDG_CONFIG_HOME/dialectic/`: bot/sources.py, for every command alike). Names are flat everywhere: a field `daily_budget_usd` is the variable
-`DIALECTIC_DAILY_BUDGET_USD` and the toml key `daily_budget_usd`; the provider, Slack and database
-variables keep their usual names (`OPENAI_API_KEY`, `SLACK_BOT_TOKEN`, `DATABASE_URL`, ...).
+current directory and `$XDG_CONFIG_HOME/dialectic/`: bot/sources.py, for every command alike).
+Names are flat everywhere: a field `daily_budget_usd` is the variable `DIALECTIC_DAILY_BUDGET_USD`
+and the toml key `daily_budget_usd`; the provider, Slack and database variables keep their usual
+names (`OPENAI_API_KEY`, `SLACK_BOT_TOKEN`, `DATABASE_URL`, ...).
 Lists accept the plain form in the environment (`DIALECTIC_REVIEWERS=U111,U222`), string mappings
 `key=value` pairs (`DIALECTIC_MODELS=judge=gpt-4o,pro=gpt-4o-mini`); both also accept JSON.
 
 Mistakes are one line naming the variable, or the file, line and column, and what to do:
 `load_settings()` raises `ConfigurationError` with that line. Unknown keys in the file are errors
-with a did-you-mean; unknown `DIALECTIC_*` variables are reported by `unknown_variables()`, and with an `OTEL_*`
-variable set without the OpenTelemetry extra, by `setup_warnings()`.
+with a did-you-mean; unknown `DIALECTIC_*` variables are reported by `unknown_variables()`, and
+with an `OTEL_*` variable set without the OpenTelemetry extra, by `setup_warnings()`.
 """
 
 from __future__ import annotations
