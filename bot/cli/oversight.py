@@ -75,7 +75,8 @@ def print_judges(console: Console, report: JudgeReport) -> None:
     print_feedback(console, report)
     for audit in report.judges:
         flags = ", ".join(TITLES[f].lower() for f in audit.flags) or "nothing flagged"
-        _say(console, f"\n{audit.judge} ({audit.model}) — {counted(audit.debates, 'debate')} — {flags}")
+        debates = counted(audit.debates, "debate")
+        _say(console, f"\n{audit.judge} ({audit.model}) — {debates} — {flags}")
         for name in FIGURE_NAMES:
             figure: Figure = getattr(audit, name)
             _say(console, f"  {TITLES[name]:<22} {figure_text(figure)}")
