@@ -59,6 +59,7 @@ class PanelStop(StrEnum):
 
     ROUND_LIMIT = "round_limit"
     ALL_APPROVED = "all_approved"
+    NO_ANSWERS = "no_answers"      # no panelist had a usable answer: nothing to reflect on
 
 
 class RoundAgreement(BaseModel):

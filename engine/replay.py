@@ -31,7 +31,8 @@ from engine.vocabulary import MAX_REPLAY_ROUNDS, StepStatus
 FINAL_ROLES = ("synthesizer", "judge")
 _STOPPED = {CritiqueStop.CRITIC_SATISFIED: "the critic was satisfied",
             CritiqueStop.CONVERGED: "the convergence judge found it had converged",
-            PanelStop.ALL_APPROVED: "every panelist approved"}
+            PanelStop.ALL_APPROVED: "every panelist approved",
+            PanelStop.NO_ANSWERS: "no panelist answered"}
 
 
 def replay_request(source: DebateRequest, *, protocol: DebateProtocol, preset: PresetSpec,

@@ -63,6 +63,7 @@ def yes_no(value: bool | None) -> str:
 
 STOP_WORDS = {PanelStop.ROUND_LIMIT.value: "it reached its round limit",
               PanelStop.ALL_APPROVED.value: "every panelist approved",
+              PanelStop.NO_ANSWERS.value: "no panelist answered",
               CritiqueStop.CRITIC_SATISFIED.value: "the critic was satisfied",
               CritiqueStop.CONVERGED.value: "the judge saw the answers converge",
               CritiqueStop.ROUND_LIMIT.value: "it reached its round limit"}

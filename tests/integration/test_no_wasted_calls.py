@@ -1,0 +1,35 @@
+"""No call whose answer cannot be used: a panel whose every panelist failed does not pay for a
+reflection on no answers or a synthesis of none; the skipped phases are named in the result, and
+the terminal says why the panel stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.support.cli_fixtures import Cli, clean_env, cli
+
+__all__ = ["clean_env", "cli"]  # fixtures
+
+PANELIST = "sitting on a panel of experts"   # every panelist's prompt, answers and reflections
+
+
+async def test_a_panel_with_no_answers_skips_reflection_and_synthesis(cli: Cli) -> None:
+    async with FakeOpenAI() as fake:
+        fake.fail(PANELIST, 503, times=None)
+        env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.base_url,
+               "DIALECTIC_MAX_RETRIES": "0"}
+        done = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", "panel",
+                                       "--rounds", "2", "--json", env=env)
+        steps = [r.step for r in fake.requests]
+        words = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", "panel",
+                                        "--rounds", "1", env=env)
+    result = json.loads(done.stdout)
+    assert steps and all("/answer/0/" in step for step in steps), steps   # round 0 only
+    assert not any("synth" in step for step in steps)
+    assert result["outcome"]["stopped_because"] == "no_answers"
+    assert "skipped, as no panelist answered: reflection 1, reflection 2, synthesis" in (
+        result["missing"])
+    assert result["verdict"].startswith("No synthesis: no panelist answered")
+    assert "no panelist answered" in " ".join(words.stdout.split())
