@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.cli_fixtures import Cli, clean_env, cli
 
@@ -33,3 +35,23 @@ async def test_a_panel_with_no_answers_skips_reflection_and_synthesis(cli: Cli) 
         result["missing"])
     assert result["verdict"].startswith("No synthesis: no panelist answered")
     assert "no panelist answered" in " ".join(words.stdout.split())
+
+
+@pytest.mark.parametrize(("mode", "skipped"), [
+    ("simple", "rebuttal 1, verdict"),
+    ("structured", "cross-examination, closing, judging"),
+    ("consensus", "cross-examination, closing, judging"),
+])
+async def test_when_neither_side_argues_nothing_else_is_paid_for(cli: Cli, mode: str,
+                                                                  skipped: str) -> None:
+    async with FakeOpenAI() as fake:
+        fake.fail(lambda body: True, 503, times=None)   # the provider is down
+        done = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", mode,
+                                       "--rounds", "1", "--json", env={
+                                           "OPENAI_API_KEY": "k", "OPENAI_BASE_URL":
+                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0"})
+        steps = [r.step for r in fake.requests]
+    result = json.loads(done.stdout)
+    assert done.returncode == 1 and result["status"] == "failed"
+    assert len(steps) == 2 and all("/opening/" in step for step in steps), steps
+    assert f"skipped, as neither side made an argument: {skipped}" in result["missing"]
