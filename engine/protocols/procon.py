@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -56,8 +56,9 @@ class Transcript:
 
     def answered(self) -> bool:
         """Whether either side made an argument a later phase (or a judge) could read."""
-        steps = [*self.openings.values(), *(s for r in self.rebuttals for s in r.values()),
-                 *(s for r in self.cross for s in r.values()), *self.closings.values()]
+        steps: list[StepOutcome[Any]] = [
+            *self.openings.values(), *(s for r in self.rebuttals for s in r.values()),
+            *(s for r in self.cross for s in r.values()), *self.closings.values()]
         return any(s.value is not None for s in steps)
 
     def no_argument(self, *skipped: str) -> Outcome:
