@@ -7,7 +7,9 @@ warning from every command; under `--json` stdout carries the result alone."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,16 +28,20 @@ rounds = 0
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None) -> Path:
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, clean_env: None) -> Iterator[Path]:
     """A user's config folder ($XDG_CONFIG_HOME/dialectic), no DIALECTIC_CONFIG, and a working
-    directory elsewhere."""
+    directory elsewhere. The process environment is put back afterwards: the command exports
+    a `.env`'s variables into it, as a process that runs one command may."""
     monkeypatch.delenv("DIALECTIC_CONFIG")
     folder = tmp_path / "xdg-config" / "dialectic"
     folder.mkdir(parents=True)
     work = tmp_path / "elsewhere"
     work.mkdir()
     monkeypatch.chdir(work)
-    return folder
+    saved = dict(os.environ)
+    yield folder
+    os.environ.clear()
+    os.environ.update(saved)
 
 
 def test_a_preset_in_the_users_config_folder_works_from_any_directory(cli: Cli,
@@ -88,15 +94,17 @@ def test_doctor_says_which_files_it_read(cli: Cli, home: Path) -> None:
     assert f".env file: {Path.cwd() / '.env'}" in done.stdout
 
 
-def test_a_dotenv_file_is_read_by_every_command(cli: Cli, home: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)   # restored after: the CLI exports it
+def test_a_dotenv_file_is_read_by_every_command(cli: Cli, home: Path) -> None:
     Path(".env").write_text("OPENAI_API_KEY=sk-from-dotenv\n")
     done = cli("estimate", "Adopt?", "--mode", "simple", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["rehearsal"] is False
+
+
+def test_the_environment_wins_over_dotenv(cli: Cli, home: Path) -> None:
+    Path(".env").write_text("OPENAI_API_KEY=sk-from-dotenv\n")
     done = cli("estimate", "Adopt?", "--mode", "simple", "--json", env={"OPENAI_API_KEY": ""})
-    assert json.loads(done.stdout)["rehearsal"] is True, "the environment wins over .env"
+    assert json.loads(done.stdout)["rehearsal"] is True
 
 
 @pytest.mark.parametrize("args", [
