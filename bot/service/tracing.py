@@ -16,7 +16,7 @@ links to the attempt it resumes.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 import logging
 import os
 import sys
@@ -40,15 +40,20 @@ SCOPE = "dialectic"
 PROTOCOLS = {"http/protobuf": "otlp_proto_http", "grpc": "otlp_proto_grpc"}
 
 
+SDK_MODULE = "opentelemetry.sdk.trace"
 INSTALL = "pip install 'dialectic[otel]' (or `make run OTEL=1`)"
 
 
 def installed() -> bool:
-    """Whether the OpenTelemetry SDK (the `otel` extra) can be imported."""
+    """Whether the OpenTelemetry SDK (the `otel` extra) is installed, asked of the package's
+    metadata: nothing of OpenTelemetry is imported to find out (tracing may be off)."""
+    if SDK_MODULE in sys.modules:   # imported already (or blocked, as None)
+        return sys.modules[SDK_MODULE] is not None
     try:
-        return importlib.util.find_spec("opentelemetry.sdk.trace") is not None
-    except (ImportError, ValueError):
+        importlib.metadata.distribution("opentelemetry-sdk")
+    except importlib.metadata.PackageNotFoundError:
         return False
+    return True
 
 
 def missing_extra(environ: Mapping[str, str]) -> str | None:
