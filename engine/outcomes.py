@@ -107,6 +107,7 @@ class CritiqueStop(StrEnum):
     CRITIC_SATISFIED = "critic_satisfied"
     CONVERGED = "converged"
     ROUND_LIMIT = "round_limit"
+    NO_PROPOSAL = "no_proposal"    # the proposer never answered: nothing to critique
 
 
 class CritiqueRound(BaseModel):

@@ -32,7 +32,8 @@ PANEL_STOPS = {PanelStop.ROUND_LIMIT: "it reached its round limit",
                PanelStop.NO_ANSWERS: "no panelist answered"}
 CRITIQUE_STOPS = {CritiqueStop.CRITIC_SATISFIED: "the critic was satisfied",
                   CritiqueStop.CONVERGED: "the proposals converged",
-                  CritiqueStop.ROUND_LIMIT: "it reached its round limit"}
+                  CritiqueStop.ROUND_LIMIT: "it reached its round limit",
+                  CritiqueStop.NO_PROPOSAL: "the proposer never answered"}
 
 
 # --------------------------------------------------------------------------------------------

@@ -66,7 +66,8 @@ STOP_WORDS = {PanelStop.ROUND_LIMIT.value: "it reached its round limit",
               PanelStop.NO_ANSWERS.value: "no panelist answered",
               CritiqueStop.CRITIC_SATISFIED.value: "the critic was satisfied",
               CritiqueStop.CONVERGED.value: "the judge saw the answers converge",
-              CritiqueStop.ROUND_LIMIT.value: "it reached its round limit"}
+              CritiqueStop.ROUND_LIMIT.value: "it reached its round limit",
+              CritiqueStop.NO_PROPOSAL.value: "the proposer never answered"}
 STATE_MARK = {"pending": "○", "running": "◐", "done": "✓", "partial": "◑", "failed": "✗"}
 
 TEMPLATES = Environment(loader=PackageLoader("bot.http", "templates"), autoescape=True,

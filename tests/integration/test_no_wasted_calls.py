@@ -55,3 +55,18 @@ async def test_when_neither_side_argues_nothing_else_is_paid_for(cli: Cli, mode:
     assert done.returncode == 1 and result["status"] == "failed"
     assert len(steps) == 2 and all("/opening/" in step for step in steps), steps
     assert f"skipped, as neither side made an argument: {skipped}" in result["missing"]
+
+
+async def test_a_critique_without_a_proposal_critiques_nothing(cli: Cli) -> None:
+    async with FakeOpenAI() as fake:
+        fake.fail(lambda body: True, 503, times=None)
+        done = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", "critique",
+                                       "--rounds", "2", "--json", env={
+                                           "OPENAI_API_KEY": "k", "OPENAI_BASE_URL":
+                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0"})
+        steps = [r.step for r in fake.requests]
+    result = json.loads(done.stdout)
+    assert len(steps) == 1 and "proposal" in steps[0], steps
+    assert result["outcome"]["stopped_because"] == "no_proposal"
+    assert ("skipped, as the proposer never answered: critique 1, revision 1, critique 2, "
+            "revision 2, final") in result["missing"]
