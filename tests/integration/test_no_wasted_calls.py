@@ -70,3 +70,18 @@ async def test_a_critique_without_a_proposal_critiques_nothing(cli: Cli) -> None
     assert result["outcome"]["stopped_because"] == "no_proposal"
     assert ("skipped, as the proposer never answered: critique 1, revision 1, critique 2, "
             "revision 2, final") in result["missing"]
+
+
+async def test_a_redteam_without_a_proposal_challenges_nothing(cli: Cli) -> None:
+    async with FakeOpenAI() as fake:
+        fake.fail("who turns analysis into action", 503, times=None)   # the strategist
+        done = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", "redteam",
+                                       "--json", env={
+                                           "OPENAI_API_KEY": "k", "OPENAI_BASE_URL":
+                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0"})
+        steps = [r.step for r in fake.requests]
+    result = json.loads(done.stdout)
+    assert [s.rsplit("/", 1)[-1] for s in steps] == ["analysis", "proposal"], steps
+    assert result["outcome"]["analysis"] is not None and result["outcome"]["proposal"] is None
+    assert ("skipped, as there was no proposal to challenge: challenge, revision, synthesis"
+            in result["missing"])
