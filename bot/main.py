@@ -14,7 +14,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from typing import cast
 
-from bot.cli.parser import build_parser
+from bot.cli.parser import EXIT_USAGE, build_parser
 from bot.service import memory
 
 #: The module whose `run(args)` runs a parsed command (the rest of the composition root).
@@ -23,6 +23,9 @@ PROCESS = "bot.processes"
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if getattr(args, "func", True) is None:   # `dialectic judges`: the command's help
+        args.help_of.print_help()
+        return EXIT_USAGE
     run = cast(Callable[[argparse.Namespace], int], importlib.import_module(PROCESS).run)
     return run(args)
 

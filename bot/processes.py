@@ -18,10 +18,10 @@ import os
 from collections.abc import AsyncIterator
 
 from bot.cli import app as cli
-from bot.cli.host import CliSettings, Hosted
+from bot.cli.host import CliSettings, Hosted, Loaded
 from bot.service.logs import setup_logging
 from bot.service.tracing import setup_tracing, tracing
-from bot.settings import Settings, load_settings, unknown_variables
+from bot.settings import Settings, load_setup
 
 log = logging.getLogger("dialectic.server")
 
@@ -29,8 +29,12 @@ log = logging.getLogger("dialectic.server")
 class Processes:
     """The `Host` the command line runs on (bot/cli/host.py)."""
 
-    def load_settings(self) -> Settings:
-        return load_settings()
+    def load_settings(self) -> Loaded:
+        setup = load_setup()
+        for name, value in setup.sources.environ.items():
+            os.environ.setdefault(name, value)  # `.env`'s, for what reads the environment
+        return Loaded(setup.settings, setup.sources.described(), setup.sources.looked_at(),
+                      setup.warnings)
 
     def setup_logging(self, settings: CliSettings, *, quiet: bool = False) -> None:
         assert isinstance(settings, Settings)
@@ -39,15 +43,13 @@ class Processes:
             level = "WARNING"  # a command's own output, not the service's INFO lines
         setup_logging(level, settings.secrets())
         setup_tracing(settings.service, settings.secrets())  # after: its log filter joins
-        for line in unknown_variables(os.environ):
-            log.warning(line)
 
     async def serve(self, settings: CliSettings, *, host: str | None, port: int | None) -> None:
         from bot.assembly import serve  # a whole process: loaded only for this command
 
         assert isinstance(settings, Settings)
         try:
-            await serve(settings, host=host, port=port)
+            await serve(settings.listening_on(host, port), host=host, port=port)
         finally:
             tracing().shutdown()  # the last spans exported before the process exits
 

@@ -4,26 +4,29 @@ Every layer owns its settings model (engine/settings.py `EngineSettings`, storag
 bot/service/settings.py, bot/scheduling/settings.py, bot/http/settings.py, bot/slack/settings.py);
 this module composes them into `Settings` and hands each layer only its part.
 
-Sources, strongest first: keyword arguments, the environment, then `dialectic.toml` (or the file
-named by `DIALECTIC_CONFIG`). Names are flat everywhere: a field `daily_budget_usd` is the variable
-`DIALECTIC_DAILY_BUDGET_USD` and the toml key `daily_budget_usd`; the provider, Slack and database
-variables keep their usual names (`OPENAI_API_KEY`, `SLACK_BOT_TOKEN`, `DATABASE_URL`, ...).
+Sources, strongest first: keyword arguments, the environment, a `.env` file in the current
+directory, then `dialectic.toml` (the file `DIALECTIC_CONFIG` names, else the first found in the
+current directory and `$XDG_CONFIG_HOME/dialectic/`: bot/sources.py, for every command alike).
+Names are flat everywhere: a field `daily_budget_usd` is the variable `DIALECTIC_DAILY_BUDGET_USD`
+and the toml key `daily_budget_usd`; the provider, Slack and database variables keep their usual
+names (`OPENAI_API_KEY`, `SLACK_BOT_TOKEN`, `DATABASE_URL`, ...).
 Lists accept the plain form in the environment (`DIALECTIC_REVIEWERS=U111,U222`), string mappings
 `key=value` pairs (`DIALECTIC_MODELS=judge=gpt-4o,pro=gpt-4o-mini`); both also accept JSON.
 
 Mistakes are one line naming the variable, or the file, line and column, and what to do:
 `load_settings()` raises `ConfigurationError` with that line. Unknown keys in the file are errors
-with a did-you-mean; unknown `DIALECTIC_*` variables are reported by `unknown_variables()`.
+with a did-you-mean; unknown `DIALECTIC_*` variables are reported by `unknown_variables()`, and
+with an `OTEL_*` variable set without the OpenTelemetry extra, by `setup_warnings()`.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import os
 import tomllib
 import types
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -35,15 +38,15 @@ from bot.http.settings import HttpSettings
 from bot.scheduling.config import ScheduleConfig
 from bot.scheduling.settings import SchedulingSettings
 from bot.service.settings import ServiceSettings
+from bot.service.tracing import missing_extra
 from bot.slack.settings import SlackSettings
+from bot.sources import CONFIG_VARIABLE, Sources, find_sources
 from engine.errors import ConfigurationError
 from engine.presets import BUILTIN_PRESETS
 from engine.settings import EngineSettings, JudgeSpec, ModelPrice, PresetSpec, ThresholdSpec
 from storage.settings import StorageSettings
 
 PREFIX = "DIALECTIC_"
-CONFIG_VARIABLE = "DIALECTIC_CONFIG"
-DEFAULT_CONFIG = "dialectic.toml"
 #: Optional settings whose empty value is a mistake to report, not "unset" (an empty token
 #: must never mean "no authentication").
 EMPTY_IS_AN_ERROR = frozenset({"api_token"})
@@ -175,10 +178,10 @@ def unknown_variables(environ: Mapping[str, str]) -> list[str]:
             for name in sorted(environ) if name.startswith(PREFIX) and name not in known]
 
 
-def config_path(environ: Mapping[str, str]) -> tuple[Path, bool]:
-    """The settings file, and whether it was named explicitly (then it must exist)."""
-    named = environ.get(CONFIG_VARIABLE)
-    return (Path(named), True) if named else (Path(DEFAULT_CONFIG), False)
+def setup_warnings(environ: Mapping[str, str]) -> list[str]:
+    """What every command warns of before it starts: `DIALECTIC_*` names that are no setting,
+    and tracing asked for without the package that traces."""
+    return [*unknown_variables(environ), *filter(None, [missing_extra(environ)])]
 
 
 def read_file(path: Path, *, required: bool) -> dict[str, Any]:
@@ -223,22 +226,37 @@ class _EnvironmentSource(PydanticBaseSettingsSource):
         return None, field_name, False  # everything is read at once in __call__
 
     def __call__(self) -> dict[str, Any]:
-        return read_environment(os.environ)
+        return read_environment(find_sources().environ)
 
 
 class _FileSource(PydanticBaseSettingsSource):
-    """`dialectic.toml`, or the file `DIALECTIC_CONFIG` names."""
+    """The settings file (bot/sources.py says which)."""
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        path, required = config_path(os.environ)
-        return read_file(path, required=required)
+        return read_sources_file(find_sources())
 
 
 # --------------------------------------------------------------------------------------------
 # the composed settings
+
+
+WILDCARDS = frozenset({"", "0.0.0.0", "::", "[::]"})
+
+
+def listening_url(http: Mapping[str, Any]) -> str | None:
+    """The public URL when `DIALECTIC_PUBLIC_URL` is unset: the address the server listens on
+    (a wildcard address as 127.0.0.1), so every link follows `DIALECTIC_PORT`. None for port 0
+    (any free port: not known before it is bound) or a value validation will refuse."""
+    host = str(http.get("host", HttpSettings.model_fields["host"].default)).strip()
+    port = str(http.get("port", HttpSettings.model_fields["port"].default)).strip()
+    if not port.isdigit() or int(port) == 0:
+        return None
+    host = "127.0.0.1" if host in WILDCARDS else host
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{host}:{int(port)}"
 
 
 class Settings(BaseSettings):
@@ -275,13 +293,19 @@ class Settings(BaseSettings):
         for raw_key, value in data.items():
             key = str(raw_key)
             if key in SECTIONS and isinstance(value, Mapping | BaseModel):
-                given = value.model_dump() if isinstance(value, BaseModel) else dict(value)
+                given = (value.model_dump(exclude_unset=True) if isinstance(value, BaseModel)
+                         else dict(value))
                 sections[key].update(given)
             elif key in SECTION_OF or key in FIELD_OF_ENV:
                 field = FIELD_OF_ENV.get(key, key)
                 sections[SECTION_OF[field]][field] = value
             else:
                 raise ValueError(f"unknown setting {key!r}{did_you_mean(key, list(SECTION_OF))}")
+        if not str(sections["service"].get("public_url") or "").strip():
+            sections["service"].pop("public_url", None)
+            listening = listening_url(sections["http"])
+            if listening is not None:
+                sections["service"]["public_url"] = listening
         return {name: values for name, values in sections.items() if values}
 
     @model_validator(mode="after")
@@ -294,6 +318,19 @@ class Settings(BaseSettings):
                                  f"{', '.join(sorted(known))}")
         return self
 
+    def listening_on(self, host: str | None, port: int | None) -> Settings:
+        """These settings with the address given on the command line (`serve --port`): the
+        public URL follows it, unless DIALECTIC_PUBLIC_URL set one."""
+        given = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+        if not given:
+            return self
+        http = self.http.model_copy(update=given)
+        update: dict[str, Any] = {"http": http}
+        derived = listening_url(http.model_dump())
+        if derived and self.service.public_url == listening_url(self.http.model_dump()):
+            update["service"] = self.service.model_copy(update={"public_url": derived})
+        return self.model_copy(update=update)
+
     def secrets(self) -> tuple[str, ...]:
         """Every configured secret, for log redaction."""
         return (self.engine.secrets() + self.storage.secrets() + self.service.secrets()
@@ -303,23 +340,50 @@ class Settings(BaseSettings):
     def is_rehearsal(self) -> bool:
         return self.engine.is_rehearsal
 
+    @property
+    def slack_enabled(self) -> bool:
+        """Slack is configured: what a finished debate owes it goes to the outbox, from every
+        command that runs debates (a `serve` or `worker` delivers it)."""
+        return self.slack.enabled
+
 
 # --------------------------------------------------------------------------------------------
 # loading, with mistakes as one line
 
 
-def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-    """Settings from `environ` (default: the process environment) and the settings file;
-    `ConfigurationError` with one line naming the variable or file and what is wrong."""
-    environ = os.environ if environ is None else environ
-    path, required = config_path(environ)
-    from_file = read_file(path, required=required)
-    from_env = read_environment(environ)
+def read_sources_file(sources: Sources) -> dict[str, Any]:
+    return {} if sources.config is None else read_file(sources.config, required=sources.named)
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """The settings, where they came from, and what to warn of before a command starts."""
+
+    settings: Settings
+    sources: Sources
+    warnings: tuple[str, ...]
+
+
+def load_setup(environ: Mapping[str, str] | None = None, *, cwd: Path | None = None,
+               **overrides: Any) -> Setup:
+    """The one loader every command calls: the environment, `.env` and the settings file
+    (bot/sources.py); `ConfigurationError` with one line naming the variable or file and what
+    is wrong."""
+    sources = find_sources(environ, cwd=cwd)
+    path = sources.config or sources.candidates[0]
+    from_file = read_sources_file(sources)
+    from_env = read_environment(sources.environ)
     values = {**from_file, **from_env, **overrides}
     try:
-        return Settings.model_validate(values)
+        settings = Settings.model_validate(values)
     except ValidationError as exc:
         raise ConfigurationError(describe_errors(exc, from_env=from_env, file=path)) from None
+    return Setup(settings, sources, tuple(setup_warnings(sources.environ)))
+
+
+def load_settings(environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+    """`load_setup(...).settings`."""
+    return load_setup(environ, **overrides).settings
 
 
 def describe_errors(exc: ValidationError, *, from_env: Mapping[str, Any], file: Path) -> str:
@@ -353,4 +417,5 @@ def _sibling_fields(loc: list[str]) -> list[str]:
     return [name for model in NESTED for name in model.model_fields]
 
 
-__all__ = ["SECTIONS", "Settings", "describe_errors", "load_settings", "unknown_variables"]
+__all__ = ["SECTIONS", "Settings", "Setup", "describe_errors", "load_settings", "load_setup",
+           "setup_warnings", "unknown_variables"]

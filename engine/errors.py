@@ -3,6 +3,7 @@
     DialecticError
     ├── ConfigurationError          settings are missing or contradictory
     ├── InvalidRequest              a request that cannot run (bad mode, empty topic)
+    │   └── UnknownPreset           no preset of that name (built in or configured)
     ├── DebateError                 a debate could not go on
     │   └── BudgetExceeded          the daily cap does not leave room for this debate
     └── LLMError                    the provider failed; `retryable`: may a retry help
@@ -49,6 +50,10 @@ class ConfigurationError(DialecticError):
 
 class InvalidRequest(DialecticError):
     """A request that cannot run as asked; the message is fit to show the user."""
+
+
+class UnknownPreset(InvalidRequest):
+    """No preset of that name; surfaces add where the configured presets were read from."""
 
 
 class DebateError(DialecticError):

@@ -59,6 +59,7 @@ class PanelStop(StrEnum):
 
     ROUND_LIMIT = "round_limit"
     ALL_APPROVED = "all_approved"
+    NO_ANSWERS = "no_answers"      # no panelist had a usable answer: nothing to reflect on
 
 
 class RoundAgreement(BaseModel):
@@ -106,6 +107,7 @@ class CritiqueStop(StrEnum):
     CRITIC_SATISFIED = "critic_satisfied"
     CONVERGED = "converged"
     ROUND_LIMIT = "round_limit"
+    NO_PROPOSAL = "no_proposal"    # the proposer never answered: nothing to critique
 
 
 class CritiqueRound(BaseModel):

@@ -5,7 +5,7 @@ A preset in `dialectic.toml` (`[presets.NAME]`) overrides a built-in of the same
 
 from __future__ import annotations
 
-from engine.errors import InvalidRequest
+from engine.errors import UnknownPreset
 from engine.settings import DEFAULT_JUDGES, EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
 from engine.vocabulary import Mode
 
@@ -72,7 +72,7 @@ def resolve_preset(settings: EngineSettings, name: str | None) -> PresetSpec:
     presets = all_presets(settings)
     key = name or "default"
     if key not in presets:
-        raise InvalidRequest(f"unknown preset {key!r}; choose one of: {', '.join(sorted(presets))}")
+        raise UnknownPreset(f"unknown preset {key!r}; choose one of: {', '.join(sorted(presets))}")
     return presets[key]
 
 

@@ -31,7 +31,9 @@ from engine.vocabulary import MAX_REPLAY_ROUNDS, StepStatus
 FINAL_ROLES = ("synthesizer", "judge")
 _STOPPED = {CritiqueStop.CRITIC_SATISFIED: "the critic was satisfied",
             CritiqueStop.CONVERGED: "the convergence judge found it had converged",
-            PanelStop.ALL_APPROVED: "every panelist approved"}
+            CritiqueStop.NO_PROPOSAL: "the proposer never answered",
+            PanelStop.ALL_APPROVED: "every panelist approved",
+            PanelStop.NO_ANSWERS: "no panelist answered"}
 
 
 def replay_request(source: DebateRequest, *, protocol: DebateProtocol, preset: PresetSpec,

@@ -9,6 +9,7 @@ environment variable is `DIALECTIC_<FIELD>` unless it names its own (the provide
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 from pydantic import (
@@ -133,6 +134,23 @@ DEFAULT_JUDGES: tuple[JudgeSpec, ...] = (
 DEFAULT_EFFORT: ReasoningEffort = "low"
 
 
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):/*(.*)", re.DOTALL)
+_LOCAL = ("127.", "localhost", "[::1]", "0.0.0.0")
+
+
+def _scheme_advice(url: str) -> str:
+    """`htp:/localhost is no http(s) URL (its scheme is 'htp'); did you mean http://localhost?`:
+    a mistyped scheme is dropped (with any slashes), never kept in the suggestion; a bare
+    `host:port/v1` gets one. http for this machine, https for the rest."""
+    found = _SCHEME.fullmatch(url)
+    typed = found is not None and not found.group(2)[:1].isdigit()   # not `localhost:8080`
+    rest = found.group(2) if found is not None and typed else url
+    scheme = "http" if rest.startswith(_LOCAL) else "https"
+    why = f" (its scheme is {found.group(1)!r})" if found is not None and typed else ""
+    return (f"{public_url(url)} is no http(s) URL{why}; did you mean "
+            f"{public_url(f'{scheme}://{rest}')}?")
+
+
 class EngineSettings(BaseModel):
     """Every knob of a debate run. Frozen: build it once, pass it down."""
 
@@ -204,11 +222,7 @@ class EngineSettings(BaseModel):
         url = value.strip()
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https"):
-            guess = url.split("://", 1)[-1]
-            scheme = "http" if guess.startswith(("127.", "localhost", "[::1]", "0.0.0.0")) \
-                else "https"
-            raise ValueError(f"{public_url(url)} is no http(s) URL; did you mean "
-                             f"{public_url(f'{scheme}://{guess}')}?")
+            raise ValueError(_scheme_advice(url))
         if not parts.hostname:
             raise ValueError(f"{public_url(url)} names no host")
         return url

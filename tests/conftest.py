@@ -18,6 +18,8 @@ MARKS = {"integration": ("integration",), "acceptance": ("integration", "accepta
 #: (subprocesses inherit it). `clean_env` gives each CLI test its own.
 os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="dialectic-test-data-")
 os.environ.pop("DIALECTIC_DATA_DIR", None)
+#: Nor the user's settings file (~/.config/dialectic/dialectic.toml is read by every command).
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="dialectic-test-config-")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -39,7 +39,7 @@ async def run(ctx: CliContext, args: argparse.Namespace) -> int:
     worker = terminal_worker()
     try:
         async with terminal_service(settings, ctx.settings.service, ctx.settings.storage,
-                                    slack=ctx.settings.slack.enabled) as service:
+                                    slack=ctx.settings.slack_enabled) as service:
             sub = await service.submit(request, origin=Origin(surface="terminal"), claim=worker)
             sink = MemoryEventSink()
             work = run_here(service, sub.record, worker_id=worker, sink=sink)

@@ -22,6 +22,8 @@ from storage.settings import StorageSettings
 async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
     settings = ctx.settings.engine
     say = ctx.console.print
+    for source in ctx.sources:   # what the checks below were configured by
+        say(source, markup=False, highlight=False)
     for warning in exposed_database(ctx.settings.storage):
         say(f"Warning: {warning}", markup=False, soft_wrap=True)
     if settings.is_rehearsal:

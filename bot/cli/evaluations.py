@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from bot.cli.eval_report import check_plot, print_report, write_plot
 from bot.cli.host import CliContext, require_database
+from bot.cli.outcomes import print_line
 from bot.cli.parser import EXIT_INCOMPLETE, EXIT_NOT_COMPLETED, EXIT_OK
 from bot.service.evaluations import (
     REHEARSAL_NOTE,
@@ -146,11 +147,11 @@ def _report(ctx: CliContext, finished: Finished, args: argparse.Namespace) -> in
         if unanswered > 1e-6 * (1 + sum(run.done.values())):
             ctx.console.print(f"{usd(unanswered)} of it went to items without an outcome "
                               "(debates that failed, items a stop cut short)", markup=False)
-        if run.rehearsal:
-            ctx.console.print(REHEARSAL_NOTE, style="bold yellow", markup=False)
+        if run.rehearsal:   # wrapped at words, as the report's own lines are
+            print_line(ctx.console, REHEARSAL_NOTE, style="bold yellow")
         print_report(finished.report, ctx.console)
         if run.rehearsal:   # said again under the figures it concerns
-            ctx.console.print(REHEARSAL_NOTE, style="bold yellow", markup=False)
+            print_line(ctx.console, REHEARSAL_NOTE, style="bold yellow")
     if args.plot:
         try:
             write_plot(finished.report, Path(args.plot), force=args.force)

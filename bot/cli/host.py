@@ -59,7 +59,21 @@ class CliSettings(Protocol):
     @property
     def scheduling(self) -> SchedulingSettings: ...
 
+    @property
+    def slack_enabled(self) -> bool: ...
+
     def secrets(self) -> tuple[str, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """The settings as the one loader read them (bot/settings.py `load_setup`), what it read
+    them from, and what to warn of before the command starts."""
+
+    settings: CliSettings
+    sources: tuple[str, ...] = ()   # one line per file read, for `--verbose` and `doctor`
+    looked_at: str = ""             # the settings file, or where one was looked for
+    warnings: tuple[str, ...] = ()  # unknown DIALECTIC_* names, OTEL_* without the extra
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,8 +85,9 @@ class Hosted:
 
 
 class Host(Protocol):
-    def load_settings(self) -> CliSettings:
-        """The process's settings (ConfigurationError: one line saying what is wrong)."""
+    def load_settings(self) -> Loaded:
+        """The process's settings and their sources (ConfigurationError: one line saying what
+        is wrong)."""
         ...
 
     def setup_logging(self, settings: CliSettings, *, quiet: bool = False) -> None:
@@ -103,6 +118,7 @@ class CliContext:
     host: Host
     settings: CliSettings
     stderr: bool = False   # the terminal writes to stderr: stdout carries the command's JSON
+    sources: tuple[str, ...] = ()   # which files the settings came from (`Loaded.sources`)
     _console: Console | None = field(default=None, init=False, repr=False)
 
     @property

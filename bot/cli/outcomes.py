@@ -28,10 +28,12 @@ from engine.schemas.redteam import StrategyProposal
 
 INDENT = 2
 PANEL_STOPS = {PanelStop.ROUND_LIMIT: "it reached its round limit",
-               PanelStop.ALL_APPROVED: "every panelist approved"}
+               PanelStop.ALL_APPROVED: "every panelist approved",
+               PanelStop.NO_ANSWERS: "no panelist answered"}
 CRITIQUE_STOPS = {CritiqueStop.CRITIC_SATISFIED: "the critic was satisfied",
                   CritiqueStop.CONVERGED: "the proposals converged",
-                  CritiqueStop.ROUND_LIMIT: "it reached its round limit"}
+                  CritiqueStop.ROUND_LIMIT: "it reached its round limit",
+                  CritiqueStop.NO_PROPOSAL: "the proposer never answered"}
 
 
 # --------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from bot.service.figures import (
     share,
 )
 from bot.service.oversight import JudgeReport, Oversight, RoutingReport, Suggestion
+from bot.service.words import counted
 from engine.errors import InvalidRequest
 from engine.oversight.inference import Figure
 from engine.oversight.judge_audit import AuditPolicy
@@ -74,7 +75,8 @@ def print_judges(console: Console, report: JudgeReport) -> None:
     print_feedback(console, report)
     for audit in report.judges:
         flags = ", ".join(TITLES[f].lower() for f in audit.flags) or "nothing flagged"
-        _say(console, f"\n{audit.judge} ({audit.model}) — {audit.debates} debates — {flags}")
+        debates = counted(audit.debates, "debate")
+        _say(console, f"\n{audit.judge} ({audit.model}) — {debates} — {flags}")
         for name in FIGURE_NAMES:
             figure: Figure = getattr(audit, name)
             _say(console, f"  {TITLES[name]:<22} {figure_text(figure)}")
@@ -151,9 +153,9 @@ async def suggest(ctx: CliContext, args: argparse.Namespace) -> int:
 
 def _rate(figure: Figure) -> str:
     if figure.status != "ok" or figure.estimate is None or figure.interval is None:
-        return f"not enough data ({figure.n} labels)"
+        return f"not enough data ({counted(figure.n, 'label')})"
     low, high = figure.interval
-    return f"{share(figure.estimate)} ({share(low)}–{share(high)}, {figure.n} labels)"
+    return f"{share(figure.estimate)} ({share(low)}–{share(high)}, {counted(figure.n, 'label')})"
 
 
 def _evaluation_rows(current: ThresholdEvaluation, suggested: ThresholdEvaluation | None
@@ -174,7 +176,7 @@ def _evaluation_rows(current: ThresholdEvaluation, suggested: ThresholdEvaluatio
 def print_suggestion(console: Console, found: Suggestion) -> None:
     s, policy = found.suggestion, found.policy
     _say(console, f"Thresholds for preset {found.preset}, last {found.days} days: "
-                  f"{sum(b.results for b in s.current.bands.values())} judged results, "
+                  f"{counted(sum(b.results for b in s.current.bands.values()), 'judged result')}, "
                   f"{s.labelled} labelled ({s.effective_labels:.1f} effective labels)")
     _say(console, f"In force: {in_force_text(found.in_force)}")
     judged = ("the estimate itself" if policy.criterion == "point"

@@ -47,7 +47,9 @@ EPILOG = """environment:
                                     (~/.local/share/dialectic)
   SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, SLACK_APP_TOKEN   Slack (serve, worker)
   DIALECTIC_API_TOKEN               protects the API and console (needed off loopback)
-  DIALECTIC_CONFIG                  the settings file (default ./dialectic.toml)
+  DIALECTIC_CONFIG                  the settings file (default ./dialectic.toml, else
+                                    $XDG_CONFIG_HOME/dialectic/dialectic.toml); a .env in
+                                    the current directory is read too (-v says which)
   DIALECTIC_<SETTING>               any other setting, e.g. DIALECTIC_DAILY_BUDGET_USD=5
 
 exit status: 0 done; 1 the debate failed or timed out (or a command failed);
@@ -154,7 +156,7 @@ def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _schedules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("schedule", help="scheduled digests: list them, or fire one now")
-    actions = parser.add_subparsers(dest="schedule_action", required=True)
+    actions = _actions(parser, "schedule_action")
     listing = actions.add_parser("list", help="schedules, their next firing and pause state")
     listing.set_defaults(func=Lazy("bot.cli.schedule", "list_schedules"))
     run = actions.add_parser("run", help="fire a schedule now and wait for its digest")
@@ -166,7 +168,7 @@ def _schedules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("reviews", help="the review queue: list it, or decide a review")
-    actions = parser.add_subparsers(dest="reviews_action", required=True)
+    actions = _actions(parser, "reviews_action")
     listing = actions.add_parser("list", help="reviews waiting for a decision, oldest first")
     listing.set_defaults(func=Lazy("bot.cli.reviews", "list_reviews"))
     dec = actions.add_parser("decide", help="approve, escalate (with --reason) or re-run, as "
@@ -187,7 +189,7 @@ def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                           "overturns the moderation decision, con keeps it)")
     dec.set_defaults(func=Lazy("bot.cli.reviews", "decide"))
     people = sub.add_parser("reviewers", help="reviewer sign-in for the web console")
-    acts = people.add_subparsers(dest="reviewers_action", required=True)
+    acts = _actions(people, "reviewers_action")
     link = acts.add_parser("link", help="a signed link (and token) that signs a reviewer in to "
                            "the console; needs DIALECTIC_API_TOKEN")
     link.add_argument("user", help="the reviewer's user id, e.g. U0123ABC")
@@ -217,7 +219,7 @@ def _target(p: argparse.ArgumentParser) -> None:
 def _oversight(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     judges = sub.add_parser("judges", help="the judge audit: bias, drift and agreement with "
                             "reviewers, per judge and model")
-    acts = judges.add_subparsers(dest="judges_action", required=True)
+    acts = _actions(judges, "judges_action")
     report = acts.add_parser("report", help="position bias, verbosity bias, leniency, drift and "
                              "agreement with the reviewers, with sample sizes and intervals")
     _window(report)
@@ -226,7 +228,7 @@ def _oversight(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     report.set_defaults(func=Lazy("bot.cli.oversight", "judges_report"))
     cutoffs = sub.add_parser("thresholds", help="alpha cut-offs: in force, measured against the "
                              "reviewers, suggested, applied")
-    acts = cutoffs.add_subparsers(dest="thresholds_action", required=True)
+    acts = _actions(cutoffs, "thresholds_action")
     show = acts.add_parser("show", help="the cut-offs in force per preset and how routing fared "
                            "against the reviewers")
     _window(show)
@@ -305,6 +307,23 @@ def _evaluations(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     ev.set_defaults(func=Lazy("bot.cli.evaluations", "evaluate"))
 
 
+def _actions(parser: argparse.ArgumentParser, dest: str
+             ) -> argparse._SubParsersAction[argparse.ArgumentParser]:
+    """A command made of actions (`judges report`): named bare, it prints its help, as git
+    does, rather than argparse's "the following arguments are required"."""
+    parser.set_defaults(func=None, help_of=parser)
+    return parser.add_subparsers(dest=dest, metavar="ACTION")
+
+
+def _verbose(parser: argparse.ArgumentParser, *, default: object) -> None:
+    parser.add_argument("-v", "--verbose", action="store_true", default=default,
+                        help="also say which settings file and .env were read (on stderr)")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in dict.fromkeys(action.choices.values()):
+                _verbose(child, default=argparse.SUPPRESS)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dialectic", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -315,4 +334,5 @@ def build_parser() -> argparse.ArgumentParser:
     _reviews(sub)
     _oversight(sub)
     _evaluations(sub)
+    _verbose(parser, default=False)   # before or after the command: `dialectic run -v ...`
     return parser

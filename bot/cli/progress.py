@@ -18,7 +18,14 @@ from rich.text import Text
 
 from bot.cli.outcomes import print_line, print_outcome, print_preset
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
-from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
+from bot.service.results import (
+    FLAG_MEANING,
+    alpha_text,
+    band_rule,
+    flag_headline,
+    point_figures,
+)
+from bot.service.words import counted, interval_text, plain_value
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
 from engine.money.cost import ceiling_note, estimate_range, stand_in_note, token_details, usd
 from engine.settings import ThresholdSpec
@@ -113,8 +120,7 @@ def agreement_line(result: DebateResult, thresholds: ThresholdSpec | None = None
     c = result.consensus
     if c is None:
         return ""
-    interval = (f" [{c.alpha_interval[0]:.2f}, {c.alpha_interval[1]:.2f}]"
-                if c.alpha_interval else "")
+    interval = f" {interval_text(c.alpha_interval)}" if c.alpha_interval else ""
     rule = band_rule(c.band, thresholds) if thresholds is not None else ""
     band = f"{c.band} ({rule})" if rule else str(c.band)
     return (f"Alpha {alpha_text(c.alpha, thresholds)}{interval}  kappa {_fmt(c.kappa)}  "
@@ -153,7 +159,7 @@ def print_summary(console: Console, result: DebateResult,
     details = token_details(cost)
     _say(console, f"Cost {usd(cost.usd)} ({cost.prompt_tokens:,} prompt + "
                   f"{cost.completion_tokens:,} completion tokens"
-                  f"{f' ({details})' if details else ''}, {cost.calls} calls, "
+                  f"{f' ({details})' if details else ''}, {counted(cost.calls, 'call')}, "
                   f"{cost.reused_calls} reused)  time {result.elapsed_seconds:.1f} s")
 
 
@@ -168,8 +174,9 @@ def _print_outcome(console: Console, result: DebateResult) -> None:
         return
     cut = False
     for key, value in list(result.outcome_details().items())[:6]:
-        text = _short(str(value), OUTCOME_VALUE_MAX)
-        cut = cut or len(str(value)) > OUTCOME_VALUE_MAX
+        whole = plain_value(value)
+        text = _short(whole, OUTCOME_VALUE_MAX)
+        cut = cut or len(whole) > OUTCOME_VALUE_MAX
         _say(console, f"{key}: {text}")
     if cut:
         _say(console, WHOLE_HINT, "dim")
@@ -189,7 +196,7 @@ def print_estimate(console: Console, estimate: Estimate) -> None:
     if estimate.rehearsal:
         _say(console, REHEARSAL_NOTE, "bold yellow")
     roles = ", ".join(f"{role} {n}" for role, n in sorted(estimate.calls_per_role.items()))
-    _say(console, f"Mode {estimate.mode}: {estimate.calls} calls ({roles}), "
+    _say(console, f"Mode {estimate.mode}: {counted(estimate.calls, 'call')} ({roles}), "
                   f"{estimate.depth} dependent rounds")
     _say(console, f"Tokens ~{estimate.prompt_tokens:,} prompt + ~{estimate.completion_tokens:,} "
                   f"completion (up to ~{estimate.completion_tokens_high:,} with verbose "

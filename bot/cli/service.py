@@ -16,6 +16,7 @@ from engine.errors import InvalidRequest
 from engine.money.cost import estimate_range
 from storage import audit, debates
 from storage.db import Database
+from storage.records import DebateRecord
 
 REPLAY_POLL = 0.2
 TOPIC_SHOWN = 70
@@ -58,18 +59,24 @@ async def list_debates(ctx: CliContext, args: argparse.Namespace) -> int:
     if not records:
         ctx.console.print("no debates" + (f" {args.status}" if args.status else "") +
                           f" in the database {database.where}", markup=False)
-    if records:
-        ctx.console.print(f"{'id':<16}  {'status':<22}  {'mode':<10}  {'cost':<7}  topic  "
-                          "[what to know]", markup=False, style="bold")
     rehearsal = ctx.settings.engine.is_rehearsal
-    for r in records:
-        topic = r.request.topic if len(r.request.topic) <= TOPIC_SHOWN else (
-            r.request.topic[:TOPIC_SHOWN - 1] + "…")
-        notes = "; ".join(m.text for m in marks(r, rehearsal=rehearsal))
-        ctx.console.print(f"{r.id}  {status_words(r.status, r.result):<22}  {r.mode:<10}  "
-                          f"${r.cost_usd:.4f}  {topic}" + (f"  [{notes}]" if notes else ""),
-                          markup=False, soft_wrap=True)
+    rows = [_list_row(r, rehearsal=rehearsal) for r in records]
+    header = ("id", "status", "mode", "cost", "topic  [what to know]")
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
+    for n, row in enumerate([header, *rows] if rows else []):
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        ctx.console.print("  ".join([*cells, row[-1]]), markup=False, soft_wrap=True,
+                          style="bold" if n == 0 else None)
     return EXIT_OK
+
+
+def _list_row(r: DebateRecord, *, rehearsal: bool) -> tuple[str, ...]:
+    """`list`'s cells for one debate; the columns are as wide as their longest cell."""
+    topic = r.request.topic if len(r.request.topic) <= TOPIC_SHOWN else (
+        r.request.topic[:TOPIC_SHOWN - 1] + "…")
+    notes = "; ".join(m.text for m in marks(r, rehearsal=rehearsal))
+    return (r.id, status_words(r.status, r.result), r.mode, f"${r.cost_usd:.4f}",
+            topic + (f"  [{notes}]" if notes else ""))
 
 
 async def audit_command(ctx: CliContext, args: argparse.Namespace) -> int:

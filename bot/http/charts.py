@@ -17,7 +17,6 @@ from engine.vocabulary import Band
 CELL_W, CELL_H = 36, 30
 LABEL_W, HEADER_H = 96, 92
 RIGHT_PAD = 44    # the last column's label, slanted, runs past its cell
-MAX_COLUMNS = 6   # 96 + 6 x 36 + 44 = 356 px: a picture fits a 390 px phone with its margins
 GROUP_TITLE = {"pro": "on the rubric for the proposition", "con": "on the rubric against it",
                "claims": "on the claims"}
 # light to dark blue: one hue, readable by the colour-blind and in greyscale
@@ -55,22 +54,20 @@ def cell_colour(score: float) -> tuple[str, str]:
 def heatmap_svg(c: ConsensusSummary) -> Markup:
     """Rows are judges, columns the rubric per side and the claims; each cell the judge's
     calibrated score (raw when the result predates stored calibration) on the 1-10 scale. One
-    picture per side (and for the claims), at most MAX_COLUMNS wide, so that on a phone they
-    stack instead of running off the right edge."""
+    picture per side and one for the claims, however many: on a phone they stack, and a wide
+    one scales down to the screen (the stylesheet's max-width), rather than one group split
+    into two pictures with the same heading."""
     rows = c.calibrated or c.ratings
     judges = [j for j in c.judges if j in rows] or sorted(rows)
     cols = list(enumerate(columns(c.items)))
     if not judges or not cols:
         return Markup("")
     title = "calibrated" if c.calibrated else "raw"
-    chunks: list[list[tuple[int, Column]]] = []
+    groups: dict[str, list[tuple[int, Column]]] = {}
     for index, col in cols:
-        last = chunks[-1] if chunks else None
-        if last is None or last[-1][1].group != col.group or len(last) == MAX_COLUMNS:
-            chunks.append([])
-        chunks[-1].append((index, col))
+        groups.setdefault(col.group, []).append((index, col))
     return Markup("".join(_heatmap_part(n, chunk, judges, rows, title)
-                          for n, chunk in enumerate(chunks)))
+                          for n, chunk in enumerate(groups.values())))
 
 
 def _heatmap_part(n: int, chunk: list[tuple[int, Column]], judges: list[str],

@@ -23,6 +23,7 @@ from bot.http.views import Badge, badges, judge_rows, routing_story, usd
 from bot.service.grants import Identity
 from bot.service.results import alpha_text, is_incomplete, routed_by, thresholds_for
 from bot.service.timeline import Timeline, load_timeline
+from bot.service.words import counted
 from engine.domain import EventKind
 from engine.presets import all_presets
 from engine.settings import EngineSettings, PresetSpec
@@ -64,7 +65,7 @@ def _progress_line(record: DebateRecord, timeline: Timeline) -> str:
     if record.result is not None:
         result = record.result
         return (f"Finished: {record.status.value.replace('_', ' ')} · {usd(result.cost.usd)} · "
-                f"{result.cost.calls} calls")
+                f"{counted(result.cost.calls, 'call')}")
     if record.status is DebateStatus.QUEUED:
         return "Queued: waiting for a worker."
     progress = timeline.progress

@@ -5,6 +5,9 @@ and the replies the API document lists for them.
     BudgetExceeded -> 402    a body over the size cap -> 413    KeyReused -> 409
     NotReviewer -> 403       AlreadyDecided -> 409
     DatabaseUnavailable -> 503 with Retry-After (the database is down, read-only or full)
+
+Under /api/ every error is that JSON shape, aiohttp's own too (no such route, a method the route
+does not take, with its Allow header): a client parses one shape, whatever went wrong.
 """
 
 from __future__ import annotations
@@ -55,6 +58,23 @@ def error(status: int, message: str, *, estimate_usd: float | None = None,
                              headers=headers, dumps=dumps)
 
 
+def _as_json(request: web.Request, exc: web.HTTPException) -> web.Response:
+    """aiohttp's plain-text "404: Not Found" (and any other) as the API's error shape, keeping
+    the headers that matter to a client (Allow, Retry-After, WWW-Authenticate)."""
+    if exc.status == 404:
+        message = (f"no such API route: {request.method} {request.path} (the routes are listed "
+                   "in /api/openapi.json)")
+    elif isinstance(exc, web.HTTPMethodNotAllowed):
+        message = (f"{request.method} is not allowed on {request.path}; use "
+                   f"{', '.join(sorted(exc.allowed_methods))}")
+    else:
+        message = exc.text if exc.text and not exc.text.startswith(f"{exc.status}: ") \
+            else (exc.reason or "error").lower()
+    kept = {k: v for k, v in exc.headers.items()
+            if k.lower() in ("allow", "retry-after", "www-authenticate")}
+    return error(exc.status, message, headers=kept or None)
+
+
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
@@ -62,6 +82,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException as exc:
         if exc.status == 413:
             return error(413, "request body too large")
+        if request.path.startswith("/api/") and exc.status >= 400 \
+                and exc.content_type != "application/json":
+            return _as_json(request, exc)
         raise
     except InvalidRequest as exc:
         return error(400, str(exc))

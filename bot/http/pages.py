@@ -16,7 +16,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.http.charts import alpha_scale_svg, heatmap_svg
 from bot.http.views import mean_rubric, seconds, shorten, usd
-from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
+from bot.service.results import (
+    FLAG_MEANING,
+    alpha_text,
+    band_rule,
+    flag_headline,
+    point_figures,
+)
+from bot.service.words import counted, interval_text
 from engine.money.cost import token_details
 from engine.outcomes import CritiqueStop, PanelStop
 from engine.schemas.procon import DIMENSIONS
@@ -56,9 +63,11 @@ def yes_no(value: bool | None) -> str:
 
 STOP_WORDS = {PanelStop.ROUND_LIMIT.value: "it reached its round limit",
               PanelStop.ALL_APPROVED.value: "every panelist approved",
+              PanelStop.NO_ANSWERS.value: "no panelist answered",
               CritiqueStop.CRITIC_SATISFIED.value: "the critic was satisfied",
               CritiqueStop.CONVERGED.value: "the judge saw the answers converge",
-              CritiqueStop.ROUND_LIMIT.value: "it reached its round limit"}
+              CritiqueStop.ROUND_LIMIT.value: "it reached its round limit",
+              CritiqueStop.NO_PROPOSAL.value: "the proposer never answered"}
 STATE_MARK = {"pending": "○", "running": "◐", "done": "✓", "partial": "◑", "failed": "✗"}
 
 TEMPLATES = Environment(loader=PackageLoader("bot.http", "templates"), autoescape=True,
@@ -66,6 +75,7 @@ TEMPLATES = Environment(loader=PackageLoader("bot.http", "templates"), autoescap
 TEMPLATES.filters.update(usd=usd, seconds=seconds, shorten=shorten, token_details=token_details)
 TEMPLATES.globals.update(
     static_url=static_url, alpha_text=alpha_text, band_rule=band_rule, heatmap_svg=heatmap_svg,
+    interval_text=interval_text, counted=counted,
     alpha_scale_svg=alpha_scale_svg, point_figures=point_figures, mean_rubric=mean_rubric,
     yes_no=yes_no, stop_words=STOP_WORDS, state_mark=STATE_MARK, rubric_dimensions=DIMENSIONS,
     flag_headline=flag_headline, flag_meaning=FLAG_MEANING)

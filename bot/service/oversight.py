@@ -19,7 +19,7 @@ from typing import Any, Literal
 from engine.characters import require_visible
 from engine.debate import Prepared
 from engine.domain import DebateResult
-from engine.errors import InvalidRequest
+from engine.errors import InvalidRequest, UnknownPreset
 from engine.money.step_models import step_model
 from engine.oversight.feedback import PresetFeedback, feedback_by_preset
 from engine.oversight.judge_audit import AuditPolicy, JudgeAudit, audit_judges
@@ -151,7 +151,7 @@ class Oversight:
         found = all_presets(self.engine).get(name)
         if found is None:
             names = ", ".join(sorted(all_presets(self.engine)))
-            raise InvalidRequest(f"unknown preset {name!r}; choose one of: {names}")
+            raise UnknownPreset(f"unknown preset {name!r}; choose one of: {names}")
         return found
 
     # --- the judge audit ---

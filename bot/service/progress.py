@@ -36,6 +36,9 @@ class PhaseState(StrEnum):
 
 
 FINISHED = frozenset({PhaseState.DONE, PhaseState.PARTIAL, PhaseState.FAILED})
+#: A debate ended so: a planned phase it never started was skipped (its inputs had all failed,
+#: engine/protocols) or cut off, and reads "not run", never as still to come.
+UNSUCCESSFUL = frozenset({DebateStatus.FAILED, DebateStatus.TIMED_OUT})
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,7 @@ class PhaseView:
     succeeded: int = 0
     missing: int = 0
     stopped: bool = False  # the debate ended while this phase ran
+    not_run: bool = False  # the debate failed before it: skipped, nothing it could use
 
     @property
     def finished(self) -> bool:
@@ -54,7 +58,10 @@ class PhaseView:
 
     @property
     def detail(self) -> str:
-        """"", "2 missing", "nothing succeeded", "stopped": the words after the phase's name."""
+        """"", "2 missing", "nothing succeeded", "stopped", "not run": the words after the
+        phase's name."""
+        if self.not_run:
+            return "not run"
         if self.state is PhaseState.FAILED:
             return "stopped, nothing succeeded" if self.stopped else "nothing succeeded"
         if self.state is PhaseState.PARTIAL:
@@ -127,6 +134,8 @@ class Progress:
 
     def _view(self, name: str) -> PhaseView:
         run = self.runs.get(name)
+        if (run is None or not run.started) and self.status in UNSUCCESSFUL:
+            return PhaseView(name, PhaseState.FAILED, not_run=True)   # never pending now
         if run is None or not run.started:
             return PhaseView(name, PhaseState.PENDING)
         outcomes = [how for phase, how in self.steps.values() if phase == name]

@@ -63,6 +63,8 @@ class ServiceSettings(BaseModel):
 
     # --- people and links ---
     reviewers: tuple[str, ...] = ()   # Slack user ids (U…, W…) and user-group ids (S…)
+    # unset: the address the server listens on, DIALECTIC_HOST and DIALECTIC_PORT (filled in
+    # where the layers' settings are composed, bot/settings.py); this default is theirs
     public_url: str = "http://127.0.0.1:3000"
     api_token: SecretStr | None = None
     link_ttl_days: int = Field(default=30, ge=1, le=3650)          # signed transcript links

@@ -16,8 +16,10 @@ links to the attempt it resumes.
 
 from __future__ import annotations
 
+import importlib.metadata
 import logging
 import os
+import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -36,6 +38,34 @@ log = logging.getLogger("dialectic.tracing")
 SCOPE = "dialectic"
 #: OTEL_EXPORTER_OTLP_PROTOCOL values -> the SDK's exporter entry points
 PROTOCOLS = {"http/protobuf": "otlp_proto_http", "grpc": "otlp_proto_grpc"}
+
+
+SDK_MODULE = "opentelemetry.sdk.trace"
+INSTALL = "pip install 'dialectic[otel]' (or `make run OTEL=1`)"
+
+
+def installed() -> bool:
+    """Whether the OpenTelemetry SDK (the `otel` extra) is installed, asked of the package's
+    metadata: nothing of OpenTelemetry is imported to find out (tracing may be off)."""
+    if SDK_MODULE in sys.modules:   # imported already (or blocked, as None)
+        return sys.modules[SDK_MODULE] is not None
+    try:
+        importlib.metadata.distribution("opentelemetry-sdk")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def missing_extra(environ: Mapping[str, str]) -> str | None:
+    """One line when an `OTEL_*` variable asks for something the `otel` extra would do and the
+    extra is not installed (checked only then: otherwise nothing of OpenTelemetry is touched)."""
+    names = [n for n, v in sorted(environ.items()) if n.startswith("OTEL_") and v.strip()]
+    if environ.get("OTEL_TRACES_EXPORTER", "").strip().lower() == "none" or not names:
+        return None
+    if installed():
+        return None
+    return (f"{', '.join(names)} set, but OpenTelemetry is not installed, so nothing is traced: "
+            f"{INSTALL}")
 
 
 def wanted(settings: ServiceSettings) -> bool:
@@ -145,6 +175,9 @@ def setup_tracing(settings: ServiceSettings, secrets: tuple[str, ...] = (), *,
     global _current
     if _current.enabled or not (exporter is not None or wanted(settings)):
         return _current
+    if not installed():  # said once, before the command started (bot/settings.py)
+        log.debug("tracing asked for, but OpenTelemetry is not installed: %s", INSTALL)
+        return _current
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
@@ -191,7 +224,9 @@ def _exporters(settings: ServiceSettings, environ: Mapping[str, str]) -> list[An
                         "no span goes there", name)
             continue
         exporter_class = next(iter(found)).load()
-        made.append(exporter_class())
+        # stdout is the command's own output (`run --json` is one JSON object): spans a person
+        # asked to see in the terminal go to stderr, with the logs
+        made.append(exporter_class(out=sys.stderr) if name == "console" else exporter_class())
     return made
 
 

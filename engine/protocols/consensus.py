@@ -40,6 +40,8 @@ class ConsensusProtocol:
 
     async def run(self, ctx: DebateContext) -> Outcome:
         t = await run_debate_phases(ctx)
+        if not t.answered():
+            return t.no_argument(JUDGING)
         async with ctx.phase(JUDGING) as summary:
             runs = await run_panel(ctx, t, ctx.judges)
             for run in runs:

@@ -150,6 +150,8 @@ class CritiqueProtocol:
         async with ctx.phase(PROPOSAL) as summary:
             x.proposals.append(await _propose(ctx, x, 0))
             note(summary, "proposer", x.proposals[0], lambda v: v.summary)
+        if x.proposals[0].value is None:   # a critique of nothing, a final answer from nothing
+            return _no_proposal(x, limit)
         stopped = CritiqueStop.ROUND_LIMIT
         for r in range(1, limit + 1):
             reason = await _critique_round(ctx, x, r, judge and r >= 2)
@@ -266,7 +268,20 @@ _WHY = {
     CritiqueStop.CRITIC_SATISFIED: "the critic was satisfied",
     CritiqueStop.CONVERGED: "the convergence judge found the exchange had converged",
     CritiqueStop.ROUND_LIMIT: "the round limit was reached",
+    CritiqueStop.NO_PROPOSAL: "the proposer never answered, so there was nothing to critique",
 }
+
+
+def _no_proposal(x: Exchange, limit: int) -> Outcome:
+    """The proposer failed: the critique rounds and the final answer are skipped, and named."""
+    skipped = [p for r in range(1, limit + 1) for p in (critique_phase(r), revision_phase(r))]
+    out = Outcome(outcome=CritiqueOutcome(
+        stopped_because=CritiqueStop.NO_PROPOSAL, rounds_run=0, round_limit=limit, rounds=[],
+        final=None, latest_proposal=None))
+    out.verdict = "No final answer: the proposer never answered (" + \
+        x.proposals[0].missing_note()[:300] + ")"
+    out.missing.append(f"skipped, as the proposer never answered: {', '.join([*skipped, FINAL])}")
+    return out
 
 
 def _outcome(x: Exchange, final: StepOutcome[FinalAnswer], stopped: CritiqueStop,

@@ -212,6 +212,10 @@ class PanelState:
         usable = [s for s in steps if s.value is not None]
         return usable[-1] if usable else (steps[-1] if steps else None)
 
+    def any_usable(self) -> bool:
+        """Whether any panelist has an answer the next phase could use."""
+        return any(s.value is not None for steps in self.answers.values() for s in steps)
+
     def render(self, spot: Spotlight, exclude: str | None = None) -> str:
         return "\n\n".join(_render(spot, m, self.latest(m.name)) for m in self.members
                            if m.name != exclude)
@@ -256,6 +260,10 @@ class PanelProtocol:
             async with ctx.phase(round_phase(r)) as summary:
                 steps = await _answer_round(ctx, state, r, rounds, summary)
             agreement.append(await _report_round(ctx, state.members, steps, r))
+            if not state.any_usable():   # nothing to reflect on or distil: no call is spent
+                later = [round_phase(k) for k in range(r + 1, rounds + 1)]
+                return _nothing_answered(state, agreement, later, grading=bool(
+                    options.ground_truth))
             if early_stop and agreement[-1].all_approve:
                 stopped = PanelStop.ALL_APPROVED
                 break
@@ -390,6 +398,24 @@ def _outcome(state: PanelState, agreement: list[RoundAgreement], stopped: PanelS
         return out
     out.verdict = synthesis.value.conclusion
     out.rationale = synthesis.value.rationale
+    return out
+
+
+def _nothing_answered(state: PanelState, agreement: list[RoundAgreement], later: list[str], *,
+                      grading: bool) -> Outcome:
+    """Every panelist failed: the phases that would only read their failures are skipped, and
+    named, rather than paid for (a reflection on no answers, a synthesis of none)."""
+    out = Outcome()
+    out.outcome = PanelOutcome(
+        panelists=[PanelistFinal(name=m.name, persona=m.perspective.text if m.perspective
+                                 else m.persona, final=None) for m in state.members],
+        agreement_by_round=agreement, rounds_run=len(agreement) - 1,
+        stopped_because=PanelStop.NO_ANSWERS, synthesis=None, grade=None)
+    reasons = sorted({s.missing_note() for steps in state.answers.values() for s in steps})
+    out.missing += [f"panelist {m.name}: no usable answer in any round" for m in state.members]
+    skipped = [*later, SYNTHESIS, *([GRADING] if grading else [])]
+    out.missing.append(f"skipped, as no panelist answered: {', '.join(skipped)}")
+    out.verdict = "No synthesis: no panelist answered (" + "; ".join(reasons)[:300] + ")"
     return out
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from engine import prompts
 from engine.domain import PhaseSummary, TraceRow
+from engine.protocols.base import Outcome
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import Claim, Closing, CrossExamination, Position, Rebuttal
 from engine.settings import PresetSpec
@@ -51,6 +52,22 @@ class Transcript:
     rebuttals: list[dict[Side, StepOutcome[Rebuttal]]] = field(default_factory=list)
     cross: list[dict[Side, StepOutcome[CrossExamination]]] = field(default_factory=list)
     closings: dict[Side, StepOutcome[Closing]] = field(default_factory=dict)
+    skipped: list[str] = field(default_factory=list)   # phases not run: nothing to answer
+
+    def answered(self) -> bool:
+        """Whether either side made an argument a later phase (or a judge) could read."""
+        steps: list[StepOutcome[Any]] = [
+            *self.openings.values(), *(s for r in self.rebuttals for s in r.values()),
+            *(s for r in self.cross for s in r.values()), *self.closings.values()]
+        return any(s.value is not None for s in steps)
+
+    def no_argument(self, *skipped: str) -> Outcome:
+        """Neither side argued: the phases that would read only failures are skipped, and
+        named, rather than paid for (a rebuttal of nothing, a verdict on no argument)."""
+        reasons = "; ".join(sorted({s.missing_note() for s in self.openings.values()}))
+        named = ", ".join([*self.skipped, *skipped])
+        return Outcome(verdict=f"No verdict: neither side made an argument ({reasons[:300]})",
+                       missing=[f"skipped, as neither side made an argument: {named}"])
 
     def claims(self, side: Side) -> list[tuple[str, Claim]]:
         """The side's claims with their ids, openings first then rebuttal additions."""

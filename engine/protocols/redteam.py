@@ -110,6 +110,8 @@ class RedTeamProtocol:
                                       schema=stage.schema, temperature=TEMPERATURES[stage.role])
                 note(summary, stage.role, step, _highlight)
             done.append((stage.name, step))
+            if stage.name == "proposal" and step.value is None:   # nothing to challenge
+                return _no_proposal(dict(done))
         return _outcome(dict(done))
 
 
@@ -145,6 +147,19 @@ def _flat(spot: Spotlight, item: Any) -> str:
     if isinstance(item, dict):
         return "; ".join(f"{k}: {_flat(spot, v)}" for k, v in item.items())
     return quoted(spot, item) if isinstance(item, str) else str(item)
+
+
+def _no_proposal(steps: dict[str, StepOutcome[Any]]) -> Outcome:
+    """No proposal: the challenge, the revision and the synthesis would read only its failure,
+    so they are skipped, and named."""
+    out = Outcome(outcome=RedTeamOutcome(
+        analysis=steps["analysis"].value, proposal=None, challenge=None, revision=None,
+        synthesis=None, severity=None, consensus_reached=None), needs_review=True)
+    out.verdict = ("No decision: the strategist made no proposal ("
+                   + steps["proposal"].missing_note()[:300] + ")")
+    later = [stage.name for stage in STAGES[2:]]
+    out.missing.append(f"skipped, as there was no proposal to challenge: {', '.join(later)}")
+    return out
 
 
 def _outcome(steps: dict[str, StepOutcome[Any]]) -> Outcome:

@@ -78,7 +78,10 @@ class SimpleProtocol:
         t = Transcript(topic=ctx.request.topic, spot=ctx.spotlight)
         async with ctx.phase(OPENING) as summary:
             await openings(ctx, FAMILY, t, summary)
-        for r in range(1, rebuttal_rounds(ctx.request.rounds, ctx.preset) + 1):
+        rounds = rebuttal_rounds(ctx.request.rounds, ctx.preset)
+        if not t.answered():
+            return t.no_argument(*(rebuttal_phase(r) for r in range(1, rounds + 1)), VERDICT)
+        for r in range(1, rounds + 1):
             async with ctx.phase(rebuttal_phase(r)) as summary:
                 await _rebuttal_round(ctx, t, r, summary)
         async with ctx.phase(VERDICT) as summary:

@@ -116,7 +116,11 @@ async def run_debate_phases(ctx: DebateContext) -> Transcript:
     t = Transcript(topic=ctx.request.topic, spot=ctx.spotlight)
     async with ctx.phase(OPENING) as summary:
         await openings(ctx, FAMILY, t, summary)
-    for r in range(1, cross_rounds(ctx.request.rounds, ctx.preset) + 1):
+    rounds = cross_rounds(ctx.request.rounds, ctx.preset)
+    if not t.answered():   # nothing to cross-examine or close on
+        t.skipped = [*(cross_phase(r) for r in range(1, rounds + 1)), CLOSING]
+        return t
+    for r in range(1, rounds + 1):
         async with ctx.phase(cross_phase(r)) as summary:
             task = CROSS_TASK if r == 1 else CROSS_AGAIN_TASK.format(r=r)
             cross = await _both(ctx, t, partial(cross_key, r), task, CrossExamination)
@@ -158,6 +162,8 @@ class StructuredProtocol:
 
     async def run(self, ctx: DebateContext) -> Outcome:
         t = await run_debate_phases(ctx)
+        if not t.answered():
+            return t.no_argument(JUDGING)
         async with ctx.phase(JUDGING) as summary:
             run = await run_judge(ctx, t, RUBRIC_JUDGE, 0, JUDGE_KEY)
             note(summary, "judge", run.step, lambda v: v.rationale)

@@ -193,4 +193,6 @@ async def test_a_debate_against_a_refusing_endpoint_fails_fast_and_shows_it() ->
     retries = [e for e in events if e.kind.value == "step_retry"]
     assert len(retries) < settings.circuit_failures  # not four retries for each of five steps
     assert all(p.state is PhaseState.FAILED for p in progress.phases())
-    assert progress.calls_missing == len(prepared.plan.calls)
+    assert progress.calls_missing == 2   # the openings; nothing else had an argument to read
+    assert {p.detail for p in progress.phases()[1:]} == {"not run"}
+    assert "skipped, as neither side made an argument: rebuttal 1, verdict" in result.missing

@@ -87,7 +87,7 @@ def test_hostile_text_from_a_debate_is_escaped_everywhere_on_the_transcript() ->
     # title, heading, error, verdict, rationale, missing, agreement, trace (claim, evidence),
     # phase highlight and degraded step, the final answer (summary, answer, key point)
     assert page.count(ESCAPED) == 14
-    assert "Krippendorff's alpha <b>0.81</b> (95% CI 0.70–0.90)" in page
+    assert "Krippendorff's alpha <b>0.81</b> (95% CI [0.70, 0.90])" in page
     assert "<pre" not in page and "Download JSON" in page
 
 

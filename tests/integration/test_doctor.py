@@ -97,9 +97,11 @@ async def test_the_readme_example_prints_what_the_readme_shows(cli: Cli) -> None
             "OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.base_url})
     assert done.returncode == 0, done.stdout + done.stderr
     printed = done.stdout.splitlines()
-    assert printed[0] == f"Endpoint: {fake.base_url}" and shown[0].startswith("Endpoint: ")
-    without_latency = shown[1].rsplit(" · ", 1)[0]
-    assert printed[1].rsplit(" · ", 1)[0] == without_latency
+    assert [line.split(":")[0] for line in printed[:2]] == ["settings file", ".env file"]
+    assert [line.split(":")[0] for line in shown[:2]] == ["settings file", ".env file"]
+    assert printed[2] == f"Endpoint: {fake.base_url}" and shown[2].startswith("Endpoint: ")
+    without_latency = shown[3].rsplit(" · ", 1)[0]
+    assert printed[3].rsplit(" · ", 1)[0] == without_latency
     assert printed[-1] == "The model answered."
 
 

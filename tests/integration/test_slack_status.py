@@ -65,7 +65,7 @@ def test_a_failed_debate_shows_its_phases_failed_not_done() -> None:
     message = status(record(DebateStatus.FAILED, error="no model call succeeded"), progress,
                      rehearsal=False, final=True)
     text = str(message.blocks)
-    assert "✗ opening (nothing succeeded)" in text and "· cross-examination" in text
+    assert "✗ opening (nothing succeeded)" in text and "✗ cross-examination (not run)" in text
     assert "✓" not in text and "no model call succeeded" in text
 
 
@@ -83,5 +83,5 @@ async def test_a_debate_whose_every_call_fails_shows_failed_phases_in_its_thread
             status_message = h.fake.replies(CHANNEL, root["ts"])[0]
     shown = json.dumps(status_message["blocks"], ensure_ascii=False)
     assert status_message["text"].startswith("Debate failed")
-    assert "✗ opening (nothing succeeded)" in shown and "✗ verdict" in shown
+    assert "✗ opening (nothing succeeded)" in shown and "✗ verdict (not run)" in shown
     assert "✓" not in shown

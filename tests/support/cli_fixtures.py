@@ -38,6 +38,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
             monkeypatch.delenv(name)
     monkeypatch.setenv("DIALECTIC_CONFIG", os.devnull)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.chdir(tmp_path)
     handlers = logging.getLogger().handlers[:]
     level = logging.getLogger().level

@@ -54,7 +54,7 @@ def test_divergence_summary_contested_consensus() -> None:
     message = D.divergence_summary(consensus_result(), transcript_url=TRANSCRIPT)
     text = text_of(message)
     assert "0.42 (needs review)" in text
-    assert "0.18 – 0.61" in text
+    assert "[0.18, 0.61]" in text
     assert "0.31" in text
     assert "*For (weighted score)*\\n6.50" in text
     assert "*Against (weighted score)*\\n5.00" in text

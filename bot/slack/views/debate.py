@@ -22,6 +22,7 @@ from bot.service.results import (
     point_figures,
     side_means,
 )
+from bot.service.words import interval_text
 from bot.slack.mrkdwn import ELLIPSIS, chunk, escape, truncate, user
 from bot.slack.views.common import (
     FIELDS_MAX,
@@ -303,9 +304,7 @@ def _consensus_blocks(result: DebateResult, thresholds: ThresholdSpec | None) ->
     summary = result.consensus
     if summary is None:
         return []
-    interval = "n/a"
-    if summary.alpha_interval is not None:
-        interval = f"{summary.alpha_interval[0]:.2f} – {summary.alpha_interval[1]:.2f}"
+    interval = interval_text(summary.alpha_interval)
     means = side_means(summary.weighted_scores)
     judges = ", ".join(escape(j) for j in summary.judges)
     blocks = [fields([
