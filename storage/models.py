@@ -424,6 +424,7 @@ class ProviderLessonRow(Base):
     endpoint: Mapped[str] = mapped_column(String(512), primary_key=True)
     model: Mapped[str] = mapped_column(String(256), primary_key=True)
     lesson: Mapped[dict[str, Any]] = mapped_column(json_type())
+    learned_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class AnsweringModelRow(Base):
