@@ -14,7 +14,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from engine.characters import require_visible
 from engine.debate import Prepared
@@ -22,17 +22,9 @@ from engine.domain import DebateResult
 from engine.errors import InvalidRequest, UnknownPreset
 from engine.money.step_models import step_model
 from engine.oversight.feedback import PresetFeedback, feedback_by_preset
-from engine.oversight.judge_audit import AuditPolicy, JudgeAudit, audit_judges
 from engine.oversight.judge_weights import JudgeWeight, WeightPolicy, evidence_weights
 from engine.oversight.panel_records import AgreementCount, agreement_counts
 from engine.oversight.routing_audit import PresetRouting, needs_spot_check, routing_against_humans
-from engine.oversight.thresholds import (
-    SuggestionPolicy,
-    ThresholdEvaluation,
-    ThresholdSuggestion,
-    evaluate_thresholds,
-    suggest_thresholds,
-)
 from engine.presets import all_presets
 from engine.protocols.judging import judge_key
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
@@ -43,6 +35,15 @@ from storage.journal import lookups_for
 from storage.panels import Labelled
 from storage.records import AppliedThresholds
 
+if TYPE_CHECKING:   # numpy: loaded by the reports that compute with it (`judges`,
+    # `thresholds`), not by every process that runs a debate (`dialectic run` starts faster)
+    from engine.oversight.judge_audit import AuditPolicy, JudgeAudit
+    from engine.oversight.thresholds import (
+        SuggestionPolicy,
+        ThresholdEvaluation,
+        ThresholdSuggestion,
+    )
+
 __all__ = ["JudgeReport", "Oversight", "RoutingReport", "Suggestion", "ThresholdsInForce",
            "spot_check_reason"]
 
@@ -51,8 +52,6 @@ __all__ = ["JudgeReport", "Oversight", "RoutingReport", "Suggestion", "Threshold
 CACHE_SECONDS = 60.0
 BLANK_APPLY = ("say why you apply these thresholds: the reason goes in the "
                "audit log with them")
-AUDIT_POLICY = AuditPolicy()
-SUGGESTION_POLICY = SuggestionPolicy()
 WEIGHT_POLICY = WeightPolicy()
 
 
@@ -157,10 +156,13 @@ class Oversight:
     # --- the judge audit ---
 
     async def judge_report(self, *, days: int | None = None, preset: str | None = None,
-                           policy: AuditPolicy = AUDIT_POLICY) -> JudgeReport:
+                           policy: AuditPolicy | None = None) -> JudgeReport:
         """Position bias, verbosity bias, leniency, drift and agreement with the reviewers, per
         judge and model, over the last `days` (of one preset, or all); computed at most once a
         minute for the same question."""
+        from engine.oversight.judge_audit import AuditPolicy, audit_judges  # numpy: see above
+
+        policy = policy or AuditPolicy()
         presets = (self.preset(preset).name,) if preset else ()
         days, since = self.since(days)
         key = (days, presets, policy)
@@ -206,11 +208,14 @@ class Oversight:
                                  feedback=thumbs.get(name) or PresetFeedback(preset=name))
                                  for name in measured if name in forces])
 
-    async def suggest(self, preset: str, *, policy: SuggestionPolicy = SUGGESTION_POLICY,
+    async def suggest(self, preset: str, *, policy: SuggestionPolicy | None = None,
                       days: int | None = None) -> Suggestion:
         """Cut-offs that keep what is published upheld at the target with the fewest results
         sent to review, from the reviewers' decisions on this preset; compared with the ones
         in force. A suggestion only."""
+        from engine.oversight.thresholds import SuggestionPolicy, suggest_thresholds
+
+        policy = policy or SuggestionPolicy()
         in_force = await self.in_force_for(preset)
         days, since = self.since(days)
         outcomes = [i.outcome for i in await self.labelled(since, (in_force.preset,))
@@ -220,9 +225,12 @@ class Oversight:
                           suggestion=suggest_thresholds(outcomes, in_force.thresholds, policy))
 
     async def evaluate(self, preset: str, cutoffs: ThresholdSpec, *,
-                       policy: SuggestionPolicy = SUGGESTION_POLICY, days: int | None = None
+                       policy: SuggestionPolicy | None = None, days: int | None = None
                        ) -> ThresholdEvaluation:
         """What these cut-offs would have done to the preset's labelled history."""
+        from engine.oversight.thresholds import SuggestionPolicy, evaluate_thresholds
+
+        policy = policy or SuggestionPolicy()
         name = self.preset(preset).name
         _, since = self.since(days)
         outcomes = [i.outcome for i in await self.labelled(since, (name,))

@@ -2,9 +2,9 @@
 a person starts it (never its time): `run --help` loads the grammar alone; a run against the fake
 provider loads the SDK and the debate, and none of the service (Alembic, Slack, the HTTP server
 and its templates, the scheduler, metrics, OpenTelemetry, the charts) but its database (a run is a
-stored debate; Alembic only to migrate, before the first run), and with it the service's
-oversight, which loads the statistics (numpy, krippendorff) for every mode; a rehearsal not even
-the `openai` SDK. A run loads the protocol of its own mode and no other's, no cron library (it
+stored debate; Alembic only to migrate, before the first run), but not the statistics (numpy,
+krippendorff) unless its mode computes them (consensus): the service's oversight loads them only
+for its reports; a rehearsal not even the `openai` SDK. A run loads the protocol of its own mode and no other's, no cron library (it
 has no schedule), and with `--json` not the terminal library (rich); a run in the terminal does
 load rich.
 
@@ -105,7 +105,7 @@ async def test_a_run_loads_the_sdk_and_its_database_but_no_other_service(
         assert fake.requests   # the debate did call the provider
     assert code == 0 and json.loads(out)["status"] == "completed"
     assert _of(modules, SDK + DATABASE) == set(SDK + DATABASE)
-    assert _of(modules, SERVICE + CRON + TERMINAL + REHEARSAL
+    assert _of(modules, SERVICE + STATISTICS + CRON + TERMINAL + REHEARSAL
                + other_protocols(mode)) == set()
 
 
