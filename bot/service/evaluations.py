@@ -171,7 +171,7 @@ class Evaluations:
             done = await evaluations.outcomes(session, resumes.id) if resumes else {}
         jobs = self._jobs(spec, resumes.id if resumes else "x" * 16, done)
         low = high = 0.0
-        sizes = await self.service.history.sizes()
+        sizes = await self.service.learned_sizes()
         for job in jobs:
             a, b = await self._estimate(job, sizes)
             low, high = low + a, high + b
