@@ -15,13 +15,15 @@ from tests.support.cli_fixtures import Cli, clean_env, cli
 __all__ = ["clean_env", "cli"]  # fixtures
 
 PANELIST = "sitting on a panel of experts"   # every panelist's prompt, answers and reflections
+# the provider fails at once: no retry, not even the wait an overloaded provider (503) gets
 
 
 async def test_a_panel_with_no_answers_skips_reflection_and_synthesis(cli: Cli) -> None:
     async with FakeOpenAI() as fake:
         fake.fail(PANELIST, 503, times=None)
         env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake.base_url,
-               "DIALECTIC_MAX_RETRIES": "0"}
+               "DIALECTIC_MAX_RETRIES": "0",
+               "DIALECTIC_OVERLOAD_WAIT": "0"}
         done = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", "panel",
                                        "--rounds", "2", "--json", env=env)
         steps = [r.step for r in fake.requests]
@@ -49,7 +51,8 @@ async def test_when_neither_side_argues_nothing_else_is_paid_for(cli: Cli, mode:
         done = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", mode,
                                        "--rounds", "1", "--json", env={
                                            "OPENAI_API_KEY": "k", "OPENAI_BASE_URL":
-                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0"})
+                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0",
+               "DIALECTIC_OVERLOAD_WAIT": "0"})
         steps = [r.step for r in fake.requests]
     result = json.loads(done.stdout)
     assert done.returncode == 1 and result["status"] == "failed"
@@ -63,7 +66,8 @@ async def test_a_critique_without_a_proposal_critiques_nothing(cli: Cli) -> None
         done = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", "critique",
                                        "--rounds", "2", "--json", env={
                                            "OPENAI_API_KEY": "k", "OPENAI_BASE_URL":
-                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0"})
+                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0",
+               "DIALECTIC_OVERLOAD_WAIT": "0"})
         steps = [r.step for r in fake.requests]
     result = json.loads(done.stdout)
     assert len(steps) == 1 and "proposal" in steps[0], steps
@@ -78,7 +82,8 @@ async def test_a_redteam_without_a_proposal_challenges_nothing(cli: Cli) -> None
         done = await asyncio.to_thread(cli, "run", "Adopt an event bus?", "--mode", "redteam",
                                        "--json", env={
                                            "OPENAI_API_KEY": "k", "OPENAI_BASE_URL":
-                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0"})
+                                           fake.base_url, "DIALECTIC_MAX_RETRIES": "0",
+               "DIALECTIC_OVERLOAD_WAIT": "0"})
         steps = [r.step for r in fake.requests]
     result = json.loads(done.stdout)
     assert [s.rsplit("/", 1)[-1] for s in steps] == ["analysis", "proposal"], steps
