@@ -245,14 +245,25 @@ class ConsensusSummary(BaseModel):
     models: dict[str, str] = Field(default_factory=dict)   # judge -> the model that answered
     lengths: dict[str, int] = Field(default_factory=dict)  # side -> characters it argued
     thresholds: ThresholdSpec | None = None                # the alpha cut-offs routed by
+    # each side's rubric mean as the judges scored (1–10), weighted by their vote weights: what
+    # the headline states; {}: stored before it was kept
+    means: dict[Side, float] = Field(default_factory=dict)
 
 
 class DivergencePoint(BaseModel):
+    """One item's figures (engine/figures.py): `ratings`, `mean`, `spread` as the judges scored
+    it on the 1–10 scale; `calibrated*` the same calibrated for each judge's habits, kept inside
+    the scale. A point stored before the split has only the first three, and they hold the
+    calibrated figures (`calibrated_mean` is None): surfaces name them calibrated."""
+
     item: str
     label: str = ""
     mean: float
     spread: float
     ratings: dict[str, float] = Field(default_factory=dict)
+    calibrated: dict[str, float] = Field(default_factory=dict)
+    calibrated_mean: float | None = None
+    calibrated_spread: float | None = None
 
 
 class DivergenceSummary(BaseModel):

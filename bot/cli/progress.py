@@ -180,9 +180,7 @@ def _print_points(console: Console, title: str, points: Sequence[DivergencePoint
         return
     _say(console, f"{title}:")
     for p in points:
-        figures = point_figures(p)  # on the judges' 1-10 scale, whatever calibration did
-        _say(console, f"  - {_short(p.label or p.item, LABEL_MAX)}  (mean {figures.mean:.1f}, "
-                      f"spread {figures.spread:.1f})")
+        _say(console, f"  - {_short(p.label or p.item, LABEL_MAX)}  ({point_figures(p).text})")
 
 
 def print_estimate(console: Console, estimate: Estimate) -> None:
