@@ -18,7 +18,14 @@ from rich.text import Text
 
 from bot.cli.outcomes import print_line, print_outcome, print_preset
 from bot.service.progress import PhaseState, PhaseView, Progress, progress_for_plan
-from bot.service.results import FLAG_MEANING, alpha_text, band_rule, flag_headline, point_figures
+from bot.service.results import (
+    FLAG_MEANING,
+    alpha_text,
+    band_rule,
+    flag_headline,
+    point_figures,
+    routing_sentence,
+)
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
 from engine.money.cost import ceiling_note, estimate_range, token_details, usd
 from engine.settings import ThresholdSpec
@@ -136,6 +143,7 @@ def print_summary(console: Console, result: DebateResult,
         _say(console, f"Rationale: {result.rationale}")
     if line := agreement_line(result, thresholds):
         _say(console, line)
+    _say(console, routing_sentence(result.routing))   # the console's and Slack's words
     print_preset(console, result)
     if result.brief is None:   # the brief lists them as points to discuss and agreements
         _print_points(console, "Agreements", result.divergence.agreements[:5])

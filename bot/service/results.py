@@ -108,6 +108,23 @@ def status_words(status: DebateStatus | str, result: DebateResult | None) -> str
 # alpha against its band
 
 
+#: What a routing means for the result, in the words every surface uses: Slack's and the
+#: terminal's "Routing: …" line, the console's routing story (as a sentence).
+ROUTING_WORDS: dict[str, str] = {
+    Routing.AUTO_APPROVE: "published automatically: the judges agree",
+    Routing.TENTATIVE: "published as tentative: the judges mostly agree",
+    Routing.HUMAN_REVIEW: "sent to a reviewer before it counts",
+    Routing.ESCALATE: "escalated to a human reviewer: the judges disagree too much to publish",
+    Routing.NONE: "no review routing for this mode: it has no judge panel",
+}
+
+
+def routing_sentence(routing: Routing | str) -> str:
+    """"Sent to a reviewer before it counts." (an unknown routing as "Routing: x.")."""
+    words = ROUTING_WORDS.get(str(routing))
+    return f"{words[0].upper()}{words[1:]}." if words else f"Routing: {routing}."
+
+
 def thresholds_for(settings: EngineSettings, preset: str | None) -> ThresholdSpec | None:
     """The alpha cut-offs the result's preset routed by; None when the preset is unknown."""
     found = all_presets(settings).get(preset or "default")
@@ -235,6 +252,7 @@ def rubric_means(consensus: ConsensusSummary) -> RubricMeans:
 
 __all__ = [
     "NOT_AVAILABLE",
+    "ROUTING_WORDS",
     "SCALE",
     "SCORE_MAX",
     "SCORE_MIN",
@@ -249,6 +267,7 @@ __all__ = [
     "point_text",
     "review_reason",
     "routed_by",
+    "routing_sentence",
     "rubric_means",
     "side_means",
     "thresholds_for",
