@@ -12,8 +12,9 @@ and a sentence a person can read aloud says when the two point different ways, a
       a tie       a weighted majority voted tie, or the votes for and against weigh the same
       a winner    a weighted majority names it: "For the proposition wins: 3 of 4 judges
                   (3–1 for–against); rubric means 6.8 for vs 6.3 against."
-      a winner whose means lean the other way says so and why: judges who voted for a side
-      their own scores rank lower, or the minority's wider margins.
+      a winner (or a tie) whose means lean the other way says so and why: "…, though their
+      rubric means lean against: 5.8 for vs 6.5 against, because 2 of the 3 judges' votes do
+      not follow their own rubric scores" (or: the other side's voters scored by wider margins).
     one judge (structured)
       the judge's call is the headline; when its rubric means lean the other way, it says so
 
@@ -122,16 +123,19 @@ def _figures(means: Mapping[Side, float]) -> str:
 
 
 def _why(cast: Mapping[str, Side], side: Side, scores: PanelScores) -> str:
-    """Why a vote for `side` and rubric means leaning the other way are both true."""
+    """Why a vote for `side` (for a tie: the side the means do not lean to) and rubric means
+    leaning the other way are both true: votes that do not follow the judges' own scores, or
+    the other side's voters scoring by wider margins."""
     own = {j: m for j, m in (scores.own or {}).items() if j in cast}
     if not own:
         return ("the vote counts each judge's named winner, the means average every score "
                 "they gave")
-    astray = [j for j, voted in cast.items() if j in own and voted is not Side.TIE
-              and lean(own[j]) is not voted]
+    astray = [j for j, voted in cast.items() if j in own and lean(own[j]) is not voted]
+    if len(astray) == len(cast):
+        return "no judge's vote follows its own rubric scores"
     if astray:
-        return (f"{len(astray)} of the {len(cast)} judges voted for a side their own rubric "
-                f"scores do not rank higher")
+        return (f"{len(astray)} of the {len(cast)} judges' votes do not follow their own "
+                f"rubric scores")
     other = Side.CON if side is Side.PRO else Side.PRO
 
     def margin(judges: list[str], ahead: Side) -> float:
@@ -153,11 +157,11 @@ def _means_part(cast: Mapping[str, Side], side: Side | None, scores: PanelScores
     votes favour, ", though their rubric means lean against: 5.8 for vs 6.5 against, because
     …"."""
     leaning = lean(means)
-    if side in (None, Side.TIE) or leaning in (side, Side.TIE):
+    if side is None or leaning in (side, Side.TIE):
         return f"; {means_text(means)}"
-    assert side is not None
+    short = Side.CON if leaning is Side.PRO else Side.PRO   # the side with the narrower margins
     return (f", though their rubric means lean {_NAMES[leaning]}: {_figures(means)}, because "
-            f"{_why(cast, side, scores)}")
+            f"{_why(cast, short if side is Side.TIE else side, scores)}")
 
 
 def _contested(cast: Mapping[str, Side], scores: PanelScores,
@@ -196,11 +200,9 @@ def panel_headline(votes: Mapping[str, Side | None], scores: PanelScores) -> Hea
     if scores.contentious or scores.irreconcilable or (majority is None and not level):
         return _contested(cast, scores, means)
     if majority is None or majority is Side.TIE:
-        if len(set(cast.values())) == 1:
-            return Headline(Side.TIE, f"Tie: {_all(len(cast))} judges called it a tie; "
-                                      f"{means_text(means)}.")
-        return Headline(Side.TIE, f"Tie: the judges split {vote_split(cast)}; "
-                                  f"{means_text(means)}.")
+        said = (f"{_all(len(cast))} judges called it a tie" if len(set(cast.values())) == 1
+                else f"the judges split {vote_split(cast)}")
+        return Headline(Side.TIE, f"Tie: {said}{_means_part(cast, Side.TIE, scores, means)}.")
     count = sum(1 for side in cast.values() if side is majority)
     return Headline(majority, f"{_NAMES[majority].capitalize()} the proposition wins: {count} "
                               f"of {len(cast)} judges ({vote_split(cast)})"

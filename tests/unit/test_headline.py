@@ -67,14 +67,14 @@ def test_the_headline_table(pattern: str, means_name: str, alpha_name: str) -> N
         else:
             assert said.text.startswith(f"Contested: the judges split {vote_split(cast)} "
                                         "and their scores disagree")
-    opposite = {P: "lean against", C: "lean for"}
+    leaning = {"lean for": P, "lean against": C, "level": T}[means_name]
     voted = said.winner if said.winner is not None else (sides[0] if unanimous else None)
-    if voted in opposite and means_name == opposite[voted]:   # votes and means part ways: why
+    if voted is not None and leaning not in (voted, T):   # votes and means part ways: why
         assert "though their rubric means lean" in said.text
-        leaning = C if voted is P else P
-        astray = sum(1 for side in sides if side not in (T, leaning))
-        assert (f"because {astray} of the {len(sides)} judges voted for a side their own rubric "
-                "scores do not rank higher.") in said.text
+        astray = sum(1 for side in sides if side is not leaning)   # all scored as the means
+        assert (f"because {astray} of the {len(sides)} judges' votes do not follow their own "
+                "rubric scores." in said.text if astray < len(sides) else
+                "because no judge's vote follows its own rubric scores." in said.text)
     else:
         assert "though" not in said.text and "because" not in said.text
 
@@ -101,13 +101,22 @@ def test_the_issue_headlines_read_aloud() -> None:
                                            thresholds=THRESHOLDS))
     assert won.text == ("For the proposition wins: 3 of 3 judges (3–0 for–against), though "
                         "their rubric means lean against: 5.8 for vs 6.5 against, because 2 of "
-                        "the 3 judges voted for a side their own rubric scores do not rank "
-                        "higher.")
+                        "the 3 judges' votes do not follow their own rubric scores.")
     low = panel_headline(cast, PanelScores(means=means, own=own, alpha=-0.1, contentious=True,
                                            thresholds=THRESHOLDS))
     assert low.winner is None and low.text.startswith(
         "The judges agree on the winner but not on the scores: all 3 voted for the "
         "proposition; alpha -0.10 (below 0.50), so a person decides")
+
+
+def test_a_tie_vote_beside_leaning_means_says_why() -> None:
+    own = {"j0": {P: 9.0, C: 2.0}, "j1": {P: 9.0, C: 2.0}, "j2": {P: 5.0, C: 6.0},
+           "j3": {P: 5.0, C: 6.0}}
+    said = panel_headline(votes(P, P, C, C), PanelScores(means=weighted_means(own), own=own))
+    assert said.winner is T and said.text == (
+        "Tie: the judges split 2–2 for–against, though their rubric means lean for: 7.0 for "
+        "vs 4.0 against, because the 2 voting for scored that side ahead by 7.0 points on "
+        "average, the 2 voting against theirs by only 1.0.")
 
 
 def test_an_irreconcilable_panel_says_why() -> None:
