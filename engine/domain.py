@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from engine.figures import points_as_scored
 from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome, legacy_outcome
 from engine.settings import ThresholdSpec
@@ -363,8 +364,15 @@ class DebateResult(BaseModel):
     def _untagged_outcome(cls, data: Any) -> Any:
         """Results stored before outcomes were typed: tag their outcome with the result's mode."""
         if isinstance(data, dict) and isinstance(data.get("outcome"), dict):
-            return {**data, "outcome": legacy_outcome(data["outcome"], str(data.get("mode")))}
+            data = {**data, "outcome": legacy_outcome(data["outcome"], str(data.get("mode")))}
         return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _points_as_scored(cls, data: Any) -> Any:
+        """Results stored when divergence points held calibrated figures only: rebuilt with the
+        judges' own ratings beside the calibrated ones (engine/figures.py)."""
+        return points_as_scored(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _outcome_of_its_mode(self) -> DebateResult:

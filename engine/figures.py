@@ -14,8 +14,8 @@ A divergence point carries two sets of figures, each named:
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from engine.domain import DivergencePoint
 from engine.schemas.procon import RubricScores
 
 
@@ -40,17 +40,50 @@ def _mean_spread(values: list[float]) -> tuple[float, float]:
     return round(sum(values) / len(values), 3), round(max(values) - min(values), 3)
 
 
-def divergence_point(item: str, label: str, raw: Mapping[str, float],
-                     calibrated: Mapping[str, float]) -> DivergencePoint:
-    """One item's figures: the judges' own ratings, and the calibrated ones inside the scale.
-    `raw` may lack a judge `calibrated` has (it never does in a panel; both come from one row)."""
+def point_fields(item: str, label: str, raw: Mapping[str, float],
+                 calibrated: Mapping[str, float]) -> dict[str, Any]:
+    """One item's figures (`engine.domain.DivergencePoint`'s fields): the judges' own ratings,
+    and the calibrated ones inside the scale. Without `raw`, the calibrated ones stand in."""
     shown = {j: round(on_scale(v), 3) for j, v in calibrated.items()}
     given = {j: float(v) for j, v in raw.items()} or shown
     mean, spread = _mean_spread(list(given.values()))
     c_mean, c_spread = _mean_spread(list(shown.values()))
-    return DivergencePoint(item=item, label=label, mean=mean, spread=spread, ratings=given,
-                           calibrated=shown, calibrated_mean=c_mean,
-                           calibrated_spread=c_spread)
+    return {"item": item, "label": label, "mean": mean, "spread": spread, "ratings": given,
+            "calibrated": shown, "calibrated_mean": c_mean, "calibrated_spread": c_spread}
+
+
+def _as_scored(point: Any, index: Mapping[str, int],
+               rows: Mapping[str, list[float | None]]) -> Any:
+    """A stored point of the calibrated figures only, rebuilt from the panel's raw rows; as it
+    was when it cannot be (not a stored dict, already split, or a judge's rating missing)."""
+    if (not isinstance(point, dict) or point.get("calibrated_mean") is not None
+            or point.get("item") not in index or not point.get("ratings")):
+        return point
+    at = index[point["item"]]
+    raw = {j: row[at] for j in point["ratings"]
+           if (row := rows.get(j)) and at < len(row) and row[at] is not None}
+    if len(raw) != len(point["ratings"]):
+        return point
+    return point_fields(point["item"], point.get("label", ""), raw, point["ratings"])
+
+
+def points_as_scored(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored result (its JSON) whose divergence points hold calibrated figures only (stored
+    before the two were kept apart) with every point rebuilt (`point_fields`) from the judges'
+    raw rows in its consensus, so the API and every surface read them the same way."""
+    consensus = data.get("consensus")
+    if not isinstance(consensus, dict) or not consensus.get("ratings"):
+        return data
+    index = {item: i for i, item in enumerate(consensus.get("items") or [])}
+    rows = consensus["ratings"]
+    out = dict(data)
+    for key, lists in (("divergence", ("agreements", "disagreements")),
+                       ("discussion", ("points",)), ("brief", ("points", "agreements"))):
+        part = data.get(key)
+        if isinstance(part, dict):
+            out[key] = {**part, **{name: [_as_scored(p, index, rows) for p in part[name]]
+                                   for name in lists if isinstance(part.get(name), list)}}
+    return out
 
 
 def side_means(weighted: Mapping[str, float | None]) -> dict[str, float | None]:
@@ -64,4 +97,5 @@ def side_means(weighted: Mapping[str, float | None]) -> dict[str, float | None]:
     return means
 
 
-__all__ = ["SCALE", "SCORE_MAX", "SCORE_MIN", "divergence_point", "on_scale", "side_means"]
+__all__ = ["SCALE", "SCORE_MAX", "SCORE_MIN", "on_scale", "point_fields", "points_as_scored",
+           "side_means"]

@@ -25,7 +25,7 @@ from engine.domain import (
     canonical_json,
     sha256,
 )
-from engine.figures import divergence_point
+from engine.figures import point_fields
 from engine.headline import PanelScores, panel_headline, weighted_means
 from engine.prompts import PROMPT_VERSION
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, background, id_relabel
@@ -288,7 +288,7 @@ def _point(p: ItemSpread, labels: dict[str, str],
     """The point as the statistics chose it (by calibrated spread), with the judges' own
     ratings beside the calibrated ones (engine/figures.py)."""
     raw = {j: v for j in p.ratings if (v := rows.get(j, {}).get(p.item)) is not None}
-    return divergence_point(p.item, labels.get(p.item, p.item), raw, p.ratings)
+    return DivergencePoint(**point_fields(p.item, labels.get(p.item, p.item), raw, p.ratings))
 
 
 def judged_trace(trace: list[TraceRow], runs: list[JudgeRun]) -> list[TraceRow]:
