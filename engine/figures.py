@@ -60,8 +60,11 @@ def _as_scored(point: Any, index: Mapping[str, int],
             or point.get("item") not in index or not point.get("ratings")):
         return point
     at = index[point["item"]]
-    raw = {j: row[at] for j in point["ratings"]
-           if (row := rows.get(j)) and at < len(row) and row[at] is not None}
+    raw: dict[str, float] = {}
+    for judge in point["ratings"]:
+        row = rows.get(judge) or []
+        if at < len(row) and (value := row[at]) is not None:
+            raw[judge] = float(value)
     if len(raw) != len(point["ratings"]):
         return point
     return point_fields(point["item"], point.get("label", ""), raw, point["ratings"])
