@@ -233,11 +233,16 @@ class ConsensusSummary(BaseModel):
     irreconcilable: bool = False
     judges: list[str] = Field(default_factory=list)
     items: list[str] = Field(default_factory=list)
-    ratings: dict[str, list[float | None]] = Field(default_factory=dict)  # judge -> row
+    ratings: dict[str, list[float | None]] = Field(  # judge -> row
+        default_factory=dict, description="each judge's scores per item, as it gave them (1-10)")
     # the same rows on the panel's scale (what alpha was computed over); {}: stored before
-    calibrated: dict[str, list[float | None]] = Field(default_factory=dict)
+    calibrated: dict[str, list[float | None]] = Field(
+        default_factory=dict, description="the same rows calibrated for each judge's habits: "
+        "what alpha is computed over, not ratings (calibration can stretch past 1-10)")
     calls: dict[str, list[Side | None]] = Field(default_factory=dict)     # judge -> winner per dim
-    weighted_scores: dict[str, float | None] = Field(default_factory=dict)
+    weighted_scores: dict[str, float | None] = Field(
+        default_factory=dict, description="per item, the judges' calibrated scores weighted by "
+        "their vote weights (not ratings: they may fall outside 1-10)")
     weights: dict[str, float] = Field(default_factory=dict)   # the vote weights used
     # What the judge audit reads (engine/oversight/panel_records.py); {} / None: stored before it
     # was kept.
@@ -246,9 +251,10 @@ class ConsensusSummary(BaseModel):
     models: dict[str, str] = Field(default_factory=dict)   # judge -> the model that answered
     lengths: dict[str, int] = Field(default_factory=dict)  # side -> characters it argued
     thresholds: ThresholdSpec | None = None                # the alpha cut-offs routed by
-    # each side's rubric mean as the judges scored (1–10), weighted by their vote weights: what
-    # the headline states; {}: stored before it was kept
-    means: dict[Side, float] = Field(default_factory=dict)
+    # {}: stored before it was kept
+    means: dict[Side, float] = Field(
+        default_factory=dict, description="each side's rubric mean as the judges scored (1-10), "
+        "weighted by their vote weights: what the headline states")
 
 
 class DivergencePoint(BaseModel):
@@ -259,10 +265,13 @@ class DivergencePoint(BaseModel):
 
     item: str
     label: str = ""
-    mean: float
-    spread: float
-    ratings: dict[str, float] = Field(default_factory=dict)
-    calibrated: dict[str, float] = Field(default_factory=dict)
+    mean: float = Field(description="the mean of `ratings` (1-10)")
+    spread: float = Field(description="the widest gap between `ratings`")
+    ratings: dict[str, float] = Field(default_factory=dict,
+                                      description="each judge's score as it gave it (1-10)")
+    calibrated: dict[str, float] = Field(
+        default_factory=dict, description="each judge's score calibrated for its habits, kept "
+        "inside 1-10")
     calibrated_mean: float | None = None
     calibrated_spread: float | None = None
 
