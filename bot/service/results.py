@@ -216,6 +216,8 @@ def point_figures(point: DivergencePoint) -> PointFigures:
     kept is read as stored; an older one holds calibrated figures only: when calibration
     stretched a rating past the scale, mean and spread are recomputed on it."""
     if point.calibrated_mean is not None:
+        if point.calibrated == point.ratings:   # no history to calibrate by: one set of figures
+            return PointFigures(point.mean, point.spread, dict(point.ratings))
         return PointFigures(point.mean, point.spread, dict(point.ratings), True,
                             point.calibrated_mean, point.calibrated_spread)
     ratings = {judge: on_scale(value) for judge, value in point.ratings.items()}

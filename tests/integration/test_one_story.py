@@ -76,9 +76,13 @@ def words(blocks: Any) -> str:
 
 
 def figures(point: dict[str, Any]) -> str:
-    """A divergence point's figures as every surface prints them, from the API's numbers."""
-    return (f"mean {point['mean']:.1f}, spread {point['spread']:.1f}; calibrated mean "
-            f"{point['calibrated_mean']:.1f}, spread {point['calibrated_spread']:.1f}")
+    """A divergence point's figures as every surface prints them, from the API's numbers (the
+    calibrated ones when calibration changed them)."""
+    scored = f"mean {point['mean']:.1f}, spread {point['spread']:.1f}"
+    if point["calibrated"] == point["ratings"]:
+        return scored
+    return (f"{scored}; calibrated mean {point['calibrated_mean']:.1f}, "
+            f"spread {point['calibrated_spread']:.1f}")
 
 
 def on_the_scale(point: dict[str, Any]) -> None:

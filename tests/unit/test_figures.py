@@ -49,6 +49,12 @@ def test_a_result_stored_with_calibrated_points_is_read_with_the_judges_ratings(
     assert ratings and all(1.0 <= v <= 10.0 for v in ratings)
 
 
+def test_a_point_no_history_calibrated_prints_one_set_of_figures() -> None:
+    point = DivergencePoint(**point_fields("i", "l", {"a": 7.0, "b": 8.0}, {"a": 7.0, "b": 8.0}))
+    assert point_figures(point).text == "mean 7.5, spread 1.0"
+    assert point_figures(point).spread_text == "spread 1.0"
+
+
 @pytest.mark.parametrize("consensus", [
     {"ratings": {}},                                         # no raw rows kept
     {"ratings": {"a": [9.0, 10.0], "b": [2.0, None], "c": [7.0, 8.0]}},   # one missing
