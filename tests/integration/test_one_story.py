@@ -120,6 +120,9 @@ async def test_one_stored_result_reads_the_same_on_every_surface(
     assert f"{means['pro']:.1f} for vs {means['con']:.1f} against" in result["verdict"]
     everywhere(result["verdict"])
     assert f"For (rubric mean, 1–10)*\n{means['pro']:.1f}" in slack
+    assert f"Against (rubric mean, 1–10)*\n{means['con']:.1f}" in slack
+    assert (f"For: rubric mean <b>{means['pro']:.1f}</b>; against: rubric mean "
+            f"<b>{means['con']:.1f}</b> (on the 1–10 scale)") in page
     # the calibration did something, past the scale: what alpha was computed over
     assert consensus["calibrated"] != consensus["ratings"]
     assert max(v for row in consensus["calibrated"].values() for v in row if v) > 10.0
