@@ -8,7 +8,8 @@ every surface (Slack, the API, the console, the CLI) reads the same value:
   agreements, the arguments map (each side's strongest claims with their standing).
 
 The flag uses the same cut-off as the band, so a flagged panel is always in the contentious band
-and its headline says "Contested" (engine/headline.py): the two never contradict each other.
+and its headline never declares a winner ("Contested: …", or "The judges agree on the winner but
+not on the scores: …" for a unanimous vote; engine/headline.py): the two never contradict.
 """
 
 from __future__ import annotations

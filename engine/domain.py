@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from engine.figures import points_as_scored
 from engine.options import DebateOptions
 from engine.outcomes import ModeOutcome, legacy_outcome
 from engine.settings import ThresholdSpec
@@ -240,11 +241,16 @@ class ConsensusSummary(BaseModel):
     irreconcilable: bool = False
     judges: list[str] = Field(default_factory=list)
     items: list[str] = Field(default_factory=list)
-    ratings: dict[str, list[float | None]] = Field(default_factory=dict)  # judge -> row
+    ratings: dict[str, list[float | None]] = Field(  # judge -> row
+        default_factory=dict, description="each judge's scores per item, as it gave them (1-10)")
     # the same rows on the panel's scale (what alpha was computed over); {}: stored before
-    calibrated: dict[str, list[float | None]] = Field(default_factory=dict)
+    calibrated: dict[str, list[float | None]] = Field(
+        default_factory=dict, description="the same rows calibrated for each judge's habits: "
+        "what alpha is computed over, not ratings (calibration can stretch past 1-10)")
     calls: dict[str, list[Side | None]] = Field(default_factory=dict)     # judge -> winner per dim
-    weighted_scores: dict[str, float | None] = Field(default_factory=dict)
+    weighted_scores: dict[str, float | None] = Field(
+        default_factory=dict, description="per item, the judges' calibrated scores weighted by "
+        "their vote weights (not ratings: they may fall outside 1-10)")
     weights: dict[str, float] = Field(default_factory=dict)   # the vote weights used
     # What the judge audit reads (engine/oversight/panel_records.py); {} / None: stored before it
     # was kept.
@@ -253,14 +259,29 @@ class ConsensusSummary(BaseModel):
     models: dict[str, str] = Field(default_factory=dict)   # judge -> the model that answered
     lengths: dict[str, int] = Field(default_factory=dict)  # side -> characters it argued
     thresholds: ThresholdSpec | None = None                # the alpha cut-offs routed by
+    # {}: stored before it was kept
+    means: dict[Side, float] = Field(
+        default_factory=dict, description="each side's rubric mean as the judges scored (1-10), "
+        "weighted by their vote weights: what the headline states")
 
 
 class DivergencePoint(BaseModel):
+    """One item's figures (engine/figures.py): `ratings`, `mean`, `spread` as the judges scored
+    it on the 1–10 scale; `calibrated*` the same calibrated for each judge's habits, kept inside
+    the scale. A point stored before the split has only the first three, and they hold the
+    calibrated figures (`calibrated_mean` is None): surfaces name them calibrated."""
+
     item: str
     label: str = ""
-    mean: float
-    spread: float
-    ratings: dict[str, float] = Field(default_factory=dict)
+    mean: float = Field(description="the mean of `ratings` (1-10)")
+    spread: float = Field(description="the widest gap between `ratings`")
+    ratings: dict[str, float] = Field(default_factory=dict,
+                                      description="each judge's score as it gave it (1-10)")
+    calibrated: dict[str, float] = Field(
+        default_factory=dict, description="each judge's score calibrated for its habits, kept "
+        "inside 1-10")
+    calibrated_mean: float | None = None
+    calibrated_spread: float | None = None
 
 
 class DivergenceSummary(BaseModel):
@@ -360,8 +381,15 @@ class DebateResult(BaseModel):
     def _untagged_outcome(cls, data: Any) -> Any:
         """Results stored before outcomes were typed: tag their outcome with the result's mode."""
         if isinstance(data, dict) and isinstance(data.get("outcome"), dict):
-            return {**data, "outcome": legacy_outcome(data["outcome"], str(data.get("mode")))}
+            data = {**data, "outcome": legacy_outcome(data["outcome"], str(data.get("mode")))}
         return data
+
+    @model_validator(mode="before")
+    @classmethod
+    def _points_as_scored(cls, data: Any) -> Any:
+        """Results stored when divergence points held calibrated figures only: rebuilt with the
+        judges' own ratings beside the calibrated ones (engine/figures.py)."""
+        return points_as_scored(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _outcome_of_its_mode(self) -> DebateResult:

@@ -267,8 +267,7 @@ SIDES = {"pro": "For", "con": "Against", "tie": "Tie"}
 
 
 def _point(p: DivergencePoint) -> str:
-    f = point_figures(p)
-    return f"{p.label or p.item} (mean {f.mean:.1f}, spread {f.spread:.1f})"
+    return f"{p.label or p.item} ({point_figures(p).text})"
 
 
 def print_discussion(console: Console, flag: Discussion) -> None:
@@ -297,7 +296,7 @@ def _claim(row: TraceRow) -> str:
 
 def print_brief(console: Console, brief: Brief) -> None:
     _heading(console, "Decision brief")
-    points = [f"{p.label or p.item} — the judges split (spread {point_figures(p).spread:.1f})"
+    points = [f"{p.label or p.item} — the judges split ({point_figures(p).spread_text})"
               for p in brief.points]
     if brief.split_on_winner:
         points.append("The judges' calls split on the winner: a person should decide.")

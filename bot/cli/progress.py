@@ -24,6 +24,7 @@ from bot.service.results import (
     band_rule,
     flag_headline,
     point_figures,
+    routing_sentence,
 )
 from bot.service.words import counted, interval_text, plain_value
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
@@ -142,6 +143,7 @@ def print_summary(console: Console, result: DebateResult,
         _say(console, f"Rationale: {result.rationale}")
     if line := agreement_line(result, thresholds):
         _say(console, line)
+    _say(console, routing_sentence(result.routing))   # the console's and Slack's words
     print_preset(console, result)
     if result.brief is None:   # the brief lists them as points to discuss and agreements
         _print_points(console, "Agreements", result.divergence.agreements[:5])
@@ -187,9 +189,7 @@ def _print_points(console: Console, title: str, points: Sequence[DivergencePoint
         return
     _say(console, f"{title}:")
     for p in points:
-        figures = point_figures(p)  # on the judges' 1-10 scale, whatever calibration did
-        _say(console, f"  - {_short(p.label or p.item, LABEL_MAX)}  (mean {figures.mean:.1f}, "
-                      f"spread {figures.spread:.1f})")
+        _say(console, f"  - {_short(p.label or p.item, LABEL_MAX)}  ({point_figures(p).text})")
 
 
 def print_estimate(console: Console, estimate: Estimate) -> None:

@@ -18,10 +18,12 @@ from bot.http.charts import alpha_scale_svg, heatmap_svg
 from bot.http.views import mean_rubric, seconds, shorten, usd
 from bot.service.results import (
     FLAG_MEANING,
+    SCALE,
     alpha_text,
     band_rule,
     flag_headline,
     point_figures,
+    rubric_means,
 )
 from bot.service.words import counted, interval_text
 from engine.money.cost import token_details
@@ -78,7 +80,8 @@ TEMPLATES.globals.update(
     interval_text=interval_text, counted=counted,
     alpha_scale_svg=alpha_scale_svg, point_figures=point_figures, mean_rubric=mean_rubric,
     yes_no=yes_no, stop_words=STOP_WORDS, state_mark=STATE_MARK, rubric_dimensions=DIMENSIONS,
-    flag_headline=flag_headline, flag_meaning=FLAG_MEANING)
+    flag_headline=flag_headline, flag_meaning=FLAG_MEANING, rubric_means=rubric_means,
+    score_scale=SCALE)
 
 
 def render(template: str, **context: Any) -> str:

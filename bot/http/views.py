@@ -16,6 +16,7 @@ from bot.service.results import (
     evaluation_of,
     is_incomplete,
     marks,
+    routing_sentence,
 )
 from bot.service.timeline import Timeline
 from engine.domain import DebateResult
@@ -26,12 +27,6 @@ from engine.vocabulary import Routing
 from storage.records import DebateRecord, DebateStatus, Origin, Review
 
 #: the routing story's last sentence, a whole one for each routing
-ROUTED_SENTENCE = {Routing.AUTO_APPROVE: "So it was published.",
-                   Routing.TENTATIVE: "So it was published as tentative.",
-                   Routing.HUMAN_REVIEW: "So it went to a human reviewer.",
-                   Routing.ESCALATE: "So it was escalated to a human reviewer.",
-                   Routing.NONE: "This mode has no judge panel, so no agreement figure routed "
-                                 "it."}
 FLAG_BADGE = FLAG_MARK
 ROUTED_TO_PEOPLE = (Routing.HUMAN_REVIEW, Routing.ESCALATE)
 STATUS_TONE = {DebateStatus.COMPLETED: "good", DebateStatus.APPROVED: "good",
@@ -103,7 +98,7 @@ def routing_story(result: DebateResult, thresholds: ThresholdSpec | None,
         lines.append("The synthesizer reports no consensus between strategist and red team.")
     if is_incomplete(result):
         lines.append("The result is incomplete, so it cannot be published on its own.")
-    lines.append(ROUTED_SENTENCE.get(result.routing, f"Routing: {result.routing}."))
+    lines.append(routing_sentence(result.routing))
     if origin is not None and result.routing in ROUTED_TO_PEOPLE and not origin.in_oversight:
         lines.append(OWN_BOOKS)
     if review is not None and review.spot_check:

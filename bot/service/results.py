@@ -5,16 +5,15 @@ the AI."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
-from engine.domain import DebateResult, DivergencePoint
+from engine.domain import ConsensusSummary, DebateResult, DivergencePoint
+from engine.figures import SCALE, SCORE_MAX, SCORE_MIN, on_scale, side_means
 from engine.headline import NOT_AVAILABLE, alpha_text, cutoffs
 from engine.outcomes import RedTeamOutcome
 from engine.presets import all_presets
-from engine.schemas.procon import RubricScores
 from engine.settings import EngineSettings, ThresholdSpec
-from engine.vocabulary import Band, ResultStatus, Routing
+from engine.vocabulary import Band, ResultStatus, Routing, Side
 from storage.records import DebateRecord, DebateStatus, Origin
 
 APPEAL_PRESET = "appeal"  # the preset content appeals run under
@@ -109,6 +108,23 @@ def status_words(status: DebateStatus | str, result: DebateResult | None) -> str
 # alpha against its band
 
 
+#: What a routing means for the result, in the words every surface uses: Slack's and the
+#: terminal's "Routing: …" line, the console's routing story (as a sentence).
+ROUTING_WORDS: dict[str, str] = {
+    Routing.AUTO_APPROVE: "published automatically: the judges agree",
+    Routing.TENTATIVE: "published as tentative: the judges mostly agree",
+    Routing.HUMAN_REVIEW: "sent to a reviewer before it counts",
+    Routing.ESCALATE: "escalated to a human reviewer: the judges disagree too much to publish",
+    Routing.NONE: "no review routing for this mode: it has no judge panel",
+}
+
+
+def routing_sentence(routing: Routing | str) -> str:
+    """"Sent to a reviewer before it counts." (an unknown routing as "Routing: x.")."""
+    words = ROUTING_WORDS.get(str(routing))
+    return f"{words[0].upper()}{words[1:]}." if words else f"Routing: {routing}."
+
+
 def thresholds_for(settings: EngineSettings, preset: str | None) -> ThresholdSpec | None:
     """The alpha cut-offs the result's preset routed by; None when the preset is unknown."""
     found = all_presets(settings).get(preset or "default")
@@ -160,65 +176,101 @@ def band_rule(band: Band | str, thresholds: ThresholdSpec) -> str:
 # scores on the judges' scale
 
 
-def _scale() -> tuple[float, float]:
-    """The rubric's range (1-10), read from the schema the judges fill in."""
-    meta = RubricScores.model_fields["logic"].metadata
-    low = next(float(m.ge) for m in meta if getattr(m, "ge", None) is not None)
-    high = next(float(m.le) for m in meta if getattr(m, "le", None) is not None)
-    return low, high
-
-
-SCORE_MIN, SCORE_MAX = _scale()
-
-
-def on_scale(score: float) -> float:
-    """A calibrated score put back on the judges' 1-10 scale (calibration can stretch past it)."""
-    return min(SCORE_MAX, max(SCORE_MIN, score))
-
-
 @dataclass(frozen=True, slots=True)
 class PointFigures:
-    """A divergence point as summaries show it: mean, spread and ratings on the 1-10 scale."""
+    """A divergence point as every surface shows it (engine/figures.py): `mean`, `spread` and
+    `ratings` on the 1-10 scale, as the judges scored (`as_scored`) or, for a point stored
+    before the two were kept apart, calibrated and put back on the scale; the calibrated mean
+    and spread beside them when the point has both."""
 
     mean: float
     spread: float
     ratings: dict[str, float]
+    as_scored: bool = True
+    calibrated_mean: float | None = None
+    calibrated_spread: float | None = None
+
+    @property
+    def text(self) -> str:
+        """"mean 6.5, spread 9.0; calibrated mean 7.4, spread 8.0" (each figure named)."""
+        figures = f"mean {self.mean:.1f}, spread {self.spread:.1f}"
+        if not self.as_scored:
+            return f"calibrated {figures}"
+        if self.calibrated_mean is None or self.calibrated_spread is None:
+            return figures
+        return (f"{figures}; calibrated mean {self.calibrated_mean:.1f}, "
+                f"spread {self.calibrated_spread:.1f}")
+
+    @property
+    def spread_text(self) -> str:
+        """"spread 9.0, calibrated 8.0" ("calibrated spread 8.0" for an older point)."""
+        if not self.as_scored:
+            return f"calibrated spread {self.spread:.1f}"
+        if self.calibrated_spread is None:
+            return f"spread {self.spread:.1f}"
+        return f"spread {self.spread:.1f}, calibrated {self.calibrated_spread:.1f}"
 
 
 def point_figures(point: DivergencePoint) -> PointFigures:
-    """The point's figures on the 1-10 scale: when calibration stretched a rating past it, mean
-    and spread are recomputed from the ratings put back on the scale."""
+    """The point's figures on the 1-10 scale. A point built since the judges' own ratings were
+    kept is read as stored; an older one holds calibrated figures only: when calibration
+    stretched a rating past the scale, mean and spread are recomputed on it."""
+    if point.calibrated_mean is not None:
+        if point.calibrated == point.ratings:   # no history to calibrate by: one set of figures
+            return PointFigures(point.mean, point.spread, dict(point.ratings))
+        return PointFigures(point.mean, point.spread, dict(point.ratings), True,
+                            point.calibrated_mean, point.calibrated_spread)
     ratings = {judge: on_scale(value) for judge, value in point.ratings.items()}
     if len(ratings) >= 2 and ratings != point.ratings:
         values = list(ratings.values())
-        return PointFigures(sum(values) / len(values), max(values) - min(values), ratings)
-    return PointFigures(on_scale(point.mean), min(point.spread, SCORE_MAX - SCORE_MIN), ratings)
+        return PointFigures(sum(values) / len(values), max(values) - min(values), ratings,
+                            as_scored=False)
+    return PointFigures(on_scale(point.mean), min(point.spread, SCORE_MAX - SCORE_MIN), ratings,
+                        as_scored=False)
 
 
-def side_means(weighted: Mapping[str, float | None]) -> dict[str, float | None]:
-    """The mean of each side's weighted scores ("pro.*", "con.*") on the 1-10 scale; None when
-    a side has none."""
-    means: dict[str, float | None] = {}
-    for side in ("pro", "con"):
-        values = [on_scale(v) for k, v in weighted.items()
-                  if k.startswith(f"{side}.") and v is not None]
-        means[side] = sum(values) / len(values) if values else None
-    return means
+def point_text(point: DivergencePoint) -> str:
+    return point_figures(point).text
+
+
+@dataclass(frozen=True, slots=True)
+class RubricMeans:
+    """Each side's rubric mean beside a panel's verdict, and what it is ("rubric mean": the
+    judges' own scores, which the headline states; "calibrated score" for a result stored before
+    those were kept)."""
+
+    name: str
+    pro: float | None
+    con: float | None
+
+
+def rubric_means(consensus: ConsensusSummary) -> RubricMeans:
+    if consensus.means:
+        return RubricMeans("rubric mean", consensus.means.get(Side.PRO),
+                           consensus.means.get(Side.CON))
+    old = side_means(consensus.weighted_scores)
+    return RubricMeans("calibrated score", old["pro"], old["con"])
 
 
 __all__ = [
     "NOT_AVAILABLE",
+    "ROUTING_WORDS",
+    "SCALE",
     "SCORE_MAX",
     "SCORE_MIN",
     "PointFigures",
+    "RubricMeans",
     "alpha_text",
     "band_rule",
     "evaluation_of",
     "is_incomplete",
     "on_scale",
     "point_figures",
+    "point_text",
     "review_reason",
     "routed_by",
+    "routing_sentence",
+    "rubric_means",
     "side_means",
     "thresholds_for",
     "to_reviewers",

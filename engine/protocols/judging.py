@@ -25,7 +25,8 @@ from engine.domain import (
     canonical_json,
     sha256,
 )
-from engine.headline import panel_headline
+from engine.figures import point_fields
+from engine.headline import PanelScores, panel_headline, weighted_means
 from engine.prompts import PROMPT_VERSION
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, background, id_relabel
 from engine.provider.llm import Prompt
@@ -207,9 +208,12 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     if len(weighted) != len(items):  # no judge finished: nothing to weigh
         weighted = [None] * len(items)
     weighted_map = dict(zip(items, weighted, strict=True))
-    headline = panel_headline(winners, _side_means(weighted_map), weights=weights,
-                              alpha=summary.alpha, split=summary.irreconcilable
-                              or summary.band is Band.CONTENTIOUS, thresholds=thresholds)
+    own = {r.judge.name: own_means(r) for r in ok if r.rubric}
+    means = weighted_means(own, weights)
+    headline = panel_headline(winners, PanelScores(
+        means=means, own=own, weights=weights, alpha=summary.alpha,
+        contentious=summary.band is Band.CONTENTIOUS, irreconcilable=summary.irreconcilable,
+        thresholds=thresholds))
     winner, verdict = headline.winner, headline.text
     consensus = ConsensusSummary(
         alpha=summary.alpha, alpha_interval=summary.alpha_interval, kappa=summary.kappa,
@@ -221,12 +225,12 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
         winners={r.judge.name: r.winner for r in ok},
         shown_first={r.judge.name: r.order[0] for r in ok},
         models={r.judge.name: r.step.record.model for r in ok}, lengths=argued_lengths(t),
-        thresholds=thresholds,
+        thresholds=thresholds, means=means or {},
     )
-    labels = _labels(t)
+    labels, rows = _labels(t), {j: dict(zip(items, scores[j], strict=True)) for j in scores}
     divergence = DivergenceSummary(
-        agreements=[_point(p, labels) for p in div.agreements],
-        disagreements=[_point(p, labels) for p in div.disagreements],
+        agreements=[_point(p, labels, rows) for p in div.agreements],
+        disagreements=[_point(p, labels, rows) for p in div.disagreements],
     )
     rationale = _rationale(ok, winner)
     return PanelResult(consensus, divergence, winner, verdict, rationale,
@@ -256,15 +260,9 @@ def _characters(value: object) -> int:
     return 0
 
 
-def _side_means(weighted: dict[str, float | None]) -> dict[Side, float] | None:
-    """Each side's weighted rubric mean (None: a side has no score)."""
-    means: dict[Side, float] = {}
-    for side in SIDES:
-        vals = [v for k, v in weighted.items() if k.startswith(f"{side}.") and v is not None]
-        if not vals:
-            return None
-        means[side] = sum(vals) / len(vals)
-    return means
+def own_means(run: JudgeRun) -> dict[Side, float]:
+    """A judge's own rubric mean per side, as it scored (1-10)."""
+    return {side: sum(run.rubric[side].values()) / len(run.rubric[side]) for side in SIDES}
 
 
 def _rationale(runs: list[JudgeRun], winner: Side | None) -> str:
@@ -285,9 +283,12 @@ def _labels(t: Transcript) -> dict[str, str]:
     return labels
 
 
-def _point(p: ItemSpread, labels: dict[str, str]) -> DivergencePoint:
-    return DivergencePoint(item=p.item, label=labels.get(p.item, p.item), mean=round(p.mean, 3),
-                           spread=round(p.spread, 3), ratings=dict(p.ratings))
+def _point(p: ItemSpread, labels: dict[str, str],
+           rows: dict[str, dict[str, float | None]]) -> DivergencePoint:
+    """The point as the statistics chose it (by calibrated spread), with the judges' own
+    ratings beside the calibrated ones (engine/figures.py)."""
+    raw = {j: v for j in p.ratings if (v := rows.get(j, {}).get(p.item)) is not None}
+    return DivergencePoint(**point_fields(p.item, labels.get(p.item, p.item), raw, p.ratings))
 
 
 def judged_trace(trace: list[TraceRow], runs: list[JudgeRun]) -> list[TraceRow]:

@@ -4,9 +4,9 @@ provider loads the SDK and the debate, and none of the service (Alembic, Slack, 
 and its templates, the scheduler, metrics, OpenTelemetry, the charts) but its database (a run is a
 stored debate; Alembic only to migrate, before the first run), but not the statistics (numpy,
 krippendorff) unless its mode computes them (consensus): the service's oversight loads them only
-for its reports; a rehearsal not even the `openai` SDK. A run loads the protocol of its own mode and no other's, no cron library (it
-has no schedule), and with `--json` not the terminal library (rich); a run in the terminal does
-load rich.
+for its reports; a rehearsal not even the `openai` SDK. A run loads the protocol of its own mode
+and no other's, no cron library (it has no schedule), and with `--json` not the terminal library
+(rich); a run in the terminal does load rich.
 
 `-X importtime` does not report a module imported by `importlib.import_module` itself (the
 protocol of the mode, bot.processes), only what that module imports by statement."""

@@ -303,11 +303,11 @@ async def test_a_missing_or_private_debate_is_a_page_not_json(db: Database) -> N
 
 
 @pytest.mark.parametrize(("routing", "sentence"), [
-    ("auto_approve", "So it was published."),
-    ("tentative", "So it was published as tentative."),
-    ("human_review", "So it went to a human reviewer."),
-    ("escalate", "So it was escalated to a human reviewer."),
-    ("none", "This mode has no judge panel, so no agreement figure routed it."),
+    ("auto_approve", "Published automatically: the judges agree."),
+    ("tentative", "Published as tentative: the judges mostly agree."),
+    ("human_review", "Sent to a reviewer before it counts."),
+    ("escalate", "Escalated to a human reviewer: the judges disagree too much to publish."),
+    ("none", "No review routing for this mode: it has no judge panel."),
 ])
 def test_the_routing_story_ends_in_a_whole_sentence(routing: str, sentence: str) -> None:
     result = DebateResult(id="d", status="completed", mode="simple", topic="t", routing=routing)

@@ -114,4 +114,4 @@ async def test_an_evaluations_debates_are_labelled_on_every_page_and_kept_out_of
     assert record["origin"]["surface"] == "eval" and record["origin"]["evaluation_id"] == run.id
     link = f'<a class="badge info" href="/evaluations/{run.id}">{mark}</a>'
     assert index.count(link) == 2 and link in page
-    assert "So it went to a human reviewer." not in page or "no reviewer was asked" in page
+    assert "Sent to a reviewer before it counts." not in page or "no reviewer was asked" in page

@@ -160,7 +160,8 @@ async def test_the_other_presets_route_as_their_rows_say(
     assert (result["routing"], record["status"]) == (routing, status)
     assert result["discussion"] is None and result["brief"] is None
     assert FLAG not in page and 'id="brief"' not in page
-    story = "So it was published." if routing == "auto_approve" else "escalated to a human"
+    story = ("Published automatically: the judges agree." if routing == "auto_approve"
+             else "Escalated to a human reviewer: the judges disagree too much to publish.")
     assert story in page
 
 

@@ -125,7 +125,11 @@ def headline_follows_the_panel(result: DebateResult) -> None:
     if panel is None or len(panel.winners) < 2:
         return
     contested = panel.irreconcilable or panel.band == "contentious"
-    if contested:
+    unanimous = len(set(panel.winners.values())) == 1
+    if contested and unanimous:   # agreed on the outcome, not on the scores; "split" never said
+        assert result.verdict.startswith("The judges agree ") and result.winner is None
+        assert "split" not in result.verdict, result.verdict
+    elif contested:
         assert result.verdict.startswith("Contested:") and result.winner is None, result.verdict
     elif result.winner in ("pro", "con"):
         backing = sum(1 for side in panel.winners.values() if side == result.winner)

@@ -102,7 +102,7 @@ def test_the_summary_keeps_calibrated_scores_on_the_scale() -> None:
     screen, out = console(terminal=False)
     print_summary(screen, near_threshold_result())
     text = out.getvalue()
-    assert "Against · logic  (mean 5.5, spread 9.0)" in text
+    assert "Against · logic  (calibrated mean 5.5, spread 9.0)" in text
     assert "11.3" not in text
 
 

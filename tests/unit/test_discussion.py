@@ -14,7 +14,7 @@ from engine.domain import (
     DivergenceSummary,
     TraceRow,
 )
-from engine.headline import panel_headline
+from engine.headline import PanelScores, alpha_text, panel_headline
 from engine.presets import BUILTIN_PRESETS
 from engine.settings import PresetSpec, ThresholdSpec
 from engine.verdicts import band_for
@@ -84,10 +84,13 @@ def test_a_flagged_panel_is_contentious_and_its_headline_contested(alpha: float)
     band = band_for(alpha, DECISION.thresholds)
     assert band is Band.CONTENTIOUS
     votes = {"a": Side.PRO, "b": Side.PRO, "c": Side.PRO}
-    said = panel_headline(votes, {Side.PRO: 7.0, Side.CON: 4.0}, alpha=alpha,
-                          split=band is Band.CONTENTIOUS, thresholds=DECISION.thresholds)
-    assert said.winner is None and said.text.startswith("Contested")
-    assert "0.50" not in said.text
+    said = panel_headline(votes, PanelScores(means={Side.PRO: 7.0, Side.CON: 4.0}, alpha=alpha,
+                                             contentious=band is Band.CONTENTIOUS,
+                                             thresholds=DECISION.thresholds))
+    assert said.winner is None   # a unanimous vote, contested scores: never settled
+    assert said.text.startswith("The judges agree on the winner but not on the scores")
+    shown = alpha_text(alpha, DECISION.thresholds)
+    assert f"alpha {shown} (below 0.50)" in said.text and shown != "0.50"
 
 
 def row(rid: str, side: Side, strength: float | None) -> TraceRow:

@@ -56,8 +56,9 @@ def test_divergence_summary_contested_consensus() -> None:
     assert "0.42 (needs review)" in text
     assert "[0.18, 0.61]" in text
     assert "0.31" in text
-    assert "*For (weighted score)*\\n6.50" in text
-    assert "*Against (weighted score)*\\n5.00" in text
+    # stored before the judges' own means were kept: the calibrated ones, named so
+    assert "*For (calibrated score, 1–10)*\\n6.5" in text
+    assert "*Against (calibrated score, 1–10)*\\n5.0" in text
     assert "Irreconcilable" in text
     assert "sent to a reviewer" in text
     assert "⚠ degraded: consensus/judge/2 (invalid JSON after 3 attempts)" in text
@@ -298,8 +299,9 @@ def test_alpha_near_a_threshold_cannot_contradict_its_band(thresholds: Threshold
 
 def test_calibrated_scores_stay_on_the_judges_scale() -> None:
     text = text_of(D.divergence_summary(near_threshold_result(), transcript_url=TRANSCRIPT))
-    assert "mean 5.5, spread 9.0 (judge-a 10, judge-b 1)" in text
-    assert "*For (weighted score)*\\n10.00" in text and "*Against (weighted score)*\\n1.00" in text
+    assert "calibrated mean 5.5, spread 9.0 (judge-a 10, judge-b 1)" in text
+    assert "*For (calibrated score, 1–10)*\\n10.0" in text
+    assert "*Against (calibrated score, 1–10)*\\n1.0" in text
     assert "11.3" not in text and "12.28" not in text
 
 

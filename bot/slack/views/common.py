@@ -22,9 +22,10 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.service.results import ROUTING_WORDS
 from bot.slack.mrkdwn import chunk, escape, is_web_url, link, truncate
 from engine.money.cost import usd as money
-from engine.vocabulary import Band, Routing, Side
+from engine.vocabulary import Band, Side
 from storage.records import DebateStatus
 
 Block = dict[str, Any]
@@ -48,13 +49,6 @@ BAND_WORDS: dict[str, str] = {
     Band.TENTATIVE: "tentative agreement",
     Band.REVIEW: "needs review",
     Band.CONTENTIOUS: "contentious",
-}
-ROUTING_WORDS: dict[str, str] = {
-    Routing.AUTO_APPROVE: "published automatically: the judges agree",
-    Routing.TENTATIVE: "published as tentative: the judges mostly agree",
-    Routing.HUMAN_REVIEW: "sent to a reviewer before it counts",
-    Routing.ESCALATE: "escalated: the judges disagree too much to publish",
-    Routing.NONE: "no review routing for this mode",
 }
 STATUS_WORDS = {
     DebateStatus.CREATED: ("⏳", "Queued"),

@@ -15,12 +15,13 @@ from typing import Any
 from bot.service.progress import PhaseState, PhaseView, Progress
 from bot.service.results import (
     FLAG_MEANING,
+    SCALE,
     alpha_text,
     band_rule,
     flag_headline,
     is_incomplete,
     point_figures,
-    side_means,
+    rubric_means,
 )
 from bot.service.words import interval_text
 from bot.slack.mrkdwn import ELLIPSIS, chunk, escape, truncate, user
@@ -305,14 +306,15 @@ def _consensus_blocks(result: DebateResult, thresholds: ThresholdSpec | None) ->
     if summary is None:
         return []
     interval = interval_text(summary.alpha_interval)
-    means = side_means(summary.weighted_scores)
+    means = rubric_means(summary)
     judges = ", ".join(escape(j) for j in summary.judges)
     blocks = [fields([
         ("Agreement (Krippendorff's α)", agreement(summary, thresholds)),
         ("α 95% interval", interval), ("Agreement on calls (κ)", stat(summary.kappa)),
         ("Judges", f"{len(summary.judges)}" + (f" ({judges})" if judges else "")),
-        ("For (weighted score)", "n/a" if means["pro"] is None else f"{means['pro']:.2f}"),
-        ("Against (weighted score)", "n/a" if means["con"] is None else f"{means['con']:.2f}"),
+        (f"For ({means.name}, {SCALE})", "n/a" if means.pro is None else f"{means.pro:.1f}"),
+        (f"Against ({means.name}, {SCALE})",
+         "n/a" if means.con is None else f"{means.con:.1f}"),
     ])]
     if summary.irreconcilable:
         blocks.append(section("⚠ *Irreconcilable:* the judges' calls split; a person decides."))
@@ -322,8 +324,7 @@ def _consensus_blocks(result: DebateResult, thresholds: ThresholdSpec | None) ->
 def point_line(label: str, point: DivergencePoint, *, with_ratings: bool) -> str:
     """"• label — mean 7.1, spread 0.4 (judge-a 7, judge-b 7.5)", on the 1-10 scale."""
     figures = point_figures(point)
-    line = (f"• {truncate(escape(label), 200)} — mean {figures.mean:.1f}, "
-            f"spread {figures.spread:.1f}")
+    line = f"• {truncate(escape(label), 200)} — {figures.text}"
     if with_ratings and figures.ratings:
         scores = ", ".join(f"{escape(j)} {score(v)}" for j, v in list(figures.ratings.items())[:6])
         line += f" ({truncate(scores, 200)})"

@@ -44,8 +44,8 @@ def key_disagreement(result: DebateResult | None) -> str:
     if result is None or not result.divergence.disagreements:
         return ""
     point = result.divergence.disagreements[0]
-    spread = point_figures(point).spread
-    return f"{truncate(escape(point.label or point.item), 200)} (spread {spread:.1f})"
+    spread = point_figures(point).spread_text
+    return f"{truncate(escape(point.label or point.item), 200)} ({spread})"
 
 
 def _signal_line(outcome: SignalOutcome) -> str:

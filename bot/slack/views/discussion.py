@@ -34,7 +34,7 @@ def arguments_map(result: DebateResult) -> list[str]:
 def discussion_points(result: DebateResult, brief: Brief) -> list[str]:
     """The brief's points to discuss: the widest splits, a split on the winner, the routing."""
     points = [f"• {truncate(escape(p.label or p.item), 200)} — the judges split "
-              f"(spread {point_figures(p).spread:.1f})" for p in brief.points]
+              f"({point_figures(p).spread_text})" for p in brief.points]
     if brief.split_on_winner:
         points.append("• The judges' calls split on the winner: a person should decide.")
     if result.routing in ROUTED_TO_HUMANS:
@@ -57,8 +57,8 @@ def discussion_blocks(flag: Discussion) -> list[Block]:
     panel above the cut-off says only that it was not flagged, never that it is settled."""
     if not flag.needed:
         return [context([f"Not flagged for human discussion: {escape(flag.reason)}."])]
-    lines = [f"• {truncate(escape(p.label or p.item), 200)} — spread "
-             f"{point_figures(p).spread:.1f}" for p in flag.points]
+    lines = [f"• {truncate(escape(p.label or p.item), 200)} — "
+             f"{point_figures(p).spread_text}" for p in flag.points]
     text = f"⚠ *{NEEDS_DISCUSSION}* ({escape(flag.reason)})"
     if lines:
         text += "\nThe core divergence points:\n" + "\n".join(lines)
