@@ -13,13 +13,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from engine.oversight.figure import Figure, not_enough_data, wilson_interval
 from engine.oversight.panel_records import ReviewLabel
 from engine.vocabulary import ROUTED_TO_HUMANS, Routing
-
-if TYPE_CHECKING:   # numpy: loaded when rates are measured, not by every debate's spot check
-    from engine.oversight.inference import Figure
 
 __all__ = [
     "PUBLISHED",
@@ -108,8 +105,6 @@ def needs_spot_check(debate_id: str, routing: Routing, fraction: float) -> bool:
 
 
 def _rate(name: str, hits: int, n: int, min_n: int, confidence: float, note: str) -> Figure:
-    from engine.oversight.inference import Figure, not_enough_data, wilson_interval
-
     if n < max(min_n, 1):
         return not_enough_data(name, n, max(min_n, 1))
     return Figure(name=name, status="ok", n=n, min_n=min_n, estimate=hits / n,
