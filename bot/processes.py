@@ -4,7 +4,8 @@ loads after parsing): its settings, its logging, and the `Host` the command line
 
 It loads only what a command uses. Settings and logging are light; the wiring of whole processes
 (the database, the workers, the scheduler, Slack, the HTTP server: bot/assembly.py) is imported by
-the three host methods that build one, so `run`, `estimate` and `presets` never load it. Those
+the host methods that build one (the MCP server, bot/mcp, by `mcp` alone), so `run`, `estimate`
+and `presets` never load it. Those
 imports sit inside the methods for start-up time, not to dodge a cycle: they point down the layers
 like any other (import-linter checks them; bot.assembly imports nothing of this module).
 """
@@ -57,6 +58,22 @@ class Processes:
         assert isinstance(settings, Settings)
         try:
             await work(settings, concurrency=concurrency)
+        finally:
+            tracing().shutdown()
+
+    async def mcp(self, settings: CliSettings, *, workers: int | None) -> None:
+        # a whole process, and the `mcp` extra: loaded only for this command
+        from bot.assembly import assembled, running_workers
+        from bot.mcp.server import serve_stdio
+
+        assert isinstance(settings, Settings)
+        try:
+            async with assembled(settings) as parts:
+                if workers == 0:
+                    await serve_stdio(parts.rt)
+                    return
+                async with running_workers(parts.rt, workers):
+                    await serve_stdio(parts.rt)
         finally:
             tracing().shutdown()
 

@@ -73,11 +73,16 @@ def can_transition(current: DebateStatus, target: DebateStatus) -> bool:
     return target in ALLOWED_TRANSITIONS[current]
 
 
+#: The doors a debate comes in by: Slack, the REST API and console, the terminal, a schedule, a
+#: replay, an evaluation, an AI assistant over MCP (`dialectic mcp`).
+Surface = Literal["slack", "api", "cli", "schedule", "replay", "eval", "mcp"]
+
+
 class Origin(BaseModel):
-    """Where a debate came from and where its updates go (Slack, API, CLI, a schedule)."""
+    """Where a debate came from and where its updates go (Slack, API, CLI, a schedule, MCP)."""
 
     model_config = ConfigDict(frozen=True)
-    surface: Literal["slack", "api", "cli", "schedule", "replay", "eval"] = "api"
+    surface: Surface = "api"
     team_id: str | None = None
     channel_id: str | None = None
     thread_ts: str | None = None
