@@ -31,7 +31,8 @@ TOPIC = "Should a startup adopt microservices from day one?"
 SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_bolt",
            "apscheduler", "jinja2", "prometheus_client", "opentelemetry", "matplotlib",
            "aiohttp.web", "storage.db", "storage.models", "storage.queue", "bot.assembly",
-           "bot.http.server", "bot.slack.app", "bot.scheduling.scheduler", "bot.cli.eval_report")
+           "bot.http.server", "bot.slack.app", "bot.scheduling.scheduler", "bot.cli.eval_report",
+           "mcp", "bot.mcp")
 #: Only for a debate whose panel computes alpha and kappa (engine/verdicts.py).
 STATISTICS = ("numpy", "krippendorff", "engine.agreement", "engine.verdicts")
 #: Only for a debate against a provider.

@@ -1,0 +1,105 @@
+"""`dialectic mcp` as an assistant runs it: `python -m bot mcp` spawned by the SDK's own client
+over stdio, against the fake OpenAI-compatible server and a new SQLite database. The assistant
+lists the tools, estimates, starts a debate, waits for it (hearing progress), reads it, its result
+and transcript resources, and the prompt; in a process whose daily budget has no room, starting
+one is a tool error saying so, and nothing is queued."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp_types import CallToolResult, Implementation, TextContent, TextResourceContents
+
+from tests.fakes.openai_server import FakeOpenAI
+from tests.support.served_process import serve_env
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = {"estimate_debate", "start_debate", "get_debate", "list_debates", "wait_for_debate"}
+TOPIC = "Should we move billing to PostgreSQL?"
+
+
+@asynccontextmanager
+async def assistant(tmp_path: Path, base_url: str, **settings: str) -> AsyncIterator[Client]:
+    """The SDK's client, with `dialectic mcp` as its stdio server (its log in tmp_path)."""
+    env = serve_env(f"sqlite+aiosqlite:///{tmp_path / 'mcp.db'}", base_url,
+                    DIALECTIC_POLL_INTERVAL="0.05", **settings)
+    server = StdioServerParameters(command=sys.executable, args=["-m", "bot", "mcp"], env=env,
+                                   cwd=str(ROOT))
+    with (tmp_path / "mcp.log").open("w") as log:
+        async with Client(stdio_client(server, errlog=log), read_timeout_seconds=120,
+                          client_info=Implementation(name="acceptance", version="1")) as client:
+            yield client
+
+
+def _structured(result: CallToolResult) -> dict[str, Any]:
+    assert not result.is_error, result.content
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def _text(result: CallToolResult) -> str:
+    assert isinstance(result.content[0], TextContent)
+    return result.content[0].text
+
+
+async def test_an_assistant_estimates_starts_follows_and_reads_a_debate(tmp_path: Path) -> None:
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, total, message))
+
+    async with FakeOpenAI() as fake, assistant(tmp_path, fake.base_url) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        estimate = _structured(await client.call_tool(
+            "estimate_debate", {"topic": TOPIC, "mode": "structured"}))
+        started = _structured(await client.call_tool(
+            "start_debate", {"topic": TOPIC, "mode": "structured", "context": "We run MySQL."}))
+        done = _structured(await client.call_tool(
+            "wait_for_debate", {"debate_id": started["id"], "timeout_seconds": 90},
+            progress_callback=progress))
+        got = _structured(await client.call_tool("get_debate", {"debate_id": started["id"]}))
+        listed = _structured(await client.call_tool("list_debates", {}))
+        record = await client.read_resource(started["links"]["result"])
+        transcript = await client.read_resource(started["links"]["transcript"])
+        prompt = await client.get_prompt("debate_this_decision", {"decision": TOPIC})
+        answered = fake.answered()
+    assert set(tools) == TOOLS and all(t.output_schema for t in tools.values())
+    assert estimate["admitted"] and estimate["usd_high"] > 0 and not estimate["rehearsal"]
+    assert started["status"] == "queued" and started["estimate"]["mode"] == "structured"
+    assert done["settled"] and done["result"]["headline"], done
+    assert got["result"] == done["result"] and got["status"] == done["status"]
+    assert heard and heard[-1][0] == heard[-1][1] == len(done["phases"])
+    assert [d["id"] for d in listed["debates"]] == [started["id"]]
+    stored = record.contents[0]
+    assert isinstance(stored, TextResourceContents)
+    assert json.loads(stored.text)["requested_by"] == "mcp:acceptance"
+    assert json.loads(stored.text)["origin"]["surface"] == "mcp"
+    text = transcript.contents[0]
+    assert isinstance(text, TextResourceContents)
+    assert text.text.startswith(f"# {TOPIC}") and done["result"]["headline"] in text.text
+    assert TOPIC in str(prompt.messages[0].content)
+    assert answered > 0   # the debate was argued by the provider, in the MCP process's worker
+
+
+async def test_a_budget_with_no_room_refuses_the_debate_as_a_tool_error(tmp_path: Path) -> None:
+    async with FakeOpenAI() as fake, assistant(tmp_path, fake.base_url,
+                                               DIALECTIC_DAILY_BUDGET_USD="0.0001") as client:
+        estimate = _structured(await client.call_tool(
+            "estimate_debate", {"topic": TOPIC, "mode": "simple"}))
+        refused = await client.call_tool("start_debate", {"topic": TOPIC, "mode": "simple"})
+        listed = _structured(await client.call_tool("list_debates", {}))
+    assert not estimate["admitted"] and estimate["refusal"].startswith("today's budget has")
+    assert refused.is_error and "\n" not in _text(refused)
+    assert _text(refused).endswith(estimate["refusal"])
+    assert listed["debates"] == [] and fake.count() == 0
+
