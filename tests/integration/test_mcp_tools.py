@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, Implementation, TextContent
+from mcp_types import CallToolResult, Implementation, TextContent, TextResourceContents
 
 from bot.mcp.server import build_server
 from bot.service.results import routed_by
@@ -110,7 +110,8 @@ async def test_a_finished_debate_reads_as_every_surface_reads_it_and_waiting_rep
     assert progress and progress[-1][0] == progress[-1][1] == len(out["phases"])
     assert [d["id"] for d in listed["debates"]] == [record.id]
     contents = resource.contents[0]
-    assert json.loads(getattr(contents, "text"))["id"] == record.id
+    assert isinstance(contents, TextResourceContents)
+    assert json.loads(contents.text)["id"] == record.id
 
 
 async def test_waiting_gives_up_at_its_timeout_and_the_debate_stays_queued(rt: Runtime) -> None:
