@@ -6,17 +6,23 @@ workers beside it, so the debates it starts run."""
 from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
-from typing import Annotated
+from typing import Annotated, Any
 
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from pydantic import Field
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import (
+    ResourceError,
+    ResourceNotFoundError,
+    ToolError,
+    UnexpectedToolError,
+)
+from mcp_types import CallToolResult, InputRequiredResult
+from pydantic import Field, ValidationError
 
 from bot.mcp.tools import DebateTools
 from bot.mcp.transcript import transcript_text
 from bot.mcp.views import RESULT_URI, TRANSCRIPT_URI
 from bot.service.runtime import Runtime
-from engine.errors import DialecticError
+from engine.errors import DialecticError, validation_message
 from storage import steps
 from storage.exceptions import NotFound
 from storage.records import DebateRecord
@@ -41,9 +47,28 @@ Decision: {decision}
    recommendation; say what a person should look at."""
 
 
+class DialecticServer(MCPServer):
+    """The SDK's server, saying a tool's refused arguments in one line as every door says them
+    (the SDK would send pydantic's several lines and a link)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None
+                        ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {validation_message(cause)}"
+                            ) from cause
+
+
 def build_server(rt: Runtime) -> MCPServer:
     """The server with Dialectic's tools, resources and prompt, bound to `rt`."""
-    server = MCPServer("dialectic", title="Dialectic", instructions=INSTRUCTIONS,
+    server = DialecticServer("dialectic", title="Dialectic", instructions=INSTRUCTIONS,
                        version=_version())
     tools = DebateTools(rt)
     server.add_tool(tools.estimate_debate, name="estimate_debate")

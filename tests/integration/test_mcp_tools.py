@@ -129,6 +129,11 @@ async def test_waiting_gives_up_at_its_timeout_and_the_debate_stays_queued(rt: R
     ("start_debate", {"topic": "Ship it?", "preset": "nosuchpreset"}, "nosuchpreset"),
     ("start_debate", {"topic": "Ship it?", "context": "x" * 20_001},
      "the context is 20,001 characters; the limit is 20,000"),
+    # arguments the input schema refuses: pydantic's error as one line, no link
+    ("start_debate", {"topic": "Ship it?", "mode": "shouting"}, "mode: Input should be 'simple'"),
+    ("start_debate", {}, "topic: Field required"),
+    ("wait_for_debate", {"debate_id": "x", "timeout_seconds": -1},
+     "timeout_seconds: Input should be greater than 0"),
 ])
 async def test_bad_input_is_one_line_and_changes_nothing(rt: Runtime, tool: str,
                                                          arguments: dict[str, Any],
