@@ -2,11 +2,14 @@
 over stdio, against the fake OpenAI-compatible server and a new SQLite database. The assistant
 lists the tools, estimates, starts a debate, waits for it (hearing progress), reads it, its result
 and transcript resources, and the prompt; in a process whose daily budget has no room, starting
-one is a tool error saying so, and nothing is queued."""
+one is a tool error saying so, and nothing is queued; with `--workers 0`, a `dialectic worker`
+on the same database runs what it starts."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -29,16 +32,20 @@ TOPIC = "Should we move billing to PostgreSQL?"
 
 
 @asynccontextmanager
-async def assistant(tmp_path: Path, base_url: str, **settings: str) -> AsyncIterator[Client]:
-    """The SDK's client, with `dialectic mcp` as its stdio server (its log in tmp_path)."""
-    env = serve_env(f"sqlite+aiosqlite:///{tmp_path / 'mcp.db'}", base_url,
-                    DIALECTIC_POLL_INTERVAL="0.05", **settings)
-    server = StdioServerParameters(command=sys.executable, args=["-m", "bot", "mcp"], env=env,
-                                   cwd=str(ROOT))
+async def assistant(tmp_path: Path, base_url: str, *args: str, **settings: str
+                    ) -> AsyncIterator[Client]:
+    """The SDK's client, with `dialectic mcp ARGS` as its stdio server (its log in tmp_path)."""
+    server = StdioServerParameters(command=sys.executable, args=["-m", "bot", "mcp", *args],
+                                   env=_env(tmp_path, base_url, **settings), cwd=str(ROOT))
     with (tmp_path / "mcp.log").open("w") as log:
         async with Client(stdio_client(server, errlog=log), read_timeout_seconds=120,
                           client_info=Implementation(name="acceptance", version="1")) as client:
             yield client
+
+
+def _env(tmp_path: Path, base_url: str, **settings: str) -> dict[str, str]:
+    return serve_env(f"sqlite+aiosqlite:///{tmp_path / 'mcp.db'}", base_url,
+                     DIALECTIC_POLL_INTERVAL="0.05", **settings)
 
 
 def _structured(result: CallToolResult) -> dict[str, Any]:
@@ -103,3 +110,25 @@ async def test_a_budget_with_no_room_refuses_the_debate_as_a_tool_error(tmp_path
     assert _text(refused).endswith(estimate["refusal"])
     assert listed["debates"] == [] and fake.count() == 0
 
+
+
+async def test_without_workers_a_worker_process_on_the_same_database_runs_its_debates(
+        tmp_path: Path) -> None:
+    async with FakeOpenAI() as fake, assistant(tmp_path, fake.base_url, "--workers", "0"
+                                               ) as client:
+        started = _structured(await client.call_tool(
+            "start_debate", {"topic": TOPIC, "mode": "simple"}))
+        waiting = _structured(await client.call_tool(
+            "wait_for_debate", {"debate_id": started["id"], "timeout_seconds": 1}))
+        with (tmp_path / "worker.log").open("w") as log:
+            worker = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot", "worker", env=_env(tmp_path, fake.base_url),
+                cwd=ROOT, stdout=log, stderr=log)
+            try:
+                done = _structured(await client.call_tool(
+                    "wait_for_debate", {"debate_id": started["id"], "timeout_seconds": 90}))
+            finally:
+                worker.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(worker.wait(), 60)
+    assert not waiting["settled"] and waiting["status"] == "queued"   # nobody runs it here
+    assert done["settled"] and done["result"]["headline"], done
