@@ -31,6 +31,7 @@ from prometheus_client import start_http_server
 
 from bot.http.hardening import runner_options
 from bot.http.server import build_app, check_exposure
+from bot.mcp import http as mcp_http
 from bot.scheduling.scheduler import Scheduler
 from bot.service import memory
 from bot.service.housekeeping import housekeeping
@@ -172,10 +173,11 @@ async def listen(runner: web.AppRunner, host: str, port: int) -> None:
 
 def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
             scheduler: bool = True) -> web.Application:
-    """The served application: the API and console, Slack's route when configured, and the
-    process's workers (`workers` slots; None: the settings'; 0: none) and scheduler."""
+    """The served application: the API and console, MCP at /mcp, Slack's route when configured,
+    and the process's workers (`workers` slots; None: the settings'; 0: none) and scheduler."""
     app = build_app(parts.rt, parts.scheduler, slack_enabled=parts.notifier is not None,
                     http=settings.http)
+    mcp_http.mount(app, parts.rt)   # the SDK loads at the first /mcp request, if ever
     if parts.notifier is not None:
         attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
         # before the workers': cleanup runs in reverse, so deliveries outlive the workers

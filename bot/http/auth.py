@@ -1,7 +1,7 @@
 """Who may use the HTTP surface, decided in one place for the API and the console.
 
 Without `DIALECTIC_API_TOKEN` the API and console are open (the server then binds to loopback
-only, see server.check_exposure). With it, `/api/...` and `/metrics` need
+only, see server.check_exposure). With it, `/api/...`, `/mcp` and `/metrics` need
 `Authorization: Bearer <token>`, a reviewer token (`dialectic reviewers link`) as the bearer, or
 the console's signed session cookie; console pages need the session (begun from `/?token=...`,
 a reviewer link or Slack sign-in) or, for one transcript, a signed link that has not expired
@@ -65,9 +65,13 @@ REVIEW_ONLY = "a reviewer's sign-in reads the debates and decides reviews, nothi
 ANONYMOUS = ("/static/", "/healthz", "/slack/")
 
 
+#: MCP over streamable HTTP (bot/mcp/http.py, mounted by the composition root): the API token's
+MCP_PATH = "/mcp"
+
+
 def needs_token(path: str) -> bool:
     """Paths the middleware guards with the token (the console guards its pages itself)."""
-    return path.startswith("/api/") or path == "/metrics"
+    return path.startswith("/api/") or path in ("/metrics", MCP_PATH)
 
 
 def secret_of(rt: Runtime) -> str | None:
@@ -245,6 +249,8 @@ def guard_refusal(method: str, path: str, headers: dict[str, str], hosts: frozen
             return 403, "cross-origin requests may not change anything here"
     if path in FORM_PATHS or path.startswith("/signin/"):
         return None   # a form, same-origin when the browser says where it comes from
+    if path == MCP_PATH and method == "DELETE":
+        return None   # MCP ends its session with a bodiless DELETE (no form can send one)
     kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if kind != JSON:
         return 415, f"send the request as {JSON}"
