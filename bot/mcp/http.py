@@ -130,14 +130,15 @@ class _Answer:
 
 
 def mount(app: web.Application, rt: Runtime) -> None:
-    """`/mcp` on the served application, its session manager stopped with the application."""
+    """`/mcp` on the served application. Its session manager stops when the application begins
+    shutting down: the event streams it holds open end then, rather than hold up the shutdown."""
     endpoint = HttpEndpoint(rt)
     app.router.add_route("*", PATH, endpoint.handle)
 
     async def stop(_: web.Application) -> None:
         await endpoint.close()
 
-    app.on_cleanup.append(stop)
+    app.on_shutdown.append(stop)
 
 
 __all__ = ["NOT_INSTALLED", "PATH", "HttpEndpoint", "mount"]
