@@ -23,8 +23,12 @@ from bot.cli.host import CliSettings, Hosted
 from bot.service.logs import setup_logging
 from bot.service.tracing import setup_tracing, tracing
 from bot.settings import Settings, load_settings, unknown_variables
+from engine.errors import ConfigurationError
 
 log = logging.getLogger("dialectic.server")
+MCP_SDK = ("mcp", "mcp_types")   # the `mcp` extra's packages
+MCP_MISSING = ("`dialectic mcp` needs the mcp extra: pip install -e '.[mcp]' in the checkout "
+               "(make install includes it)")
 
 
 class Processes:
@@ -64,7 +68,13 @@ class Processes:
     async def mcp(self, settings: CliSettings, *, workers: int | None) -> None:
         # a whole process, and the `mcp` extra: loaded only for this command
         from bot.assembly import assembled, running_workers
-        from bot.mcp.server import serve_stdio
+
+        try:
+            from bot.mcp.server import serve_stdio
+        except ModuleNotFoundError as exc:
+            if exc.name is None or exc.name.split(".")[0] not in MCP_SDK:
+                raise
+            raise ConfigurationError(MCP_MISSING) from None
 
         assert isinstance(settings, Settings)
         try:

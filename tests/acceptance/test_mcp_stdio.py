@@ -3,7 +3,8 @@ over stdio, against the fake OpenAI-compatible server and a new SQLite database.
 lists the tools, estimates, starts a debate, waits for it (hearing progress), reads it, its result
 and transcript resources, and the prompt; in a process whose daily budget has no room, starting
 one is a tool error saying so, and nothing is queued; with `--workers 0`, a `dialectic worker`
-on the same database runs what it starts."""
+on the same database runs what it starts; without the SDK installed, the command says what to
+install in one line."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult, Implementation, TextContent, TextResourceContents
 
+from bot.processes import MCP_MISSING
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.served_process import serve_env
 
@@ -132,3 +134,14 @@ async def test_without_workers_a_worker_process_on_the_same_database_runs_its_de
                 await asyncio.wait_for(worker.wait(), 60)
     assert not waiting["settled"] and waiting["status"] == "queued"   # nobody runs it here
     assert done["settled"] and done["result"]["headline"], done
+
+
+async def test_without_the_mcp_extra_the_command_says_what_to_install(tmp_path: Path) -> None:
+    hide_sdk = ("import sys; sys.modules['mcp'] = None; from bot.main import command; "
+                "sys.exit(command())")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", hide_sdk, "mcp", env=_env(tmp_path, "http://127.0.0.1:9/v1"),
+        cwd=ROOT, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2 and out == b""   # stdout is the protocol's, even now
+    assert err.decode().strip() == f"error: {MCP_MISSING}"
