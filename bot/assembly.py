@@ -29,6 +29,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import start_http_server
 
+from bot.http.auth import review_only
 from bot.http.hardening import runner_options
 from bot.http.server import build_app, check_exposure
 from bot.mcp import http as mcp_http
@@ -177,7 +178,8 @@ def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
     and the process's workers (`workers` slots; None: the settings'; 0: none) and scheduler."""
     app = build_app(parts.rt, parts.scheduler, slack_enabled=parts.notifier is not None,
                     http=settings.http)
-    mcp_http.mount(app, parts.rt)   # the SDK loads at the first /mcp request, if ever
+    # the SDK loads at the first /mcp request, if ever; a reviewer's sign-in gets reading tools
+    mcp_http.mount(app, parts.rt, read_only=review_only)
     if parts.notifier is not None:
         attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
         # before the workers': cleanup runs in reverse, so deliveries outlive the workers

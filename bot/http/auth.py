@@ -85,8 +85,9 @@ def _bearer(request: web.Request) -> str:
 
 
 def review_allows(method: str, path: str) -> bool:
-    """Whether a reviewer's sign-in (Scope.REVIEW) opens `method path`."""
-    if path == "/signin" or path.startswith("/signin/") or path == "/healthz":
+    """Whether a reviewer's sign-in (Scope.REVIEW) opens `method path`. MCP is opened, and
+    serves a reviewer its reading tools only (`review_only`)."""
+    if path in ("/signin", "/healthz", MCP_PATH) or path.startswith("/signin/"):
         return True
     allowed = REVIEW_READS if method in SAFE_METHODS else REVIEW_WRITES
     return allowed.fullmatch(path) is not None
@@ -148,6 +149,17 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if why:
         return error(403, why)
     return error(401, "missing or wrong bearer token (Authorization: Bearer …)")
+
+
+def review_only(request: web.Request) -> bool:
+    """Whether a request that passed `auth_middleware` holds a reviewer's part alone (a reviewer's
+    token or sign-in, not the API token): what MCP at /mcp serves read-only."""
+    secret = secret_of(request.app[RUNTIME])
+    bearer = _bearer(request)
+    if secret is None or (bearer and same_secret(bearer, secret)):
+        return False
+    who = session.current(request) or bearer_reviewer(request)
+    return who is not None and who.scope is Scope.REVIEW
 
 
 def _signed_read(request: web.Request, secret: str) -> bool:

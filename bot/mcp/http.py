@@ -1,8 +1,9 @@
 """`/mcp` on `dialectic serve`: the same MCP server over streamable HTTP, for assistants that reach
 Dialectic over the network (docs/mcp.md). The SDK's session manager speaks ASGI; this module hands
 it each aiohttp request and streams its answer back. Who may call it is the HTTP surface's rule
-for the API (the API token as the bearer, never a reviewer's token), applied before a request gets
-here; the Host and Origin checks are the HTTP surface's too, so the SDK's own are off.
+for the API (the API token as the bearer), applied before a request gets here; a reviewer's token
+or sign-in (`read_only`, the HTTP surface's word) gets a server with the reading tools alone. The
+Host and Origin checks are the HTTP surface's too, so the SDK's own are off.
 
 The SDK is imported at the first request (or never): `serve` starts as fast as before."""
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -29,32 +30,34 @@ Message = MutableMapping[str, Any]
 
 
 class HttpEndpoint:
-    """`/mcp`'s handler: the session manager, started at the first request, stopped by `close`."""
+    """`/mcp`'s handler: a session manager for the full server and one for the reading tools
+    alone, each started at its first request, both stopped by `close`."""
 
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, read_only: Callable[[web.Request], bool]) -> None:
         self.rt = rt
-        self._manager: StreamableHTTPSessionManager | None = None
+        self.read_only = read_only
+        self._managers: dict[bool, StreamableHTTPSessionManager] = {}
         self._stop = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
         self._lock = asyncio.Lock()
 
-    async def _started(self) -> StreamableHTTPSessionManager:
+    async def _started(self, read_only: bool) -> StreamableHTTPSessionManager:
         async with self._lock:
-            if self._manager is None:
-                self._manager = await self._start()
-            return self._manager
+            if read_only not in self._managers:
+                self._managers[read_only] = await self._start(read_only)
+            return self._managers[read_only]
 
-    async def _start(self) -> StreamableHTTPSessionManager:
+    async def _start(self, read_only: bool) -> StreamableHTTPSessionManager:
         from mcp.server.transport_security import TransportSecuritySettings
 
         from bot.mcp.server import build_server
 
-        server = build_server(self.rt)
+        server = build_server(self.rt, read_only=read_only)
         server.streamable_http_app(streamable_http_path=PATH, transport_security=(
             TransportSecuritySettings(enable_dns_rebinding_protection=False)))
         manager = server.session_manager
         running = asyncio.Event()
-        self._task = asyncio.create_task(self._run(manager, running), name="mcp-http")
+        self._tasks.append(asyncio.create_task(self._run(manager, running), name="mcp-http"))
         await running.wait()
         return manager
 
@@ -65,12 +68,12 @@ class HttpEndpoint:
 
     async def close(self) -> None:
         self._stop.set()
-        if self._task is not None:
-            await self._task
+        for task in self._tasks:
+            await task
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
-            manager = await self._started()
+            manager = await self._started(self.read_only(request))
         except ModuleNotFoundError as exc:   # a runtime-only install (`make run`)
             log.warning("a request to %s, but the MCP SDK is not installed (%s)", PATH, exc)
             return web.json_response({"error": NOT_INSTALLED}, status=501)
@@ -129,10 +132,11 @@ class _Answer:
                     await self.response.write_eof()
 
 
-def mount(app: web.Application, rt: Runtime) -> None:
+def mount(app: web.Application, rt: Runtime, *, read_only: Callable[[web.Request], bool]
+          ) -> None:
     """`/mcp` on the served application. Its session manager stops when the application begins
     shutting down: the event streams it holds open end then, rather than hold up the shutdown."""
-    endpoint = HttpEndpoint(rt)
+    endpoint = HttpEndpoint(rt, read_only)
     app.router.add_route("*", PATH, endpoint.handle)
 
     async def stop(_: web.Application) -> None:

@@ -66,18 +66,22 @@ class DialecticServer(MCPServer):
                             ) from cause
 
 
-def build_server(rt: Runtime) -> MCPServer:
-    """The server with Dialectic's tools, resources and prompt, bound to `rt`."""
+def build_server(rt: Runtime, *, read_only: bool = False) -> MCPServer:
+    """The server with Dialectic's tools, resources and prompt, bound to `rt`; `read_only`: the
+    tools that read debates and the resources alone (a reviewer's part: nothing that spends)."""
     server = DialecticServer("dialectic", title="Dialectic", instructions=INSTRUCTIONS,
                        version=_version())
     tools = DebateTools(rt)
-    server.add_tool(tools.estimate_debate, name="estimate_debate")
-    server.add_tool(tools.start_debate, name="start_debate")
+    if not read_only:
+        server.add_tool(tools.estimate_debate, name="estimate_debate")
+        server.add_tool(tools.start_debate, name="start_debate")
     server.add_tool(tools.get_debate, name="get_debate")
     server.add_tool(tools.list_debates, name="list_debates")
     server.add_tool(tools.wait_for_debate, name="wait_for_debate")
     _resources(server, tools)
-    server.prompt(name="debate_this_decision", title="Debate this decision")(debate_this_decision)
+    if not read_only:
+        server.prompt(name="debate_this_decision", title="Debate this decision")(
+            debate_this_decision)
     return server
 
 
