@@ -18,6 +18,7 @@ from mcp.server.mcpserver.exceptions import (
 from mcp_types import CallToolResult, InputRequiredResult
 from pydantic import Field, ValidationError
 
+from bot.mcp.evaluate import EvaluateTool
 from bot.mcp.tools import DebateTools
 from bot.mcp.transcript import transcript_text
 from bot.mcp.views import RESULT_URI, TRANSCRIPT_URI
@@ -75,6 +76,7 @@ def build_server(rt: Runtime, *, read_only: bool = False) -> MCPServer:
     if not read_only:
         server.add_tool(tools.estimate_debate, name="estimate_debate")
         server.add_tool(tools.start_debate, name="start_debate")
+        server.add_tool(EvaluateTool(rt).evaluate, name="evaluate")
     server.add_tool(tools.get_debate, name="get_debate")
     server.add_tool(tools.list_debates, name="list_debates")
     server.add_tool(tools.wait_for_debate, name="wait_for_debate")

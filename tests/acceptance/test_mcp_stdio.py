@@ -29,7 +29,8 @@ from tests.support.served_process import serve_env
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-TOOLS = {"estimate_debate", "start_debate", "get_debate", "list_debates", "wait_for_debate"}
+TOOLS = {"estimate_debate", "start_debate", "get_debate", "list_debates", "wait_for_debate",
+         "evaluate"}
 TOPIC = "Should we move billing to PostgreSQL?"
 
 

@@ -1,7 +1,8 @@
 """The MCP tools through the SDK's own client, connected in-process to `build_server` over a real
 database and worker: budget refusals say what the API's 402 says, a topic addressed to the AI
 flags the debate, the audit names the assistant, the result reads as every surface reads it,
-waiting reports progress and gives up at its timeout, and errors are one line.
+waiting reports progress and gives up at its timeout, errors are one line, and an evaluation
+says its cost before it runs.
 (tests/acceptance/test_mcp_stdio.py runs `dialectic mcp` itself over stdio.)"""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from mcp import Client
 from mcp_types import CallToolResult, Implementation, TextContent, TextResourceContents
 
 from bot.mcp.server import build_server
+from bot.service.evaluations import Evaluations
 from bot.service.results import routed_by
 from bot.service.runtime import Runtime
 from engine.domain import DebateRequest
@@ -144,3 +146,40 @@ async def test_bad_input_is_one_line_and_changes_nothing(rt: Runtime, tool: str,
     assert result.is_error and _text(result).startswith(SDK_PREFIX.format(tool=tool))
     assert said in _text(result) and "\n" not in _text(result)
     assert listed["debates"] == []
+
+
+LABELLED = [{"question": "What is 2+2?", "answer": 4},
+            {"question": "Is the sky green?", "answer": "no", "choices": ["yes", "no"]}]
+
+
+async def test_evaluate_asks_the_cost_first_then_runs_and_reports(rt: Runtime) -> None:
+    heard: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        heard.append((done, total, message))
+
+    asked = {"items": LABELLED, "modes": ["single", "vote"], "samples": 3}
+    evals = Evaluations(rt.service)
+    async for client in _client(rt):
+        priced_only = await _call(client, "evaluate", **asked)
+        stored_before = await evals.recent()
+        result = await client.call_tool("evaluate", {**asked, "confirm_cost": True},
+                                        progress_callback=progress)
+    assert not priced_only["started"] and priced_only["report"] is None
+    assert priced_only["cost_question"].startswith("this evaluation will cost about")
+    assert stored_before == []   # asking ran and stored nothing
+    ran = result.structured_content
+    assert ran is not None and ran["started"] and ran["report"]["modes"], result.content
+    run = (await evals.show(ran["id"])).run
+    assert run.requested_by == f"mcp:{CLIENT}" and run.done == {"single": 2, "vote": 2}
+    assert heard and heard[-1][:2] == (4, 4)
+
+
+async def test_evaluate_over_the_budget_is_refused_before_anything_runs(
+        sqlite_db: Database) -> None:
+    rt = runtime(sqlite_db, priced(daily_budget_usd=0.001))
+    async for client in _client(rt):
+        refused = await client.call_tool("evaluate", {"items": LABELLED, "modes": ["single"],
+                                                      "confirm_cost": True})
+    assert refused.is_error and "more than today's budget has left" in _text(refused)
+    assert await Evaluations(rt.service).recent() == []
