@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import anyio._core._subprocesses  # noqa: F401  # see below
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -27,6 +28,10 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.support.served_process import serve_env
 
 pytestmark = pytest.mark.integration
+# The SDK's stdio client opens its process through anyio, which imports its subprocess module on
+# first use; anyio is a pytest plugin, so that import is assertion-rewritten, and on CPython 3.11.7
+# compiling it mid-run sometimes fails ("SystemError: AST constructor recursion depth mismatch",
+# an interpreter bug fixed in later releases). Imported above, at collection, it never is.
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = {"estimate_debate", "start_debate", "get_debate", "list_debates", "wait_for_debate",
