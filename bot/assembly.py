@@ -29,8 +29,10 @@ from typing import Any
 from aiohttp import web
 from prometheus_client import start_http_server
 
+from bot.http.auth import review_only
 from bot.http.hardening import runner_options
 from bot.http.server import build_app, check_exposure
+from bot.mcp import http as mcp_http
 from bot.scheduling.scheduler import Scheduler
 from bot.service import memory
 from bot.service.housekeeping import housekeeping
@@ -172,10 +174,12 @@ async def listen(runner: web.AppRunner, host: str, port: int) -> None:
 
 def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
             scheduler: bool = True) -> web.Application:
-    """The served application: the API and console, Slack's route when configured, and the
-    process's workers (`workers` slots; None: the settings'; 0: none) and scheduler."""
+    """The served application: the API and console, MCP at /mcp, Slack's route when configured,
+    and the process's workers (`workers` slots; None: the settings'; 0: none) and scheduler."""
     app = build_app(parts.rt, parts.scheduler, slack_enabled=parts.notifier is not None,
                     http=settings.http)
+    # the SDK loads at the first /mcp request, if ever; a reviewer's sign-in gets reading tools
+    mcp_http.mount(app, parts.rt, read_only=review_only)
     if parts.notifier is not None:
         attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
         # before the workers': cleanup runs in reverse, so deliveries outlive the workers
@@ -244,5 +248,5 @@ async def until_signalled(task: asyncio.Task[None] | None = None) -> None:
     log.info("shutting down")
 
 
-__all__ = ["Assembly", "assembled", "running_workers", "serve", "until_signalled", "web_app",
-           "work"]
+__all__ = ["Assembly", "assembled", "delivering", "running_workers", "serve", "until_signalled",
+           "web_app", "work"]

@@ -4,7 +4,8 @@ loads after parsing): its settings, its logging, and the `Host` the command line
 
 It loads only what a command uses. Settings and logging are light; the wiring of whole processes
 (the database, the workers, the scheduler, Slack, the HTTP server: bot/assembly.py) is imported by
-the three host methods that build one, so `run`, `estimate` and `presets` never load it. Those
+the host methods that build one (the MCP server, bot/mcp, by `mcp` alone), so `run`, `estimate`
+and `presets` never load it. Those
 imports sit inside the methods for start-up time, not to dodge a cycle: they point down the layers
 like any other (import-linter checks them; bot.assembly imports nothing of this module).
 """
@@ -22,8 +23,12 @@ from bot.cli.host import CliSettings, Hosted, Loaded
 from bot.service.logs import setup_logging
 from bot.service.tracing import setup_tracing, tracing
 from bot.settings import Settings, load_setup
+from engine.errors import ConfigurationError
 
 log = logging.getLogger("dialectic.server")
+MCP_SDK = ("mcp", "mcp_types")   # the `mcp` extra's packages
+MCP_MISSING = ("`dialectic mcp` needs the mcp extra: pip install -e '.[mcp]' in the checkout "
+               "(make install includes it)")
 
 
 class Processes:
@@ -59,6 +64,29 @@ class Processes:
         assert isinstance(settings, Settings)
         try:
             await work(settings, concurrency=concurrency)
+        finally:
+            tracing().shutdown()
+
+    async def mcp(self, settings: CliSettings, *, workers: int | None) -> None:
+        # a whole process, and the `mcp` extra: loaded only for this command
+        from bot.assembly import assembled, delivering, running_workers
+
+        try:
+            from bot.mcp.server import serve_stdio
+        except ModuleNotFoundError as exc:
+            if exc.name is None or exc.name.split(".")[0] not in MCP_SDK:
+                raise
+            raise ConfigurationError(MCP_MISSING) from None
+
+        assert isinstance(settings, Settings)
+        try:
+            async with assembled(settings) as parts:
+                if workers == 0:
+                    await serve_stdio(parts.rt)
+                    return
+                # its debates' results are delivered to Slack from here too (the outbox)
+                async with delivering(parts.notifier), running_workers(parts.rt, workers):
+                    await serve_stdio(parts.rt)
         finally:
             tracing().shutdown()
 

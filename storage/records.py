@@ -73,13 +73,19 @@ def can_transition(current: DebateStatus, target: DebateStatus) -> bool:
     return target in ALLOWED_TRANSITIONS[current]
 
 
+#: The doors a debate comes in by: Slack, the REST API and console, the terminal, a schedule, a
+#: replay, an evaluation, an AI assistant over MCP (`dialectic mcp`).
+Surface = Literal["slack", "api", "cli", "schedule", "replay", "eval", "terminal", "mcp"]
+
+
 class Origin(BaseModel):
-    """Where a debate came from and where its updates go (Slack, API, CLI, a schedule)."""
+    """Where a debate came from and where its updates go (Slack, API, CLI, a schedule, MCP)."""
 
     model_config = ConfigDict(frozen=True)
     #: "cli": asked for from a shell, run by the service's workers (a re-run, a replay);
-    #: "terminal": `dialectic run`, run in the terminal that asked for it
-    surface: Literal["slack", "api", "cli", "schedule", "replay", "eval", "terminal"] = "api"
+    #: "terminal": `dialectic run`, run in the terminal that asked for it; "mcp": an AI
+    #: assistant, through `dialectic mcp` or `/mcp`
+    surface: Surface = "api"
     team_id: str | None = None
     channel_id: str | None = None
     thread_ts: str | None = None

@@ -103,6 +103,11 @@ class Host(Protocol):
         """Workers only (and the scheduler), until SIGTERM."""
         ...
 
+    async def mcp(self, settings: CliSettings, *, workers: int | None) -> None:
+        """An MCP server on stdin/stdout (bot/mcp) with `workers` slots running debates here
+        (None: the settings'; 0: leave them to other processes), until the client closes it."""
+        ...
+
     def hosted(self, settings: CliSettings, *, workers: int) -> AbstractAsyncContextManager[
             Hosted]:
         """The runtime, its scheduler and Slack posting, with `workers` slots running debates

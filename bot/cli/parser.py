@@ -121,6 +121,15 @@ def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                      help=f"debates run at once, 1-{MAX_WORKERS} "
                           "(DIALECTIC_WORKER_CONCURRENCY)")
     wrk.set_defaults(func=Lazy("bot.cli.service", "work"))
+    mcp = sub.add_parser("mcp", help="serve AI assistants over MCP on stdin/stdout (the `mcp` "
+                         "extra): tools to estimate, start, follow and read debates, with "
+                         "workers running them here (docs/mcp.md)")
+    mcp.add_argument("--workers", type=Whole(0, MAX_WORKERS), default=None,
+                     help=f"debates run at once in this process, 0-{MAX_WORKERS} (default "
+                          "DIALECTIC_WORKER_CONCURRENCY; 0: a `dialectic serve` or `worker` "
+                          "on the same database runs them)")
+    # stdout carries the protocol: the command's own messages go to stderr, as with --json
+    mcp.set_defaults(func=Lazy("bot.cli.service", "mcp"), json=True)
     db = sub.add_parser("db", help="database maintenance")
     db.add_argument("action", choices=["upgrade"], help="upgrade: apply migrations")
     db.set_defaults(func=Lazy("bot.cli.service", "db"))

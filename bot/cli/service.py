@@ -1,6 +1,6 @@
-"""`dialectic serve`, `worker`, `db upgrade`, `list`, `audit verify` and `replay`: the service's
-commands. Serving and working are the composition root's (the `Host`); the rest talk to the
-database."""
+"""`dialectic serve`, `worker`, `mcp`, `db upgrade`, `list`, `audit verify` and `replay`: the
+service's commands. Serving, working and MCP are the composition root's (the `Host`); the rest
+talk to the database."""
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ async def serve(ctx: CliContext, args: argparse.Namespace) -> int:
 async def work(ctx: CliContext, args: argparse.Namespace) -> int:
     ctx.host.setup_logging(ctx.settings)
     await ctx.host.work(ctx.settings, concurrency=args.concurrency)
+    return EXIT_OK
+
+
+async def mcp(ctx: CliContext, args: argparse.Namespace) -> int:
+    ctx.host.setup_logging(ctx.settings)
+    await ctx.host.mcp(ctx.settings, workers=args.workers)
     return EXIT_OK
 
 

@@ -1,7 +1,7 @@
 """Who may use the HTTP surface, decided in one place for the API and the console.
 
 Without `DIALECTIC_API_TOKEN` the API and console are open (the server then binds to loopback
-only, see server.check_exposure). With it, `/api/...` and `/metrics` need
+only, see server.check_exposure). With it, `/api/...`, `/mcp` and `/metrics` need
 `Authorization: Bearer <token>`, a reviewer token (`dialectic reviewers link`) as the bearer, or
 the console's signed session cookie; console pages need the session (begun from `/?token=...`,
 a reviewer link or Slack sign-in) or, for one transcript, a signed link that has not expired
@@ -65,9 +65,13 @@ REVIEW_ONLY = "a reviewer's sign-in reads the debates and decides reviews, nothi
 ANONYMOUS = ("/static/", "/healthz", "/slack/")
 
 
+#: MCP over streamable HTTP (bot/mcp/http.py, mounted by the composition root): the API token's
+MCP_PATH = "/mcp"
+
+
 def needs_token(path: str) -> bool:
     """Paths the middleware guards with the token (the console guards its pages itself)."""
-    return path.startswith("/api/") or path == "/metrics"
+    return path.startswith("/api/") or path in ("/metrics", MCP_PATH)
 
 
 def secret_of(rt: Runtime) -> str | None:
@@ -81,8 +85,9 @@ def _bearer(request: web.Request) -> str:
 
 
 def review_allows(method: str, path: str) -> bool:
-    """Whether a reviewer's sign-in (Scope.REVIEW) opens `method path`."""
-    if path == "/signin" or path.startswith("/signin/") or path == "/healthz":
+    """Whether a reviewer's sign-in (Scope.REVIEW) opens `method path`. MCP is opened, and
+    serves a reviewer its reading tools only (`review_only`)."""
+    if path in ("/signin", "/healthz", MCP_PATH) or path.startswith("/signin/"):
         return True
     allowed = REVIEW_READS if method in SAFE_METHODS else REVIEW_WRITES
     return allowed.fullmatch(path) is not None
@@ -144,6 +149,17 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if why:
         return error(403, why)
     return error(401, "missing or wrong bearer token (Authorization: Bearer …)")
+
+
+def review_only(request: web.Request) -> bool:
+    """Whether a request that passed `auth_middleware` holds a reviewer's part alone (a reviewer's
+    token or sign-in, not the API token): what MCP at /mcp serves read-only."""
+    secret = secret_of(request.app[RUNTIME])
+    bearer = _bearer(request)
+    if secret is None or (bearer and same_secret(bearer, secret)):
+        return False
+    who = session.current(request) or bearer_reviewer(request)
+    return who is not None and who.scope is Scope.REVIEW
 
 
 def _signed_read(request: web.Request, secret: str) -> bool:
@@ -245,6 +261,8 @@ def guard_refusal(method: str, path: str, headers: dict[str, str], hosts: frozen
             return 403, "cross-origin requests may not change anything here"
     if path in FORM_PATHS or path.startswith("/signin/"):
         return None   # a form, same-origin when the browser says where it comes from
+    if path == MCP_PATH and method == "DELETE":
+        return None   # MCP ends its session with a bodiless DELETE (no form can send one)
     kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
     if kind != JSON:
         return 415, f"send the request as {JSON}"

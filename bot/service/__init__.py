@@ -1,10 +1,11 @@
-"""The application layer: what every surface (Slack, HTTP, CLI, scheduler) calls.
+"""The application layer: what every surface (Slack, HTTP, CLI, MCP, scheduler) calls.
 
     debates.py     DebateService: submit (estimate, reserve, queue), read, run, settle, route,
                    replay, reviews (decide, refuse, retry), evidence, calibration history
     runtime.py     Runtime: the settings, database, service and workers a process shares
     worker.py      Worker: claims queued debates under a lease and runs them
     links.py       signed links to a debate's transcript page
+    admission.py   whether today's budget would admit a debate now, before submitting it
     results.py     reading a result the same way on every surface (complete or not, alpha
                    against its band, scores on the 1-10 scale)
     progress.py    a debate's events folded into what progress views show (Slack, terminal)

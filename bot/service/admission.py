@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from engine.domain import Estimate
 from engine.errors import BudgetExceeded
-from engine.money.cost import budget_left, within_budget, within_ceiling
+from engine.money.cost import budget_left, budget_refusal, within_budget, within_ceiling
 from engine.planning import Prepared, prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
@@ -83,4 +83,21 @@ async def quote(engine: EngineSettings, prepared: Prepared,
     return estimate.model_copy(update={"admitted": True, "admission": words})
 
 
-__all__ = ["DOWNGRADES", "Day", "admitted", "quote"]
+_EPSILON = 1e-9
+
+
+def refusal(estimate: Estimate, *, remaining_usd: float, cap_usd: float) -> str | None:
+    """Why submitting the estimated debate now would be refused (its mode as estimated; a preset
+    that allows it may run a cheaper mode instead), in the words submitting would use; None when
+    it fits (the MCP server's `estimate_debate` says it before anything is reserved)."""
+    try:
+        within_ceiling(estimate)
+    except BudgetExceeded as exc:
+        return str(exc)
+    if estimate.usd_high > remaining_usd + _EPSILON:
+        return budget_refusal(remaining_usd=remaining_usd, cap_usd=cap_usd,
+                              needed_usd=estimate.usd_high)
+    return None
+
+
+__all__ = ["DOWNGRADES", "Day", "admitted", "quote", "refusal"]

@@ -14,7 +14,7 @@ from engine.outcomes import RedTeamOutcome
 from engine.presets import all_presets
 from engine.settings import EngineSettings, ThresholdSpec
 from engine.vocabulary import Band, ResultStatus, Routing, Side
-from storage.records import DebateRecord, DebateStatus, Origin
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin
 
 APPEAL_PRESET = "appeal"  # the preset content appeals run under
 FLAG_MEANING = ("The models see it only as quoted material, and a person reviews the result "
@@ -85,6 +85,11 @@ def marks(record: DebateRecord, *, rehearsal: bool = False) -> list[Mark]:
     if record.cached_from:
         out.append(Mark(f"cached result of {record.cached_from}", "info", record.cached_from))
     return out
+
+
+def settled(record: DebateRecord) -> bool:
+    """Whether a debate has stopped moving on its own: finished, or waiting for a person."""
+    return record.status in TERMINAL_STATUSES or record.status is DebateStatus.AWAITING_REVIEW
 
 
 def missing_count(result: DebateResult | None) -> int:

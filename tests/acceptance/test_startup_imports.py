@@ -34,7 +34,8 @@ TOPIC = "Should a startup adopt microservices from day one?"
 SERVICE = ("alembic", "asyncpg", "slack_sdk", "slack_bolt",
            "apscheduler", "jinja2", "prometheus_client", "opentelemetry", "matplotlib",
            "aiohttp.web", "bot.assembly",
-           "bot.http.server", "bot.slack.app", "bot.scheduling.scheduler", "bot.cli.eval_report")
+           "bot.http.server", "bot.slack.app", "bot.scheduling.scheduler", "bot.cli.eval_report",
+           "mcp", "bot.mcp")
 #: Part of every `run`: a terminal run is a stored debate, admitted, held and charged in the
 #: database like any other (README "Money").
 DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.queue",
