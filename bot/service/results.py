@@ -84,7 +84,14 @@ def marks(record: DebateRecord, *, rehearsal: bool = False) -> list[Mark]:
                         record.parent_id))
     if record.cached_from:
         out.append(Mark(f"cached result of {record.cached_from}", "info", record.cached_from))
+    if record.origin.surface in DOORS_SAID:
+        out.append(Mark(DOORS_SAID[record.origin.surface], "info"))
     return out
+
+
+#: Doors a reader should know a debate came in by (the others say so where it shows: a Slack
+#: thread, a schedule's digest, an evaluation's mark).
+DOORS_SAID = {"terminal": "from the terminal", "mcp": "from an AI assistant (MCP)"}
 
 
 def settled(record: DebateRecord) -> bool:

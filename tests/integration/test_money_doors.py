@@ -135,6 +135,8 @@ async def test_a_terminal_run_is_stored_and_a_serve_worker_never_takes_it(
         await db.dispose()
     assert done.returncode == 0, done.stderr
     assert record.id in listed.stdout and record.origin.surface == "terminal"
+    assert "from the terminal" in next(line for line in listed.stdout.splitlines()
+                                       if record.id in line)
     assert len(claimed) == 1 and claimed[0].startswith("terminal:")
 
 
