@@ -162,7 +162,8 @@ def print_summary(console: Console, result: DebateResult,
     _say(console, f"Cost {usd(cost.usd)} ({cost.prompt_tokens:,} prompt + "
                   f"{cost.completion_tokens:,} completion tokens"
                   f"{f' ({details})' if details else ''}, {counted(cost.calls, 'call')}, "
-                  f"{cost.reused_calls} reused)  time {result.elapsed_seconds:.1f} s")
+                  f"{cost.reused_calls} reused)  time\u00a0{result.elapsed_seconds:.1f}\u00a0s")
+    # (no-break spaces: a wrapped line never leaves the unit alone on the next one)
 
 
 def _short(text: str, limit: int) -> str:
