@@ -270,6 +270,9 @@ async def deliveries(soak: Soak, records: dict[str, dict[str, Any]], timeout: fl
             break
         await asyncio.sleep(1.0)
     slack_ids = {soak.ids[i] for i in soak.from_slack if i in soak.ids}
+    unstarted = [i for i in soak.from_slack if i not in soak.ids]
+    answers = [str(r.get("text", ""))[:120] for r in soak.slack.responses
+               if r.get("response_type") != "in_channel"]
     results: Counter[str] = Counter()
     for message in soak.slack.messages(CHANNEL):
         if "Debate result" in str(message.get("text", "")):
@@ -286,7 +289,9 @@ async def deliveries(soak: Soak, records: dict[str, dict[str, Any]], timeout: fl
     requested_once = sum(1 for i in routed if requests.get(str(i)) == 1)
     ok = (health.get("deliveries_pending") == 0 and health.get("deliveries_failed") == 0
           and once == len(threads) and requested_once == len(routed))
-    line = (f"Slack: {len(slack_ids)} debates from /debate, results delivered exactly once "
+    line = (f"Slack: {len(soak.from_slack)} /debate commands, {len(unstarted)} not started "
+            f"(the bot answered: {answers[-len(unstarted):] if unstarted else 'n/a'}); "
+            f"{len(slack_ids)} debates from /debate, results delivered exactly once "
             f"{once} of {len(threads)} (more than once: "
             f"{sum(1 for n in results.values() if n > 1)}); review requests exactly once "
             f"{requested_once} of {len(routed)}; left pending {health.get('deliveries_pending')},"
@@ -363,7 +368,22 @@ async def soak(debates: int, kills: int, seed: int, timeout: float) -> bool:
             log = server.log()
     print(f"last server exit status on SIGTERM: {code}; tracebacks in its log: "
           f"{log.count('Traceback')}")
+    for why in _tracebacks(log):
+        print(f"  traceback: {why}")
     return ok and code == 0
+
+
+def _tracebacks(log: str) -> list[str]:
+    """The line that logged each traceback and the exception it ended with."""
+    lines = log.splitlines()
+    found = []
+    for n, line in enumerate(lines):
+        if line.startswith("Traceback"):
+            logged = lines[n - 1][:160] if n else ""
+            end = next((lines[k] for k in range(n + 1, len(lines))
+                        if lines[k] and not lines[k].startswith((" ", "Traceback"))), "")
+            found.append(f"{logged} -> {end[:200]}")
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
