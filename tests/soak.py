@@ -273,6 +273,8 @@ async def deliveries(soak: Soak, records: dict[str, dict[str, Any]], timeout: fl
     unstarted = [i for i in soak.from_slack if i not in soak.ids]
     answers = [str(r.get("text", ""))[:120] for r in soak.slack.responses
                if r.get("response_type") != "in_channel"]
+    answers += [str(m.get("text", ""))[:160] for m in soak.slack.messages(CHANNEL)
+                for i in unstarted if f"Soak #{i}:" in str(m.get("text", ""))]
     results: Counter[str] = Counter()
     for message in soak.slack.messages(CHANNEL):
         if "Debate result" in str(message.get("text", "")):
