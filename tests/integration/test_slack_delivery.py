@@ -98,6 +98,10 @@ async def test_a_delivery_slack_refuses_is_retried_and_the_console_sees_why(
         assert backlog.pending == 1 and "not_in_channel" in owed.last_error
         _, health = await _get(h, "/healthz")
         assert health["deliveries_pending"] == 1
+        async with h.http.get(str(h.server.make_url("/deliveries"))) as resp:
+            page = await resp.text()
+        assert resp.status == 200 and record.id in page and "not_in_channel" in page
+        assert "the review request, in the review channel" in page
         h.fake.invited(REVIEW_CHANNEL)
         async with h.rt.db.transaction() as session:   # due now rather than after the backoff
             await outbox.retry_now(session, owed.id, now=h.rt.service.clock())
