@@ -101,6 +101,17 @@ async def claim_due(session: AsyncSession, *, owner: str, now: datetime, lease_s
     return [_to_delivery(row) for row in rows]
 
 
+async def any_due(session: AsyncSession, *, now: datetime, target: str = "slack") -> bool:
+    """Whether anything is due (a read: an idle dispatcher takes no write lock to learn it)."""
+    found = await session.scalar(
+        select(DeliveryRow.id)
+        .where(DeliveryRow.status == PENDING, DeliveryRow.target == target,
+               DeliveryRow.due_at <= now,
+               or_(DeliveryRow.claimed_until.is_(None), DeliveryRow.claimed_until < now))
+        .limit(1))
+    return found is not None
+
+
 async def save_state(session: AsyncSession, delivery_id: int, *, owner: str,
                      state: dict[str, Any], now: datetime, lease_seconds: float) -> bool:
     """Write what has been sent so far (and extend the lease); False when `owner` no longer

@@ -191,6 +191,9 @@ class SlackDispatcher:
         room = min(BATCH, IN_HAND - len(self.in_hand))
         if room <= 0:
             return 0
+        async with self.db.transaction(readonly=True) as session:
+            if not await outbox.any_due(session, now=self.clock()):
+                return 0
         async with self.db.transaction() as session:
             due = await outbox.claim_due(session, owner=self.owner, now=self.clock(),
                                          lease_seconds=self.lease, limit=room,
