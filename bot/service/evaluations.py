@@ -345,17 +345,18 @@ class _OwnHolds:
             async with self._changed:
                 self.in_flight += 1
                 seen = self.settled
+            refused: BudgetExceeded | None = None
             try:
                 found = await work()
             except BudgetExceeded as exc:
-                if not await self._wait(seen, str(exc)):
-                    return None
-                continue
-            except BaseException:
-                await self._ended()
-                raise
-            await self._ended()
-            return found
+                refused = exc   # not ended: it waits for its own items below, then asks again
+            finally:
+                if refused is None:   # ran, failed or was cancelled: its hold is released
+                    await self._ended()
+            if refused is None:
+                return found
+            if not await self._wait(seen, str(refused)):
+                return None
         return None
 
     async def _ended(self) -> None:
