@@ -68,7 +68,10 @@ def error_code(exc: BaseException) -> str:
 def slack_error(exc: BaseException) -> str:
     """A short, secret-free description of a Slack call's failure, for logs and people."""
     code = error_code(exc)
-    if code != NOT_JSON or not isinstance(exc, SlackApiError):
+    if not isinstance(exc, SlackApiError):   # Slack never answered: say what happened
+        detail = str(exc).strip()[:200]
+        return f"could not reach Slack ({code}{': ' + detail if detail else ''})"
+    if code != NOT_JSON:
         return code
     reply = _reply(exc)
     status = reply.get("http_status") or getattr(exc.response, "status_code", 0) or "?"
