@@ -24,7 +24,7 @@ from bot.service.settings import ServiceSettings
 from engine.domain import CostBreakdown
 from engine.ports import EventSink
 from engine.settings import EngineSettings
-from storage import budget, debates, queue
+from storage import budget, queue
 from storage.db import Database
 from storage.errors import DATABASE_ERRORS
 from storage.records import DebateRecord
@@ -92,14 +92,13 @@ async def _keep_lease(service: DebateService, debate_id: str, worker_id: str,
             async with service.db.transaction() as session:
                 held = await queue.renew(session, debate_id=debate_id, worker_id=worker_id,
                                          lease_seconds=lease, now=service.clock())
-                current = None if held else await debates.get(session, debate_id)
+                lost = not held and bool(await queue.taken_elsewhere(
+                    session, debate_ids=[debate_id], worker_id=worker_id))
         except DATABASE_ERRORS as exc:
             log.warning("could not renew the lease on %s (%s); trying again", debate_id, exc)
             continue
-        if (current is not None and current.status.value in queue.ACTIVE_STATUSES
-                and current.lease_owner not in (None, worker_id) and not work.done()):
-            log.warning("debate %s was taken by %s; stopping here", debate_id,
-                        current.lease_owner)
+        if lost and not work.done():   # the workers' rule: a finished debate is never lost
+            log.warning("debate %s was taken by another worker; stopping here", debate_id)
             work.cancel()
 
 
