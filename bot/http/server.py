@@ -78,6 +78,10 @@ def check_exposure(settings: ServiceSettings, host: str) -> None:
     token = settings.api_token
     secret = token.get_secret_value().strip() if token is not None else ""
     exposed = not is_loopback(host)
+    if settings.mcp_authorization_servers and not secret:
+        raise ConfigurationError(
+            "DIALECTIC_MCP_AUTHORIZATION_SERVERS guards /mcp on a guarded server only: set "
+            "DIALECTIC_API_TOKEN too (without it the server is open, on loopback only)")
     if not secret:
         if exposed:
             raise ConfigurationError(

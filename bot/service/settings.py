@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -71,6 +72,12 @@ class ServiceSettings(BaseModel):
     console_session_hours: float = Field(default=12.0, gt=0, le=24 * 90)  # console cookie
     log_level: str = "INFO"
 
+    # --- MCP at /mcp signed in by the team's identity provider (bot/mcp/authorization.py) ---
+    # issuer URLs whose access tokens /mcp accepts beside the API token; the audience they must
+    # name (unset: the public URL's /mcp, RFC 8707's resource)
+    mcp_authorization_servers: tuple[str, ...] = ()
+    mcp_audience: str = ""
+
     @field_validator("reviewers", mode="before")
     @classmethod
     def _split_reviewers(cls, value: Any) -> Any:
@@ -90,6 +97,23 @@ class ServiceSettings(BaseModel):
                                      "(S…); give ids, or paste mentions such as <@U0123ABC>")
                 found.append(word)
         return tuple(dict.fromkeys(found))
+
+    @field_validator("mcp_authorization_servers", mode="before")
+    @classmethod
+    def _issuers(cls, value: Any) -> Any:
+        """Issuer URLs separated by commas or spaces; each an https URL (http on loopback)."""
+        if isinstance(value, str):
+            value = [v for v in _SEPARATORS.split(value) if v]
+        if not isinstance(value, list | tuple):
+            return value
+        for issuer in value:
+            parts = urlsplit(str(issuer))
+            local = parts.hostname in ("127.0.0.1", "localhost", "::1")
+            secure = parts.scheme == "https" or (parts.scheme == "http" and local)
+            if not parts.netloc or not secure or parts.query or parts.fragment:
+                raise ValueError(f"{issuer!r} is no issuer URL: give the identity provider's "
+                                 "issuer, https://… (http:// on loopback only), no query")
+        return tuple(str(v).rstrip("/") for v in value)
 
     @field_validator("api_token")
     @classmethod
