@@ -28,6 +28,7 @@ from bot.service.worker import worker_name
 from bot.slack.assistant import is_dm, set_status
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.notifier import SlackNotifier, Thread, thread_of
+from bot.slack.recovery import StartRecovery
 from bot.slack.views import notices
 from bot.slack.views.common import Message
 from bot.slack.views.entities import debate_entity
@@ -148,6 +149,8 @@ class SlackDispatcher:
         self.in_hand: set[int] = set()   # claimed here and not finished: never claimed again
         notifier.finished.append(self.notify)
         notifier.rt.delivery_wakers.append(self.notify)
+        self.starts = StartRecovery(notifier, owner=self.owner)   # starts a dead process left
+        self.starting: asyncio.Task[None] | None = None
 
     def notify(self) -> None:
         """A debate finished: look at the outbox now rather than at the next poll."""
@@ -160,6 +163,7 @@ class SlackDispatcher:
         try:
             while not stop.is_set():
                 try:
+                    self._recover_starts()
                     claimed = await self.round()
                 except DATABASE_ERRORS as exc:
                     log.warning("Slack deliveries: cannot read the outbox (%s); retrying", exc)
@@ -170,6 +174,9 @@ class SlackDispatcher:
                 if claimed < BATCH:
                     await self._wait(stop)
         finally:
+            if self.starting is not None:   # a start being finished is left to its lease
+                self.starting.cancel()
+                await asyncio.gather(self.starting, return_exceptions=True)
             if self.delivering:
                 _, pending = await asyncio.wait(self.delivering, timeout=5.0)
                 for task in pending:
@@ -207,6 +214,20 @@ class SlackDispatcher:
             self.delivering.add(task)
             task.add_done_callback(self.delivering.discard)
         return len(due)
+
+    def _recover_starts(self) -> None:
+        """Slack starts left unfinished by a process that died (bot/slack/recovery.py), in a task
+        of their own beside the deliveries; one round at a time."""
+        if self.starting is None or self.starting.done():
+            self.starting = asyncio.create_task(self._starts_round(), name="slack-starts")
+
+    async def _starts_round(self) -> None:
+        try:
+            await self.starts.round()
+        except DATABASE_ERRORS as exc:
+            log.warning("Slack starts: cannot read them (%s); retrying", exc)
+        except Exception:   # a bug must not end the recovery for the process's life
+            log.exception("Slack starts: a round failed; trying again")
 
     async def drain(self) -> None:
         """Until nothing this dispatcher started is still being delivered (tests, shutdown)."""
