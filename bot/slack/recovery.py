@@ -33,6 +33,7 @@ log = logging.getLogger("dialectic.slack")
 GIVE_UP_AFTER = timedelta(minutes=30)   # a slash command's response_url lives this long
 MAX_ATTEMPTS = 5
 BATCH = 10
+RETRIED: tuple[type[BaseException], ...] = (*SLACK_ERRORS, *DATABASE_ERRORS)
 GAVE_UP = ("the server stopped before this debate began, and it could not be started "
            "afterwards; ask again with /debate")
 
@@ -98,7 +99,7 @@ class StartRecovery:
         except (NotInChannel, InvalidRequest) as exc:
             await self._end(start, starts.FAILED, error=str(exc))
             return
-        except (*SLACK_ERRORS, *DATABASE_ERRORS) as exc:   # its lease runs out: tried again
+        except RETRIED as exc:   # its lease runs out: tried again
             log.warning("Slack: could not finish the start %s yet (%s)", start.key,
                         slack_error(exc) if isinstance(exc, SLACK_ERRORS) else exc)
             return
