@@ -136,11 +136,12 @@ class DebateService:
             self._llm = None
 
     # --- submitting ---
-    async def estimate(self, request: DebateRequest) -> Estimate:
+    async def estimate(self, request: DebateRequest, *, team_id: str | None = None
+                       ) -> Estimate:
         """The estimate, saying whether submitting would admit the debate now (the same rule:
-        bot/service/admission.py)."""
+        bot/service/admission.py); `team_id`: as a debate of that workspace."""
         day = await readmission.today(self.db, budget_day(self.clock()),
-                                    self.settings.daily_budget_usd)
+                                      self.settings.daily_budget_usd, team_id=team_id)
         return await admission.quote(self.engine, prepare(self.engine, request),
                                      self._estimate, day)
 
@@ -234,7 +235,8 @@ class DebateService:
         async with self.db.transaction() as session:
             await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
                                  amount_usd=estimate.usd_high, debate_id=record.id,
-                                 alert_fraction=self.settings.budget_alert_fraction)
+                                 alert_fraction=self.settings.budget_alert_fraction,
+                                 team_id=origin.team_id)
             key = cache_key(self.engine, prepared)
             record = await debates.create(session, record=record, topic_key=key,
                                           idempotency_key=idempotency_key)
@@ -423,7 +425,7 @@ class DebateService:
             remaining = max(record.reserved_usd - record.cost_usd, 0.0)
             await budget.reserve(session, day=budget_day(self.clock()),
                                  cap_usd=self.settings.daily_budget_usd, amount_usd=remaining,
-                                 debate_id=record.id)
+                                 debate_id=record.id, team_id=record.origin.team_id)
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
                                             actor=actor, reason="retry", error="", attempts=0)
 

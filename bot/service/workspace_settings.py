@@ -1,0 +1,153 @@
+"""Per-workspace settings: what a workspace's admins set over the operator's defaults, and the
+rule of who may set them, the same for every surface (App Home, the console).
+
+A Slack workspace may have its own daily budget (within the operator's: a debate of that
+workspace must fit both, storage/budget.py under the day's lock), its own reviewers and review
+channel (its reviews go there, and only its reviewers decide them). Anything it did not set is
+the operator's (DIALECTIC_DAILY_BUDGET_USD, DIALECTIC_REVIEWERS, DIALECTIC_REVIEW_CHANNEL).
+Who may change them: the workspace's admins and owners (Slack's `users.info` is_admin,
+is_owner, is_primary_owner), and the operator. Every change is audited with before and after.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from bot.service.reviews import Reviewers
+from bot.service.settings import parse_reviewers
+from engine.errors import DialecticError, InvalidRequest
+from engine.money.cost import usd
+from storage import workspace_settings as store
+from storage.db import Database
+from storage.workspace_settings import Overrides
+
+__all__ = ["Defaults", "Effective", "NotAdmin", "Overrides", "changes_from_form", "effective",
+           "is_admin", "overrides", "review_channel_for", "reviewers_for", "save"]
+
+_CHANNEL = re.compile(r"[CG][A-Z0-9]{2,}")
+_CHANNEL_MENTION = re.compile(r"<#([CG][A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+class NotAdmin(DialecticError):
+    """The person is not an admin or owner of the workspace: they may read, not change."""
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    """The operator's values, which apply wherever a workspace set none."""
+
+    daily_budget_usd: float
+    reviewers: tuple[str, ...] = ()
+    review_channel: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Effective:
+    """The values in force for a workspace, and which of them are its own."""
+
+    team_id: str
+    daily_budget_usd: float
+    reviewers: tuple[str, ...]
+    review_channel: str | None
+    own: frozenset[str]          # the fields the workspace set itself
+    operator_cap_usd: float      # the cap over every workspace, which its own cannot pass
+
+
+def is_admin(user: Mapping[str, Any]) -> bool:
+    """Whether a Slack user (`users.info`'s `user`) administers their workspace."""
+    return any(bool(user.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner"))
+
+
+async def overrides(db: Database, team_id: str | None) -> Overrides:
+    async with db.transaction(readonly=True) as session:
+        return await store.get(session, team_id)
+
+
+def resolve(own: Overrides, defaults: Defaults) -> Effective:
+    set_here = frozenset(k for k, v in own.values().items() if v is not None)
+    return Effective(
+        team_id=own.team_id,
+        daily_budget_usd=(defaults.daily_budget_usd if own.daily_budget_usd is None
+                          else own.daily_budget_usd),
+        reviewers=defaults.reviewers if own.reviewers is None else own.reviewers,
+        review_channel=own.review_channel or defaults.review_channel,
+        own=set_here, operator_cap_usd=defaults.daily_budget_usd)
+
+
+async def effective(db: Database, team_id: str, defaults: Defaults) -> Effective:
+    return resolve(await overrides(db, team_id), defaults)
+
+
+async def reviewers_for(db: Database, team_id: str | None, default: Reviewers) -> Reviewers:
+    """Who decides the reviews of workspace `team_id`'s debates: its own reviewers, if it set
+    them (their user groups read through the same directory), else the operator's."""
+    own = (await overrides(db, team_id)).reviewers
+    return default if own is None else Reviewers(own, default.directory)
+
+
+async def review_channel_for(db: Database, team_id: str | None, default: str | None
+                             ) -> str | None:
+    """Where the review requests of workspace `team_id`'s debates go."""
+    return (await overrides(db, team_id)).review_channel or default
+
+
+def changes_from_form(form: Mapping[str, str], *, operator_cap_usd: float) -> dict[str, Any]:
+    """The changes a settings form asks for (a blank field: back to the operator's default);
+    InvalidRequest with one line naming the field otherwise. Fields absent are left alone."""
+    changes: dict[str, Any] = {}
+    if "daily_budget_usd" in form:
+        changes["daily_budget_usd"] = _amount(form["daily_budget_usd"], operator_cap_usd)
+    if "reviewers" in form:
+        text = form["reviewers"].strip()
+        try:
+            changes["reviewers"] = parse_reviewers([text]) if text else None
+        except ValueError as exc:
+            raise InvalidRequest(f"reviewers: {exc}") from None
+    if "review_channel" in form:
+        changes["review_channel"] = _channel(form["review_channel"])
+    return changes
+
+
+def _amount(text: str, cap: float) -> float | None:
+    text = text.strip().removeprefix("$").replace(",", "")
+    if not text:
+        return None
+    try:
+        amount = float(text)
+    except ValueError:
+        raise InvalidRequest(f"daily budget: {text[:40]!r} is not an amount in dollars") from None
+    if not amount > 0 or amount != amount:
+        raise InvalidRequest("daily budget: give a positive amount, or leave it blank for the "
+                             "operator's")
+    if amount > cap + 1e-9:
+        raise InvalidRequest(f"daily budget: at most the operator's daily budget of {usd(cap)}")
+    return round(amount, 6)
+
+
+def _channel(text: str) -> str | None:
+    text = text.strip()
+    found = _CHANNEL_MENTION.fullmatch(text)
+    text = found.group(1) if found else text
+    if not text:
+        return None
+    if not _CHANNEL.fullmatch(text):
+        raise InvalidRequest(f"review channel: {text[:40]!r} is no Slack channel id (C…)")
+    return text
+
+
+async def save(db: Database, team_id: str, changes: dict[str, Any], *, by: str, admin: bool,
+               now: datetime) -> Overrides:
+    """Apply `changes` (from `changes_from_form`) for `by`, who must administer the workspace
+    (or be the operator); audited with before and after. NotAdmin otherwise, changing
+    nothing."""
+    if not admin:
+        raise NotAdmin("only the workspace's admins and owners can change its settings")
+    if not team_id:
+        raise InvalidRequest("no workspace named")
+    async with db.transaction() as session:
+        _, after = await store.update(session, team_id, changes, by=by, now=now)
+    return after

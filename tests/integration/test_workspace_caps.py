@@ -1,0 +1,133 @@
+"""A workspace's own daily budget and the operator's over everything, through the one admission
+rule (service.submit -> storage/budget.py under the day's lock), on SQLite and PostgreSQL: a
+workspace at its cap is refused, naming its cap and what is left, while another is admitted;
+the operator's cap refuses both; every change of a setting is audited with before and after."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bot.service import workspace_settings as ws
+from bot.service.debates import DebateService
+from engine.domain import DebateRequest, utcnow
+from engine.errors import BudgetExceeded, InvalidRequest
+from storage import audit, budget
+from storage.db import Database
+from storage.records import Origin
+from storage.tenancy import Workspace
+from tests.support.service_fixtures import priced, service
+from tests.support.storage_fixtures import BACKENDS, migrated_database
+
+A, B = "T0AAAAAA", "T0BBBBBB"
+
+
+def _origin(team: str | None) -> Origin:
+    return Origin(surface="slack", team_id=team, channel_id="C0CHAN", user_id="U0ADMIN")
+
+
+@pytest.fixture(params=BACKENDS)
+async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Database]:
+    async with migrated_database(request.param, tmp_path) as database:
+        yield database
+
+
+async def _high(svc: DebateService) -> float:
+    return (await svc.estimate(DebateRequest(topic="Q?", mode="simple"))).usd_high
+
+
+async def _submit(svc: DebateService, team: str | None, n: int) -> float:
+    sub = await svc.submit(DebateRequest(topic=f"Should we do thing {n}?", mode="simple"),
+                           origin=_origin(team))
+    return sub.record.reserved_usd
+
+
+async def _cap(db: Database, team: str, usd: float | None) -> None:
+    await ws.save(db, team, {"daily_budget_usd": usd}, by="U0ADMIN", admin=True, now=utcnow())
+
+
+async def test_a_workspace_at_its_cap_is_refused_while_another_is_admitted(db: Database) -> None:
+    svc = service(db, priced(daily_budget_usd=100.0))
+    one = await _high(svc)
+    await _cap(db, A, one * 1.5)          # room for one debate of A, not two
+    await _cap(db, B, one * 2.5)          # room for two of B
+    await _submit(svc, A, 1)
+    with pytest.raises(BudgetExceeded) as refused:
+        await _submit(svc, A, 2)
+    assert str(refused.value).startswith("this workspace's daily budget has $")
+    assert "this debate needs about" in str(refused.value)
+    await _submit(svc, B, 3)              # the other workspace is admitted
+    await _submit(svc, B, 4)
+    with pytest.raises(BudgetExceeded, match="^this workspace's daily budget"):
+        await _submit(svc, B, 5)
+    await _submit(svc, None, 6)           # the operator's own debates: the global cap only
+    # the estimate says the same before anything is held
+    quote = await svc.estimate(DebateRequest(topic="Q?", mode="simple"), team_id=A)
+    assert not quote.admitted and "this workspace's daily budget" in str(quote.admission)
+    assert (await svc.estimate(DebateRequest(topic="Q?", mode="simple"))).admitted
+    # raising A's cap lets it in again; unsetting it leaves only the operator's cap
+    await _cap(db, A, None)
+    await _submit(svc, A, 7)
+
+
+async def test_the_operators_cap_refuses_every_workspace(db: Database) -> None:
+    probe = service(db, priced(daily_budget_usd=100.0))
+    one = await _high(probe)
+    svc = service(db, priced(daily_budget_usd=one * 2.5))   # two debates in all today
+    await _cap(db, A, one * 2.2)
+    await _cap(db, B, one * 2.2)
+    held_a = await _submit(svc, A, 1)
+    held_b = await _submit(svc, B, 2)
+    for team, n in ((A, 3), (B, 4)):       # each has room under its own cap, not the total
+        with pytest.raises(BudgetExceeded) as refused:
+            await _submit(svc, team, n)
+        assert str(refused.value).startswith("today's budget over all workspaces has $")
+    with pytest.raises(BudgetExceeded, match="^today's budget has"):
+        await _submit(svc, None, 5)
+    async with db.transaction(readonly=True) as session:
+        spend_a = await budget.workspace_spend(session, svc.clock().date(), Workspace(A))
+        state = await budget.state(session, svc.clock().date())
+    assert spend_a.reserved_usd == pytest.approx(held_a)
+    assert state.reserved_usd == pytest.approx(held_a + held_b)
+
+
+async def test_changes_are_audited_and_bad_values_change_nothing(db: Database) -> None:
+    defaults = ws.Defaults(daily_budget_usd=20.0, reviewers=("U0OPER",), review_channel="C0OPS")
+    for form, error in (({"daily_budget_usd": "-3"}, "daily budget: give a positive amount"),
+                        ({"daily_budget_usd": "25"}, "at most the operator's daily budget"),
+                        ({"daily_budget_usd": "ten"}, "is not an amount"),
+                        ({"reviewers": "bob"}, "reviewers: 'bob' is no Slack user id"),
+                        ({"review_channel": "#general"}, "is no Slack channel id")):
+        with pytest.raises(InvalidRequest, match=error):
+            ws.changes_from_form(form, operator_cap_usd=20.0)
+    changes = ws.changes_from_form({"daily_budget_usd": "$5", "reviewers": "<@U0REV1>, S0GRP",
+                                    "review_channel": "<#C0REVS|reviews>"},
+                                   operator_cap_usd=20.0)
+    with pytest.raises(ws.NotAdmin):
+        await ws.save(db, A, changes, by="U0USER", admin=False, now=utcnow())
+    assert (await ws.effective(db, A, defaults)).own == frozenset()
+    await ws.save(db, A, changes, by="U0ADMIN", admin=True, now=utcnow())
+    await ws.save(db, A, changes, by="U0ADMIN", admin=True, now=utcnow())   # no change
+    found = await ws.effective(db, A, defaults)
+    assert (found.daily_budget_usd, found.reviewers, found.review_channel) == (
+        5.0, ("U0REV1", "S0GRP"), "C0REVS")
+    other = await ws.effective(db, B, defaults)
+    assert (other.daily_budget_usd, other.reviewers, other.review_channel) == (
+        20.0, ("U0OPER",), "C0OPS")
+    await ws.save(db, A, ws.changes_from_form({"reviewers": ""}, operator_cap_usd=20.0),
+                  by="U0ADMIN", admin=True, now=utcnow())
+    assert (await ws.effective(db, A, defaults)).reviewers == ("U0OPER",)
+    async with db.transaction(readonly=True) as session:
+        events = [e for e in await audit.events(session, None)
+                  if e.kind == "workspace_settings_changed"]
+        report = await audit.verify(session)
+    assert [e.actor for e in events] == ["U0ADMIN", "U0ADMIN"]
+    assert events[0].data["before"] == {"daily_budget_usd": None, "review_channel": None,
+                                        "reviewers": None}
+    assert events[0].data["after"]["reviewers"] == ["U0REV1", "S0GRP"]
+    assert events[1].data == {"team_id": A, "changed": ["reviewers"],
+                              "before": {"reviewers": ["U0REV1", "S0GRP"]},
+                              "after": {"reviewers": None}}
+    assert report.ok
