@@ -4,12 +4,13 @@ A debate is admitted when its whole plan at verbose reply sizes (the high estima
 the models that answer) fits the per-debate ceiling (DIALECTIC_MAX_DEBATE_USD) and today's budget
 beside what is already held and spent; a debate of a Slack workspace whose admins set a daily
 budget of its own must fit that one too, beside what that workspace's debates hold and spent
-(both caps, engine/money/cost.py `within_caps`; the refusal names the tighter); otherwise a lower mode is tried when the preset allows
-(consensus -> structured -> simple), else it is refused with the figures. Submitting applies the
-rule while reserving (storage/budget.py, under the day's lock); `quote` applies it to tell whether
-the server would admit the debate now (`dialectic estimate`, `/api/estimate`); bot/service/
-readmission.py applies it again on the worker that claims a debate, with that worker's own
-provider and prices, so an estimate made in another shell (a rehearsal one: $0) is never trusted.
+(both caps, engine/money/cost.py `within_caps`; the refusal names the tighter); otherwise a
+lower mode is tried when the preset allows (consensus -> structured -> simple), else it is
+refused with the figures. Submitting applies the rule while reserving (storage/budget.py,
+under the day's lock); `quote` applies it to tell whether the server would admit the debate
+now (`dialectic estimate`, `/api/estimate`); bot/service/readmission.py applies it again on
+the worker that claims a debate, with that worker's own provider and prices, so an estimate
+made in another shell (a rehearsal one: $0) is never trusted.
 This module reads no storage: `estimate` without a database loads no SQLAlchemy.
 """
 

@@ -17,19 +17,29 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from bot.service.reviews import Reviewers
 from bot.service.settings import parse_reviewers
 from engine.errors import DialecticError, InvalidRequest
 from engine.money.cost import usd
+from storage import audit
 from storage import workspace_settings as store
 from storage.db import Database
 from storage.workspace_settings import Overrides
 
-__all__ = ["Defaults", "Effective", "NotAdmin", "Overrides", "changes_from_form", "effective",
-           "is_admin", "overrides", "review_channel_for", "reviewers_for", "save"]
+__all__ = ["Defaults", "Effective", "FieldError", "NotAdmin", "Overrides", "changes_from_form",
+           "effective", "is_admin", "overrides", "refused", "review_channel_for", "save"]
 
+REFUSED = "workspace_settings_refused"
+BUDGET, REVIEWERS, CHANNEL = "daily_budget_usd", "reviewers", "review_channel"
 _CHANNEL = re.compile(r"[CG][A-Z0-9]{2,}")
 _CHANNEL_MENTION = re.compile(r"<#([CG][A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+class FieldError(InvalidRequest):
+    """A settings field's value is refused; `field` names it (forms show the line beside it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class NotAdmin(DialecticError):
@@ -57,9 +67,11 @@ class Effective:
     operator_cap_usd: float      # the cap over every workspace, which its own cannot pass
 
 
-def is_admin(user: Mapping[str, Any]) -> bool:
-    """Whether a Slack user (`users.info`'s `user`) administers their workspace."""
-    return any(bool(user.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner"))
+def is_admin(user: Mapping[str, Any], team_id: str) -> bool:
+    """Whether a Slack user (`users.info`'s `user`) administers workspace `team_id`: an admin
+    or owner of it, not of another workspace (a Slack Connect guest's own is not this one)."""
+    return user.get("team_id") == team_id and any(
+        bool(user.get(k)) for k in ("is_admin", "is_owner", "is_primary_owner"))
 
 
 async def overrides(db: Database, team_id: str | None) -> Overrides:
@@ -82,13 +94,6 @@ async def effective(db: Database, team_id: str, defaults: Defaults) -> Effective
     return resolve(await overrides(db, team_id), defaults)
 
 
-async def reviewers_for(db: Database, team_id: str | None, default: Reviewers) -> Reviewers:
-    """Who decides the reviews of workspace `team_id`'s debates: its own reviewers, if it set
-    them (their user groups read through the same directory), else the operator's."""
-    own = (await overrides(db, team_id)).reviewers
-    return default if own is None else Reviewers(own, default.directory)
-
-
 async def review_channel_for(db: Database, team_id: str | None, default: str | None
                              ) -> str | None:
     """Where the review requests of workspace `team_id`'s debates go."""
@@ -106,7 +111,7 @@ def changes_from_form(form: Mapping[str, str], *, operator_cap_usd: float) -> di
         try:
             changes["reviewers"] = parse_reviewers([text]) if text else None
         except ValueError as exc:
-            raise InvalidRequest(f"reviewers: {exc}") from None
+            raise FieldError("reviewers", f"reviewers: {exc}") from None
     if "review_channel" in form:
         changes["review_channel"] = _channel(form["review_channel"])
     return changes
@@ -119,12 +124,14 @@ def _amount(text: str, cap: float) -> float | None:
     try:
         amount = float(text)
     except ValueError:
-        raise InvalidRequest(f"daily budget: {text[:40]!r} is not an amount in dollars") from None
+        raise FieldError(BUDGET, f"daily budget: {text[:40]!r} is not an amount in dollars"
+                         ) from None
     if not amount > 0 or amount != amount:
-        raise InvalidRequest("daily budget: give a positive amount, or leave it blank for the "
-                             "operator's")
+        raise FieldError(BUDGET, "daily budget: give a positive amount, or leave it blank for "
+                                 "the operator's")
     if amount > cap + 1e-9:
-        raise InvalidRequest(f"daily budget: at most the operator's daily budget of {usd(cap)}")
+        raise FieldError(BUDGET, f"daily budget: at most the operator's daily budget of "
+                                 f"{usd(cap)}")
     return round(amount, 6)
 
 
@@ -135,7 +142,7 @@ def _channel(text: str) -> str | None:
     if not text:
         return None
     if not _CHANNEL.fullmatch(text):
-        raise InvalidRequest(f"review channel: {text[:40]!r} is no Slack channel id (C…)")
+        raise FieldError(CHANNEL, f"review channel: {text[:40]!r} is no Slack channel id (C…)")
     return text
 
 
@@ -145,9 +152,17 @@ async def save(db: Database, team_id: str, changes: dict[str, Any], *, by: str, 
     (or be the operator); audited with before and after. NotAdmin otherwise, changing
     nothing."""
     if not admin:
+        await refused(db, team_id, by=by, now=now)
         raise NotAdmin("only the workspace's admins and owners can change its settings")
     if not team_id:
         raise InvalidRequest("no workspace named")
     async with db.transaction() as session:
         _, after = await store.update(session, team_id, changes, by=by, now=now)
     return after
+
+
+async def refused(db: Database, team_id: str, *, by: str, now: datetime) -> None:
+    """Audit that `by`, no admin of the workspace, tried to change its settings."""
+    async with db.transaction() as session:
+        await audit.append(session, debate_id=None, kind=REFUSED, actor=by, at=now,
+                           data={"team_id": team_id, "reason": "not an admin or owner"})

@@ -60,7 +60,7 @@ async def test_a_workspace_at_its_cap_is_refused_while_another_is_admitted(db: D
     assert "this debate needs about" in str(refused.value)
     await _submit(svc, B, 3)              # the other workspace is admitted
     await _submit(svc, B, 4)
-    with pytest.raises(BudgetExceeded, match="^this workspace's daily budget"):
+    with pytest.raises(BudgetExceeded, match=r"^this workspace's daily budget"):
         await _submit(svc, B, 5)
     await _submit(svc, None, 6)           # the operator's own debates: the global cap only
     # the estimate says the same before anything is held
@@ -84,7 +84,7 @@ async def test_the_operators_cap_refuses_every_workspace(db: Database) -> None:
         with pytest.raises(BudgetExceeded) as refused:
             await _submit(svc, team, n)
         assert str(refused.value).startswith("today's budget over all workspaces has $")
-    with pytest.raises(BudgetExceeded, match="^today's budget has"):
+    with pytest.raises(BudgetExceeded, match=r"^today's budget has"):
         await _submit(svc, None, 5)
     async with db.transaction(readonly=True) as session:
         spend_a = await budget.workspace_spend(session, svc.clock().date(), Workspace(A))
