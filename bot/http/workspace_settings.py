@@ -37,6 +37,8 @@ class SettingsOut(BaseModel):
     operator_cap_usd: float = Field(description="the operator's cap over every workspace")
     reviewers: list[str]
     review_channel: str | None
+    thresholds: dict[str, dict[str, float]] = Field(
+        description="the workspace's own alpha cut-offs per preset (others: the preset's)")
     own: list[str] = Field(description="the fields the workspace set (others: the operator's)")
 
 
@@ -47,6 +49,8 @@ class SettingsIn(BaseModel):
     daily_budget_usd: str | None = None
     reviewers: str | None = None
     review_channel: str | None = None
+    thresholds: str | None = Field(default=None, description=(
+        "alpha cut-offs per preset: `decision high=0.9 escalate=0.6; market tentative=0.7`"))
 
 
 def may_edit(request: web.Request, team_id: str) -> bool:
@@ -64,12 +68,16 @@ async def _found(request: web.Request, team: str) -> SettingsOut:
     found = await ws.effective(request.app[RUNTIME].db, team, _defaults(request))
     return SettingsOut(team_id=team, daily_budget_usd=found.daily_budget_usd,
                        operator_cap_usd=found.operator_cap_usd, reviewers=list(found.reviewers),
-                       review_channel=found.review_channel, own=sorted(found.own))
+                       review_channel=found.review_channel, thresholds=found.thresholds,
+                       own=sorted(found.own))
 
 
 async def _save(request: web.Request, team: str, form: dict[str, str]) -> None:
     rt = request.app[RUNTIME]
-    changes = ws.changes_from_form(form, operator_cap_usd=rt.settings.daily_budget_usd)
+    in_force = await rt.service.oversight.in_force()
+    changes = ws.changes_from_form(
+        form, operator_cap_usd=rt.settings.daily_budget_usd,
+        presets={name: force.thresholds for name, force in in_force.items()})
     await ws.save(rt.db, team, changes, by=OPERATOR, admin=may_edit(request, team),
                   now=rt.service.clock())
 
@@ -118,7 +126,8 @@ async def settings_form(request: web.Request) -> web.Response:
     if team is None:
         return _no_team()
     posted = await request.post()
-    form = {k: str(posted.get(k) or "") for k in (ws.BUDGET, ws.REVIEWERS, ws.CHANNEL)}
+    form = {k: str(posted.get(k) or "")
+            for k in (ws.BUDGET, ws.REVIEWERS, ws.CHANNEL, ws.THRESHOLDS)}
     try:
         await _save(request, team, form)
     except ws.NotAdmin as exc:
@@ -137,11 +146,17 @@ async def _page(request: web.Request, team: str, *, status: int = 200, **shown: 
     own = await ws.overrides(request.app[RUNTIME].db, team)
     form = shown.pop("form", None) or {
         ws.BUDGET: "" if own.daily_budget_usd is None else f"{own.daily_budget_usd:g}",
-        ws.REVIEWERS: " ".join(own.reviewers or ()), ws.CHANNEL: own.review_channel or ""}
+        ws.REVIEWERS: " ".join(own.reviewers or ()), ws.CHANNEL: own.review_channel or "",
+        ws.THRESHOLDS: found_text(found)}
     context: dict[str, Any] = {"saved": False, "error": "", "field": "", **shown}
     page = render("workspace_settings.html", found=found, form=form,
                   editable=may_edit(request, team), viewer=session.current(request), **context)
     return html(page, status=status)
+
+
+def found_text(found: SettingsOut) -> str:
+    return "; ".join(f"{name} " + " ".join(f"{k}={v:g}" for k, v in cutoffs.items())
+                     for name, cutoffs in sorted(found.thresholds.items()))
 
 
 ROUTES: tuple[Route, ...] = (

@@ -282,8 +282,8 @@ class DebateService:
     async def execute(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
         if record.attempts > self.settings.max_attempts:
             return await self.give_up(record, worker_id=worker_id)
-        prepared = await self.oversight.prepare_run(record.id,
-                                                    prepare(self.engine, record.request))
+        prepared = await self.oversight.prepare_run(record.id, prepare(
+            self.engine, record.request), team_id=record.origin.team_id)
         sinks: list[EventSink] = [audit.DbEventSink(self.db),
                                   JudgingSink(self.mark_judging, record.id,
                                               prepared.protocol.judging_phases)]

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from bot.service.settings import parse_reviewers
-from engine.errors import DialecticError, InvalidRequest
+from engine.errors import DialecticError, InvalidRequest, validation_message
 from engine.money.cost import usd
+from engine.settings import ThresholdSpec
 from storage import audit
 from storage import workspace_settings as store
 from storage.db import Database
@@ -30,6 +33,8 @@ __all__ = ["Defaults", "Effective", "FieldError", "NotAdmin", "Overrides", "chan
 
 REFUSED = "workspace_settings_refused"
 BUDGET, REVIEWERS, CHANNEL = "daily_budget_usd", "reviewers", "review_channel"
+THRESHOLDS = "thresholds"
+CUTOFFS = ("high", "tentative", "escalate")
 _CHANNEL = re.compile(r"[CG][A-Z0-9]{2,}")
 _CHANNEL_MENTION = re.compile(r"<#([CG][A-Z0-9]+)(?:\|[^>]*)?>")
 
@@ -65,6 +70,12 @@ class Effective:
     review_channel: str | None
     own: frozenset[str]          # the fields the workspace set itself
     operator_cap_usd: float      # the cap over every workspace, which its own cannot pass
+    thresholds: dict[str, dict[str, float]]   # its own cut-offs per preset (others: in force)
+
+    def thresholds_text(self) -> str:
+        """The workspace's cut-offs as the form takes them: `decision high=0.9; market ...`."""
+        return "; ".join(f"{name} " + " ".join(f"{k}={v:g}" for k, v in cutoffs.items())
+                         for name, cutoffs in sorted(self.thresholds.items()))
 
 
 def is_admin(user: Mapping[str, Any], team_id: str) -> bool:
@@ -87,7 +98,8 @@ def resolve(own: Overrides, defaults: Defaults) -> Effective:
                           else own.daily_budget_usd),
         reviewers=defaults.reviewers if own.reviewers is None else own.reviewers,
         review_channel=own.review_channel or defaults.review_channel,
-        own=set_here, operator_cap_usd=defaults.daily_budget_usd)
+        own=set_here, operator_cap_usd=defaults.daily_budget_usd,
+        thresholds=dict(own.thresholds or {}))
 
 
 async def effective(db: Database, team_id: str, defaults: Defaults) -> Effective:
@@ -100,10 +112,14 @@ async def review_channel_for(db: Database, team_id: str | None, default: str | N
     return (await overrides(db, team_id)).review_channel or default
 
 
-def changes_from_form(form: Mapping[str, str], *, operator_cap_usd: float) -> dict[str, Any]:
+def changes_from_form(form: Mapping[str, str], *, operator_cap_usd: float,
+                      presets: Mapping[str, ThresholdSpec] | None = None) -> dict[str, Any]:
     """The changes a settings form asks for (a blank field: back to the operator's default);
-    InvalidRequest with one line naming the field otherwise. Fields absent are left alone."""
+    InvalidRequest with one line naming the field otherwise. Fields absent are left alone.
+    `presets`: each preset's cut-offs in force (those a workspace may set its own of)."""
     changes: dict[str, Any] = {}
+    if THRESHOLDS in form:
+        changes[THRESHOLDS] = parse_thresholds(form[THRESHOLDS], presets or {})
     if "daily_budget_usd" in form:
         changes["daily_budget_usd"] = _amount(form["daily_budget_usd"], operator_cap_usd)
     if "reviewers" in form:
@@ -115,6 +131,49 @@ def changes_from_form(form: Mapping[str, str], *, operator_cap_usd: float) -> di
     if "review_channel" in form:
         changes["review_channel"] = _channel(form["review_channel"])
     return changes
+
+
+def parse_thresholds(text: str, presets: Mapping[str, ThresholdSpec]
+                     ) -> dict[str, dict[str, float]] | None:
+    """`decision high=0.9 escalate=0.6; market tentative=0.7` (lines or `;`): per preset, the
+    alpha cut-offs the workspace sets over the preset's (those not named stay the preset's)."""
+    found: dict[str, dict[str, float]] = {}
+    for line in (p.strip() for p in re.split(r"[;\n]", text)):
+        if not line:
+            continue
+        name, *pairs = line.split()
+        if name not in presets:
+            known = ", ".join(sorted(presets)) or "none"
+            raise FieldError(THRESHOLDS, f"thresholds: no preset {name[:40]!r} (presets: {known})")
+        cutoffs: dict[str, float] = {}
+        for pair in pairs:
+            key, _, value = pair.partition("=")
+            try:
+                if key not in CUTOFFS:
+                    raise ValueError(key)
+                cutoffs[key] = float(value)
+            except ValueError:
+                raise FieldError(THRESHOLDS, f"thresholds: {pair[:40]!r}: write high=, tentative= "
+                                 "or escalate= with a number from 0 to 1") from None
+        if not cutoffs:
+            raise FieldError(THRESHOLDS, f"thresholds: {name}: name a cut-off, e.g. high=0.9")
+        try:
+            cutoffs_for(presets[name], cutoffs)
+        except ValueError as exc:
+            raise FieldError(THRESHOLDS, f"thresholds: {name}: {_first_line(exc)}") from None
+        found[name] = cutoffs
+    return found or None
+
+
+def cutoffs_for(spec: ThresholdSpec, own: Mapping[str, float] | None) -> ThresholdSpec:
+    """The preset's cut-offs with the workspace's over them (validated: ValueError)."""
+    if not own:
+        return spec
+    return ThresholdSpec.model_validate({**spec.model_dump(), **own})
+
+
+def _first_line(exc: ValueError) -> str:
+    return validation_message(exc) if isinstance(exc, ValidationError) else str(exc)
 
 
 def _amount(text: str, cap: float) -> float | None:

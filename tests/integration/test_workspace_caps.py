@@ -12,6 +12,7 @@ import pytest
 
 from bot.service import workspace_settings as ws
 from bot.service.debates import DebateService
+from engine.debate import prepare
 from engine.domain import DebateRequest, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import audit, budget
@@ -131,3 +132,28 @@ async def test_changes_are_audited_and_bad_values_change_nothing(db: Database) -
                               "before": {"reviewers": ["U0REV1", "S0GRP"]},
                               "after": {"reviewers": None}}
     assert report.ok
+
+
+async def test_a_workspaces_debates_route_by_its_own_cutoffs(db: Database) -> None:
+    svc = service(db, priced(daily_budget_usd=100.0))
+    presets = {n: f.thresholds for n, f in (await svc.oversight.in_force()).items()}
+    for text, error in (("nosuch high=0.9", "no preset 'nosuch'"),
+                        ("decision low=0.2", "write high=, tentative= or escalate="),
+                        ("decision high=1.5", "a number from 0 to 1"),
+                        ("decision", "name a cut-off"),
+                        ("decision escalate=0.95", "thresholds: decision:")):
+        with pytest.raises(ws.FieldError, match=error):
+            ws.changes_from_form({"thresholds": text}, operator_cap_usd=100.0, presets=presets)
+    changes = ws.changes_from_form({"thresholds": "decision high=0.95 tentative=0.9\n"
+                                                  "market escalate=0.3"},
+                                   operator_cap_usd=100.0, presets=presets)
+    assert changes["thresholds"] == {"decision": {"high": 0.95, "tentative": 0.9},
+                                     "market": {"escalate": 0.3}}
+    await ws.save(db, A, changes, by="U0ADMIN", admin=True, now=utcnow())
+    prepared = prepare(svc.engine, DebateRequest(topic="Q?", preset="decision"))
+    own, _ = await svc.oversight.for_run(prepared, team_id=A)
+    other, _ = await svc.oversight.for_run(prepared, team_id=B)
+    operator, _ = await svc.oversight.for_run(prepared)
+    assert (own.preset.thresholds.high, own.preset.thresholds.tentative) == (0.95, 0.9)
+    assert own.preset.thresholds.escalate == presets["decision"].escalate
+    assert other.preset.thresholds == operator.preset.thresholds == presets["decision"]

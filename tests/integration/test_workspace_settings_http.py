@@ -60,14 +60,17 @@ async def test_the_operator_changes_a_workspace_by_api_and_console(db: Database)
                 "daily_budget_usd": "5", "reviewers": "U0REV", "review_channel": "#general"})
             assert status == 400 and "is no Slack channel id" in text
             status, text = await _page(s, "POST", page_url, headers=origin, data={
-                "daily_budget_usd": "", "reviewers": "U0REV", "review_channel": "C0REVIEWS"})
+                "daily_budget_usd": "", "reviewers": "U0REV", "review_channel": "C0REVIEWS",
+                "thresholds": "decision high=0.9"})
             assert status == 200 and "Saved." in text and "C0REVIEWS (this workspace" in text
+            assert "decision high=0.9" in text
         async with rt.db.transaction(readonly=True) as session:
             changes = [e for e in await audit.events(session, None)
                        if e.kind == "workspace_settings_changed"]
         assert [(e.actor, e.data["changed"]) for e in changes] == [
             ("operator", ["daily_budget_usd", "reviewers"]),
-            ("operator", ["daily_budget_usd", "review_channel"])]
+            ("operator", ["daily_budget_usd", "review_channel", "thresholds"])]
         assert changes[1].data["before"]["daily_budget_usd"] == 5.0
         assert changes[1].data["after"] == {"daily_budget_usd": None,
-                                            "review_channel": "C0REVIEWS"}
+                                            "review_channel": "C0REVIEWS",
+                                            "thresholds": {"decision": {"high": 0.9}}}

@@ -153,7 +153,8 @@ async def test_admins_set_caps_in_the_modal_and_each_workspace_is_held_to_its_ow
                 ("daily_budget_usd", "-1", "give a positive amount"),
                 ("daily_budget_usd", "5000", "at most the operator's daily budget of $1,000.00"),
                 ("review_channel", "general", "is no Slack channel id"),
-                ("reviewers", "bob", "'bob' is no Slack user id")):
+                ("reviewers", "bob", "'bob' is no Slack user id"),
+                ("thresholds", "nosuch high=0.9", "no preset 'nosuch'")):
             answer = await _save(h, modal, ADMIN2, T2, **{field: value})
             assert answer["response_action"] == "errors"
             assert error in answer["errors"][FIELDS[field][0]]
@@ -244,7 +245,11 @@ async def _status_of(h: Harness, review_id: str) -> ReviewStatus:
 async def test_reviews_go_to_the_workspaces_channel_and_its_reviewers(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, presets=STRICT) as h:
         _org(h)
-        await _admin_sets(h, ADMIN2, T2, reviewers=f"<@{REVIEWER2}>", review_channel=REVIEWS2)
+        await _admin_sets(h, ADMIN2, T2, reviewers=f"<@{REVIEWER2}>", review_channel=REVIEWS2,
+                          thresholds="strict escalate=0.0 high=1.0")
+        async with h.rt.db.transaction(readonly=True) as session:
+            assert (await store.get(session, T2)).thresholds == {
+                "strict": {"escalate": 0.0, "high": 1.0}}
         two, where2, ts2 = await _reviewed(h, T2, MEMBER2, CHANNEL2, "Should team two fork?")
         one, where1, ts1 = await _reviewed(h, TEAM, ADMIN1, CHANNEL, "Should team one fork?")
         assert (where2, where1) == (REVIEWS2, REVIEW_CHANNEL)

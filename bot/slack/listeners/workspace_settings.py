@@ -39,10 +39,10 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
             log.warning("%s pressed Edit settings in %s but is no admin there", user, team)
             await ws.refused(ctx.rt.db, team, by=user, now=ctx.service.clock())
             return
-        own = await ws.overrides(ctx.rt.db, team)
+        found = await ws.effective(ctx.rt.db, team, defaults(ctx))
         try:
             await ctx.client.views_open(trigger_id=str(body.get("trigger_id") or ""),
-                                        view=settings_modal(own, defaults(ctx).daily_budget_usd))
+                                        view=settings_modal(found))
         except SLACK_ERRORS as exc:
             log.warning("could not open the settings form: %s", slack_error(exc))
 
@@ -72,8 +72,10 @@ async def submit_settings(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any]
         await ack(response_action="errors", errors={BLOCK_OF[ws.BUDGET]: NOT_ADMIN})
         return
     try:
-        changes = ws.changes_from_form(_form(view),
-                                       operator_cap_usd=defaults(ctx).daily_budget_usd)
+        in_force = await ctx.service.oversight.in_force()
+        changes = ws.changes_from_form(
+            _form(view), operator_cap_usd=defaults(ctx).daily_budget_usd,
+            presets={name: force.thresholds for name, force in in_force.items()})
         await _exist(ctx, changes)
         await ws.save(ctx.rt.db, team, changes, by=user, admin=True, now=ctx.service.clock())
     except ws.FieldError as exc:
