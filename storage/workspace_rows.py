@@ -24,7 +24,5 @@ class WorkspaceSettingsRow(Base):
     review_channel: Mapped[str | None] = mapped_column(String(64), nullable=True)
     # {preset: {"high": .., "tentative": .., "escalate": ..}}
     thresholds: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
-    # [{"id": .., "cron": .., "preset": .., "channel": .., "topics": [..]}]
-    schedules: Mapped[list[Any] | None] = mapped_column(json_type(), nullable=True)
     updated_by: Mapped[str] = mapped_column(String(64))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -1,5 +1,5 @@
 """What a workspace's admins set over the operator's defaults (daily budget, reviewers, review
-channel, per-preset alpha cut-offs, scheduled debates), one row per workspace. None is "not
+channel, per-preset alpha cut-offs), one row per workspace. None is "not
 set": the operator's default applies (bot/service/workspace_settings.py resolves them). Every
 change is a link in the audit chain (who, which fields, before and after), in the same
 transaction as the change."""
@@ -30,7 +30,6 @@ class Overrides:
     reviewers: tuple[str, ...] | None = None
     review_channel: str | None = None
     thresholds: dict[str, dict[str, float]] | None = None
-    schedules: tuple[dict[str, Any], ...] | None = None
     updated_by: str = ""
     updated_at: datetime | None = None
 
@@ -41,7 +40,7 @@ class Overrides:
                 if name in SETTABLE}
 
 
-SETTABLE = ("daily_budget_usd", "reviewers", "review_channel", "thresholds", "schedules")
+SETTABLE = ("daily_budget_usd", "reviewers", "review_channel", "thresholds")
 
 
 def _of(row: WorkspaceSettingsRow) -> Overrides:
@@ -49,7 +48,6 @@ def _of(row: WorkspaceSettingsRow) -> Overrides:
         team_id=row.team_id, daily_budget_usd=row.daily_budget_usd,
         reviewers=None if row.reviewers is None else tuple(row.reviewers),
         review_channel=row.review_channel, thresholds=row.thresholds,
-        schedules=None if row.schedules is None else tuple(row.schedules),
         updated_by=row.updated_by, updated_at=row.updated_at)
 
 
@@ -102,6 +100,6 @@ async def update(session: AsyncSession, team_id: str, changes: dict[str, Any], *
 
 def _stored(name: str, value: Any) -> Any:
     """The value as Overrides holds it (sequences as tuples)."""
-    if value is not None and name in ("reviewers", "schedules"):
+    if value is not None and name == "reviewers":
         return tuple(value)
     return value

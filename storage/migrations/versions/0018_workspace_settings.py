@@ -1,5 +1,5 @@
-"""Per-workspace settings: a workspace's daily budget, reviewers and review channel, per-preset
-alpha cut-offs and scheduled debates, over the operator's defaults (NULL: not set).
+"""Per-workspace settings: a workspace's daily budget, reviewers and review channel and per-preset
+alpha cut-offs, over the operator's defaults (NULL: not set).
 
 Revision ID: 0018
 Revises: 0016
@@ -33,7 +33,6 @@ def upgrade() -> None:
         sa.Column("reviewers", _json(), nullable=True),
         sa.Column("review_channel", sa.String(64), nullable=True),
         sa.Column("thresholds", _json(), nullable=True),
-        sa.Column("schedules", _json(), nullable=True),
         sa.Column("updated_by", sa.String(64), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("team_id", name="pk_workspace_settings"),
