@@ -9,6 +9,7 @@ Create Date: 2026-11-27
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from alembic import op
@@ -20,7 +21,7 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 
-def _json() -> sa.types.TypeEngine[object]:
+def _json() -> sa.types.TypeEngine[Any]:
     return sa.JSON(none_as_null=True).with_variant(postgresql.JSONB(none_as_null=True),
                                                    "postgresql")
 
