@@ -5,6 +5,7 @@ the operator's cap refuses both; every change of a setting is audited with befor
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -157,3 +158,40 @@ async def test_a_workspaces_debates_route_by_its_own_cutoffs(db: Database) -> No
     assert (own.preset.thresholds.high, own.preset.thresholds.tentative) == (0.95, 0.9)
     assert own.preset.thresholds.escalate == presets["decision"].escalate
     assert other.preset.thresholds == operator.preset.thresholds == presets["decision"]
+
+
+async def test_concurrent_submissions_never_pass_a_workspaces_cap(db: Database) -> None:
+    """Eight at once against room for three: exactly three are admitted (the day's lock)."""
+    svc = service(db, priced(daily_budget_usd=100.0))
+    held = (await svc.estimate(DebateRequest(topic="Should we do thing 1?", mode="simple"))
+            ).usd_high
+    await _cap(db, A, held * 3.5)
+    results = await asyncio.gather(*(_submit(svc, A, n) for n in range(1, 9)),
+                                   return_exceptions=True)
+    refused = [r for r in results if isinstance(r, BudgetExceeded)]
+    assert len(refused) == 5 and len(results) - len(refused) == 3
+    assert all(str(r).startswith("this workspace's daily budget") for r in refused)
+    async with db.transaction(readonly=True) as session:
+        spend = await budget.workspace_spend(session, svc.clock().date(), Workspace(A))
+    assert spend.reserved_usd <= held * 3.5 + 1e-9
+
+
+async def test_a_running_debates_top_ups_stay_within_its_workspaces_cap(db: Database) -> None:
+    svc = service(db, priced(daily_budget_usd=100.0))
+    one = await _high(svc)
+    await _cap(db, A, one * 1.5)
+    sub = await svc.submit(DebateRequest(topic="Should we do it?", mode="simple"),
+                           origin=_origin(A))
+    async with db.transaction() as session:
+        granted = await budget.extend(session, day=svc.clock().date(), cap_usd=100.0,
+                                      amount_usd=one * 10, debate_id=sub.record.id)
+    assert granted == pytest.approx(one * 1.5 - sub.record.reserved_usd, abs=1e-6)
+    async with db.transaction() as session:   # nothing left: nothing more
+        assert await budget.extend(session, day=svc.clock().date(), cap_usd=100.0,
+                                   amount_usd=1.0, debate_id=sub.record.id) == 0.0
+    other = await svc.submit(DebateRequest(topic="Should we do it?", mode="simple"),
+                             origin=_origin(B))
+    async with db.transaction() as session:   # another workspace's top-up: the day's room
+        assert await budget.extend(session, day=svc.clock().date(), cap_usd=100.0,
+                                   amount_usd=one, debate_id=other.record.id) == (
+            pytest.approx(one))
