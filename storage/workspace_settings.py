@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage import audit
+from storage.db import insert_ignoring
 from storage.workspace_rows import WorkspaceSettingsRow
 
 __all__ = ["AUDIT_KIND", "Overrides", "daily_cap", "get", "update"]
@@ -75,17 +76,16 @@ async def update(session: AsyncSession, team_id: str, changes: dict[str, Any], *
     unknown = set(changes) - set(SETTABLE)
     if unknown:
         raise ValueError(f"not a workspace setting: {', '.join(sorted(unknown))}")
-    row = await session.get(WorkspaceSettingsRow, team_id, with_for_update=True,
-                            populate_existing=True)
+    row = await _locked(session, team_id)
+    if row is None and _changes(Overrides(team_id=team_id), changes)[1]:
+        # created empty (a concurrent first save's row is kept), then locked and read
+        await session.execute(insert_ignoring(session, WorkspaceSettingsRow, {
+            "team_id": team_id, "updated_by": by, "updated_at": now}, conflict=("team_id",)))
+        row = await _locked(session, team_id)
     before = Overrides(team_id=team_id) if row is None else _of(row)
-    after = replace(before, **{k: _stored(k, v) for k, v in changes.items()})
-    changed = {f.name for f in fields(Overrides) if f.name in SETTABLE
-               and getattr(before, f.name) != getattr(after, f.name)}
-    if not changed:
+    after, changed = _changes(before, changes)
+    if row is None or not changed:
         return before, before
-    if row is None:
-        row = WorkspaceSettingsRow(team_id=team_id)
-        session.add(row)
     values = after.values()
     for name in SETTABLE:
         setattr(row, name, values[name])
@@ -96,6 +96,19 @@ async def update(session: AsyncSession, team_id: str, changes: dict[str, Any], *
         "after": {k: values[k] for k in sorted(changed)}})
     await session.flush()
     return before, replace(after, updated_by=by, updated_at=now)
+
+
+def _changes(before: Overrides, changes: dict[str, Any]) -> tuple[Overrides, set[str]]:
+    """The overrides after `changes`, and the names of the fields that differ."""
+    after = replace(before, **{k: _stored(k, v) for k, v in changes.items()})
+    return after, {f.name for f in fields(Overrides) if f.name in SETTABLE
+                   and getattr(before, f.name) != getattr(after, f.name)}
+
+
+async def _locked(session: AsyncSession, team_id: str) -> WorkspaceSettingsRow | None:
+    row: WorkspaceSettingsRow | None = await session.get(
+        WorkspaceSettingsRow, team_id, with_for_update=True, populate_existing=True)
+    return row
 
 
 def _stored(name: str, value: Any) -> Any:

@@ -195,3 +195,16 @@ async def test_a_running_debates_top_ups_stay_within_its_workspaces_cap(db: Data
         assert await budget.extend(session, day=svc.clock().date(), cap_usd=100.0,
                                    amount_usd=one, debate_id=other.record.id) == (
             pytest.approx(one))
+
+
+async def test_two_first_saves_at_once_both_take_effect(db: Database) -> None:
+    await asyncio.gather(
+        ws.save(db, "T0FRESH", {"daily_budget_usd": 3.0}, by="U0ONE", admin=True, now=utcnow()),
+        ws.save(db, "T0FRESH", {"review_channel": "C0NEW"}, by="U0TWO", admin=True,
+                now=utcnow()))
+    found = await ws.overrides(db, "T0FRESH")
+    assert (found.daily_budget_usd, found.review_channel) == (3.0, "C0NEW")
+    async with db.transaction(readonly=True) as session:
+        actors = sorted(e.actor for e in await audit.events(session, None)
+                        if e.kind == "workspace_settings_changed")
+    assert actors == ["U0ONE", "U0TWO"]
