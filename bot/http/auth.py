@@ -53,6 +53,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 HOST_UNCHECKED = ("/healthz", "/metrics", "/slack/")
 #: Browser forms (no JSON body): sign-in and sign-out, same-origin only.
 FORM_PATHS = ("/signin", "/signout")
+#: Console forms that change something: accepted only when the browser says it is same-origin.
+CHANGE_FORMS = re.compile(r"/workspaces/[^/]+/settings")
 JSON = "application/json"
 #: What a transcript link's signature also opens: the debate as JSON and its event stream.
 SIGNED_READS = re.compile(r"/api/debates/([^/]+)(?:/events)?")
@@ -273,6 +275,8 @@ def guard_refusal(method: str, path: str, headers: dict[str, str], hosts: frozen
             return 403, "cross-origin requests may not change anything here"
     if path in FORM_PATHS or path.startswith("/signin/"):
         return None   # a form, same-origin when the browser says where it comes from
+    if origin is not None and CHANGE_FORMS.fullmatch(path):
+        return None
     if path == MCP_PATH and method == "DELETE":
         return None   # MCP ends its session with a bodiless DELETE (no form can send one)
     kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()

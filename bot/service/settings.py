@@ -20,6 +20,20 @@ _SEPARATORS = re.compile(r"[\s,;]+")
 _SLACK_ID = re.compile(r"[UWS][A-Z0-9]+")
 
 
+def parse_reviewers(entries: list[Any] | tuple[Any, ...]) -> tuple[str, ...]:
+    """Reviewer ids from what people paste (ids, mentions, separated by commas, semicolons or
+    spaces); ValueError naming the first word that is no Slack user or user-group id."""
+    found: list[str] = []
+    for entry in entries:
+        text = _MENTION.sub(lambda m: f" {m.group(1)} ", str(entry))
+        for word in (w for w in _SEPARATORS.split(text) if w):
+            if not _SLACK_ID.fullmatch(word):
+                raise ValueError(f"{word!r} is no Slack user id (U…, W…) or user-group id "
+                                 "(S…); give ids, or paste mentions such as <@U0123ABC>")
+            found.append(word)
+    return tuple(dict.fromkeys(found))
+
+
 class ServiceSettings(BaseModel):
     """Budget, caches, workers, reviewers, links. Frozen: built once at the top, passed down."""
 
@@ -88,15 +102,7 @@ class ServiceSettings(BaseModel):
             value = [value]
         if not isinstance(value, list | tuple):
             return value
-        found: list[str] = []
-        for entry in value:
-            text = _MENTION.sub(lambda m: f" {m.group(1)} ", str(entry))
-            for word in (w for w in _SEPARATORS.split(text) if w):
-                if not _SLACK_ID.fullmatch(word):
-                    raise ValueError(f"{word!r} is no Slack user id (U…, W…) or user-group id "
-                                     "(S…); give ids, or paste mentions such as <@U0123ABC>")
-                found.append(word)
-        return tuple(dict.fromkeys(found))
+        return parse_reviewers(value)
 
     @field_validator("mcp_authorization_servers", mode="before")
     @classmethod

@@ -25,6 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.service.worker import worker_name
+from bot.service.workspace_settings import review_channel_for
 from bot.slack.assistant import is_dm, set_status
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.notifier import SlackNotifier, Thread, thread_of
@@ -373,7 +374,8 @@ class SlackDispatcher:
         told where it went; without a review channel, the thread told that instead."""
         n = self.notifier
         thread = thread_of(record)
-        channel = n.settings.review_channel
+        channel = await review_channel_for(self.db, record.origin.team_id,
+                                           n.settings.review_channel)
         if not channel:
             log.warning("debate %s awaits review but DIALECTIC_REVIEW_CHANNEL is not set",
                         record.id)
