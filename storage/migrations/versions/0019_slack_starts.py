@@ -3,7 +3,7 @@ down right after the ack, so one whose process dies before submitting it is fini
 (storage/starts.py).
 
 Revision ID: 0019
-Revises: 0016
+Revises: 0018
 Create Date: 2026-11-27
 """
 
@@ -16,7 +16,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision: str = "0019"
-down_revision: str | None = "0016"
+down_revision: str | None = "0018"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
