@@ -28,6 +28,7 @@ PLAIN: dict[str, tuple[str, Any]] = {
     "reasoning_efforts": ("judge=high, pro=medium", {"judge": "high", "pro": "medium"}),
     "workspace_policies": ("T1=No spam.", {"T1": "No spam."}),
     "context_windows": ("qwen2.5-7b=8192", {"qwen2.5-7b": 8192}),
+    "families": ("prod-reasoner=openai", {"prod-reasoner": "openai"}),
     "allowed_hosts": ("dialectic.internal, bot.example", ("dialectic.internal", "bot.example")),
     "prices": ('{"m": {"input": 1, "output": 2}}', None),
     "presets": ('{"quick": {"mode": "simple", "rounds": 0}}', None),
