@@ -50,6 +50,10 @@ class JudgeVerdict:
     shown_first: Side  # the side this judge saw as "Position A" (JudgeRun.order[0])
     winner: Winner | None  # None: the judge produced no scorecard
     scores: dict[Side, float]  # raw mean rubric score per side (1-10); empty without a scorecard
+    # mixed-family panels (engine/oversight/family_audit.py); "" / (): recorded before
+    family: str = ""                  # the judge's model family
+    own_sides: tuple[Side, ...] = ()  # the sides argued by a model of that family
+    excluded: tuple[Side, ...] = ()   # the sides self-vote exclusion kept it from scoring
 
     @property
     def key(self) -> JudgeKey:
@@ -117,10 +121,14 @@ def panel_of(result: DebateResult, finished_at: datetime) -> PanelRecord | None:
         if first is None:
             continue
         row = c.ratings.get(judge, [])
+        family = c.families.get(judge, "")
         verdicts.append(JudgeVerdict(
             judge=judge, model=c.models.get(judge, ""), shown_first=first,
             winner=winner_of(c.winners.get(judge)),
-            scores=side_means(c.items, row) if len(row) == len(c.items) else {}))
+            scores=side_means(c.items, row) if len(row) == len(c.items) else {},
+            family=family,
+            own_sides=tuple(s for s in SIDES if family and family in c.side_families.get(s, [])),
+            excluded=tuple(s for s in SIDES if s in c.excluded.get(judge, []))))
     lengths: dict[Side, int] = {side: int(c.lengths.get(side, 0)) for side in SIDES}
     return PanelRecord(debate_id=result.id, finished_at=finished_at, lengths=lengths,
                        verdicts=tuple(verdicts), panel_winner=winner_of(result.winner),
