@@ -27,6 +27,7 @@ from engine.domain import (
 )
 from engine.figures import point_fields
 from engine.headline import PanelScores, panel_headline, weighted_means
+from engine.money.step_models import step_model
 from engine.prompts import PROMPT_VERSION
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, background, id_relabel
 from engine.protocols.self_vote import (
@@ -261,9 +262,10 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
 def judge_family(ctx: DebateContext, run: JudgeRun) -> str:
     """The family of the model that answered for the judge, else of the one it asked for."""
     found = ctx.settings.family_of(run.step.record.model)
-    if found == UNKNOWN:
-        found = ctx.settings.family_of(run.judge.model or ctx.settings.model_for(
-            judge_key(run.judge)))
+    if found == UNKNOWN:   # the rehearsal model, a name nobody knows: the model asked for
+        found = ctx.settings.family_of(step_model(
+            ctx.settings, ctx.request.options, run.step.record.key, judge_key(run.judge),
+            run.judge.model or None))
     return found
 
 
