@@ -100,3 +100,30 @@ async def test_a_bad_panel_is_one_line_and_runs_nothing(cli: Cli, tmp_path: Path
                              "--yes", "--panels", ONE)
     assert arithmetic.returncode != 0
     assert "must be yes or no" in arithmetic.stdout + arithmetic.stderr
+
+
+JURY_TOML = """
+[families]
+prod-reasoner = "openai"
+
+[presets.jury]
+description = "Three judges, each of another family."
+judges = [
+  { name = "gpt", expertise = "engineering", model = "gpt-4o-mini" },
+  { name = "claude", expertise = "business", model = "claude-3-5-haiku-latest" },
+  { name = "gemini", expertise = "risk", model = "gemini-2.0-flash" },
+]
+"""
+
+
+def test_a_preset_names_a_judge_per_family(cli: Cli, tmp_path: Path) -> None:
+    """The documented settings (docs/providers.md, Mixed-family panels) load, and `presets`
+    shows each judge's model and family."""
+    config = tmp_path / "dialectic.toml"
+    config.write_text(JURY_TOML)
+    done = cli("presets", env={"DIALECTIC_CONFIG": str(config)})
+    assert done.returncode == 0, done.stderr
+    text = _words(done.stdout)
+    assert ("judges gpt (gpt-4o-mini, openai), claude (claude-3-5-haiku-latest, anthropic), "
+            "gemini (gemini-2.0-flash, google) (mixed families: anthropic, google, openai; "
+            "self-vote exclusion)") in text
