@@ -17,8 +17,8 @@ from engine.oversight.thresholds import ThresholdEvaluation
 from engine.settings import ThresholdSpec
 
 __all__ = ["FIGURE_NAMES", "TITLES", "as_json", "cutoffs_text", "evaluation_summary",
-           "family_lines", "feedback_text", "figure_parts", "figure_text", "flag_lines", "in_force_text",
-           "interval_text", "share"]
+           "family_lines", "feedback_text", "figure_parts", "figure_text", "flag_lines",
+           "in_force_text", "interval_text", "share"]
 
 TITLES = {"position_bias": "Position bias", "verbosity_bias": "Verbosity bias",
           "leniency": "Leniency", "drift": "Drift", "reviewer_agreement": "Agrees with reviewers"}

@@ -178,7 +178,8 @@ class Oversight:
                              policy=policy, judges=audit_judges(history, policy),
                              feedback=list((await self.feedback(since, presets)).values()),
                              families=audit_families(history, min_n=policy.min_verdicts,
-                                                     confidence=policy.confidence))
+                                                     confidence=policy.confidence,
+                                                     family_of=self.engine.family_of))
         self._reports = {key: (self.clock(), report)}   # the newest only: it is what is asked
         return report
 

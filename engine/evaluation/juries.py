@@ -24,8 +24,8 @@ from engine.domain import DebateRequest, DebateResult
 from engine.errors import InvalidRequest
 from engine.evaluation.dataset import Item
 from engine.evaluation.run import debate_request, question_text
-from engine.oversight.panel_records import side_means
 from engine.options import DebateOptions
+from engine.oversight.panel_records import side_means
 from engine.presets import judges_for, resolve_preset
 from engine.protocols.judging import judge_key
 from engine.provider.families import UNKNOWN
@@ -76,8 +76,8 @@ def jury_request(settings: EngineSettings, item: Item, models: Sequence[str]) ->
     judges = judges_for(settings, resolve_preset(settings, None), len(models))
     options = DebateOptions(role_models={judge_key(j): m for j, m in
                                          zip(judges, models, strict=True)})
-    return DebateRequest(topic=question_text(item), mode=Mode.CONSENSUS, judges=len(models), options=options,
-                         requested_by="eval", no_cache=True)
+    return DebateRequest(topic=question_text(item), mode=Mode.CONSENSUS, judges=len(models),
+                         options=options, requested_by="eval", no_cache=True)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -148,5 +148,5 @@ def _own_family_offset(result: DebateResult) -> float | None:
     return fmean(own) - fmean(others)
 
 
-__all__ = ["JURY", "JuryFigures", "eval_request", "is_jury", "jury_figures", "jury_mode", "jury_request",
-           "parse_panel"]
+__all__ = ["JURY", "JuryFigures", "eval_request", "is_jury", "jury_figures", "jury_mode",
+           "jury_request", "parse_panel"]

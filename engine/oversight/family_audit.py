@@ -7,20 +7,21 @@ Self-preference is measured where it can be: on debates where exactly one side w
 model of the judge's family (the other by another family, or by one nobody knows). There, the
 share of the family's decisive verdicts that named its own family's side is set beside the share
 of the decisive verdicts on the same debates of judges whose family argued neither side that
-named that side: merit moves both, self-preference only the first. The judges' scorecards are read as they gave them, also
-when self-vote exclusion kept them out of the vote (engine/protocols/self_vote.py): that is the
-evidence the exclusion is for. Pure functions; the caller chooses the window.
+named that side: merit moves both, self-preference only the first. The judges' scorecards are
+read as they gave them, also when self-vote exclusion kept them out of the vote
+(engine/protocols/self_vote.py): that is the evidence the exclusion is for. Pure functions; the
+caller chooses the window.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.oversight.figure import wilson_interval
 from engine.oversight.panel_records import SIDES, PanelRecord
-from engine.provider.families import UNKNOWN, family_of
+from engine.vocabulary import UNKNOWN_FAMILY as UNKNOWN
 
 __all__ = ["Count", "FamilyAudit", "audit_families"]
 
@@ -80,16 +81,18 @@ class _Tally:
     excluded: int = 0
 
 
-def _family(verdict_family: str, model: str) -> str:
-    return verdict_family or family_of(model)
+def _unknown(model: str) -> str:
+    return UNKNOWN
 
 
 def audit_families(panels: Sequence[PanelRecord], *, min_n: int = 30,
-                   confidence: float = 0.95) -> list[FamilyAudit]:
-    """Per family of the judges in the window (sorted, "unknown" last)."""
+                   confidence: float = 0.95,
+                   family_of: Callable[[str], str] = _unknown) -> list[FamilyAudit]:
+    """Per family of the judges in the window (sorted, "unknown" last). `family_of` names the
+    family of a verdict recorded before families were (by its model; the settings' rule)."""
     tallies: dict[str, _Tally] = defaultdict(_Tally)
     for panel in panels:
-        families = {v.key: _family(v.family, v.model) for v in panel.verdicts}
+        families = {v.key: v.family or family_of(v.model) for v in panel.verdicts}
         for family in sorted(set(families.values())):
             mine = [v for v in panel.verdicts if families[v.key] == family]
             tally = tallies[family]

@@ -25,8 +25,9 @@ import re
 from collections.abc import Mapping
 
 from engine.provider.profiles import behind_prefix, undated
+from engine.vocabulary import UNKNOWN_FAMILY
 
-UNKNOWN = "unknown"
+UNKNOWN = UNKNOWN_FAMILY
 
 #: a family's name in overrides: lower case, as the built-in ones
 FAMILY_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")

@@ -53,8 +53,8 @@ async def test_a_mixed_panel_is_compared_with_a_one_family_panel(cli: Cli,
         shown = await _eval(cli, env, "show", report["id"])
     assert [m["mode"] for m in report["modes"]] == ["jury1", "jury2"]
     assert all(m["n"] == ITEMS for m in report["modes"])
-    assert any(c["mode"] == "jury2" and c["against"] == "jury1" or
-               c["mode"] == "jury1" and c["against"] == "jury2" for c in report["comparisons"])
+    assert any((c["mode"] == "jury2" and c["against"] == "jury1") or
+               (c["mode"] == "jury1" and c["against"] == "jury2") for c in report["comparisons"])
     assert {"claude-3-5-haiku-latest", "gemini-2.0-flash"} <= asked
     mixed, one = _panel(report, "jury1"), _panel(report, "jury2")
     assert mixed["models"] == MIXED.split(",") and one["models"] == ["gpt-4o-mini"] * 3

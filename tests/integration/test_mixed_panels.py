@@ -13,7 +13,6 @@ from bot.cli.progress import print_summary
 from bot.http.pages import TEMPLATES
 from bot.http.views import judge_rows
 from bot.slack.views.debate import divergence_summary
-
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink

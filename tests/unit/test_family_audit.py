@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
 from engine.oversight.family_audit import audit_families
 from engine.oversight.panel_records import JudgeVerdict, PanelRecord, Side, Winner
+from engine.provider.families import family_of
 
-AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def verdict(judge: str, model: str, winner: Winner | None, *, own: tuple[Side, ...] = (),
             family: str = "") -> JudgeVerdict:
     return JudgeVerdict(judge=judge, model=model, shown_first="pro", winner=winner,
-                        scores={"pro": 6.0, "con": 5.0}, family=family, own_sides=own,
+                        scores={"pro": 6.0, "con": 5.0}, family=family or family_of(model),
+                        own_sides=own,
                         excluded=own)
 
 
@@ -51,5 +54,9 @@ def test_both_sides_of_one_family_show_no_preference_to_measure() -> None:
 
 
 def test_a_record_kept_before_families_is_read_by_its_model_name() -> None:
-    panels = [panel(0, verdict("a", "claude-3-5-haiku", "con"), verdict("b", "gpt-4o", "pro"))]
-    assert [f.family for f in audit_families(panels)] == ["anthropic", "openai"]
+    before = [replace(verdict("a", "claude-3-5-haiku", "con"), family=""),
+              replace(verdict("b", "gpt-4o", "pro"), family="")]
+    panels = [panel(0, *before)]
+    assert [f.family for f in audit_families(panels, family_of=family_of)] == [
+        "anthropic", "openai"]
+    assert [f.family for f in audit_families(panels)] == ["unknown"]

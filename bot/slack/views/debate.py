@@ -318,9 +318,8 @@ def _consensus_blocks(result: DebateResult, thresholds: ThresholdSpec | None) ->
     ])]
     if summary.irreconcilable:
         blocks.append(section("⚠ *Irreconcilable:* the judges' calls split; a person decides."))
-    if summary.exclusion_notes:   # which judges did not score what, and why
-        blocks.append(section("\n".join(f"• {truncate(escape(n), 400)}"
-                                         for n in summary.exclusion_notes[:4])))
+    for note in summary.exclusion_notes[:4]:   # which judges did not score what, and why
+        blocks.append(section(f"• {truncate(escape(note), 400)}"))
     return blocks
 
 
