@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine import prompts
 from engine.domain import (
@@ -36,6 +35,7 @@ from engine.protocols.self_vote import (
     item_sides,
     self_vote,
     side_families,
+    side_steps,
 )
 from engine.provider.families import UNKNOWN
 from engine.provider.llm import Prompt
@@ -272,14 +272,8 @@ def judge_family(ctx: DebateContext, run: JudgeRun) -> str:
 def argued_lengths(t: Transcript) -> dict[str, int]:
     """Characters each side argued over every phase (the text of its outputs), which the judge
     audit correlates with each judge's scores."""
-    outputs: dict[Side, list[StepOutcome[Any]]] = {side: [] for side in SIDES}
-    phases: list[Mapping[Side, StepOutcome[Any]]] = [t.openings, *t.rebuttals, *t.cross,
-                                                     t.closings]
-    for phase in phases:
-        for side, step in phase.items():
-            outputs[side].append(step)
     return {str(side): sum(_characters(s.value.model_dump()) for s in steps if s.value)
-            for side, steps in outputs.items()}
+            for side, steps in side_steps(t).items()}
 
 
 def _characters(value: object) -> int:

@@ -45,16 +45,21 @@ class SelfVote:
         return not self.excluded.get(judge)
 
 
-def argued_by(t: Transcript) -> dict[Side, list[str]]:
-    """The models that answered each side's steps, in the order first seen."""
-    found: dict[Side, list[str]] = {side: [] for side in SIDES}
+def side_steps(t: Transcript) -> dict[Side, list[StepOutcome[Any]]]:
+    """Each side's steps over every phase, in order."""
+    found: dict[Side, list[StepOutcome[Any]]] = {side: [] for side in SIDES}
     phases: list[Mapping[Side, StepOutcome[Any]]] = [t.openings, *t.rebuttals, *t.cross,
                                                      t.closings]
     for phase in phases:
         for side, step in phase.items():
-            if step.value is not None and step.record.model not in found[side]:
-                found[side].append(step.record.model)
+            found[side].append(step)
     return found
+
+
+def argued_by(t: Transcript) -> dict[Side, list[str]]:
+    """The models that answered each side's steps, in the order first seen."""
+    return {side: list(dict.fromkeys(s.record.model for s in steps if s.value is not None))
+            for side, steps in side_steps(t).items()}
 
 
 def side_families(models: Mapping[Side, list[str]], family: Callable[[str], str]
@@ -109,4 +114,5 @@ def counted_row(judge: str, row: list[float | None], items: list[str],
             for item, value in zip(items, row, strict=True)]
 
 
-__all__ = ["SelfVote", "argued_by", "counted_row", "item_sides", "self_vote", "side_families"]
+__all__ = ["SelfVote", "argued_by", "counted_row", "item_sides", "self_vote", "side_families",
+           "side_steps"]
