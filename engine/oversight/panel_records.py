@@ -158,11 +158,15 @@ def agrees_with_reviewer(judge_winner: Winner | None, panel_winner: Winner | Non
 
 
 def agreement_counts(panels: Iterable[PanelRecord]) -> dict[JudgeKey, AgreementCount]:
-    """Per judge and model: labelled verdicts, and how many agreed (``agrees_with_reviewer``)."""
+    """Per judge and model: labelled verdicts, and how many agreed (``agrees_with_reviewer``).
+    A verdict self-vote exclusion kept out of the vote is left out: it decided nothing, and
+    its judge's own family argued a side (engine/protocols/self_vote.py)."""
     agreed: dict[JudgeKey, int] = {}
     labels: dict[JudgeKey, int] = {}
     for panel in panels:
         for verdict in panel.verdicts:
+            if verdict.excluded:   # self-vote exclusion: not a vote, and not a fair one
+                continue
             agrees = agrees_with_reviewer(verdict.winner, panel.panel_winner, panel.review,
                                           panel.human_winner)
             if agrees is not None:

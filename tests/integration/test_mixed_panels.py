@@ -13,6 +13,7 @@ from bot.cli.progress import print_summary
 from bot.http.pages import TEMPLATES
 from bot.http.views import judge_rows
 from bot.slack.views.debate import divergence_summary
+from bot.slack.views.review import review_request
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
@@ -21,6 +22,7 @@ from engine.settings import JudgeSpec, PresetSpec
 from engine.vocabulary import Side
 from tests.fakes.fixtures import gateway_settings
 from tests.fakes.openai_server import FakeOpenAI
+from tests.support.slack_view_fixtures import review_for
 
 TOPIC = "Should we move billing to PostgreSQL?"
 MIXED = (JudgeSpec(name="gpt", expertise="engineering", model="gpt-4o-mini"),
@@ -116,6 +118,9 @@ async def test_every_surface_that_shows_the_panel_says_who_did_not_score_what() 
     console = Console(record=True, width=200)
     print_summary(console, result)
     assert "Panel: " + note in console.export_text()
+    review = review_request(review_for(), result, transcript_url="https://x.example/d",
+                            thread_link="https://slack.example/t")
+    assert note in json.dumps(review.blocks)
     rows = {r.name: r for r in judge_rows(result, None)}
     assert rows["gpt"].model.endswith("(openai) · did not score pro, con")
     assert rows["claude"].model.endswith("(anthropic)")

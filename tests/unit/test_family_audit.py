@@ -8,7 +8,14 @@ from datetime import UTC, datetime
 import pytest
 
 from engine.oversight.family_audit import audit_families
-from engine.oversight.panel_records import JudgeVerdict, PanelRecord, Side, Winner
+from engine.oversight.panel_records import (
+    AgreementCount,
+    JudgeVerdict,
+    PanelRecord,
+    Side,
+    Winner,
+    agreement_counts,
+)
 from engine.provider.families import family_of
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -60,3 +67,14 @@ def test_a_record_kept_before_families_is_read_by_its_model_name() -> None:
     assert [f.family for f in audit_families(panels, family_of=family_of)] == [
         "anthropic", "openai"]
     assert [f.family for f in audit_families(panels)] == ["unknown"]
+
+
+def test_an_excluded_verdict_teaches_the_evidence_weights_nothing() -> None:
+    """It decided nothing, and its own family argued a side: the reviewers' agreement (and so
+    the judge's evidence weight) is read from the verdicts that counted."""
+    labelled = [replace(panel(n, verdict("gpt", "gpt-4o", "pro", own=("pro",)),
+                              verdict("gemini", "gemini-2.0-flash", "con")), review="approved")
+                for n in range(3)]
+    counts = agreement_counts(labelled)
+    assert ("gpt", "gpt-4o") not in counts
+    assert counts[("gemini", "gemini-2.0-flash")] == AgreementCount(agreed=3, labels=3)
