@@ -329,7 +329,8 @@ class Evaluations:
 
 def _modes(spec: EvalSpec) -> tuple[str, ...]:
     """The modes asked (checked), then one jury mode per panel (yes/no items only)."""
-    asked = [m for m in spec.modes if not is_jury(m)]
+    panels = {jury_mode(i) for i in range(len(spec.panels))}
+    asked = [m for m in spec.modes if m not in panels]   # a jury mode without its panel: unknown
     modes = check_modes(asked, spec.dataset) if asked or not spec.panels else ()
     if spec.panels and not all(yes_no(item) for item in spec.dataset.items):
         raise InvalidRequest("--panels judge consensus debates, which answer yes or no: every "

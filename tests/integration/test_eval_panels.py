@@ -127,3 +127,9 @@ def test_a_preset_names_a_judge_per_family(cli: Cli, tmp_path: Path) -> None:
     assert ("judges gpt (gpt-4o-mini, openai), claude (claude-3-5-haiku-latest, anthropic), "
             "gemini (gemini-2.0-flash, google) (mixed families: anthropic, google, openai; "
             "self-vote exclusion)") in text
+
+
+async def test_a_jury_mode_without_its_panel_is_unknown(cli: Cli, tmp_path: Path) -> None:
+    done = await _eval(cli, _env(tmp_path), "--builtin", "decisions", "--yes", "--modes", "jury1")
+    assert done.returncode != 0
+    assert "unknown evaluation mode 'jury1'" in done.stdout + done.stderr
