@@ -24,6 +24,7 @@ from engine.debate import Prepared
 from engine.domain import DebateResult
 from engine.errors import InvalidRequest, UnknownPreset, validation_message
 from engine.money.step_models import step_model
+from engine.oversight.family_audit import FamilyAudit, audit_families
 from engine.oversight.feedback import PresetFeedback, feedback_by_preset
 from engine.oversight.judge_weights import JudgeWeight, WeightPolicy, evidence_weights
 from engine.oversight.panel_records import AgreementCount, agreement_counts
@@ -72,6 +73,8 @@ class JudgeReport:
     policy: AuditPolicy
     judges: list[JudgeAudit]
     feedback: list[PresetFeedback] = dataclasses.field(default_factory=list)  # readers' thumbs
+    # per model family: self-preference and agreement with the panel (family_audit.py)
+    families: list[FamilyAudit] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -178,7 +181,10 @@ class Oversight:
         report = JudgeReport(days=days, since=since, presets=presets, debates=len(history),
                              labelled=sum(1 for p in history if p.review is not None),
                              policy=policy, judges=audit_judges(history, policy),
-                             feedback=list((await self.feedback(since, presets)).values()))
+                             feedback=list((await self.feedback(since, presets)).values()),
+                             families=audit_families(history, min_n=policy.min_verdicts,
+                                                     confidence=policy.confidence,
+                                                     family_of=self.engine.family_of))
         self._reports = {key: (self.clock(), report)}   # the newest only: it is what is asked
         return report
 

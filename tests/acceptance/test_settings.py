@@ -24,6 +24,7 @@ from engine.errors import ConfigurationError
 PLAIN: dict[str, tuple[str, Any]] = {
     # setting: (what a person writes in the environment, what the setting becomes)
     "reviewers": ("U111,U222", ("U111", "U222")),
+    "families": ("prod-reasoner=openai", {"prod-reasoner": "openai"}),
     "models": ("judge=gpt-4o, pro=gpt-4o-mini", {"judge": "gpt-4o", "pro": "gpt-4o-mini"}),
     "reasoning_efforts": ("judge=high, pro=medium", {"judge": "high", "pro": "medium"}),
     "workspace_policies": ("T1=No spam.", {"T1": "No spam."}),
