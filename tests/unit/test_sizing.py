@@ -14,7 +14,6 @@ from engine.money.sizing import (
     Forecast,
     Observed,
     SizeBook,
-    is_reasoning_model,
     learn,
     output_cap,
     percentile,
@@ -22,6 +21,7 @@ from engine.money.sizing import (
     step_kind,
 )
 from engine.money.spending import Spending
+from engine.provider.profiles import is_reasoning_model
 from engine.ports import MemoryPurse
 from engine.vocabulary import Mode
 
