@@ -303,7 +303,22 @@ def ceiling(usd_high: float, max_debate_usd: float | None, usd_at_caps: float = 
     return max(CEILING_MULTIPLE * usd_high, usd_at_caps)
 
 
-__all__ = ["CAP_CEILING", "CAP_FACTOR", "CAP_FLOOR", "CEILING_MULTIPLE", "REASONING_TOKENS",
-           "Forecast", "Observed", "SizeBook", "StepSize", "UsageHistory",
-           "Thinking", "ceiling", "learn", "learned_sizes", "output_cap", "prior",
-           "step_kind"]
+__all__ = [
+    "CAP_CEILING",
+    "CAP_FACTOR",
+    "CAP_FLOOR",
+    "CEILING_MULTIPLE",
+    "REASONING_TOKENS",
+    "Forecast",
+    "Observed",
+    "SizeBook",
+    "StepSize",
+    "Thinking",
+    "UsageHistory",
+    "ceiling",
+    "learn",
+    "learned_sizes",
+    "output_cap",
+    "prior",
+    "step_kind",
+]

@@ -21,8 +21,8 @@ from engine.money.sizing import (
     step_kind,
 )
 from engine.money.spending import Spending
-from engine.provider.profiles import is_reasoning_model
 from engine.ports import MemoryPurse
+from engine.provider.profiles import is_reasoning_model
 from engine.vocabulary import Mode
 
 
