@@ -37,7 +37,7 @@ from engine.domain import (
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError, LLMRefused
 from engine.money.cost import price, token_bound
-from engine.money.sizing import Forecast, SizeBook, output_cap
+from engine.money.sizing import Forecast, SizeBook
 from engine.money.spending import Spending
 from engine.money.step_models import plan_models, schema_tokens, step_model
 from engine.ports import (
@@ -278,7 +278,7 @@ class DebateContext:
                       else self._cost(meter.usage, meter.model or spec.model))
             if reply is not None:  # what this debate's replies are like predicts its rest
                 self.forecast.observe(spec.step, spec.model, spec.role, "", reply.usage,
-                                      reply.calls)
+                                      reply.calls, effort=spec.reasoning_effort)
             await self.spending.settle(predicted, billed)
 
     async def _store_reply(self, key: str, role: str, phase: str, prompt: Prompt,
@@ -369,10 +369,11 @@ class DebateContext:
         prompt_tokens = (token_bound(prompt.system) + token_bound(prompt.user)
                          + schema_tokens(schema))
         usage = self.forecast.call_usage(key, model, role, phase, prompt_tokens)
+        cap = self.forecast.output_cap(key, model, role, phase, self.settings.effort_for(role),
+                                       usage.completion_tokens)
         if self.spending.purse is None:  # no budget to keep: no price needed before the reply
-            return 0.0, output_cap(usage.completion_tokens)
-        return (self._forecast_cost(usage, self.settings.priced_model(model)),
-                output_cap(usage.completion_tokens))
+            return 0.0, cap
+        return self._forecast_cost(usage, self.settings.priced_model(model)), cap
 
     async def _admitted(self, key: str, predicted: float, phase: str) -> bool:
         """Whether the debate's money covers the call and the rest of its plan (judging

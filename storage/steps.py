@@ -182,11 +182,13 @@ async def recent_usage(session: AsyncSession, *, limit: int) -> list[Observed]:
     service learns reply sizes from (engine/money/sizing.py)."""
     rows = await session.execute(
         select(_STEPS.c.debate_id, _STEPS.c.key, _STEPS.c.role, _STEPS.c.phase, _STEPS.c.model,
-               _STEPS.c.prompt_tokens, _STEPS.c.completion_tokens, _STEPS.c.calls)
+               _STEPS.c.prompt_tokens, _STEPS.c.completion_tokens, _STEPS.c.reasoning_tokens,
+               _STEPS.c.calls)
         .where(_STEPS.c.status == StepStatus.OK.value, _STEPS.c.rehearsal.is_(False),
                _STEPS.c.calls > 0)
         .order_by(_STEPS.c.id.desc()).limit(limit))
     return [Observed(model=row.model, kind=step_kind(row.role, row.phase),
                      prompt_tokens=row.prompt_tokens // row.calls,
                      completion_tokens=row.completion_tokens // row.calls,
+                     reasoning_tokens=row.reasoning_tokens // row.calls,
                      debate_id=row.debate_id, key=row.key) for row in rows]

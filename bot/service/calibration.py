@@ -12,7 +12,7 @@ from datetime import datetime
 
 from engine.debate import prepare
 from engine.errors import InvalidRequest
-from engine.money.sizing import Observed, SizeBook, learned_sizes
+from engine.money.sizing import Observed, SizeBook, Thinking, learned_sizes
 from engine.settings import EngineSettings
 from storage import debates, steps
 from storage.db import Database
@@ -28,6 +28,9 @@ class Calibration:
         self.db = db
         self.clock = clock
         self._sizes: tuple[datetime, SizeBook] | None = None
+        # hidden reasoning per model and effort, learned from every reply this process saw: kept
+        # across the books learned each minute, so output caps leave room for it
+        self.thinking = Thinking()
         # each debate's planned prompt sizes by step: a stored request plans the same every
         # time, so it is planned once per process (the newest PLANS_KEPT debates are kept)
         self._plans: dict[str, dict[str, int]] = {}
@@ -46,7 +49,7 @@ class Calibration:
             now = self.clock()  # concurrent submissions wait for one computation, not 100
             if self._sizes is not None and (now - self._sizes[0]).total_seconds() < TTL_SECONDS:
                 return self._sizes[1]
-            book = await learned_sizes(self)
+            book = dataclasses.replace(await learned_sizes(self), thinking=self.thinking)
             self._sizes = (now, book)
             return book
 

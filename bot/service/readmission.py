@@ -49,7 +49,8 @@ async def readmit(db: Database, *, debate_id: str, estimate: Estimate, reserved_
     even its typical estimate does not fit them (it could not be expected to finish). A debate
     whose estimate merely drifted since submission (reply sizes learned meanwhile) is not
     refused: its purse governs the rest, as for any debate."""
-    limit = ceiling(max(reserved_usd, estimate.usd_high), max_debate_usd)
+    limit = max(ceiling(max(reserved_usd, estimate.usd_high), max_debate_usd),
+                estimate.ceiling_usd)   # never below the plan at its output caps
     if not hold:   # a resumed run: its first run was admitted, and spent on that
         return Readmission(limit)
     try:

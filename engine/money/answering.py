@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 #: What a name nobody has answered for, and no catalogue knows, is priced as. o1 ($15 in, $60
@@ -33,6 +34,7 @@ STAND_IN = "o1"
 DEFAULT_ENDPOINT = "https://api.openai.com/v1"
 
 
+@lru_cache(maxsize=256)  # asked several times per LLM call, of a few endpoints
 def endpoint_key(base_url: str | None) -> str:
     """How an endpoint is named in the book: scheme, host, port and path; never credentials
     or a query (neither is part of which models answer, and a key must not be stored)."""

@@ -104,10 +104,12 @@ def estimate(
     book = sizes or SizeBook()
     tokens = {"low": Usage(), "typical": Usage(), "high": Usage()}
     usd = {"low": 0.0, "typical": 0.0, "high": 0.0}
+    at_caps = 0.0   # every reply at its output cap: the most the plan can cost
     calls = [c for c in plan.calls if c.key not in reused]
     for call in calls:
         model = model_for(call.key)
         rate = price_for(model)
+        at_caps += price(book.at_cap(call, model), rate)
         for which in ("low", "typical", "high"):
             usage = book.usage(call, model, which)
             tokens[which] += usage
@@ -123,7 +125,7 @@ def estimate(
         usd=round(usd["typical"], 6),
         usd_low=round(usd["low"], 6),
         usd_high=high,
-        ceiling_usd=round(ceiling(high, max_debate_usd), 6),
+        ceiling_usd=round(ceiling(high, max_debate_usd, at_caps), 6),
         ceiling_configured=max_debate_usd is not None,
         calls_per_role=plan.calls_per_role(skip=reused),
         rehearsal=rehearsal,
@@ -192,6 +194,9 @@ def ceiling_note(estimate: Estimate) -> str:
     amount = usd(estimate.ceiling_usd, rounding="up")
     if estimate.ceiling_configured:
         return f"ceiling {amount} (DIALECTIC_MAX_DEBATE_USD)"
+    if estimate.ceiling_usd > CEILING_MULTIPLE * estimate.usd_high + 1e-6:
+        return (f"ceiling {amount} = the whole plan with every reply at its output cap; set "
+                "DIALECTIC_MAX_DEBATE_USD to change it")
     return (f"ceiling {amount} = {CEILING_MULTIPLE:g} × the high estimate; set "
             "DIALECTIC_MAX_DEBATE_USD to change it")
 

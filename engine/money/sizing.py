@@ -24,7 +24,16 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from engine.domain import Plan, PlannedCall, Usage
-from engine.provider.profiles import is_reasoning_model, undated
+from engine.money.thinking import (
+    CAP_CEILING,
+    CAP_FACTOR,
+    CAP_FLOOR,
+    REASONING_TOKENS,
+    Thinking,
+    output_cap,
+    prior_reasoning,
+)
+from engine.provider.profiles import undated
 
 Which = Literal["low", "typical", "high"]
 
@@ -32,10 +41,6 @@ SIDES = frozenset({"pro", "con"})
 #: A reply's size before there is data: (typical, high) completion tokens.
 PRIOR_REPLY = (500, 1_200)
 PRIOR_JUDGE = (600, 1_400)
-#: A reasoning model's hidden reasoning tokens by effort (typical, high); None is "medium".
-REASONING_TOKENS: dict[str, tuple[int, int]] = {
-    "minimal": (100, 500), "low": (300, 1_200), "medium": (800, 3_000), "high": (2_000, 8_000),
-}
 #: Real prompts against the plan's: replies carried into later prompts run past the plan's size.
 PRIOR_PROMPT_RATIO = (1.25, 2.0)
 #: The low end of a prior's range: replies half the typical size, prompts this much of it.
@@ -45,8 +50,6 @@ MIN_SAMPLES = 5
 PER_KIND = 50
 #: Steps read back from history, newest first.
 HISTORY_STEPS = 2_000
-#: A call's output cap: this many times its high reply size, within these bounds.
-CAP_FACTOR, CAP_FLOOR, CAP_CEILING = 2, 1_024, 32_768
 #: How far a debate's own replies may stretch its remaining predictions.
 MAX_STRETCH = 8.0
 #: The per-debate ceiling, when the operator set none: this many times the high estimate.
@@ -78,6 +81,9 @@ class StepSize:
     high: Size
     samples: int = 0
     low: Size | None = None   # short replies (p10); None: half the typical reply, same prompt
+    #: the visible reply's high size, hidden reasoning left out (it depends on the effort, not
+    #: the step: engine/money/thinking.py); None: unknown
+    visible_high: int | None = None
 
     def of(self, which: Which) -> Size:
         if which == "low":
@@ -90,11 +96,11 @@ def prior(model: str, kind: str, effort: str | None = None) -> StepSize:
     """Sizes before any debate ran: a judge's scorecard runs longer than an argument, and a
     reasoning model adds its hidden reasoning (by effort; medium when unset)."""
     typical, high = PRIOR_JUDGE if kind.startswith("judge:") else PRIOR_REPLY
-    if is_reasoning_model(model):
-        extra = REASONING_TOKENS.get(effort or "medium", REASONING_TOKENS["medium"])
-        typical, high = typical + extra[0], high + extra[1]
+    visible = high
+    extra = prior_reasoning(model, effort)
+    typical, high = typical + extra[0], high + extra[1]
     ratio_typical, ratio_high = PRIOR_PROMPT_RATIO
-    return StepSize(Size(typical, ratio_typical), Size(high, ratio_high))
+    return StepSize(Size(typical, ratio_typical), Size(high, ratio_high), visible_high=visible)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +112,7 @@ class Observed:
     prompt_tokens: int
     completion_tokens: int
     planned_prompt_tokens: int | None = None
+    reasoning_tokens: int = 0   # of completion_tokens: hidden reasoning
     debate_id: str = ""      # where it was seen (the service reads the plan's prompt from it)
     key: str = ""
 
@@ -126,7 +133,10 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 def _learned(samples: list[Observed], base: StepSize) -> StepSize:
     completions = [o.completion_tokens for o in samples]
     typical, high, low = base.typical, base.high, base.of("low")
+    visible_high = base.visible_high
     if len(completions) >= MIN_SAMPLES:
+        visible_high = round(percentile([max(o.completion_tokens - o.reasoning_tokens, 0)
+                                         for o in samples], 0.9))
         median = round(statistics.median(completions))
         typical = Size(median, typical.prompt_ratio)
         high = Size(max(round(percentile(completions, 0.9)), median), high.prompt_ratio)
@@ -138,7 +148,7 @@ def _learned(samples: list[Observed], base: StepSize) -> StepSize:
         typical = Size(typical.completion, round(median_ratio, 4))
         high = Size(high.completion, round(max(percentile(ratios, 0.9), median_ratio), 4))
         low = Size(low.completion, round(min(percentile(ratios, 0.1), median_ratio), 4))
-    return StepSize(typical, high, samples=len(samples), low=low)
+    return StepSize(typical, high, samples=len(samples), low=low, visible_high=visible_high)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +159,9 @@ class SizeBook:
     #: the reasoning effort each role family asks for (the settings' `effort_for`); a reasoning
     #: model's prior grows with it
     effort_for: Callable[[str], str | None] | None = None
+    #: hidden reasoning per model and effort, learned from this process's replies (the service
+    #: hands the same one to every book it learns): what output caps leave room for
+    thinking: Thinking = field(default_factory=Thinking)
 
     def size(self, model: str, kind: str, effort: str | None = None) -> StepSize:
         learned = self.learned.get((undated(model), kind))
@@ -158,6 +171,19 @@ class SizeBook:
             family = kind.split(":", 1)[0]
             effort = self.effort_for("pro" if family == "side" else family)
         return prior(model, kind, effort)
+
+    def effort(self, role: str) -> str | None:
+        """The reasoning effort a role asks for (None when the book was not told)."""
+        return self.effort_for(role) if self.effort_for is not None else None
+
+    def at_cap(self, call: PlannedCall, model: str) -> Usage:
+        """A planned call's worst case: its prompt at the high size, its reply at its output cap
+        (room for the visible reply and the most hidden reasoning at its effort)."""
+        size = self.size(model, step_kind(call.role, call.phase))
+        cap = output_cap(size.high.completion, visible_high=size.visible_high,
+                         reasoning_most=self.thinking.most(model, self.effort(call.role)))
+        return Usage(prompt_tokens=math.ceil(call.prompt_tokens * size.high.prompt_ratio),
+                     completion_tokens=cap)
 
     def usage(self, call: PlannedCall, model: str, which: Which) -> Usage:
         """A planned call's tokens at the typical or high size."""
@@ -180,11 +206,6 @@ def learn(observed: Iterable[Observed]) -> SizeBook:
 
 async def learned_sizes(history: UsageHistory) -> SizeBook:
     return learn(await history.recent_usage(HISTORY_STEPS))
-
-
-def output_cap(completion_high: int) -> int:
-    """The output cap a call is sent with: room to spare over its high reply size."""
-    return min(max(CAP_FACTOR * completion_high, CAP_FLOOR), CAP_CEILING)
 
 
 Cost = Callable[[Usage, str], float]
@@ -222,6 +243,19 @@ class Forecast:
         return Usage(prompt_tokens=prompt_tokens,
                      completion_tokens=self._size(model, kind).completion)
 
+    def output_cap(self, key: str, model: str, role: str, phase: str, effort: str | None,
+                   completion_high: int) -> int:
+        """The call's output cap: room over its high reply size (`completion_high`), and room
+        for its visible reply plus the most hidden reasoning its model spends at `effort`."""
+        call = self.calls.get(key)
+        kind = step_kind(call.role, call.phase) if call else step_kind(role, phase)
+        priced = self.priced(model)
+        visible = self.sizes.size(priced, kind).visible_high
+        if visible is not None:
+            visible = max(visible, math.ceil(visible * self.stretch))
+        return output_cap(completion_high, visible_high=visible,
+                          reasoning_most=self.sizes.thinking.most(priced, effort))
+
     def is_judging(self, phase: str) -> bool:
         return phase in self.judging
 
@@ -247,8 +281,12 @@ class Forecast:
         self._started.add(key)
 
     def observe(self, key: str, model: str, role: str, phase: str, usage: Usage,
-                calls: int = 1) -> None:
-        """A reply arrived: a longer one than typical stretches the remaining predictions."""
+                calls: int = 1, effort: str | None = None) -> None:
+        """A reply arrived: a longer one than typical stretches the remaining predictions, and
+        its hidden reasoning teaches what this model spends at `effort`."""
+        if calls > 0:
+            self.sizes.thinking.observe(self.priced(model), effort,
+                                        usage.reasoning_tokens // calls)
         call = self.calls.get(key)
         kind = step_kind(call.role, call.phase) if call else step_kind(role, phase)
         typical = self.sizes.size(self.priced(model), kind).typical.completion
@@ -257,12 +295,30 @@ class Forecast:
             self.stretch = min(max(self.stretch, ratio), MAX_STRETCH)
 
 
-def ceiling(usd_high: float, max_debate_usd: float | None) -> float:
+def ceiling(usd_high: float, max_debate_usd: float | None, usd_at_caps: float = 0.0) -> float:
     """What one debate may hold at most: the operator's ceiling, or a multiple of its high
-    estimate."""
-    return max_debate_usd if max_debate_usd is not None else CEILING_MULTIPLE * usd_high
+    estimate and never less than its whole plan with every reply at its output cap."""
+    if max_debate_usd is not None:
+        return max_debate_usd
+    return max(CEILING_MULTIPLE * usd_high, usd_at_caps)
 
 
-__all__ = ["CEILING_MULTIPLE", "Forecast", "Observed", "SizeBook", "StepSize", "UsageHistory",
-           "ceiling", "learn", "learned_sizes", "output_cap", "prior",
-           "step_kind"]
+__all__ = [
+    "CAP_CEILING",
+    "CAP_FACTOR",
+    "CAP_FLOOR",
+    "CEILING_MULTIPLE",
+    "REASONING_TOKENS",
+    "Forecast",
+    "Observed",
+    "SizeBook",
+    "StepSize",
+    "Thinking",
+    "UsageHistory",
+    "ceiling",
+    "learn",
+    "learned_sizes",
+    "output_cap",
+    "prior",
+    "step_kind",
+]

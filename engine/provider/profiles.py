@@ -28,6 +28,7 @@ import ipaddress
 import logging
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, get_args
 from urllib.parse import urlsplit
 
@@ -97,6 +98,7 @@ _HOSTS: tuple[tuple[str, ProviderKind], ...] = (
 _LOCAL_PORTS = frozenset({11434, 8000, 8080, 1234})
 
 
+@lru_cache(maxsize=256)  # asked several times per LLM call, of a few endpoints
 def provider_of(endpoint: str | None) -> ProviderKind:
     """The provider behind `endpoint` by its host (None: OpenAI): "openai", "azure", "deepseek",
     "anthropic", "gemini", "gateway" (OpenRouter), "local" (a loopback or private address on a

@@ -153,6 +153,52 @@ RULES: tuple[_Rule, ...] = (
 )
 
 
+#: What each rule cannot match without, in an ASCII skeleton (lower-cased): one of these whole
+#: words (maximal runs of letters), or one of these substrings. A rule whose triggers are absent
+#: is not run: most replies contain none of them, and the 16 patterns cost about a millisecond per
+#: kilobyte of text (tests/unit/test_injection_triggers.py checks the rules find the same with
+#: and without them).
+_TRIGGERS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "ignore-instructions": (frozenset({"ignore", "disregard", "forget", "override", "bypass",
+                                       "abandon"}), ()),
+    "ignore-everything": (frozenset({"ignore", "disregard", "forget"}), ()),
+    "new-instructions": (frozenset({"instruction", "instructions"}), ()),
+    "you-are-now": (frozenset({"now", "longer"}), ()),
+    "pretend": (frozenset({"pretend"}), ()),
+    "role-play": (frozenset({"role", "roleplay", "roleplaying"}), ()),
+    # `\s*` may join "act" to what asks it ("please act", "you must act")
+    "act-as": (frozenset({"act", "pleaseact", "willact", "mustact", "shouldact", "shallact",
+                          "nowact", "toact"}), ()),
+    "as-the-judge": (frozenset({"ai", "assistant", "chatbot", "bot", "language", "llm", "judge",
+                                "judges", "grader", "evaluator", "scorer"}), ()),
+    "addressed-judges": (frozenset({"judge", "judges", "evaluator", "evaluators", "grader",
+                                    "graders", "panel", "panelists", "ai", "assistant",
+                                    "chatgpt", "gpt", "claude", "gemini", "llm"}), ()),
+    "score-position": (frozenset({"position", "side"}), ()),
+    "declare-winner": (frozenset({"winner", "wins", "win"}), ()),
+    "every-criterion": (frozenset({"criterion", "criteria", "dimension", "dimensions", "rubric",
+                                   "category", "categories"}), ()),
+    "system-prompt": (frozenset({"prompt", "instructions", "programming"}), ()),
+    "role-header": (frozenset({"system", "assistant", "developer", "judge", "judges", "ai"}),
+                    ()),
+    "chat-template": (frozenset(), ("<|", "inst]", "<<", "_of_turn>", "##")),
+    "spotlight-marker": (frozenset(), ("untrusted",)),
+}
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def _rules_for(skeleton: str) -> Iterable[_Rule]:
+    """The rules that could match `skeleton`: those whose triggers it has (every rule when it
+    is not ASCII, where case folding reaches past the ASCII letters)."""
+    if not skeleton.isascii():
+        return RULES
+    lowered = skeleton.lower()
+    words = frozenset(_LETTERS.findall(lowered))
+    return [rule for rule in RULES
+            if not words.isdisjoint(_TRIGGERS[rule.name][0])
+            or any(mark in lowered for mark in _TRIGGERS[rule.name][1])]
+
+
 def _shown(text: str) -> str:
     """`text` for an excerpt: invisible characters written as <U+XXXX>, cut to a readable size."""
     shown = "".join(f"<U+{ord(ch):04X}>" if glyphs.is_invisible(ch) and ch != "\t" else ch
@@ -162,7 +208,7 @@ def _shown(text: str) -> str:
 
 def _phrases(text: str, source: str) -> Iterator[Finding]:
     skeleton = glyphs.fold(text)
-    for rule in RULES:
+    for rule in _rules_for(skeleton.text):
         for match in rule.pattern.finditer(skeleton.text):
             before = skeleton.text[max(0, match.start() - 12):match.start()]
             if rule.kind is FindingKind.PERSONA and _NEGATED.search(before):

@@ -37,13 +37,13 @@ class Provider:
 
 
 @asynccontextmanager
-async def fake_provider(latency: float) -> AsyncIterator[Provider]:
-    """`python -m tests.fakes.openai_server` in a subprocess, with short replies: the speed
-    sections measure our overhead per call, comparable across runs (the estimates section
-    measures realistic replies in-process)."""
+async def fake_provider(latency: float, replies: str = "minimal") -> AsyncIterator[Provider]:
+    """`python -m tests.fakes.openai_server` in a subprocess, with short replies unless told
+    (`replies="typical"`: as long as real models write them, with a reasoning model's hidden
+    tokens): the speed sections measure our overhead per call, comparable across runs."""
     port = free_port()
     child = Child([sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port),
-                   "--latency", str(latency), "--replies", "minimal"], env=os.environ)
+                   "--latency", str(latency), "--replies", replies], env=os.environ)
     try:
         for _ in range(400):
             try:
@@ -69,6 +69,14 @@ async def arrivals(base_url: str) -> list[float]:
     root = base_url.rsplit("/v1", 1)[0]
     async with aiohttp.ClientSession() as session, session.get(f"{root}/_fake/arrivals") as r:
         return [float(t) for t in await r.json()]
+
+
+async def finishes(base_url: str) -> dict[str, int]:
+    """How many of the fake server's replies stopped for each reason ("length": cut off at the
+    output cap, so asked again)."""
+    root = base_url.rsplit("/v1", 1)[0]
+    async with aiohttp.ClientSession() as session, session.get(f"{root}/_fake/finishes") as r:
+        return {str(k): int(v) for k, v in (await r.json()).items()}
 
 
 def dependent_rounds(times: list[float], latency: float) -> int:

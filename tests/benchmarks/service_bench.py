@@ -1,5 +1,7 @@
 """Concurrent consensus debates through the whole service (queue, leases, checkpoints, audit,
-budget, events) against the fake provider at 200 ms per call: `dialectic worker` processes on
+budget, events) against the fake provider at 200 ms per call, writing as real models do
+(`BENCH_REPLIES`, default "typical": the default model's hidden reasoning included; "minimal" for
+the short replies of the figures before 2026-11-27): `dialectic worker` processes on
 SQLite (one process, 200 and 1,000 debates) and on PostgreSQL (1, 2 and 4 worker processes, the
 scaling curve).
 
@@ -38,9 +40,10 @@ from storage.db import Database
 from storage.records import DebateStatus, Origin
 from tests.benchmarks.cli_bench import clean_env
 from tests.benchmarks.procs import Child, tree_cpu
-from tests.benchmarks.proxy import Provider, arrivals, fake_provider
+from tests.benchmarks.proxy import Provider, arrivals, fake_provider, finishes
 
 LATENCY = 0.2
+REPLIES = os.environ.get("BENCH_REPLIES", "typical")
 CALLS_PER_DEBATE = 10
 SQLITE_DEBATES = tuple(int(n) for n in os.environ.get("BENCH_SQLITE_DEBATES",
                                                       "200,1000").split(",") if n)
@@ -60,6 +63,7 @@ class ServiceRun:
     workers: int
     wall: float = 0.0
     calls: int = 0
+    cut_off: int = 0                        # replies stopped at their output cap (re-sent)
     worker_cpu: float = 0.0
     server_cpu: float = 0.0                 # PostgreSQL's (0 on SQLite: it runs in the worker)
     provider_cpu: float = 0.0
@@ -137,6 +141,7 @@ async def measure(run: ServiceRun, provider: Provider, database_url: str,
     try:
         await asyncio.gather(*(c.wait_for_line(" started (", 120) for c in children))
         calls0 = len(await arrivals(provider.base_url))
+        cut0 = (await finishes(provider.base_url)).get("length", 0)
         t0, cpu0 = time.perf_counter(), [c.cpu_now() for c in children]
         server0, provider0 = server_cpu(), provider.cpu()
         while sum((counts := await count_done()).values()) < run.debates:
@@ -149,6 +154,7 @@ async def measure(run: ServiceRun, provider: Provider, database_url: str,
         run.server_cpu = server_cpu() - server0
         run.provider_cpu = provider.cpu() - provider0
         run.calls = len(await arrivals(provider.base_url)) - calls0
+        run.cut_off = (await finishes(provider.base_url)).get("length", 0) - cut0
         run.counts = counts
     finally:
         exits = await asyncio.gather(*(c.finish(signal.SIGTERM) for c in children))
@@ -199,16 +205,18 @@ async def postgres_run(provider: Provider, pg_url: str, workers: int) -> Service
 def print_header() -> None:
     print(f"\nService: concurrent consensus debates ({CALLS_PER_DEBATE} calls each, 4 dependent "
           f"rounds: ideal wall {4 * LATENCY:.1f} s), `dialectic worker` processes, fake provider "
-          f"at {LATENCY * 1000:.0f} ms in its own process.\nCPU/call = (workers + PostgreSQL "
-          "server) / LLM calls, target <= 3 ms; calls/core-s = calls per CPU-second of the "
-          "service; RSS = each worker's own peak")
-    print(f"{'':<36}{'wall':>8}{'calls':>7}{'calls/s':>9}{'workers':>9}{'server':>8}"
+          f"at {LATENCY * 1000:.0f} ms in its own process, {REPLIES} replies.\nCPU/call = "
+          "(workers + PostgreSQL server) / LLM calls, target <= 3 ms; cut = calls cut off at "
+          "their output cap (and so sent again), target < 2 %; calls/core-s = calls per "
+          "CPU-second of the service; RSS = each worker's own peak")
+    print(f"{'':<36}{'wall':>8}{'calls':>7}{'cut':>7}{'calls/s':>9}{'workers':>9}{'server':>8}"
           f"{'CPU/call':>10}{'calls/core-s':>14}{'provider':>10}  {'peak RSS':<20} audit / outcome")
 
 
 def print_runs(runs: list[ServiceRun]) -> None:
     for r in runs:
-        print(f"{r.label:<36}{r.wall:>7.1f}s{r.calls:>7}{r.calls_per_s:>9.0f}"
+        cut = 100 * r.cut_off / max(r.calls, 1)
+        print(f"{r.label:<36}{r.wall:>7.1f}s{r.calls:>7}{cut:>6.1f}%{r.calls_per_s:>9.0f}"
               f"{r.worker_cpu:>8.1f}s{r.server_cpu:>7.1f}s{r.ms_per_call:>8.2f}ms"
               f"{r.calls_per_core_s:>14.0f}{r.provider_cpu:>9.1f}s  "
               f"{'/'.join(f'{m:.0f}' for m in r.peak_mb) + ' MB':<20} "
@@ -219,7 +227,7 @@ def print_runs(runs: list[ServiceRun]) -> None:
 async def bench() -> list[ServiceRun]:
     runs: list[ServiceRun] = []
     print_header()
-    async with fake_provider(LATENCY) as provider:
+    async with fake_provider(LATENCY, REPLIES) as provider:
         for debates in SQLITE_DEBATES:
             runs.append(await sqlite_run(provider, debates))
             print_runs(runs[-1:])

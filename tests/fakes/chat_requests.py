@@ -52,6 +52,7 @@ class RecordedRequest:
     role: str = ""  # X-Dialectic-Role header
     outcome: str = "pending"
     usage: dict[str, int] | None = None
+    finish_reason: str = ""  # of the reply sent ("length": cut off at its output cap)
     cost: float | None = None  # what a gateway said the reply cost (`usage.cost`, USD)
     obeyed: list[str] = field(default_factory=list)  # orders followed in obedient mode
 

@@ -50,6 +50,7 @@ import itertools
 import json
 import math
 import time
+from collections import Counter
 from types import TracebackType
 from typing import Any
 
@@ -154,6 +155,7 @@ class FakeOpenAI(ProviderRules, ModelReplies):
             app.router.add_get(f"{prefix}/models", self._models)
         app.router.add_get("/props", self._props)
         app.router.add_get("/_fake/arrivals", self._arrivals)
+        app.router.add_get("/_fake/finishes", self._finishes)
         self._closing = asyncio.Event()
         self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
         await self._runner.setup()
@@ -231,6 +233,12 @@ class FakeOpenAI(ProviderRules, ModelReplies):
     async def _arrivals(self, request: web.Request) -> web.Response:
         """When each request arrived (monotonic seconds): for benchmarks run out of process."""
         return web.json_response([r.at for r in self.requests])
+
+    async def _finishes(self, request: web.Request) -> web.Response:
+        """How many replies stopped for each reason ("stop", "length": cut off at the output
+        cap): for benchmarks run out of process."""
+        return web.json_response(dict(Counter(r.finish_reason for r in self.requests
+                                              if r.finish_reason)))
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         arrived = time.monotonic()
@@ -381,6 +389,7 @@ class FakeOpenAI(ProviderRules, ModelReplies):
             number=next(self._ids), model=served if detailed else model,
             output=output, refusal=refusal, detailed=detailed,
             usage=count.wire(detailed=detailed, provider=self.provider))
+        record.finish_reason = output.finish_reason
         self._shape(reply, record, finish_reason)
         return web.json_response(reply)
 

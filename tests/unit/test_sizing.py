@@ -14,7 +14,6 @@ from engine.money.sizing import (
     Forecast,
     Observed,
     SizeBook,
-    is_reasoning_model,
     learn,
     output_cap,
     percentile,
@@ -23,6 +22,7 @@ from engine.money.sizing import (
 )
 from engine.money.spending import Spending
 from engine.ports import MemoryPurse
+from engine.provider.profiles import is_reasoning_model
 from engine.vocabulary import Mode
 
 
