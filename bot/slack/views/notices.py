@@ -14,7 +14,7 @@ from bot.slack.views import common as B
 from bot.slack.views.common import note as _note
 from bot.slack.views.review import decision_line
 from engine.domain import DebateResult, Estimate
-from engine.money.cost import ceiling_note, estimate_range
+from engine.money.cost import ceiling_note, estimate_range, reuse_note
 from storage.records import Review
 
 INVITE = "/invite @Dialectic"
@@ -56,6 +56,8 @@ def estimate_reply(topic: str, estimate: Estimate) -> B.Message:
     text = f"Estimate for: {_topic(topic)} — {estimate_range(estimate)}"
     head = [B.section(f"*Estimate* for *{_topic(topic)}* (nothing was started)"),
             B.fields(pairs)]
+    if reused := reuse_note(estimate):
+        head.append(B.context([escape(reused[:1].upper() + reused[1:])]))
     if estimate.rehearsal:
         head.append(B.context([B.REHEARSAL_NOTE]))
     return B.Message(text, head)
