@@ -91,7 +91,9 @@ def _started_fields(record: DebateRecord, estimate: Estimate | None) -> list[tup
         mode += f" (downgraded from {escape(record.downgraded_from)} to fit the budget)"
     judges = str(record.request.judges) if record.request.judges else "preset default"
     cost = "n/a"
-    if estimate is not None:
+    if estimate is not None and estimate.cached_from:
+        cost = f"no new calls, $0: reuses debate `{escape(estimate.cached_from)}`"
+    elif estimate is not None:
         cost = (f"~{estimate.calls} calls · {estimate_range(estimate)} · "
                 f"{ceiling_note(estimate)}")
     pairs = [("Mode", mode), ("Preset", escape(record.preset)), ("Judges", judges),

@@ -81,9 +81,12 @@ def post_failed(error: str) -> B.Message:
     return _note(f"⚠ Slack refused my message ({escape(error)}); nothing was started.")
 
 
-def cached(debate_id: str) -> B.Message:
+def cached(debate_id: str, *, awaiting_review: bool = False) -> B.Message:
+    """The same question answered by a recent debate's result; one still awaiting a reviewer
+    says so (docs/caching-and-replay.md)."""
+    waits = ", still awaiting a reviewer's decision" if awaiting_review else ""
     return _note(f"♻️ The same question was debated recently: here is that result "
-                 f"(debate `{escape(debate_id)}`), no new spend.")
+                 f"(debate `{escape(debate_id)}`{waits}), no new spend.")
 
 
 def awaiting_review(review_channel: str) -> B.Message:
