@@ -297,7 +297,10 @@ class DebateService:
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
-            step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
+            # a replay pays exactly the calls it announced: no judge cache (its key would follow
+            # the replay's own id, so an earlier replay's verdicts answered at random)
+            step_cache=None if record.reused_steps else self._judge_cache(),
+            judge_history=await self.history.judge_scores(),
             purse=purse, sizes=sizes, tracer=tracing().tracer,
         )
         return await self.finish(record.id, result, actor=worker_id)

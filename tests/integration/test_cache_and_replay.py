@@ -165,3 +165,21 @@ async def test_dialectic_replay_announces_what_it_reuses_and_what_it_pays_for(
     assert len(provider.requests) - before == JUDGES                  # nothing paid twice
     listed = await asyncio.to_thread(cli, "list", env=env)
     assert " ".join(listed.stdout.split()).count(f"replay of {source}, 6 steps reused") == 1
+
+
+async def test_past_the_cache_window_an_identical_replay_pays_exactly_what_it_announces(
+        sqlite_db: Database, provider: FakeOpenAI) -> None:
+    """The judge cache stays on; it never answers a replay's judges behind its estimate."""
+    settings = settings_for(provider, DIALECTIC_CACHE_TTL_SECONDS="0")
+    source = await consensus_source(settings, sqlite_db)
+    svc = service(sqlite_db, settings)
+    for _ in range(3):
+        before = len(provider.requests)
+        sub = await svc.replay(source, synthesizer="gpt-4.1", actor="api")
+        assert not sub.cached and sub.estimate.calls == JUDGES
+        async with running_worker(svc):
+            done = await wait_done(svc, sub.record.id, timeout=120)
+        assert len(provider.requests) - before == JUDGES
+        assert done.result is not None and done.result.cost.calls == JUDGES
+        assert done.result.cost.reused_calls == 6
+    await svc.aclose()
