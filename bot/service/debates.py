@@ -56,7 +56,6 @@ from storage import (
     panels,
     queue,
     reviews,
-    steps,
 )
 from storage.db import Database
 from storage.errors import AlreadyExists, KeyReused

@@ -4,22 +4,39 @@ same change was made to the same debate within the cache window, that replay's r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from bot.service.reuse import answered_by
 from bot.service.submission import Submission
+from engine.domain import DebateRequest, Estimate
 from engine.errors import InvalidRequest
-from engine.planning import prepare
+from engine.planning import Prepared, prepare
 from engine.replay import replay_request, reused_steps
+from engine.settings import EngineSettings
 from engine.vocabulary import StepStatus
 from storage import debates, steps
-from storage.records import Origin
-
-if TYPE_CHECKING:
-    from bot.service.debates import DebateService
+from storage.db import Database
+from storage.records import DebateRecord, Origin
 
 
-async def replay(service: DebateService, source_id: str, *, more_rounds: int | None,
+class Replaying(Protocol):
+    """What a replay needs of the service (bot/service/debates.py DebateService)."""
+
+    engine: EngineSettings
+    db: Database
+
+    async def cached(self, prepared: Prepared, replay_of: str | None = None
+                     ) -> DebateRecord | None: ...
+
+    async def priced(self, prepared: Prepared, reused: tuple[str, ...] = ()) -> Estimate: ...
+
+    async def submit(self, request: DebateRequest, *, origin: Origin,
+                     idempotency_key: str | None = None, parent_id: str | None = None,
+                     reused_steps: tuple[str, ...] = (), claim: str | None = None
+                     ) -> Submission: ...
+
+
+async def replay(service: Replaying, source_id: str, *, more_rounds: int | None,
                  synthesizer: str | None, actor: str, origin: Origin | None,
                  no_cache: bool) -> Submission:
     """The source is untouched, its unchanged steps reused; an identical replay of it within

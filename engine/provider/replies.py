@@ -53,7 +53,9 @@ def describe_validation_error(exc: ValidationError) -> str:
         wrote = ""
         if error["type"] not in _NO_VALUE and isinstance(got, str | int | float | bool):
             shown = repr(got)
-            wrote = f" (got {shown if len(shown) <= SHOWN_VALUE_CHARS else shown[:SHOWN_VALUE_CHARS] + '…'})"
+            if len(shown) > SHOWN_VALUE_CHARS:
+                shown = shown[:SHOWN_VALUE_CHARS] + "…"
+            wrote = f" (got {shown})"
         parts.append(f"{where}: {error['msg']}{wrote}")
     return "; ".join(parts)[:REASK_ERROR_CHARS]
 

@@ -15,10 +15,10 @@ import pytest
 from pydantic import BaseModel, Field
 
 from bot.settings import load_settings
+from engine.domain import DebateRequest
 from engine.errors import LLMInvalidOutput
 from engine.provider.gateway import OpenAIGateway
 from engine.provider.llm import CallSpec, Meter, Prompt
-from engine.domain import DebateRequest
 from storage import audit
 from storage.db import Database
 from storage.records import Origin
