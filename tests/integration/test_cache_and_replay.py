@@ -148,6 +148,10 @@ async def test_dialectic_replay_announces_what_it_reuses_and_what_it_pays_for(
     await db.dispose()
     replay = ("replay", source, "--synthesizer", "gpt-4.1", "--wait")
     before = len(provider.requests)
+    quoted = await asyncio.to_thread(cli, "estimate", TOPIC, "--mode", "consensus", env=env)
+    said = " ".join(quoted.stdout.split())   # prices a new run, as `dialectic run` makes one
+    assert "Mode consensus: 10 calls" in said and "4 dependent rounds" in said, said
+    assert f"Debate {source}, finished within the cache window, answers this same question" in said
 
     first = await asyncio.to_thread(cli, *replay, env=env)
     assert first.returncode in (0, 3), first.stdout + first.stderr
