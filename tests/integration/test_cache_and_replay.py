@@ -2,7 +2,8 @@
 SQLite, the real `openai` client and the suite's fake provider: a result awaiting review answers
 the same request, marked as awaiting review; an identical replay is answered by the first one; an
 estimate names what it reuses and prices only the new calls, at the new calls' dependent rounds;
-a replay that reuses steps says so in `list`, the API and the console."""
+a replay that reuses steps says so in `list`, the API and the console; Slack says a cached answer
+still awaits a reviewer."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -22,9 +24,11 @@ from storage.db import Database
 from storage.records import DebateStatus, Origin
 from tests.fakes.fixtures import TEST_API_KEY
 from tests.fakes.openai_server import FakeOpenAI
+from tests.integration.test_slack_e2e import LOPSIDED, _judge
 from tests.support.cli_fixtures import Cli, clean_env, cli
 from tests.support.http_fixtures import call, served
 from tests.support.service_fixtures import running_worker, service, wait_done
+from tests.support.slack_fixtures import CHANNEL, blocks_text, slack_harness
 
 __all__ = ["clean_env", "cli"]  # fixtures
 
@@ -187,3 +191,31 @@ async def test_past_the_cache_window_an_identical_replay_pays_exactly_what_it_an
         assert done.result is not None and done.result.cost.calls == JUDGES
         assert done.result.cost.reused_calls == 6
     await svc.aclose()
+
+
+async def test_slack_says_a_cached_answer_still_awaits_a_reviewer(tmp_path: Path) -> None:
+    """/debate twice on Slack, the first result awaiting review: the second thread gets that
+    result, saying it awaits a reviewer, and nothing is paid again."""
+    async with FakeOpenAI() as openai:
+        openai.script(_judge, LOPSIDED)   # the panel splits: routed to a reviewer
+        async with slack_harness(tmp_path, openai=openai, cache_ttl_seconds=3600) as h:
+            await h.command(TOPIC)
+            first = await h.one_debate()
+            assert (await h.wait_finished(first.id)).status is DebateStatus.AWAITING_REVIEW
+            await h.notifier.drain()
+            def roots() -> list[dict[str, Any]]:
+                return [m for m in h.fake.messages(CHANNEL)
+                        if m.get("thread_ts", m["ts"]) == m["ts"]]
+
+            paid = len(openai.requests)
+            reply = await h.command(TOPIC)
+            assert reply.status == 200
+            root = await h.wait_until(lambda: roots()[1:], what="the second root message")
+            root = root[0]
+            note = await h.wait_reply(CHANNEL, root["ts"], "♻️")
+            assert f"debate `{first.id}`" in note["text"]
+            assert "still awaiting a reviewer's decision" in note["text"]
+            assert "no new calls, $0" in blocks_text(root)
+            assert [d.id for d in await h.debates()] == [first.id]
+            assert len(openai.requests) == paid
+            h.assert_all_blocks_valid()
