@@ -209,7 +209,8 @@ async def test_slack_says_a_cached_answer_still_awaits_a_reviewer(tmp_path: Path
 
             paid = len(openai.requests)
             reply = await h.command(TOPIC)
-            assert reply.status == 200
+            assert reply.status == 200 and f"debate `{first.id}`" in reply.json()["text"]
+            assert "no new calls, $0" in reply.json()["text"]   # the ack: nothing starts
             root = await h.wait_until(lambda: roots()[1:], what="the second root message")
             root = root[0]
             note = await h.wait_reply(CHANNEL, root["ts"], "♻️")

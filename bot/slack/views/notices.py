@@ -40,6 +40,10 @@ def _topic(topic: str) -> str:
 def starting(topic: str, estimate: Estimate, *, rehearsal: bool) -> B.Message:
     """The slash command's immediate ack: what starts and roughly what it costs."""
     mark = " (rehearsal: placeholder model, no cost)" if rehearsal else ""
+    if estimate.cached_from:   # a finished debate answers it: nothing starts
+        return _note(f"♻️ *{_topic(topic)}* was debated recently (debate "
+                     f"`{escape(estimate.cached_from)}`): its result follows in the thread I am "
+                     "opening in this channel, no new calls, $0.")
     return _note(f"⏳ Starting a *{escape(estimate.mode)}* debate{mark}: *{_topic(topic)}*\n"
                  f"Estimate: ~{estimate.calls} calls, {estimate_range(estimate)} "
                  f"({ceiling_note(estimate)}). "
