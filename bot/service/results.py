@@ -95,9 +95,9 @@ def marks(record: DebateRecord, *, rehearsal: bool = False) -> list[Mark]:
 def _reused(record: DebateRecord) -> str:
     """"6 steps reused": the steps a debate read instead of calling (a replay's from its
     source, judge verdicts from the judge cache); a replay not yet run: the steps it will read."""
-    n = (record.result.cost.reused_calls if record.result is not None
-         else len(record.reused_steps))
-    return f"{n} step{'' if n == 1 else 's'} reused" if n else ""
+    done = record.result is not None
+    n = record.result.cost.reused_calls if record.result is not None else len(record.reused_steps)
+    return f"{n} step{'' if n == 1 else 's'} {'reused' if done else 'to reuse'}" if n else ""
 
 
 #: Doors a reader should know a debate came in by (the others say so where it shows: a Slack

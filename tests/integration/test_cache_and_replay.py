@@ -96,6 +96,7 @@ async def test_an_identical_replay_is_answered_by_the_first_and_estimates_say_wh
     estimate = first.estimate
     assert not first.cached
     assert (estimate.calls, estimate.reused, estimate.depth) == (JUDGES, 6, 1)  # one round
+    assert f"replay of {source}, 6 steps to reuse" in [m.text for m in marks(first.record)]
     async with running_worker(svc):
         replayed = await wait_done(svc, first.record.id, timeout=120)
     assert len(provider.requests) - before == JUDGES
