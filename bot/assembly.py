@@ -32,6 +32,7 @@ from prometheus_client import start_http_server
 from bot.http.auth import review_only
 from bot.http.hardening import runner_options
 from bot.http.server import build_app, check_exposure
+from bot.http.state import MCP_GUARD
 from bot.mcp import http as mcp_http
 from bot.scheduling.scheduler import Scheduler
 from bot.service import memory
@@ -179,7 +180,9 @@ def web_app(parts: Assembly, settings: Settings, *, workers: int | None = None,
     app = build_app(parts.rt, parts.scheduler, slack_enabled=parts.notifier is not None,
                     http=settings.http)
     # the SDK loads at the first /mcp request, if ever; a reviewer's sign-in gets reading tools
-    mcp_http.mount(app, parts.rt, read_only=review_only)
+    guard = mcp_http.mount(app, parts.rt, read_only=review_only)
+    if guard is not None:   # an identity provider signs MCP clients in (docs/mcp.md)
+        app[MCP_GUARD] = guard
     if parts.notifier is not None:
         attach_slack(parts.rt, settings.slack, parts.notifier, parts.scheduler, app)
         # before the workers': cleanup runs in reverse, so deliveries outlive the workers

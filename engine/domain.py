@@ -269,6 +269,18 @@ class ConsensusSummary(BaseModel):
     means: dict[Side, float] = Field(
         default_factory=dict, description="each side's rubric mean as the judges scored (1-10), "
         "weighted by their vote weights: what the headline states")
+    # Mixed-family panels (engine/protocols/self_vote.py); {} / []: stored before they were kept
+    families: dict[str, str] = Field(default_factory=dict,
+                                     description="judge -> the family of the model that answered")
+    side_models: dict[str, list[str]] = Field(
+        default_factory=dict, description="side -> the models that argued it")
+    side_families: dict[str, list[str]] = Field(default_factory=dict)
+    excluded: dict[str, list[Side]] = Field(
+        default_factory=dict, description="judge -> the sides it did not score (self-vote "
+        "exclusion: argued by its own family while another family sat on the panel)")
+    exclusion_notes: list[str] = Field(
+        default_factory=list, description="which judges did not score what, and why; or that "
+        "a side was scored by its own family for want of another")
 
 
 class DivergencePoint(BaseModel):

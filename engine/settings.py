@@ -27,6 +27,7 @@ from pydantic import (
 from engine.money.answering import AnsweringModels, endpoint_key, priced_model
 from engine.money.prices import ModelPrice as ModelPrice  # re-exported: a settings table's type
 from engine.money.prices import PriceQuote, quote
+from engine.provider.families import FAMILY_NAME, UNKNOWN, family_of
 from engine.provider.profiles import OutputMode, ProviderKind, ReasoningEffort
 from engine.provider.redaction import public_url, url_secrets
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
@@ -183,6 +184,9 @@ class EngineSettings(BaseModel):
     # that do not reason are sent none. None: the model's own default.
     reasoning_effort: ReasoningEffort | None = DEFAULT_EFFORT
     reasoning_efforts: dict[str, ReasoningEffort] = Field(default_factory=dict)
+    # model name -> its family, for names that do not say (an Azure deployment, an alias):
+    # `[families] prod-reasoner = "openai"` (engine/provider/families.py reads the rest)
+    families: dict[str, str] = Field(default_factory=dict)
 
     # --- time and retries ---
     call_timeout: float = Field(default=60.0, gt=0)
@@ -227,6 +231,15 @@ class EngineSettings(BaseModel):
             raise ValueError(f"{public_url(url)} names no host")
         return url
 
+    @field_validator("families")
+    @classmethod
+    def _family_names(cls, families: dict[str, str]) -> dict[str, str]:
+        for model, family in families.items():
+            if not FAMILY_NAME.match(family):
+                raise ValueError(f"families.{model}: {family!r} is no family name (lower case, "
+                                 f"e.g. openai, anthropic, google, meta, mistral, qwen)")
+        return families
+
     @field_validator("presets")
     @classmethod
     def _named_presets(cls, presets: dict[str, PresetSpec]) -> dict[str, PresetSpec]:
@@ -253,6 +266,18 @@ class EngineSettings(BaseModel):
             return self.models[role]
         family = role.split("/", 1)[0]
         return self.models.get(family, self.default_model)
+
+    def family_of(self, model: str | None) -> str:
+        """The family of `model` as asked or as it answered: a `[families]` override, else the
+        family of the model the endpoint was seen answering as for this name (an Azure
+        deployment), else the name's own (engine/provider/families.py)."""
+        if not model or model == "rehearsal":
+            return UNKNOWN
+        found = family_of(model, self.families)
+        if found != UNKNOWN:
+            return found
+        answered = self._answers.answering(self.endpoint_key, model)
+        return family_of(answered, self.families) if answered else UNKNOWN
 
     def effort_for(self, role: str) -> ReasoningEffort | None:
         """The reasoning effort a role asks for: by role, by family, then for every role (None:

@@ -81,6 +81,8 @@ ROUTING_FOR_BAND: dict[Band, Routing] = {
 # --- request limits (the REST body, the Slack parser and the CLI derive theirs from these) ---
 MAX_ROUNDS = 5            # rebuttal / reflection / critique rounds of one debate
 MAX_JUDGES = 8            # judges on one panel
+#: the model family of a name no rule knows (engine/provider/families.py)
+UNKNOWN_FAMILY = "unknown"
 MAX_REPLAY_ROUNDS = 3     # rounds a replay may add
 MAX_TOPIC_CHARS = 4000    # default; `max_topic_chars` in the settings may lower it
 MAX_CONTEXT_CHARS = 20_000    # background a caller hands the debaters (REST, schedules)

@@ -23,10 +23,11 @@ from sqlalchemy import Table, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
-from engine.money.cost import within_budget
+from engine.money.cost import Share, within_caps
 from storage.db import dialect_of, insert_ignoring
 from storage.models import BudgetDayRow, BudgetLedgerRow, DebateRow
 from storage.tenancy import Workspace, owned_by
+from storage.workspace_settings import daily_cap
 
 RESERVE, RELEASE, SETTLE = "reserve", "release", "settle"
 DEFAULT_ALERT_FRACTION = 0.8
@@ -155,10 +156,14 @@ def _record(session: AsyncSession, day: date, debate_id: str, kind: str, amount:
 async def reserve(
     session: AsyncSession, *, day: date, cap_usd: float, amount_usd: float, debate_id: str,
     alert_fraction: float = DEFAULT_ALERT_FRACTION, now: datetime | None = None,
+    team_id: str | None = None,
 ) -> BudgetState:
-    """Hold `amount_usd` of the day's cap for a debate; BudgetExceeded if it does not fit."""
+    """Hold `amount_usd` of the day's cap for a debate; BudgetExceeded if it does not fit.
+    A debate of workspace `team_id` must also fit that workspace's own cap, if it set one:
+    read under the day's lock, which every reservation takes, so neither cap is overshot."""
     row = await _lock_day(session, day, cap_usd)
-    within_budget(amount_usd, committed_usd=row.reserved_usd + row.spent_usd, cap_usd=cap_usd)
+    within_caps(amount_usd, committed_usd=row.reserved_usd + row.spent_usd, cap_usd=cap_usd,
+                workspace=await share(session, day, team_id))
     row.reserved_usd = round(row.reserved_usd + amount_usd, 9)
     _record(session, day, debate_id, RESERVE, amount_usd, now)
     await session.flush()
@@ -200,6 +205,9 @@ async def extend(
     returns what was granted (0 when the day is full)."""
     row = await _lock_day(session, day, cap_usd)
     room = cap_usd - row.reserved_usd - row.spent_usd
+    own = await share(session, day, await _team_of(session, debate_id))
+    if own is not None:
+        room = min(room, own.remaining_usd)
     granted = round(min(amount_usd, max(room, 0.0)), 9)
     if granted <= 0:
         return 0.0
@@ -360,6 +368,22 @@ async def workspace_spend(session: AsyncSession, day: date, workspace: Workspace
     sums = {str(kind): float(total) for kind, total in rows}
     reserved = sums.get(RESERVE, 0.0) - sums.get(RELEASE, 0.0)
     return WorkspaceSpend(day, round(max(reserved, 0.0), 9), round(sums.get(SETTLE, 0.0), 9))
+
+
+async def share(session: AsyncSession, day: date, team_id: str | None) -> Share | None:
+    """Workspace `team_id`'s own cap and what its debates hold and spent on `day`; None when
+    it set no cap of its own (the operator's over everything is then its only one)."""
+    cap = await daily_cap(session, team_id)
+    if cap is None or not team_id:
+        return None
+    spend = await workspace_spend(session, day, Workspace(team_id))
+    return Share(cap, round(spend.reserved_usd + spend.spent_usd, 9))
+
+
+async def _team_of(session: AsyncSession, debate_id: str) -> str | None:
+    team = await session.scalar(select(DebateRow.origin["team_id"].as_string())
+                                .where(DebateRow.id == debate_id))
+    return str(team) if team else None
 
 
 async def mark_alerted(session: AsyncSession, day: date) -> bool:

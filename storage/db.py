@@ -34,6 +34,7 @@ from storage import (
     outbox_rows,  # noqa: F401
     permissions,
     sqlite_driver,
+    workspace_rows,  # noqa: F401
 )
 from storage.errors import DatabaseUnavailable, translate, unavailable
 from storage.models import Base

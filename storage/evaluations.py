@@ -7,6 +7,7 @@ and `eval show` reads the finished report back. Functions take a session and nev
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -172,6 +173,20 @@ async def outcomes(session: AsyncSession, run_id: str) -> dict[str, list[ItemOut
             item_id=r.item_id, answer=r.answer, correct=r.correct, tie=r.tie,
             cost_usd=r.cost_usd, calls=r.calls, tokens=r.tokens, seconds=r.seconds,
             error=r.error))
+    return found
+
+
+async def debate_ids(session: AsyncSession, run_id: str, modes: Sequence[str]
+                     ) -> dict[str, list[str]]:
+    """The debates the run's items in these modes ran as, by mode."""
+    rows = await session.execute(
+        select(EvaluationOutcomeRow.mode, EvaluationOutcomeRow.debate_id)
+        .where(EvaluationOutcomeRow.run_id == run_id, EvaluationOutcomeRow.mode.in_(modes))
+        .order_by(EvaluationOutcomeRow.mode, EvaluationOutcomeRow.created_at))
+    found: dict[str, list[str]] = {}
+    for mode, debate_id in rows:
+        if debate_id:
+            found.setdefault(mode, []).append(debate_id)
     return found
 
 

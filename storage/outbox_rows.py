@@ -51,3 +51,25 @@ class UnfurlRow(Base):
     message_ts: Mapped[str] = mapped_column(String(32), primary_key=True)
     url: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class SlackStartRow(Base):
+    """A debate asked for in Slack and acknowledged there, until it is submitted (or refused):
+    what a process that died between the ack and the submission leaves for another to finish
+    (storage/starts.py)."""
+
+    __tablename__ = "slack_starts"
+    __table_args__ = (Index("ix_slack_starts_status_claimed_until", "status", "claimed_until"),)
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    place: Mapped[dict[str, Any]] = mapped_column(json_type())
+    request: Mapped[dict[str, Any]] = mapped_column(json_type())
+    status: Mapped[str] = mapped_column(String(16))
+    message_ts: Mapped[str | None] = mapped_column(String(32))
+    debate_id: Mapped[str | None] = mapped_column(String(64))
+    attempts: Mapped[int] = mapped_column(Integer)
+    claimed_by: Mapped[str | None] = mapped_column(String(255))
+    claimed_until: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    last_error: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

@@ -78,7 +78,13 @@ async def record(session: AsyncSession, *, result: DebateResult, finished_at: da
 
 def _verdict_json(verdict: JudgeVerdict) -> dict[str, Any]:
     return {"judge": verdict.judge, "model": verdict.model, "shown_first": verdict.shown_first,
-            "winner": verdict.winner, "scores": dict(verdict.scores)}
+            "winner": verdict.winner, "scores": dict(verdict.scores), "family": verdict.family,
+            "own_sides": list(verdict.own_sides), "excluded": list(verdict.excluded)}
+
+
+def _sides(value: object) -> tuple[Side, ...]:
+    found = value if isinstance(value, list) else []
+    return tuple(s for s in (side_of(v) for v in found) if s is not None)
 
 
 def _verdict(data: dict[str, Any]) -> JudgeVerdict | None:
@@ -89,7 +95,10 @@ def _verdict(data: dict[str, Any]) -> JudgeVerdict | None:
     scores: dict[Side, float] = {side: float(raw[side]) for side in ("pro", "con")
                                  if isinstance(raw.get(side), int | float)}
     return JudgeVerdict(judge=str(data.get("judge", "")), model=str(data.get("model", "")),
-                        shown_first=first, winner=winner_of(data.get("winner")), scores=scores)
+                        shown_first=first, winner=winner_of(data.get("winner")), scores=scores,
+                        family=str(data.get("family") or ""),
+                        own_sides=_sides(data.get("own_sides")),
+                        excluded=_sides(data.get("excluded")))
 
 
 def label_of(status: str, about: str | None) -> ReviewLabel | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
+from bot.cli.eval_juries import print_juries
 from bot.cli.eval_report import check_plot, print_report, write_plot
 from bot.cli.host import CliContext, require_database
 from bot.cli.outcomes import print_line
@@ -32,6 +33,7 @@ from bot.service.evaluations import (
 from engine.errors import InvalidRequest
 from engine.evaluation.builtin import arithmetic, decisions
 from engine.evaluation.dataset import Dataset, DatasetError, load_jsonl
+from engine.evaluation.juries import parse_panel
 from engine.evaluation.limits import BUILTIN_SETS, DEFAULT_ARITHMETIC_ITEMS, DEFAULT_MODES
 from engine.money.cost import usd
 from storage.evaluations import FINISHED, EvaluationRun
@@ -77,10 +79,13 @@ async def evaluate(ctx: CliContext, args: argparse.Namespace) -> int:
             found = await evals.show(args.resume)
             spec = replace(spec_of(found.run), review=args.review)
         else:
+            panels = tuple(parse_panel(p) for p in args.panels or ())
             spec = EvalSpec(dataset=dataset_of(args),
-                            modes=_names(args.modes) or DEFAULT_MODES, samples=args.samples,
+                            modes=_names(args.modes) or (() if panels else DEFAULT_MODES),
+                            samples=args.samples,
                             models=_names(args.models), concurrency=args.concurrency,
-                            seed=args.seed, requested_by="cli", review=args.review)
+                            seed=args.seed, requested_by="cli", review=args.review,
+                            panels=panels)
         spec = evals.check(spec)
         pre = await evals.preflight(spec, resume_id=args.resume)
         if pre.resumes is not None:   # a resumed run keeps the --review it started with
@@ -150,6 +155,8 @@ def _report(ctx: CliContext, finished: Finished, args: argparse.Namespace) -> in
         if run.rehearsal:   # wrapped at words, as the report's own lines are
             print_line(ctx.console, REHEARSAL_NOTE, style="bold yellow")
         print_report(finished.report, ctx.console)
+        print_juries(ctx.console, finished.juries, finished.report.modes,
+                     rehearsal=run.rehearsal)
         if run.rehearsal:   # said again under the figures it concerns
             print_line(ctx.console, REHEARSAL_NOTE, style="bold yellow")
     if args.plot:

@@ -18,6 +18,7 @@ from bot.service.figures import (
     as_json,
     cutoffs_text,
     evaluation_summary,
+    family_lines,
     feedback_text,
     figure_text,
     in_force_text,
@@ -73,6 +74,12 @@ def print_judges(console: Console, report: JudgeReport) -> None:
         _say(console, "\nno judged debates in the window yet: rehearsals and results routed "
                       "nowhere are left out")
     print_feedback(console, report)
+    if report.families:
+        _say(console, "\nPer model family (self-preference: verdicts naming the side the judge's "
+                      "own family argued, against judges of families that argued neither side):")
+        for family in report.families:
+            for line in family_lines(family):
+                _say(console, line)
     for audit in report.judges:
         flags = ", ".join(TITLES[f].lower() for f in audit.flags) or "nothing flagged"
         debates = counted(audit.debates, "debate")

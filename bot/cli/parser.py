@@ -296,6 +296,10 @@ def _evaluations(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     ev.add_argument("--models", default=None,
                     help="comma-separated configured models: single uses the first, the "
                          "vote's samples and panel's panelists take them in turn")
+    ev.add_argument("--panels", nargs="+", default=None, metavar="PANEL",
+                    help="compare judge panels on consensus debates (yes/no items): each "
+                         "PANEL the judges' models, \"a,b,c\" or \"a x3\"; run as modes "
+                         "jury1, jury2, ... with accuracy, agreement and self-preference")
     ev.add_argument("--concurrency", type=Whole(1, MAX_CONCURRENCY), default=4,
                     help=f"items run at once, 1-{MAX_CONCURRENCY} (default 4)")
     ev.add_argument("--resume", default=None, metavar="ID",

@@ -150,6 +150,8 @@ def print_summary(console: Console, result: DebateResult,
         _say(console, f"Rationale: {result.rationale}")
     if line := agreement_line(result, thresholds):
         _say(console, line)
+    for note in result.consensus.exclusion_notes if result.consensus else ():
+        _say(console, f"Panel: {note}")
     _say(console, routing_sentence(result.routing))   # the console's and Slack's words
     print_preset(console, result)
     if result.brief is None:   # the brief lists them as points to discuss and agreements

@@ -3,9 +3,11 @@
 Without `DIALECTIC_API_TOKEN` the API and console are open (the server then binds to loopback
 only, see server.check_exposure). With it, `/api/...`, `/mcp` and `/metrics` need
 `Authorization: Bearer <token>`, a reviewer token (`dialectic reviewers link`) as the bearer, or
-the console's signed session cookie; console pages need the session (begun from `/?token=...`,
-a reviewer link or Slack sign-in) or, for one transcript, a signed link that has not expired
-(it also opens that debate's JSON, its event stream and its live body).
+the console's signed session cookie (and `/mcp` an identity provider's access token, when one is
+configured: bot/mcp/authorization.py; its 401s name the resource metadata); console pages need
+the session (begun from `/?token=...`, a reviewer link or Slack sign-in) or, for one
+transcript, a signed link that has not expired (it also opens that debate's JSON, its event
+stream and its live body).
 
 What each opens is its scope (grants.Scope). The API token, and the session `/?token=` begins,
 open everything. A reviewer's link, token or session opens the reviewer's part only
@@ -38,7 +40,7 @@ from yarl import URL
 from bot.http import session
 from bot.http.errors import error
 from bot.http.routes import Handler
-from bot.http.state import BEARER_REFUSED, BEARER_REVIEWER, RUNTIME
+from bot.http.state import BEARER_REFUSED, BEARER_REVIEWER, MCP_GUARD, OAUTH_BEARER, RUNTIME
 from bot.service import sessions
 from bot.service.grants import Identity, Purpose, Scope, key_of, unseal
 from bot.service.links import same_secret, transcript_link_valid
@@ -51,6 +53,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 HOST_UNCHECKED = ("/healthz", "/metrics", "/slack/")
 #: Browser forms (no JSON body): sign-in and sign-out, same-origin only.
 FORM_PATHS = ("/signin", "/signout")
+#: Console forms that change something: accepted only when the browser says it is same-origin.
+CHANGE_FORMS = re.compile(r"/workspaces/[^/]+/settings")
 JSON = "application/json"
 #: What a transcript link's signature also opens: the debate as JSON and its event stream.
 SIGNED_READS = re.compile(r"/api/debates/([^/]+)(?:/events)?")
@@ -62,7 +66,7 @@ REVIEW_READS = re.compile(r"/(?:reviews|judges|evaluations(?:/[^/]+)?|static/[^/
 REVIEW_WRITES = re.compile(r"/api/reviews/[^/]+/decision|/signout")
 REVIEW_ONLY = "a reviewer's sign-in reads the debates and decides reviews, nothing else"
 #: Paths that need nobody's identity (no session read, no database asked).
-ANONYMOUS = ("/static/", "/healthz", "/slack/")
+ANONYMOUS = ("/static/", "/healthz", "/slack/", "/.well-known/")
 
 
 #: MCP over streamable HTTP (bot/mcp/http.py, mounted by the composition root): the API token's
@@ -148,7 +152,17 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     why = session.refused(request) or request.get(BEARER_REFUSED)
     if why:
         return error(403, why)
-    return error(401, "missing or wrong bearer token (Authorization: Bearer …)")
+    guard = request.app.get(MCP_GUARD) if request.path == MCP_PATH else None
+    if guard is None:
+        return error(401, "missing or wrong bearer token (Authorization: Bearer …)")
+    found = await guard.verify(bearer) if bearer else None
+    if isinstance(found, Identity):
+        request[OAUTH_BEARER] = found
+        return await handler(request)
+    return error(found.status if found else 401,
+                 found.description if found else "sign in: no bearer token (Authorization: "
+                 "Bearer …); the resource metadata names the identity provider",
+                 headers={"WWW-Authenticate": guard.challenge(found)})
 
 
 def review_only(request: web.Request) -> bool:
@@ -158,7 +172,7 @@ def review_only(request: web.Request) -> bool:
     bearer = _bearer(request)
     if secret is None or (bearer and same_secret(bearer, secret)):
         return False
-    who = session.current(request) or bearer_reviewer(request)
+    who = session.current(request) or bearer_reviewer(request) or request.get(OAUTH_BEARER)
     return who is not None and who.scope is Scope.REVIEW
 
 
@@ -261,6 +275,8 @@ def guard_refusal(method: str, path: str, headers: dict[str, str], hosts: frozen
             return 403, "cross-origin requests may not change anything here"
     if path in FORM_PATHS or path.startswith("/signin/"):
         return None   # a form, same-origin when the browser says where it comes from
+    if origin is not None and CHANGE_FORMS.fullmatch(path):
+        return None
     if path == MCP_PATH and method == "DELETE":
         return None   # MCP ends its session with a bodiless DELETE (no form can send one)
     kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()

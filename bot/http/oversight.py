@@ -21,6 +21,7 @@ from bot.service.figures import (
     FIGURE_NAMES,
     TITLES,
     cutoffs_text,
+    family_lines,
     feedback_text,
     figure_parts,
     in_force_text,
@@ -34,6 +35,7 @@ from bot.service.oversight import (
     ThresholdsInForce,
 )
 from engine.errors import InvalidRequest
+from engine.oversight.family_audit import FamilyAudit
 from engine.oversight.feedback import PresetFeedback
 from engine.oversight.inference import Figure
 from engine.oversight.judge_audit import AuditPolicy, JudgeAudit
@@ -85,6 +87,37 @@ class JudgesOut(BaseModel):
         description="per preset, readers' 👍 / 👎 (user feedback, never reviewer labels) and "
                     "the share of rated results where the readers' majority agrees with the "
                     "routing; presses on rehearsals counted apart")
+    families: list[FamilyOut] = Field(
+        default_factory=list, description="per model family of the judges: self-preference "
+        "and agreement with the panel, with counts (docs/providers.md, Mixed-family panels)")
+
+
+class FamilyOut(BaseModel):
+    family: str
+    judges: list[str] = Field(description="the judges of this family: name (model)")
+    debates: int
+    own_side: list[int] = Field(description="[hits, n]: the family's decisive verdicts naming "
+                                "the side its own family argued (debates where exactly one did)")
+    others_on_own_side: list[int] = Field(
+        description="[hits, n]: verdicts of judges whose family argued neither side, on the same "
+        "debates, naming that side")
+    self_preference: float | None = Field(
+        description="own-side share minus the others' share (None: unmeasured)")
+    small: bool = Field(description="fewer verdicts than the policy's minimum: not a finding")
+    panel_agreement: list[int] = Field(description="[hits, n]: verdicts naming the panel's "
+                                       "winner")
+    excluded: int = Field(description="verdicts self-vote exclusion kept out of the vote")
+    lines: list[str] = Field(description="the same, as the terminal and console say it")
+
+    @classmethod
+    def of(cls, audit: FamilyAudit) -> FamilyOut:
+        return cls(family=audit.family, judges=list(audit.judges), debates=audit.debates,
+                   own_side=[audit.own_side.hits, audit.own_side.n],
+                   others_on_own_side=[audit.others_on_own_side.hits,
+                                       audit.others_on_own_side.n],
+                   self_preference=audit.self_preference, small=audit.small,
+                   panel_agreement=[audit.panel_agreement.hits, audit.panel_agreement.n],
+                   excluded=audit.excluded, lines=family_lines(audit))
 
 
 class RoutingOut(BaseModel):
@@ -106,7 +139,8 @@ def _judges_out(report: JudgeReport) -> JudgesOut:
     return JudgesOut(days=report.days, since=report.since, presets=list(report.presets),
                      debates=report.debates, labelled=report.labelled, policy=report.policy,
                      judges=[JudgeOut.of(a) for a in report.judges],
-                     feedback=list(report.feedback))
+                     feedback=list(report.feedback),
+                     families=[FamilyOut.of(f) for f in report.families])
 
 
 async def routing_api(request: web.Request, query: WindowQuery) -> web.Response:
@@ -179,8 +213,9 @@ def judges_page(report: JudgeReport, routing: RoutingReport,
     rows = [(audit, [cell(getattr(audit, name)) for name in FIGURE_NAMES])
             for audit in report.judges]
     feedback = [(f.preset, feedback_text(f)) for f in report.feedback]
+    families = [family_lines(f) for f in report.families]
     return render("judges.html", report=report, rows=rows, routing=routing, presets=presets,
-                  feedback=feedback,
+                  feedback=feedback, families=families,
                   titles=[TITLES[n] for n in FIGURE_NAMES], preset_names=preset_names,
                   spot_share=share(routing.spot_check_fraction),
                   viewer=viewer, nav="judges")

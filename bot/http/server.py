@@ -20,6 +20,7 @@ from bot.http import (
     oversight,
     reviews,
     signin,
+    workspace_settings,
 )
 from bot.http.auth import auth_middleware, browser_guard, identify
 from bot.http.errors import error_middleware
@@ -43,7 +44,8 @@ MAKE_TOKEN = 'python3 -c "import secrets; print(secrets.token_urlsafe(32))"'
 log = logging.getLogger(__name__)
 ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, *oversight.ROUTES, openapi.ROUTE,
                              *evaluations.ROUTES, *deliveries.ROUTES,
-                             metrics.ROUTE, *console.ROUTES, *signin.ROUTES)
+                             metrics.ROUTE, *console.ROUTES, *signin.ROUTES,
+                             *workspace_settings.ROUTES)
 
 
 def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,
@@ -78,6 +80,10 @@ def check_exposure(settings: ServiceSettings, host: str) -> None:
     token = settings.api_token
     secret = token.get_secret_value().strip() if token is not None else ""
     exposed = not is_loopback(host)
+    if settings.mcp_authorization_servers and not secret:
+        raise ConfigurationError(
+            "DIALECTIC_MCP_AUTHORIZATION_SERVERS guards /mcp on a guarded server only: set "
+            "DIALECTIC_API_TOKEN too (without it the server is open, on loopback only)")
     if not secret:
         if exposed:
             raise ConfigurationError(

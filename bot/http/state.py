@@ -9,7 +9,7 @@ from aiohttp import web
 from bot.http.routes import Route
 from bot.http.settings import HttpSettings
 from bot.scheduling.scheduler import Scheduler
-from bot.service.grants import Identity
+from bot.service.grants import Identity, ResourceGuard
 from bot.service.runtime import Runtime
 
 RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime", Runtime)
@@ -18,6 +18,8 @@ SLACK_ON: web.AppKey[bool] = web.AppKey("slack_on", bool)
 ROUTE_TABLE: web.AppKey[tuple[Route, ...]] = web.AppKey("route_table", tuple)
 SESSION_KEY: web.AppKey[bytes] = web.AppKey("session_key", bytes)
 HTTP_SETTINGS: web.AppKey[HttpSettings] = web.AppKey("http_settings", HttpSettings)
+#: `/mcp`'s OAuth resource server, when an identity provider signs MCP clients in
+MCP_GUARD: web.AppKey[ResourceGuard] = web.AppKey("mcp_guard", ResourceGuard)
 
 #: Per request, read once by auth.identify: the session's identity (when it still holds) or why
 #: it was refused, and the same of a reviewer token sent as the bearer.
@@ -25,3 +27,5 @@ VIEWER: web.RequestKey[Identity] = web.RequestKey("viewer", Identity)
 SESSION_REFUSED: web.RequestKey[str] = web.RequestKey("session_refused", str)
 BEARER_REVIEWER: web.RequestKey[Identity] = web.RequestKey("bearer_reviewer", Identity)
 BEARER_REFUSED: web.RequestKey[str] = web.RequestKey("bearer_refused", str)
+#: Who an identity provider's access token names, on a request to /mcp that it opened.
+OAUTH_BEARER: web.RequestKey[Identity] = web.RequestKey("oauth_bearer", Identity)

@@ -130,9 +130,13 @@ def judge_rows(result: DebateResult, timeline: Timeline | None) -> list[JudgeRow
     rows = []
     for judge in c.judges:
         card = cards.get(judge)
+        model = timeline.judge_model(judge) if timeline else c.models.get(judge, "")
+        if c.families.get(judge):
+            model = f"{model} ({c.families[judge]})"
+        if c.excluded.get(judge):   # self-vote exclusion: its verdict does not count
+            model += " · did not score " + ", ".join(str(s) for s in c.excluded[judge])
         rows.append(JudgeRow(judge, (card.winner or "") if card else "", c.weights.get(judge),
-                             timeline.judge_model(judge) if timeline else "",
-                             said.get(judge, "")))
+                             model, said.get(judge, "")))
     return rows
 
 

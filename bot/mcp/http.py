@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from bot.service.grants import ResourceGuard
 from bot.service.runtime import Runtime
 
 if TYPE_CHECKING:
@@ -133,9 +134,11 @@ class _Answer:
 
 
 def mount(app: web.Application, rt: Runtime, *, read_only: Callable[[web.Request], bool]
-          ) -> None:
-    """`/mcp` on the served application. Its session manager stops when the application begins
-    shutting down: the event streams it holds open end then, rather than hold up the shutdown."""
+          ) -> ResourceGuard | None:
+    """`/mcp` on the served application, and, when an identity provider signs MCP clients in,
+    its resource metadata (RFC 9728) and the guard that checks its tokens (returned, for the
+    HTTP surface's auth). The session manager stops when the application begins shutting down:
+    the event streams it holds open end then, rather than hold up the shutdown."""
     endpoint = HttpEndpoint(rt, read_only)
     app.router.add_route("*", PATH, endpoint.handle)
 
@@ -143,6 +146,32 @@ def mount(app: web.Application, rt: Runtime, *, read_only: Callable[[web.Request
         await endpoint.close()
 
     app.on_shutdown.append(stop)
+    return _resource_server(app, rt)
+
+
+def _resource_server(app: web.Application, rt: Runtime) -> ResourceGuard | None:
+    settings = rt.settings
+    if not settings.mcp_authorization_servers:
+        return None
+    try:
+        from bot.mcp.authorization import METADATA_PATH, resource_server
+    except ModuleNotFoundError as exc:   # a runtime-only install: /mcp answers 501 anyway
+        log.warning("DIALECTIC_MCP_AUTHORIZATION_SERVERS is set, but the MCP SDK is not "
+                    "installed (%s): /mcp answers 501", exc)
+        return None
+    server = resource_server(issuers=settings.mcp_authorization_servers,
+                             audience=settings.mcp_audience, public_url=settings.public_url)
+    if server is None:
+        return None
+
+    async def metadata(_: web.Request) -> web.Response:
+        return web.json_response(server.metadata(), headers={"Cache-Control": "max-age=300"})
+
+    # RFC 9728 §3.1: the path of the resource after the well-known part; and at the root, where
+    # clients of the 2025-06-18 revision look first
+    app.router.add_get(METADATA_PATH + PATH, metadata)
+    app.router.add_get(METADATA_PATH, metadata)
+    return server
 
 
 __all__ = ["NOT_INSTALLED", "PATH", "HttpEndpoint", "mount"]

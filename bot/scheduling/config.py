@@ -66,6 +66,9 @@ class ScheduleConfig(BaseModel):
     preset: str = "market"
     mode: Mode | None = None
     channel: str
+    # the Slack workspace the schedule is run for (its channel is that workspace's): its
+    # debates are that workspace's, under its daily budget as well as the operator's
+    team: str | None = Field(default=None, pattern=r"^T[A-Z0-9]{2,30}$")
     topics: tuple[str, ...] = ()
     source: str | None = None          # a file path or an http(s) URL, read at firing time
     enabled: bool = True

@@ -140,7 +140,8 @@ class Digests:
                                   "requested_by": f"schedule:{config.id}"}
         if config.mode is not None:
             fields["mode"] = config.mode
-        origin = Origin(surface="schedule", schedule_id=config.id, channel_id=config.channel)
+        origin = Origin(surface="schedule", schedule_id=config.id, channel_id=config.channel,
+                        team_id=config.team)
         try:
             request = DebateRequest.model_validate(fields)
             sub = await self.rt.service.submit(

@@ -2,12 +2,15 @@
 
 A debate is admitted when its whole plan at verbose reply sizes (the high estimate, priced with
 the models that answer) fits the per-debate ceiling (DIALECTIC_MAX_DEBATE_USD) and today's budget
-beside what is already held and spent; otherwise a lower mode is tried when the preset allows
-(consensus -> structured -> simple), else it is refused with the figures. Submitting applies the
-rule while reserving (storage/budget.py, under the day's lock); `quote` applies it to tell whether
-the server would admit the debate now (`dialectic estimate`, `/api/estimate`); bot/service/
-readmission.py applies it again on the worker that claims a debate, with that worker's own
-provider and prices, so an estimate made in another shell (a rehearsal one: $0) is never trusted.
+beside what is already held and spent; a debate of a Slack workspace whose admins set a daily
+budget of its own must fit that one too, beside what that workspace's debates hold and spent
+(both caps, engine/money/cost.py `within_caps`; the refusal names the tighter); otherwise a
+lower mode is tried when the preset allows (consensus -> structured -> simple), else it is
+refused with the figures. Submitting applies the rule while reserving (storage/budget.py,
+under the day's lock); `quote` applies it to tell whether the server would admit the debate
+now (`dialectic estimate`, `/api/estimate`); bot/service/readmission.py applies it again on
+the worker that claims a debate, with that worker's own provider and prices, so an estimate
+made in another shell (a rehearsal one: $0) is never trusted.
 This module reads no storage: `estimate` without a database loads no SQLAlchemy.
 """
 
@@ -19,7 +22,16 @@ from typing import TypeVar
 
 from engine.domain import Estimate
 from engine.errors import BudgetExceeded
-from engine.money.cost import budget_left, budget_refusal, within_budget, within_ceiling
+from engine.money.cost import (
+    OVERALL,
+    TODAY,
+    WORKSPACE,
+    Share,
+    budget_left,
+    budget_refusal,
+    within_caps,
+    within_ceiling,
+)
 from engine.planning import Prepared, prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
@@ -53,10 +65,25 @@ class Day:
 
     cap_usd: float
     committed_usd: float   # held and spent
+    workspace: Share | None = None   # the workspace's own cap, when the debate's set one
 
     @property
     def remaining_usd(self) -> float:
         return max(self.cap_usd - self.committed_usd, 0.0)
+
+    def fits(self, needed_usd: float) -> None:
+        """BudgetExceeded, naming the cap, unless `needed_usd` fits every cap that applies."""
+        within_caps(needed_usd, committed_usd=self.committed_usd, cap_usd=self.cap_usd,
+                    workspace=self.workspace)
+
+    def left(self) -> str:
+        """What is left, of the tighter cap: "this workspace's daily budget has $1 of $2 left"."""
+        own = self.workspace
+        if own is not None and own.remaining_usd <= self.remaining_usd:
+            return budget_left(remaining_usd=own.remaining_usd, cap_usd=own.cap_usd,
+                               budget=WORKSPACE)
+        return budget_left(remaining_usd=self.remaining_usd, cap_usd=self.cap_usd,
+                           budget=TODAY if own is None else OVERALL)
 
 
 async def quote(engine: EngineSettings, prepared: Prepared,
@@ -66,9 +93,9 @@ async def quote(engine: EngineSettings, prepared: Prepared,
     asked = prepared.request.mode
 
     async def fits(_: Prepared, estimate: Estimate) -> None:
-        within_budget(estimate.usd_high, committed_usd=day.committed_usd, cap_usd=day.cap_usd)
+        day.fits(estimate.usd_high)
 
-    left = budget_left(remaining_usd=day.remaining_usd, cap_usd=day.cap_usd)
+    left = day.left()
     try:
         chosen, estimate, _ = await admitted(engine, prepared, estimate_of, fits)
     except BudgetExceeded as exc:

@@ -127,11 +127,12 @@ class DebateService:
             self._llm = None
 
     # --- submitting ---
-    async def estimate(self, request: DebateRequest) -> Estimate:
+    async def estimate(self, request: DebateRequest, *, team_id: str | None = None
+                       ) -> Estimate:
         """The estimate, saying whether submitting would admit the debate now (the same rule:
-        bot/service/admission.py)."""
+        bot/service/admission.py); `team_id`: as a debate of that workspace."""
         day = await readmission.today(self.db, budget_day(self.clock()),
-                                    self.settings.daily_budget_usd)
+                                      self.settings.daily_budget_usd, team_id=team_id)
         prepared = prepare(self.engine, request)
         quoted = await admission.quote(self.engine, prepared, self.priced, day)
         hit = None if request.no_cache else await self.cached(prepared)
@@ -225,7 +226,8 @@ class DebateService:
         async with self.db.transaction() as session:
             await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
                                  amount_usd=estimate.usd_high, debate_id=record.id,
-                                 alert_fraction=self.settings.budget_alert_fraction)
+                                 alert_fraction=self.settings.budget_alert_fraction,
+                                 team_id=origin.team_id)
             key = cache_key(self.engine, prepared,
                             replay_of=replay_source(parent_id, reused_steps))
             record = await debates.create(session, record=record, topic_key=key,
@@ -272,8 +274,8 @@ class DebateService:
     async def execute(self, record: DebateRecord, *, worker_id: str) -> DebateRecord:
         if record.attempts > self.settings.max_attempts:
             return await self.give_up(record, worker_id=worker_id)
-        prepared = await self.oversight.prepare_run(record.id,
-                                                    prepare(self.engine, record.request))
+        prepared = await self.oversight.prepare_run(record.id, prepare(
+            self.engine, record.request), team_id=record.origin.team_id)
         sinks: list[EventSink] = [audit.DbEventSink(self.db),
                                   JudgingSink(self.mark_judging, record.id,
                                               prepared.protocol.judging_phases)]
@@ -404,7 +406,7 @@ class DebateService:
             remaining = max(record.reserved_usd - record.cost_usd, 0.0)
             await budget.reserve(session, day=budget_day(self.clock()),
                                  cap_usd=self.settings.daily_budget_usd, amount_usd=remaining,
-                                 debate_id=record.id)
+                                 debate_id=record.id, team_id=record.origin.team_id)
             return await debates.transition(session, debate_id, DebateStatus.QUEUED,
                                             actor=actor, reason="retry", error="", attempts=0)
 

@@ -21,6 +21,7 @@ from bot.service.purse import DbPurse
 from engine.domain import CostBreakdown, DebateRequest, DebateResult, Event, EventKind
 from engine.errors import BudgetExceeded, DialecticError
 from engine.evaluation.dataset import Item
+from engine.evaluation.juries import eval_request
 from engine.evaluation.report import ItemOutcome
 from engine.evaluation.run import (
     Answered,
@@ -28,7 +29,6 @@ from engine.evaluation.run import (
     baseline_plan,
     debate_answer,
     debate_answered,
-    debate_request,
     run_baseline,
     scored,
 )
@@ -150,7 +150,7 @@ def _tokens(cost: CostBreakdown) -> int:
 
 async def _debate(service: DebateService, job: Job, on_spent: Spent, actor: str,
                   admission: asyncio.Lock) -> tuple[ItemOutcome, str]:
-    request = debate_request(job.item, job.mode, job.models).model_copy(
+    request = eval_request(service.engine, job.item, job.mode, job.models).model_copy(
         update={"requested_by": actor})
     origin = Origin(surface="eval", evaluation_id=job.run_id, evaluation_review=job.review)
     async with admission:   # no other item of the run reserves between the look and the hold

@@ -25,12 +25,14 @@ from typing import Any, TypeVar
 
 from bot.service.debates import DebateService
 from bot.service.eval_items import ItemFailed, Job, baseline_estimate, run_job
+from bot.service.eval_juries import juries_json, jury_report
 from engine.domain import canonical_json, sha256
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.evaluation.dataset import Dataset, Item
+from engine.evaluation.juries import JuryFigures, eval_request, is_jury, jury_mode
 from engine.evaluation.limits import BASELINES, MAX_CONCURRENCY, MAX_SAMPLES
 from engine.evaluation.report import ItemOutcome, Report, build_report, from_json, to_json
-from engine.evaluation.run import check_modes, debate_request
+from engine.evaluation.run import check_modes, yes_no
 from engine.money.cost import usd
 from engine.money.sizing import SizeBook
 from engine.options import DebateOptions, check_models
@@ -60,6 +62,11 @@ class EvalSpec:
     seed: int = 0
     requested_by: str = "cli"
     review: bool = False   # its debates count in oversight (reviews, judge audit...) as any do
+    # `--panels`: each panel's judges' models, run as the modes jury1, jury2, ...
+    panels: tuple[tuple[str, ...], ...] = ()
+
+    def models_of(self, mode: str) -> tuple[str, ...]:
+        return self.panels[int(mode.removeprefix("jury")) - 1] if is_jury(mode) else self.models
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +96,19 @@ class Preflight:
 class Finished:
     run: EvaluationRun
     report: Report
+    juries: tuple[JuryFigures, ...] = ()   # `--panels`: each panel's agreement, self-preference
 
     def as_json(self) -> dict[str, Any]:
-        return run_json(self.run, self.report)
+        return run_json(self.run, self.report, self.juries)
 
 
-def run_json(run: EvaluationRun, report: Report) -> dict[str, Any]:
+def run_json(run: EvaluationRun, report: Report,
+             juries: Sequence[JuryFigures] = ()) -> dict[str, Any]:
     """The report as `--json` and the API give it, with the run's id, status and rehearsal
     label (the report's own keys first)."""
     found = to_json(report)
+    if juries:
+        found["panels"] = juries_json(juries)
     found.update({"id": run.id, "status": run.status, "rehearsal": run.rehearsal,
                   "created_at": run.created_at.isoformat(),
                   "cost_usd_total": round(run.cost_usd, 9),
@@ -114,6 +125,7 @@ def fingerprint(spec: EvalSpec, service: DebateService) -> str:
     return sha256(canonical_json({
         "items": [asdict(i) for i in spec.dataset.items], "modes": list(spec.modes),
         "samples": spec.samples, "models": list(spec.models), "seed": spec.seed,
+        **({"panels": [list(p) for p in spec.panels]} if spec.panels else {}),
         "default": service.engine.model_for("answerer"),
         "rehearsal": service.engine.is_rehearsal}))
 
@@ -132,7 +144,8 @@ def spec_of(run: EvaluationRun) -> EvalSpec:
                       items=tuple(_item(i) for i in s["items"]))
     return EvalSpec(dataset=dataset, modes=tuple(s["modes"]), samples=s["samples"],
                     models=tuple(s["models"]), concurrency=s["concurrency"], seed=s["seed"],
-                    requested_by=run.requested_by, review=bool(s.get("review", False)))
+                    requested_by=run.requested_by, review=bool(s.get("review", False)),
+                    panels=tuple(tuple(p) for p in s.get("panels", [])))
 
 
 @dataclass
@@ -141,7 +154,7 @@ class Evaluations:
 
     def check(self, spec: EvalSpec) -> EvalSpec:
         """Refuse bad input before anything is stored or estimated (InvalidRequest)."""
-        modes = check_modes(spec.modes, spec.dataset)
+        modes = _modes(spec)
         if not 1 <= spec.samples <= MAX_SAMPLES:
             raise InvalidRequest(f"--samples must be 1-{MAX_SAMPLES}, not {spec.samples}")
         if not 1 <= spec.concurrency <= MAX_CONCURRENCY:
@@ -151,13 +164,13 @@ class Evaluations:
             raise InvalidRequest(f"an item id is longer than {MAX_ITEM_ID_CHARS} characters: "
                                  f"{long[:40]}…")
         engine = self.service.engine
-        for model in spec.models:
+        for model in {*spec.models, *(m for p in spec.panels for m in p)}:
             check_models(DebateOptions(role_models={"answerer": model}), engine.price_quote,
                          engine.configured_models())
         for item in spec.dataset.items[:1]:
             for mode in modes:
                 if mode not in BASELINES:
-                    prepare(engine, debate_request(item, mode, spec.models))
+                    prepare(engine, eval_request(engine, item, mode, spec.models_of(mode)))
         return replace(spec, modes=modes)
 
     async def preflight(self, spec: EvalSpec, *, resume_id: str | None = None) -> Preflight:
@@ -193,14 +206,15 @@ class Evaluations:
     async def _estimate(self, job: Job, sizes: SizeBook) -> tuple[float, float]:
         if job.mode in BASELINES:
             return baseline_estimate(self.service, job, sizes)
-        found = await self.service.estimate(debate_request(job.item, job.mode, job.models))
+        found = await self.service.estimate(eval_request(self.service.engine, job.item,
+                                                         job.mode, job.models))
         return found.usd_low or found.usd, found.usd_high
 
     @staticmethod
     def _jobs(spec: EvalSpec, run_id: str, done: dict[str, list[ItemOutcome]]) -> list[Job]:
         finished = {(mode, o.item_id) for mode, items in done.items() for o in items}
         return [Job(run_id=run_id, mode=mode, index=index, item=item, samples=spec.samples,
-                    models=spec.models, seed=spec.seed, review=spec.review)
+                    models=spec.models_of(mode), seed=spec.seed, review=spec.review)
                 for mode in spec.modes for index, item in enumerate(spec.dataset.items)
                 if (mode, item.id) not in finished]
 
@@ -214,7 +228,8 @@ class Evaluations:
             dataset=spec.dataset.name, source=spec.dataset.source,
             spec={"items": [asdict(i) for i in spec.dataset.items], "modes": list(spec.modes),
                   "samples": spec.samples, "models": list(spec.models),
-                  "concurrency": spec.concurrency, "seed": spec.seed, "review": spec.review},
+                  "concurrency": spec.concurrency, "seed": spec.seed, "review": spec.review,
+                  "panels": [list(p) for p in spec.panels]},
             status="running", rehearsal=self.service.engine.is_rehearsal,
             estimate_low_usd=pre.low_usd, estimate_high_usd=pre.high_usd,
             created_at=now, updated_at=now, requested_by=spec.requested_by)
@@ -292,23 +307,35 @@ class Evaluations:
                                    "cost_usd": run.cost_usd, "complete": report.complete,
                                    "missing": list(report.missing),
                                    "stopped": report.stopped})
-        return Finished(run, report)
+        return Finished(run, report, tuple(await jury_report(self.service, run.id, spec.panels)))
 
     async def show(self, run_id: str) -> Finished:
         """A stored run and its report (a run still going: what is stored so far, incomplete)."""
         async with self.service.db.transaction(readonly=True) as session:
             run = await evaluations.get(session, run_id)
             done = await evaluations.outcomes(session, run_id)
+        juries = tuple(await jury_report(self.service, run_id, spec_of(run).panels))
         if run.report is not None and run.status == FINISHED:
-            return Finished(run, from_json(run.report))
+            return Finished(run, from_json(run.report), juries)
         report = _report_of(spec_of(run), done, rehearsal=run.rehearsal)
         if run.report is not None:   # stopped: why it stopped is in the stored report
             report = replace(report, complete=False, stopped=from_json(run.report).stopped)
-        return Finished(run, report)
+        return Finished(run, report, juries)
 
     async def recent(self, *, limit: int = 20) -> list[EvaluationRun]:
         async with self.service.db.transaction(readonly=True) as session:
             return await evaluations.recent(session, limit=limit)
+
+
+def _modes(spec: EvalSpec) -> tuple[str, ...]:
+    """The modes asked (checked), then one jury mode per panel (yes/no items only)."""
+    panels = {jury_mode(i) for i in range(len(spec.panels))}
+    asked = [m for m in spec.modes if m not in panels]   # a jury mode without its panel: unknown
+    modes = check_modes(asked, spec.dataset) if asked or not spec.panels else ()
+    if spec.panels and not all(yes_no(item) for item in spec.dataset.items):
+        raise InvalidRequest("--panels judge consensus debates, which answer yes or no: every "
+                             "answer of the dataset must be yes or no (try --builtin decisions)")
+    return (*modes, *(jury_mode(i) for i in range(len(spec.panels))))
 
 
 def _in_order(outcomes: Sequence[ItemOutcome], dataset: Dataset) -> list[ItemOutcome]:

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from bot.service.oversight import JudgeReport, ThresholdsInForce
+from engine.oversight.family_audit import Count, FamilyAudit
 from engine.oversight.feedback import PresetFeedback
 from engine.oversight.inference import Figure
 from engine.oversight.judge_audit import JudgeAudit
@@ -16,8 +17,8 @@ from engine.oversight.thresholds import ThresholdEvaluation
 from engine.settings import ThresholdSpec
 
 __all__ = ["FIGURE_NAMES", "TITLES", "as_json", "cutoffs_text", "evaluation_summary",
-           "feedback_text", "figure_parts", "figure_text", "flag_lines", "in_force_text",
-           "interval_text", "share"]
+           "family_lines", "feedback_text", "figure_parts", "figure_text", "flag_lines",
+           "in_force_text", "interval_text", "share"]
 
 TITLES = {"position_bias": "Position bias", "verbosity_bias": "Verbosity bias",
           "leniency": "Leniency", "drift": "Drift", "reviewer_agreement": "Agrees with reviewers"}
@@ -154,6 +155,37 @@ def evaluation_summary(evaluation: ThresholdEvaluation) -> dict[str, Any]:
             "published_upheld": rate(evaluation.published_upheld),
             "escalated_overturned": rate(evaluation.escalated_overturned),
             "review_share": evaluation.review_share}
+
+
+def count_text(count: Count) -> str:
+    """"7 of 9 (78%, 95% CI 45%–94%)", or "none" when nothing was counted."""
+    if count.n == 0 or count.rate is None or count.interval is None:
+        return "none"
+    low, high = count.interval
+    return (f"{count.hits} of {count.n} ({share(count.rate)}, {count.confidence:.0%} CI "
+            f"{share(low)}–{share(high)})")
+
+
+def family_lines(audit: FamilyAudit) -> list[str]:
+    """A model family's lines in the judge audit, every figure with its counts, a small sample
+    said to be small."""
+    head = (f"{audit.family}: {len(audit.judges)} judge(s) ({', '.join(audit.judges)}), "
+            f"{audit.debates} debate(s)")
+    if audit.excluded:
+        head += f", {audit.excluded} verdict(s) kept out of the vote by self-vote exclusion"
+    lines = [head, f"  agrees with the panel's winner   {count_text(audit.panel_agreement)}"]
+    if audit.own_side.n == 0:
+        lines.append("  self-preference   not measured: no debate had exactly one side argued "
+                     "by this family")
+        return lines
+    lines.append(f"  names its own family's side      {count_text(audit.own_side)}")
+    lines.append(f"  other families, the same side    {count_text(audit.others_on_own_side)}")
+    preference = audit.self_preference
+    if preference is not None:
+        small = (f" — small sample (fewer than {audit.min_n} verdicts): not a finding"
+                 if audit.small else "")
+        lines.append(f"  self-preference   {preference * 100:+.0f} points{small}")
+    return lines
 
 
 def as_json(value: Any) -> Any:

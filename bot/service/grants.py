@@ -77,6 +77,25 @@ class Identity:
     generation: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class BearerRefusal:
+    """Why an identity provider's access token was refused: the HTTP status (401, or 403 for a
+    valid token without the scope), RFC 6750's error code, and one line for a person."""
+
+    status: int
+    error: str
+    description: str
+
+
+class ResourceGuard(Protocol):
+    """An OAuth resource server's side of a path (`/mcp`, bot/mcp/authorization.py): what a
+    refusal says in `WWW-Authenticate`, and who an identity provider's access token names."""
+
+    def challenge(self, refusal: BearerRefusal | None = None) -> str: ...
+
+    async def verify(self, token: str) -> Identity | BearerRefusal: ...
+
+
 def key_of(settings: ServiceSettings) -> bytes | None:
     """The signing key shared by every process of the service; None without an API token."""
     token = settings.api_token

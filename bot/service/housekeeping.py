@@ -1,6 +1,7 @@
 """Forgetting what is no longer needed, hourly in every process that serves or works: expired
 judge-cache entries (their 24 h are over), dedupe keys after `DEDUPE_TTL` (Slack stops retrying
-a delivery after minutes), and the heartbeats of processes gone as long. Replicas doing it at
+a delivery after minutes), Slack starts that ended as long ago, and the heartbeats of processes
+gone as long. Replicas doing it at
 once is harmless; a database error is logged and tried again next time."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from bot.service.runtime import Runtime
-from storage import caches, dedupe, heartbeats
+from storage import caches, dedupe, heartbeats, starts
 from storage.errors import DATABASE_ERRORS
 
 log = logging.getLogger("dialectic.housekeeping")
@@ -29,7 +30,9 @@ async def purge_once(rt: Runtime) -> dict[str, int]:
         judged = await caches.judge_cache_purge(session, now)
         keys = await dedupe.purge(session, before=now - DEDUPE_TTL)
         beats = await heartbeats.purge(session, before=now - DEDUPE_TTL)
-    return {"judge cache entries": judged, "dedupe keys": keys, "heartbeats": beats}
+        started = await starts.purge(session, before=now - DEDUPE_TTL)
+    return {"judge cache entries": judged, "dedupe keys": keys, "heartbeats": beats,
+            "Slack starts": started}
 
 
 async def _loop(rt: Runtime, purges: tuple[Purge, ...], every: float) -> None:

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import ValidationError
+
 from engine.characters import require_visible
 from engine.debate import Prepared
 from engine.domain import DebateResult
-from engine.errors import InvalidRequest, UnknownPreset
+from engine.errors import InvalidRequest, UnknownPreset, validation_message
 from engine.money.step_models import step_model
+from engine.oversight.family_audit import FamilyAudit, audit_families
 from engine.oversight.feedback import PresetFeedback, feedback_by_preset
 from engine.oversight.judge_weights import JudgeWeight, WeightPolicy, evidence_weights
 from engine.oversight.panel_records import AgreementCount, agreement_counts
@@ -29,11 +33,13 @@ from engine.presets import all_presets
 from engine.protocols.judging import judge_key
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
 from engine.vocabulary import MAX_WINDOW_DAYS, ResultStatus
-from storage import audit, feedback, panels, thresholds
+from storage import audit, feedback, panels, thresholds, workspace_settings
 from storage.db import Database
 from storage.journal import lookups_for
 from storage.panels import Labelled
 from storage.records import AppliedThresholds
+
+log = logging.getLogger("dialectic.oversight")
 
 if TYPE_CHECKING:   # numpy: loaded by the reports that compute with it (`judges`,
     # `thresholds`), not by every process that runs a debate (`dialectic run` starts faster)
@@ -67,6 +73,8 @@ class JudgeReport:
     policy: AuditPolicy
     judges: list[JudgeAudit]
     feedback: list[PresetFeedback] = dataclasses.field(default_factory=list)  # readers' thumbs
+    # per model family: self-preference and agreement with the panel (family_audit.py)
+    families: list[FamilyAudit] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -173,7 +181,10 @@ class Oversight:
         report = JudgeReport(days=days, since=since, presets=presets, debates=len(history),
                              labelled=sum(1 for p in history if p.review is not None),
                              policy=policy, judges=audit_judges(history, policy),
-                             feedback=list((await self.feedback(since, presets)).values()))
+                             feedback=list((await self.feedback(since, presets)).values()),
+                             families=audit_families(history, min_n=policy.min_verdicts,
+                                                     confidence=policy.confidence,
+                                                     family_of=self.engine.family_of))
         self._reports = {key: (self.clock(), report)}   # the newest only: it is what is asked
         return report
 
@@ -267,13 +278,18 @@ class Oversight:
                 and not result.rehearsal and result.consensus is not None
                 and needs_spot_check(result.id, result.routing, self.spot_check_fraction))
 
-    async def for_run(self, prepared: Prepared) -> tuple[Prepared, dict[str, JudgeWeight]]:
-        """The prepared debate with the cut-offs in force and, for a preset that opted in,
-        judges weighted from evidence (returned too, with each weight's reason)."""
+    async def for_run(self, prepared: Prepared, *, team_id: str | None = None
+                      ) -> tuple[Prepared, dict[str, JudgeWeight]]:
+        """The prepared debate with the cut-offs in force (a workspace's own over the
+        operator's, for its debates) and, for a preset that opted in, judges weighted from
+        evidence (returned too, with each weight's reason)."""
         in_force = await self.in_force_for(prepared.preset.name)
         preset = prepared.preset
         if in_force.source == "applied":
             preset = preset.model_copy(update={"thresholds": in_force.thresholds})
+        own = await workspace_cutoffs(self.db, team_id, preset.name, preset.thresholds)
+        if own is not None:
+            preset = preset.model_copy(update={"thresholds": own})
         weights: dict[str, JudgeWeight] = {}
         judges = prepared.judges
         if preset.evidence_weights and len(judges) >= 2:
@@ -282,10 +298,11 @@ class Oversight:
                            for j in judges)
         return dataclasses.replace(prepared, preset=preset, judges=judges), weights
 
-    async def prepare_run(self, debate_id: str, prepared: Prepared) -> Prepared:
+    async def prepare_run(self, debate_id: str, prepared: Prepared, *,
+                          team_id: str | None = None) -> Prepared:
         """`for_run`, with each evidence weight's reason audited in the debate's chain (the
         weights themselves are recorded in its result)."""
-        prepared, weights = await self.for_run(prepared)
+        prepared, weights = await self.for_run(prepared, team_id=team_id)
         if weights:
             async with self.db.transaction() as session:
                 await audit.append(session, debate_id=debate_id, kind="judge_weights",
@@ -322,6 +339,24 @@ class Oversight:
                       for (judge, model), count in agreement_counts(history).items()}
             self._weights[preset] = (now, counts)
             return counts
+
+
+async def workspace_cutoffs(db: Database, team_id: str | None, preset: str,
+                            spec: ThresholdSpec) -> ThresholdSpec | None:
+    """The cut-offs workspace `team_id` set for `preset` over `spec`; None when it set none
+    (or ones no longer valid over `spec`: the operator's then, with a warning)."""
+    if not team_id:
+        return None
+    async with db.transaction(readonly=True) as session:
+        own = ((await workspace_settings.get(session, team_id)).thresholds or {}).get(preset)
+    if not own:
+        return None
+    try:
+        return ThresholdSpec.model_validate({**spec.model_dump(), **own})
+    except ValidationError as exc:
+        log.warning("workspace %s's cut-offs for %s are not valid over the operator's (%s); "
+                    "it routes by the operator's", team_id, preset, validation_message(exc))
+        return None
 
 
 def _in_force(spec: PresetSpec, applied: AppliedThresholds | None) -> ThresholdsInForce:

@@ -18,13 +18,16 @@ from storage.db import Database
 _EPSILON = 1e-9
 
 
-async def today(db: Database | None, day: date, cap_usd: float) -> Day:
-    """Today's figures (a database not there yet: a fresh day)."""
+async def today(db: Database | None, day: date, cap_usd: float, *,
+                team_id: str | None = None) -> Day:
+    """Today's figures (a database not there yet: a fresh day); with `team_id`, that
+    workspace's own cap and share too, if it set one."""
     if db is None:
         return Day(cap_usd, 0.0)
     async with db.transaction(readonly=True) as session:
         state = await budget.state(session, day, cap_usd=cap_usd)
-    return Day(cap_usd, state.reserved_usd + state.spent_usd)
+        own = await budget.share(session, day, team_id)
+    return Day(cap_usd, state.reserved_usd + state.spent_usd, own)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from bot.service.results import is_incomplete
 from engine.characters import require_visible, unstorable, visible
 from engine.errors import DialecticError, InvalidRequest
 from engine.oversight.panel_records import Side as PanelSide
-from storage import audit, debates, reviews
+from storage import audit, debates, reviews, workspace_settings
 from storage.errors import NotFound
 from storage.records import (
     DebateRecord,
@@ -138,7 +138,7 @@ class ReviewDesk:
         """The pending review `user` may decide; NotReviewer (audited), NotFound, or
         AlreadyDecided otherwise. `workspace`: the Slack workspace the press came from, which
         decides only the reviews it may (storage/tenancy.py); another's are NotFound."""
-        if not await self.reviewers.is_reviewer(user):
+        if not await (await self.reviewers_of(review_id)).is_reviewer(user):
             await self._refused(review_id, user)
             raise NotReviewer("only configured reviewers can decide reviews")
         review = await self.get(review_id)
@@ -150,6 +150,18 @@ class ReviewDesk:
         if review.status is not ReviewStatus.PENDING:
             raise AlreadyDecided(review)
         return review
+
+    async def reviewers_of(self, review_id: str) -> Reviewers:
+        """Who decides this review: the reviewers the debate's workspace set, if it set any
+        (bot/service/workspace_settings.py), else the operator's (DIALECTIC_REVIEWERS)."""
+        async with self.service.db.transaction(readonly=True) as session:
+            try:
+                review = await reviews.get(session, review_id)
+                team = (await debates.get(session, review.debate_id)).origin.team_id
+            except NotFound:
+                return self.reviewers
+            own = (await workspace_settings.get(session, team)).reviewers
+        return self.reviewers if own is None else Reviewers(own, self.reviewers.directory)
 
     async def decide(self, review_id: str, decision: ReviewStatus, *, by: str,
                      note: str = "", surface: str = "", about: DecisionAbout | None = None,

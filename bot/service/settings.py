@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
@@ -17,6 +18,20 @@ log = logging.getLogger("dialectic.settings")
 _MENTION = re.compile(r"<[@!](?:subteam\^)?([A-Z0-9]+)(?:\|[^>]*)?>")
 _SEPARATORS = re.compile(r"[\s,;]+")
 _SLACK_ID = re.compile(r"[UWS][A-Z0-9]+")
+
+
+def parse_reviewers(entries: list[Any] | tuple[Any, ...]) -> tuple[str, ...]:
+    """Reviewer ids from what people paste (ids, mentions, separated by commas, semicolons or
+    spaces); ValueError naming the first word that is no Slack user or user-group id."""
+    found: list[str] = []
+    for entry in entries:
+        text = _MENTION.sub(lambda m: f" {m.group(1)} ", str(entry))
+        for word in (w for w in _SEPARATORS.split(text) if w):
+            if not _SLACK_ID.fullmatch(word):
+                raise ValueError(f"{word!r} is no Slack user id (U…, W…) or user-group id "
+                                 "(S…); give ids, or paste mentions such as <@U0123ABC>")
+            found.append(word)
+    return tuple(dict.fromkeys(found))
 
 
 class ServiceSettings(BaseModel):
@@ -71,6 +86,12 @@ class ServiceSettings(BaseModel):
     console_session_hours: float = Field(default=12.0, gt=0, le=24 * 90)  # console cookie
     log_level: str = "INFO"
 
+    # --- MCP at /mcp signed in by the team's identity provider (bot/mcp/authorization.py) ---
+    # issuer URLs whose access tokens /mcp accepts beside the API token; the audience they must
+    # name (unset: the public URL's /mcp, RFC 8707's resource)
+    mcp_authorization_servers: tuple[str, ...] = ()
+    mcp_audience: str = ""
+
     @field_validator("reviewers", mode="before")
     @classmethod
     def _split_reviewers(cls, value: Any) -> Any:
@@ -81,15 +102,24 @@ class ServiceSettings(BaseModel):
             value = [value]
         if not isinstance(value, list | tuple):
             return value
-        found: list[str] = []
-        for entry in value:
-            text = _MENTION.sub(lambda m: f" {m.group(1)} ", str(entry))
-            for word in (w for w in _SEPARATORS.split(text) if w):
-                if not _SLACK_ID.fullmatch(word):
-                    raise ValueError(f"{word!r} is no Slack user id (U…, W…) or user-group id "
-                                     "(S…); give ids, or paste mentions such as <@U0123ABC>")
-                found.append(word)
-        return tuple(dict.fromkeys(found))
+        return parse_reviewers(value)
+
+    @field_validator("mcp_authorization_servers", mode="before")
+    @classmethod
+    def _issuers(cls, value: Any) -> Any:
+        """Issuer URLs separated by commas or spaces; each an https URL (http on loopback)."""
+        if isinstance(value, str):
+            value = [v for v in _SEPARATORS.split(value) if v]
+        if not isinstance(value, list | tuple):
+            return value
+        for issuer in value:
+            parts = urlsplit(str(issuer))
+            local = parts.hostname in ("127.0.0.1", "localhost", "::1")
+            secure = parts.scheme == "https" or (parts.scheme == "http" and local)
+            if not parts.netloc or not secure or parts.query or parts.fragment:
+                raise ValueError(f"{issuer!r} is no issuer URL: give the identity provider's "
+                                 "issuer, https://… (http:// on loopback only), no query")
+        return tuple(str(v).rstrip("/") for v in value)
 
     @field_validator("api_token")
     @classmethod

@@ -56,11 +56,16 @@ async def pending_reviews(service: DebateService, workspace: Workspace, *, limit
 
 
 async def budget_today(service: DebateService, workspace: Workspace) -> dict[str, float | str]:
-    """Today's spend and reservations of the workspace's own debates. Neither the cap nor what
-    remains of it: those are the operator's figures over every workspace and the operator's own
-    debates, which one workspace's people must not read off."""
+    """Today's spend and reservations of the workspace's own debates, and its own cap and what
+    is left of it if its admins set one. Not the operator's cap nor what remains of it: those
+    are figures over every workspace, which one workspace's people must not read off."""
     day = budget_day(service.clock())
     async with service.db.transaction(readonly=True) as session:
         spend = await budget.workspace_spend(session, day, workspace)
-    return {"day": day.isoformat(), "scope": SCOPE_WORKSPACE, "spent_usd": spend.spent_usd,
-            "reserved_usd": spend.reserved_usd}
+        own = await budget.share(session, day, workspace.team_id)
+    found: dict[str, float | str] = {"day": day.isoformat(), "scope": SCOPE_WORKSPACE,
+                                     "spent_usd": spend.spent_usd,
+                                     "reserved_usd": spend.reserved_usd}
+    if own is not None:   # its own cap (its admins set it) is its own to read
+        found.update(own_cap_usd=own.cap_usd, own_remaining_usd=own.remaining_usd)
+    return found

@@ -40,6 +40,7 @@ from bot.slack.listeners import (
     home,
     shortcuts,
     unfurls,
+    workspace_settings,
 )
 from bot.slack.settings import SlackSettings
 from engine.errors import ConfigurationError
@@ -129,7 +130,8 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
 
     app.middleware(gate(installed))   # first: another workspace's request leaves no trace
     app.middleware(drop_repeated_events)
-    for surface in (commands, events, actions, feedback, shortcuts, home, direct, unfurls):
+    for surface in (commands, events, actions, feedback, shortcuts, home, workspace_settings,
+                    direct, unfurls):
         surface.register(app, ctx)
     return app
 

@@ -25,9 +25,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from bot.service.worker import worker_name
+from bot.service.workspace_settings import review_channel_for
 from bot.slack.assistant import is_dm, set_status
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.notifier import SlackNotifier, Thread, thread_of
+from bot.slack.recovery import StartRecovery
 from bot.slack.views import notices
 from bot.slack.views.common import Message
 from bot.slack.views.entities import debate_entity
@@ -148,6 +150,8 @@ class SlackDispatcher:
         self.in_hand: set[int] = set()   # claimed here and not finished: never claimed again
         notifier.finished.append(self.notify)
         notifier.rt.delivery_wakers.append(self.notify)
+        self.starts = StartRecovery(notifier, owner=self.owner)   # starts a dead process left
+        self.starting: asyncio.Task[None] | None = None
 
     def notify(self) -> None:
         """A debate finished: look at the outbox now rather than at the next poll."""
@@ -160,6 +164,7 @@ class SlackDispatcher:
         try:
             while not stop.is_set():
                 try:
+                    self._recover_starts()
                     claimed = await self.round()
                 except DATABASE_ERRORS as exc:
                     log.warning("Slack deliveries: cannot read the outbox (%s); retrying", exc)
@@ -170,6 +175,9 @@ class SlackDispatcher:
                 if claimed < BATCH:
                     await self._wait(stop)
         finally:
+            if self.starting is not None:   # a start being finished is left to its lease
+                self.starting.cancel()
+                await asyncio.gather(self.starting, return_exceptions=True)
             if self.delivering:
                 _, pending = await asyncio.wait(self.delivering, timeout=5.0)
                 for task in pending:
@@ -207,6 +215,20 @@ class SlackDispatcher:
             self.delivering.add(task)
             task.add_done_callback(self.delivering.discard)
         return len(due)
+
+    def _recover_starts(self) -> None:
+        """Slack starts left unfinished by a process that died (bot/slack/recovery.py), in a task
+        of their own beside the deliveries; one round at a time."""
+        if self.starting is None or self.starting.done():
+            self.starting = asyncio.create_task(self._starts_round(), name="slack-starts")
+
+    async def _starts_round(self) -> None:
+        try:
+            await self.starts.round()
+        except DATABASE_ERRORS as exc:
+            log.warning("Slack starts: cannot read them (%s); retrying", exc)
+        except Exception:   # a bug must not end the recovery for the process's life
+            log.exception("Slack starts: a round failed; trying again")
 
     async def drain(self) -> None:
         """Until nothing this dispatcher started is still being delivered (tests, shutdown)."""
@@ -352,7 +374,8 @@ class SlackDispatcher:
         told where it went; without a review channel, the thread told that instead."""
         n = self.notifier
         thread = thread_of(record)
-        channel = n.settings.review_channel
+        channel = await review_channel_for(self.db, record.origin.team_id,
+                                           n.settings.review_channel)
         if not channel:
             log.warning("debate %s awaits review but DIALECTIC_REVIEW_CHANNEL is not set",
                         record.id)

@@ -3,33 +3,63 @@
 Order matters. We post the "Debate started" message (the thread root for `/debate`, a reply for
 a mention or an appeal) *before* submitting, and submit only once it is up: a debate nobody can
 see would spend budget for nothing, while a message whose submission fails is edited in place to
-say why (over budget, bad preset). If the process dies between the two, what is left is a
-visible "starting" message and no spend. A bot outside the channel raises `NotInChannel` before
+say why (over budget, bad preset). A bot outside the channel raises `NotInChannel` before
 anything is queued, so the listener can say how to invite it.
+
+A start with an idempotency key (every acknowledged command, mention, DM and shortcut) is written
+down first (storage/starts.py): if the process dies before the submission, another process (or
+this one, restarted) finishes it when its lease runs out (bot/slack/recovery.py), reusing the
+"starting" message when it was posted and the same key, so nothing is started twice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Protocol
 
 from slack_sdk.errors import SlackApiError
 
-from bot.service.debates import Submission
+from bot.service.debates import DebateService, Submission
+from bot.service.runtime import Runtime
 from bot.service.tracing import tracing
-from bot.slack.client import error_code
-from bot.slack.context import SlackContext
-from bot.slack.notifier import Thread
+from bot.service.worker import worker_name
+from bot.slack.client import SLACK_ERRORS, error_code
+from bot.slack.notifier import SlackNotifier, Thread
 from bot.slack.views import notices
 from bot.slack.views.debate import debate_started
-from engine.domain import DebateRequest, Estimate
+from engine.domain import DebateRequest, Estimate, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import slack as slack_store
+from storage import starts
 from storage.records import DebateRecord, DebateStatus, Origin
 
 NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found"})
 PROVISIONAL_ID = "starting"
 Submitter = Callable[[Origin], Awaitable[Submission]]
+#: The least a written-down start is held by the process starting it before another may finish
+#: it (at least three leases: posting waits its turn in the channel's pacing queue).
+MIN_START_LEASE = 10.0
+
+
+class Starts(Protocol):
+    """What starting a debate from Slack needs: a listener's SlackContext, or the recovery's."""
+
+    @property
+    def rt(self) -> Runtime: ...
+
+    @property
+    def notifier(self) -> SlackNotifier: ...
+
+    @property
+    def service(self) -> DebateService: ...
+
+    @property
+    def rehearsal(self) -> bool: ...
+
+
+def start_lease(rt: Runtime) -> float:
+    return max(3 * rt.settings.lease_seconds, MIN_START_LEASE)
 
 
 class NotInChannel(Exception):
@@ -75,7 +105,7 @@ class Opening:
         return Thread(self.place.channel_id, self.place.thread_ts or self.message_ts)
 
 
-async def open_debate(ctx: SlackContext, request: DebateRequest, place: Place) -> Opening:
+async def open_debate(ctx: Starts, request: DebateRequest, place: Place) -> Opening:
     """Estimate, then post the "starting" message where the debate will be shown.
 
     Raises InvalidRequest before posting anything, NotInChannel when the bot cannot post."""
@@ -94,7 +124,7 @@ async def open_debate(ctx: SlackContext, request: DebateRequest, place: Place) -
     return Opening(request, place, estimate, ts)
 
 
-async def submit_opening(ctx: SlackContext, opening: Opening, *, idempotency_key: str | None,
+async def submit_opening(ctx: Starts, opening: Opening, *, idempotency_key: str | None,
                          submit: Submitter | None = None) -> Started:
     """Submit the opened debate (through `submit` when the service operation is not a plain
     submission, e.g. a review's re-run); link the thread; show the record (or why it did not
@@ -128,13 +158,15 @@ async def submit_opening(ctx: SlackContext, opening: Opening, *, idempotency_key
     return Started(sub, thread, ts)
 
 
-async def start_debate(ctx: SlackContext, request: DebateRequest, place: Place, *,
+async def start_debate(ctx: Starts, request: DebateRequest, place: Place, *,
                        idempotency_key: str | None, submit: Submitter | None = None,
                        traced_as: str | None = None) -> Started:
     """`open_debate` then `submit_opening`; with `traced_as` ("dm", "mention"...), inside a
     `slack {traced_as}` span that starts the debate's trace (a caller without a span of its
     own: Bolt acked the event before it ran)."""
     if traced_as is None:
+        if idempotency_key is not None and submit is None:
+            return await _start_kept(ctx, request, place, idempotency_key)
         opening = await open_debate(ctx, request, place)
         return await submit_opening(ctx, opening, idempotency_key=idempotency_key,
                                     submit=submit)
@@ -145,5 +177,37 @@ async def start_debate(ctx: SlackContext, request: DebateRequest, place: Place, 
                                   submit=submit)
 
 
-__all__ = ["NOT_IN_CHANNEL", "NotInChannel", "Opening", "Place", "Started", "open_debate",
-           "start_debate", "submit_opening"]
+async def _start_kept(ctx: Starts, request: DebateRequest, place: Place, key: str) -> Started:
+    """`start_debate` with the start written down first, and its message and end recorded: what
+    a process that dies midway leaves for another to finish (storage/starts.py)."""
+    owner, lease = worker_name(), start_lease(ctx.rt)
+    async with ctx.rt.db.transaction() as session:
+        kept = await starts.intend(session, key=key, place=asdict(place),
+                                   request=request.model_dump(mode="json"), owner=owner,
+                                   now=utcnow(), lease_seconds=lease)
+    if not kept:   # written down already: its idempotency key still starts it once
+        opening = await open_debate(ctx, request, place)
+        return await submit_opening(ctx, opening, idempotency_key=key)
+    try:
+        opening = await open_debate(ctx, request, place)
+    except (NotInChannel, InvalidRequest, *SLACK_ERRORS) as exc:   # the listener says why
+        await _end(ctx, key, status=starts.FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
+    async with ctx.rt.db.transaction() as session:
+        await starts.opened(session, key, owner=owner, message_ts=opening.message_ts,
+                            now=utcnow(), lease_seconds=lease)
+    started = await submit_opening(ctx, opening, idempotency_key=key)
+    await _end(ctx, key, status=starts.DONE,
+               debate_id=started.submission.record.id if started.submission else None)
+    return started
+
+
+async def _end(ctx: Starts, key: str, *, status: starts.StartStatus, debate_id: str | None = None,
+               error: str = "") -> None:
+    async with ctx.rt.db.transaction() as session:
+        await starts.ended(session, key, status=status, now=utcnow(), debate_id=debate_id,
+                           error=error)
+
+
+__all__ = ["MIN_START_LEASE", "NOT_IN_CHANNEL", "NotInChannel", "Opening", "Place", "Started",
+           "Starts", "open_debate", "start_debate", "start_lease", "submit_opening"]

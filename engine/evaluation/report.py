@@ -22,6 +22,7 @@ from engine.evaluation.dataset import Dataset
 from engine.evaluation.stats import Paired, paired, wilson
 
 SINGLE = "single"
+FIRST_PANEL = "jury1"   # `eval --panels`: the panel the others are compared with
 #: A reading says "beats" (or "does worse") only when the 95% interval excludes 0 and McNemar's
 #: exact test agrees at this level; the two can differ near the edge, and then it says less.
 SIGNIFICANCE = 0.05
@@ -158,6 +159,9 @@ def _pairs(modes: Sequence[str], vote_label: str) -> list[tuple[str, str]]:
             if mode == SINGLE and baseline == vote_label:
                 continue        # the vote against single is said once, the vote's way round
             pairs.append((mode, baseline))
+    # `--panels`: every later panel against the first (engine/evaluation/juries.py)
+    pairs += [(mode, FIRST_PANEL) for mode in modes
+              if FIRST_PANEL in modes and mode != FIRST_PANEL and mode.startswith("jury")]
     return pairs
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Literal
 
@@ -19,6 +20,12 @@ PriceLookup = Callable[[str], ModelPrice]
 TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "cached_tokens", "reasoning_tokens")
 #: English runs near 4 characters a token; 3 keeps an estimate on the safe side of it.
 ASCII_CHARS_PER_TOKEN = 3
+
+
+#: how refusals name the caps (bot/service/admission.py: a workspace's debate fits both)
+TODAY = "today's budget"
+WORKSPACE = "this workspace's daily budget"
+OVERALL = "today's budget over all workspaces"
 
 
 def token_bound(text: str) -> int:
@@ -135,14 +142,41 @@ def within_ceiling(estimate: Estimate) -> None:
             remaining_usd=estimate.ceiling_usd)
 
 
-def within_budget(needed_usd: float, *, committed_usd: float, cap_usd: float) -> None:
+def within_budget(needed_usd: float, *, committed_usd: float, cap_usd: float,
+                  budget: str = TODAY) -> None:
     """BudgetExceeded when `needed_usd` more does not fit under today's cap beside what is
-    already held and spent (`committed_usd`): the rule every reservation and estimate applies."""
+    already held and spent (`committed_usd`): the rule every reservation and estimate applies.
+    `budget` names the cap in the refusal."""
     if committed_usd + needed_usd > cap_usd + 1e-9:
         remaining = max(cap_usd - committed_usd, 0.0)
         raise BudgetExceeded(budget_refusal(remaining_usd=remaining, cap_usd=cap_usd,
-                                            needed_usd=needed_usd),
+                                            needed_usd=needed_usd, budget=budget),
                              estimate_usd=needed_usd, remaining_usd=remaining)
+
+
+@dataclass(frozen=True, slots=True)
+class Share:
+    """A workspace's own daily cap, and what its debates already hold and spent today."""
+
+    cap_usd: float
+    committed_usd: float
+
+    @property
+    def remaining_usd(self) -> float:
+        return max(self.cap_usd - self.committed_usd, 0.0)
+
+
+def within_caps(needed_usd: float, *, committed_usd: float, cap_usd: float,
+                workspace: Share | None) -> None:
+    """`within_budget` for a debate of a workspace with its own cap: it must fit that cap
+    *and* the operator's over every workspace; the refusal names the tighter one."""
+    if workspace is None:
+        within_budget(needed_usd, committed_usd=committed_usd, cap_usd=cap_usd)
+        return
+    checks = [(workspace.remaining_usd, workspace.committed_usd, workspace.cap_usd, WORKSPACE),
+              (max(cap_usd - committed_usd, 0.0), committed_usd, cap_usd, OVERALL)]
+    for _, committed, cap, name in sorted(checks, key=lambda c: c[0]):
+        within_budget(needed_usd, committed_usd=committed, cap_usd=cap, budget=name)
 
 
 def estimate_range(estimate: Estimate) -> str:
@@ -220,17 +254,20 @@ def _quantized(amount: float, places: int, rounding: Rounding) -> str:
     return f"{exact:,.{places}f}"
 
 
-def budget_refusal(*, remaining_usd: float, cap_usd: float, needed_usd: float) -> str:
+def budget_refusal(*, remaining_usd: float, cap_usd: float, needed_usd: float,
+                   budget: str = TODAY) -> str:
     """Why a debate does not fit today's budget, in figures precise enough to compare at any
     cap: what is left rounded down, what it needs rounded up, all with the same decimals."""
     places = usd_decimals(remaining_usd, cap_usd, needed_usd)
     needs = usd(needed_usd, decimals=places, rounding="up")
-    return (f"{budget_left(remaining_usd=remaining_usd, cap_usd=cap_usd, decimals=places)}; "
-            f"this debate needs about {needs}")
+    left = budget_left(remaining_usd=remaining_usd, cap_usd=cap_usd, decimals=places,
+                       budget=budget)
+    return f"{left}; this debate needs about {needs}"
 
 
-def budget_left(*, remaining_usd: float, cap_usd: float, decimals: int | None = None) -> str:
+def budget_left(*, remaining_usd: float, cap_usd: float, decimals: int | None = None,
+                budget: str = TODAY) -> str:
     """"today's budget has $9.50 of $10.00 left" (what is left rounded down)."""
     places = usd_decimals(remaining_usd, cap_usd) if decimals is None else decimals
     left = usd(remaining_usd, decimals=places, rounding="down")
-    return f"today's budget has {left} of {usd(cap_usd, decimals=places)} left"
+    return f"{budget} has {left} of {usd(cap_usd, decimals=places)} left"

@@ -50,6 +50,10 @@ class JudgeVerdict:
     shown_first: Side  # the side this judge saw as "Position A" (JudgeRun.order[0])
     winner: Winner | None  # None: the judge produced no scorecard
     scores: dict[Side, float]  # raw mean rubric score per side (1-10); empty without a scorecard
+    # mixed-family panels (engine/oversight/family_audit.py); "" / (): recorded before
+    family: str = ""                  # the judge's model family
+    own_sides: tuple[Side, ...] = ()  # the sides argued by a model of that family
+    excluded: tuple[Side, ...] = ()   # the sides self-vote exclusion kept it from scoring
 
     @property
     def key(self) -> JudgeKey:
@@ -117,10 +121,14 @@ def panel_of(result: DebateResult, finished_at: datetime) -> PanelRecord | None:
         if first is None:
             continue
         row = c.ratings.get(judge, [])
+        family = c.families.get(judge, "")
         verdicts.append(JudgeVerdict(
             judge=judge, model=c.models.get(judge, ""), shown_first=first,
             winner=winner_of(c.winners.get(judge)),
-            scores=side_means(c.items, row) if len(row) == len(c.items) else {}))
+            scores=side_means(c.items, row) if len(row) == len(c.items) else {},
+            family=family,
+            own_sides=tuple(s for s in SIDES if family and family in c.side_families.get(s, [])),
+            excluded=tuple(s for s in SIDES if s in c.excluded.get(judge, []))))
     lengths: dict[Side, int] = {side: int(c.lengths.get(side, 0)) for side in SIDES}
     return PanelRecord(debate_id=result.id, finished_at=finished_at, lengths=lengths,
                        verdicts=tuple(verdicts), panel_winner=winner_of(result.winner),
@@ -150,11 +158,15 @@ def agrees_with_reviewer(judge_winner: Winner | None, panel_winner: Winner | Non
 
 
 def agreement_counts(panels: Iterable[PanelRecord]) -> dict[JudgeKey, AgreementCount]:
-    """Per judge and model: labelled verdicts, and how many agreed (``agrees_with_reviewer``)."""
+    """Per judge and model: labelled verdicts, and how many agreed (``agrees_with_reviewer``).
+    A verdict self-vote exclusion kept out of the vote is left out: it decided nothing, and
+    its judge's own family argued a side (engine/protocols/self_vote.py)."""
     agreed: dict[JudgeKey, int] = {}
     labels: dict[JudgeKey, int] = {}
     for panel in panels:
         for verdict in panel.verdicts:
+            if verdict.excluded:   # self-vote exclusion: not a vote, and not a fair one
+                continue
             agrees = agrees_with_reviewer(verdict.winner, panel.panel_winner, panel.review,
                                           panel.human_winner)
             if agrees is not None:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine import prompts
 from engine.domain import (
@@ -27,8 +26,18 @@ from engine.domain import (
 )
 from engine.figures import point_fields
 from engine.headline import PanelScores, panel_headline, weighted_means
+from engine.money.step_models import step_model
 from engine.prompts import PROMPT_VERSION
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, background, id_relabel
+from engine.protocols.self_vote import (
+    argued_by,
+    counted_row,
+    item_sides,
+    self_vote,
+    side_families,
+    side_steps,
+)
+from engine.provider.families import UNKNOWN
 from engine.provider.llm import Prompt
 from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import DIMENSIONS, Label, Scorecard
@@ -192,12 +201,21 @@ class PanelResult:
 
 def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
                     trace: list[TraceRow], thresholds: ThresholdSpec) -> PanelResult:
-    """Alpha, kappa, calibration, weighted vote and divergence over the panel's scorecards."""
+    """Alpha, kappa, calibration, weighted vote and divergence over the panel's scorecards, each
+    judge's ratings of a side argued by its own family left out when another family sits on the
+    panel (engine/protocols/self_vote.py)."""
     ok = [r for r in runs if r.ok]
     items = items_for(t)
-    scores = {r.judge.name: _row(r, items) for r in ok}
-    winners = {r.judge.name: r.winner for r in ok}
-    calls = {r.judge.name: _dimension_calls(r) for r in ok}
+    given = {r.judge.name: _row(r, items) for r in ok}
+    families = {r.judge.name: judge_family(ctx, r) for r in ok}
+    argued = argued_by(t)
+    sides = side_families(argued, ctx.settings.family_of)
+    vote = self_vote(families, sides)
+    where = item_sides(t, items)
+    scores = {j: counted_row(j, row, items, where, vote) for j, row in given.items()}
+    voting = [r for r in ok if vote.votes(r.judge.name)]
+    winners = {r.judge.name: r.winner for r in voting}
+    calls = {r.judge.name: _dimension_calls(r) for r in voting}
     weights = {r.judge.name: r.judge.weight for r in ok}
     summary, div, weighted = ctx.statistics.summarise(
         items, scores, winners, [calls[j] for j in sorted(calls)],
@@ -208,7 +226,7 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     if len(weighted) != len(items):  # no judge finished: nothing to weigh
         weighted = [None] * len(items)
     weighted_map = dict(zip(items, weighted, strict=True))
-    own = {r.judge.name: own_means(r) for r in ok if r.rubric}
+    own = {r.judge.name: own_means(r) for r in voting if r.rubric}
     means = weighted_means(own, weights)
     headline = panel_headline(winners, PanelScores(
         means=means, own=own, weights=weights, alpha=summary.alpha,
@@ -218,7 +236,7 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
     consensus = ConsensusSummary(
         alpha=summary.alpha, alpha_interval=summary.alpha_interval, kappa=summary.kappa,
         band=summary.band, routing=summary.routing, irreconcilable=summary.irreconcilable,
-        judges=sorted(scores), items=items, ratings={j: scores[j] for j in sorted(scores)},
+        judges=sorted(scores), items=items, ratings={j: given[j] for j in sorted(given)},
         calls={j: calls[j] for j in sorted(calls)}, weighted_scores=weighted_map, weights=weights,
         calibrated=ctx.statistics.calibrate({j: scores[j] for j in sorted(scores)},
                                       ctx.judge_history or None),
@@ -226,28 +244,36 @@ def panel_consensus(ctx: DebateContext, t: Transcript, runs: list[JudgeRun],
         shown_first={r.judge.name: r.order[0] for r in ok},
         models={r.judge.name: r.step.record.model for r in ok}, lengths=argued_lengths(t),
         thresholds=thresholds, means=means or {},
+        families=families, side_models={str(s): m for s, m in argued.items()},
+        side_families={str(s): f for s, f in sides.items()},
+        excluded={j: list(s) for j, s in sorted(vote.excluded.items())},
+        exclusion_notes=vote.notes,
     )
     labels, rows = _labels(t), {j: dict(zip(items, scores[j], strict=True)) for j in scores}
     divergence = DivergenceSummary(
         agreements=[_point(p, labels, rows) for p in div.agreements],
         disagreements=[_point(p, labels, rows) for p in div.disagreements],
     )
-    rationale = _rationale(ok, winner)
+    rationale = _rationale(voting, winner)
     return PanelResult(consensus, divergence, winner, verdict, rationale,
-                       judged_trace(trace, ok))
+                       judged_trace(trace, voting))
+
+
+def judge_family(ctx: DebateContext, run: JudgeRun) -> str:
+    """The family of the model that answered for the judge, else of the one it asked for."""
+    found = ctx.settings.family_of(run.step.record.model)
+    if found == UNKNOWN:   # the rehearsal model, a name nobody knows: the model asked for
+        found = ctx.settings.family_of(step_model(
+            ctx.settings, ctx.request.options, run.step.record.key, judge_key(run.judge),
+            run.judge.model or None))
+    return found
 
 
 def argued_lengths(t: Transcript) -> dict[str, int]:
     """Characters each side argued over every phase (the text of its outputs), which the judge
     audit correlates with each judge's scores."""
-    outputs: dict[Side, list[StepOutcome[Any]]] = {side: [] for side in SIDES}
-    phases: list[Mapping[Side, StepOutcome[Any]]] = [t.openings, *t.rebuttals, *t.cross,
-                                                     t.closings]
-    for phase in phases:
-        for side, step in phase.items():
-            outputs[side].append(step)
     return {str(side): sum(_characters(s.value.model_dump()) for s in steps if s.value)
-            for side, steps in outputs.items()}
+            for side, steps in side_steps(t).items()}
 
 
 def _characters(value: object) -> int:

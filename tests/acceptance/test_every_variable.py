@@ -53,6 +53,8 @@ def every_variable(tmp_path: Path, port: int, openai: str, slack: str) -> dict[s
         "DIALECTIC_PUBLIC_URL": f"http://127.0.0.1:{port}",
         "DIALECTIC_ALLOWED_HOSTS": "dialectic.internal,localhost",
         "DIALECTIC_API_TOKEN": TOKEN, "DIALECTIC_LINK_TTL_DAYS": "3",
+        "DIALECTIC_MCP_AUTHORIZATION_SERVERS": "https://idp.example/tenant",
+        "DIALECTIC_MCP_AUDIENCE": "api://dialectic",
         "DIALECTIC_CONSOLE_SESSION_HOURS": "8", "DIALECTIC_LOG_LEVEL": "INFO",
         "DIALECTIC_IDLE_TIMEOUT_SECONDS": "20", "DIALECTIC_BODY_TIMEOUT_SECONDS": "20",
         "DIALECTIC_SSE_PER_CLIENT": "4", "DIALECTIC_SSE_GLOBAL": "50",

@@ -24,10 +24,13 @@ from engine.errors import ConfigurationError
 PLAIN: dict[str, tuple[str, Any]] = {
     # setting: (what a person writes in the environment, what the setting becomes)
     "reviewers": ("U111,U222", ("U111", "U222")),
+    "families": ("prod-reasoner=openai", {"prod-reasoner": "openai"}),
     "models": ("judge=gpt-4o, pro=gpt-4o-mini", {"judge": "gpt-4o", "pro": "gpt-4o-mini"}),
     "reasoning_efforts": ("judge=high, pro=medium", {"judge": "high", "pro": "medium"}),
     "workspace_policies": ("T1=No spam.", {"T1": "No spam."}),
     "context_windows": ("qwen2.5-7b=8192", {"qwen2.5-7b": 8192}),
+    "mcp_authorization_servers": ("https://idp.example, https://login.example/tenant/",
+                                  ("https://idp.example", "https://login.example/tenant")),
     "allowed_hosts": ("dialectic.internal, bot.example", ("dialectic.internal", "bot.example")),
     "prices": ('{"m": {"input": 1, "output": 2}}', None),
     "presets": ('{"quick": {"mode": "simple", "rounds": 0}}', None),

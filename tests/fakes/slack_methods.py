@@ -188,7 +188,10 @@ class SlackMethods(SlackWorkspace):
         return out
 
     def _conversations_info(self, args: Args) -> Reply:
-        info = self._channel_info(str(args.get("channel") or ""))
+        channel = str(args.get("channel") or "")
+        info = self._channel_info(channel)
+        if self._channel_errors.get(channel) == "channel_not_found":
+            info = None
         return ok(channel=info) if info else err("channel_not_found")
 
     def _conversations_join(self, args: Args) -> Reply:

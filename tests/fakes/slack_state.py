@@ -66,11 +66,13 @@ class SlackWorkspace:
 
     def add_user(self, user_id: str, name: str | None = None, **profile: Any) -> None:
         """A user users.info returns (unknown U/W ids get a made-up profile)."""
-        self._users[user_id] = {"id": user_id, "team_id": self.team_id,
+        flags = {k: profile.pop(k) for k in ("is_admin", "is_owner", "is_primary_owner",
+                                             "deleted") if k in profile}
+        self._users[user_id] = {"id": user_id, "team_id": profile.pop("team_id", self.team_id),
                                 "name": name or user_id.lower(),
                                 "real_name": profile.pop("real_name", name or user_id),
                                 "is_bot": profile.pop("is_bot", False),
-                                "tz": profile.pop("tz", "UTC"), "profile": profile}
+                                "tz": profile.pop("tz", "UTC"), **flags, "profile": profile}
 
     def set_usergroup(self, group_id: str, members: list[str]) -> None:
         """The members usergroups.users.list returns for `group_id`."""

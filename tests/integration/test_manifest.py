@@ -54,6 +54,9 @@ METHOD_SCOPES: dict[str, str | None] = {
     "chat.stopStream": "chat:write",
     "reactions.add": "reactions:write",
     "usergroups.users.list": "usergroups:read",
+    # a workspace's settings (App Home): who is an admin, whether reviewers and channel exist
+    "users.info": "users:read",
+    "conversations.info": "channels:read",
     "views.open": None,
     "views.publish": None,
     "views.update": None,

@@ -25,12 +25,14 @@ from sqlalchemy import text
 from bot.assembly import Assembly, assembled, web_app
 from bot.scheduling.reports import ALREADY_CLAIMED
 from bot.scheduling.scheduler import CalendarTrigger, Scheduler
+from bot.service import workspace_settings as ws
 from bot.service.runtime import Runtime
 from bot.settings import Settings, load_settings
 from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import ChannelPacer
 from bot.slack.publisher import SlackPublisher
 from bot.slack.settings import SlackSettings
+from engine.domain import utcnow
 from engine.errors import ConfigurationError
 from storage import audit
 from storage import schedules as runs
@@ -464,3 +466,21 @@ async def test_a_digest_is_the_only_channel_message_with_the_real_notifier(
         report = await parts.scheduler.run_now("morning")
         await asyncio.sleep(0.3)                         # let queued notifier posts land
         assert [m["ts"] for m in roots(slack)] == [report.message_ts]
+
+
+async def test_a_workspaces_schedule_runs_under_its_budget(sqlite: Database,
+                                                           fake: FakeSlack) -> None:
+    """A schedule run for a workspace (`team`) makes that workspace's debates: its own daily
+    cap skips them, with the reason, while the operator's schedule beside it runs."""
+    own = {**MORNING, "id": "teamtwo", "team": "T0SECOND"}
+    async with replica(sqlite, fake, settings=lambda **kw: priced(daily_budget_usd=100.0, **kw),
+                       schedules=(MORNING, own)) as r:
+        await ws.save(sqlite, "T0SECOND", {"daily_budget_usd": 0.000001}, by="UADMIN",
+                      admin=True, now=utcnow())
+        skipped = await r.scheduler.fire("teamtwo")
+        ran = await r.scheduler.fire("morning")
+    assert skipped is not None and skipped.digest is not None and skipped.debate_ids == ()
+    assert {o.status for o in skipped.digest.outcomes} == {"skipped"}
+    assert all("this workspace's daily budget has $0.00" in o.reason
+               for o in skipped.digest.outcomes)
+    assert ran is not None and len(ran.debate_ids) == 2

@@ -18,7 +18,7 @@ from bot.slack.notifier import SlackNotifier, Thread
 from bot.slack.wiring import attach_slack
 from engine.domain import DebateRequest, DebateResult, Event, EventKind, utcnow
 from engine.settings import PresetSpec, ThresholdSpec
-from storage import caches, debates, dedupe, heartbeats, queue, reviews
+from storage import caches, debates, dedupe, heartbeats, queue, reviews, starts
 from storage import slack as slack_store
 from storage.records import DebateRecord, DebateStatus, Origin
 from tests.support.slack_fixtures import CHANNEL, REVIEW_CHANNEL, slack_harness
@@ -110,13 +110,17 @@ async def test_housekeeping_forgets_old_messages_dedupe_keys_and_judge_cache(
             await caches.judge_cache_put(session, "judge:old", {"x": 1}, utcnow())
             await caches.judge_cache_put(session, "judge:new", {"x": 2},
                                          utcnow() + timedelta(hours=1))
+            for key in ("slack:ended", "slack:unfinished"):   # an unfinished start is kept
+                await starts.intend(session, key=key, place={}, request={}, owner="gone:1",
+                                    now=old, lease_seconds=10)
+            await starts.ended(session, "slack:ended", status=starts.DONE, now=old)
         assert await forget_messages(h.rt) == {"Slack messages": 1}
         assert await purge_once(h.rt) == {"judge cache entries": 1, "dedupe keys": 1,
-                                         "heartbeats": 1}
+                                         "heartbeats": 1, "Slack starts": 1}
         async with housekeeping(h.rt, forget_messages, every=3600):   # runs once at start
             await asyncio.sleep(0.1)
         assert await purge_once(h.rt) == {"judge cache entries": 0, "dedupe keys": 0,
-                                         "heartbeats": 0}
+                                         "heartbeats": 0, "Slack starts": 0}
 
 
 async def test_socket_mode_is_used_when_an_app_token_is_set(tmp_path: Path) -> None:

@@ -79,6 +79,7 @@ async def test_a_debate_whose_every_call_fails_shows_failed_phases_in_its_thread
             debate = await h.one_debate()
             assert (await h.wait_finished(debate.id)).status is DebateStatus.FAILED
             await h.notifier.drain()
+            await h.delivered()   # the final status is part of what the finish owes the thread
             root = h.fake.messages(CHANNEL)[0]
             status_message = h.fake.replies(CHANNEL, root["ts"])[0]
     shown = json.dumps(status_message["blocks"], ensure_ascii=False)

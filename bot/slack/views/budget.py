@@ -38,18 +38,22 @@ def _own(state: Mapping[str, Any]) -> bool:
     return state.get("scope") == SCOPE_WORKSPACE
 
 
-def _own_blocks(f: Mapping[str, float | None]) -> list[Block]:
-    """A workspace's own spend: the cap and what remains of it are the operator's, over every
-    workspace, and are not shown."""
-    return [fields([("Spent today by this workspace", usd(f["spent"] or 0.0)),
-                    ("Reserved by its running debates", usd(f["reserved"] or 0.0))])]
+def _own_blocks(f: Mapping[str, float | None], state: Mapping[str, Any]) -> list[Block]:
+    """A workspace's own spend, and its own cap if it set one; the operator's cap over every
+    workspace, and what remains of it, are not shown."""
+    pairs = [("Spent today by this workspace", usd(f["spent"] or 0.0)),
+             ("Reserved by its running debates", usd(f["reserved"] or 0.0))]
+    cap, left = _money(state, "own_cap_usd"), _money(state, "own_remaining_usd")
+    if cap is not None:
+        pairs += [("This workspace's daily cap", usd(cap)), ("Left of it", usd(left or 0.0))]
+    return [fields(pairs)]
 
 
 def budget_blocks(state: Mapping[str, Any]) -> list[Block]:
     """Today's spend against the cap, what running debates reserve, and what is left."""
     f = _figures(state)
     if _own(state):
-        return _own_blocks(f)
+        return _own_blocks(f, state)
     spent, cap = f["spent"] or 0.0, f["cap"]
     lines = []
     if cap:

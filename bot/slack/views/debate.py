@@ -320,6 +320,8 @@ def _consensus_blocks(result: DebateResult, thresholds: ThresholdSpec | None) ->
     ])]
     if summary.irreconcilable:
         blocks.append(section("⚠ *Irreconcilable:* the judges' calls split; a person decides."))
+    for note in summary.exclusion_notes[:4]:   # which judges did not score what, and why
+        blocks.append(section(f"• {truncate(escape(note), 400)}"))
     return blocks
 
 

@@ -70,8 +70,8 @@ def judge_audit_line(report: JudgeReport | None, judges_url: str) -> Block:
 
 def app_home(recent: list[DebateRecord], budget: Mapping[str, Any],
              pending_reviews: list[Review], *, is_reviewer: bool, public_url: str,
-             transcript_path: str = "/debates/{id}", judges: JudgeReport | None = None
-             ) -> dict[str, Any]:
+             transcript_path: str = "/debates/{id}", judges: JudgeReport | None = None,
+             settings: list[Block] | None = None) -> dict[str, Any]:
     """The Home tab: how to start, today's budget, the judge audit in a line, reviews waiting
     (for reviewers), recent debates.
 
@@ -96,6 +96,7 @@ def app_home(recent: list[DebateRecord], budget: Mapping[str, Any],
     recents = [divider(), header("Recent debates")]
     recents += [_recent_line(r, url(r.id)) for r in recent] or [
         context(["No debates yet: try `/debate`."])]
+    head += settings or []   # the workspace's settings (views/workspace_settings.py)
     blocks = fit(head, [*reviews, *recents], [], transcript_url=public_url,
                  max_blocks=HOME_MAX_BLOCKS, max_chars=HOME_MAX_CHARS)
     return View(type="home", blocks=blocks).to_dict()

@@ -59,7 +59,10 @@ def _review_body(review: Review, result: DebateResult,
         stats.insert(0, f"α {agreement(summary, thresholds)} · κ {stat(summary.kappa)}")
     why = (section(SPOT_CHECK_NOTE) if review.spot_check
            else section(truncate(f"*Why it needs a review:* {reason}", 1500)))
-    return [verdict(result, 1200), why, context([" · ".join(stats)]), *result_flags(result)]
+    notes = summary.exclusion_notes[:4] if summary is not None else []
+    excluded = [context([truncate(escape(n), 400) for n in notes])] if notes else []
+    return [verdict(result, 1200), why, context([" · ".join(stats)]), *excluded,
+            *result_flags(result)]
 
 
 def review_buttons(review_id: str) -> Block:
