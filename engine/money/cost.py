@@ -197,6 +197,13 @@ def ceiling_note(estimate: Estimate) -> str:
             "DIALECTIC_MAX_DEBATE_USD to change it")
 
 
+def estimate_line(estimate: Estimate) -> str:
+    """"~10 calls · $0.03–$0.12 · ceiling …", or what answers it when a finished debate does."""
+    if estimate.cached_from:
+        return f"no new calls, $0: reuses debate {estimate.cached_from}"
+    return f"~{estimate.calls} calls · {estimate_range(estimate)} · {ceiling_note(estimate)}"
+
+
 def reuse_note(estimate: Estimate) -> str:
     """What the estimate reuses instead of paying for, in one line ("" when nothing): the
     finished debate whose result answers the request, or the steps a replay reads."""
