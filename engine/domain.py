@@ -208,6 +208,10 @@ class CostBreakdown(BaseModel):
 
 
 class Estimate(BaseModel):
+    """What a debate will cost: only the calls it will make. `reused` steps are read instead of
+    called (a replay's unchanged steps; all of them when `cached_from`, a finished debate's
+    result, answers the request), `depth` the dependent rounds of the calls it makes."""
+
     model_config = ConfigDict(frozen=True)
     mode: Mode
     calls: int
@@ -230,6 +234,8 @@ class Estimate(BaseModel):
     #: and the sentence saying so; None and "" when nobody asked the service
     admitted: bool | None = None
     admission: str = ""
+    reused: int = 0
+    cached_from: str | None = None
 
 
 class ConsensusSummary(BaseModel):

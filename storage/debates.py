@@ -30,7 +30,10 @@ MUTABLE_FIELDS = frozenset({
     "origin", "lease_owner", "lease_expires_at", "attempts", "cached_from", "downgraded_from",
 })
 FLAGGED = "injection_flagged"  # the audit event of text addressed to the AI
-CACHEABLE_STATUSES = (DebateStatus.COMPLETED.value, DebateStatus.APPROVED.value)
+#: results the cache may answer with (docs/caching-and-replay.md): one awaiting review is returned
+#: as it stands, marked awaiting review; a failed, timed-out or escalated one never
+CACHEABLE_STATUSES = (DebateStatus.COMPLETED.value, DebateStatus.APPROVED.value,
+                      DebateStatus.AWAITING_REVIEW.value)
 _FINISHED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
 _SPACE = re.compile(r"\s+")
 MAX_ID_CHARS = 64   # the id column's width: a longer "id" is no debate's
@@ -287,7 +290,8 @@ async def flag(session: AsyncSession, debate_id: str, findings: list[Finding], *
 async def find_cached(
     session: AsyncSession, *, topic_key: str, since: datetime
 ) -> DebateRecord | None:
-    """The newest completed or approved debate with this key created at or after `since`."""
+    """The newest completed, approved or awaiting-review debate with this key created at or
+    after `since`."""
     row = await session.scalar(
         select(DebateRow)
         .where(DebateRow.topic_key == topic_key, DebateRow.created_at >= since,

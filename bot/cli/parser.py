@@ -142,6 +142,9 @@ def _service(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rep.add_argument("--synthesizer", default=None,
                      help="run the final steps (verdict, judges, synthesis, final answer) "
                           "again with this model")
+    rep.add_argument("--no-cache", action="store_true",
+                     help="replay anew even when the same replay of this debate finished "
+                          "within the cache window (DIALECTIC_CACHE_TTL_SECONDS)")
     rep.add_argument("--wait", action="store_true", help="run it here and print the summary")
     rep.set_defaults(func=Lazy("bot.cli.service", "replay"))
     lst = sub.add_parser("list", help="recent debates, newest first: status (a debate that "

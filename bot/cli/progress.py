@@ -28,7 +28,14 @@ from bot.service.results import (
 )
 from bot.service.words import counted, interval_text, plain_value
 from engine.domain import DebateResult, DivergencePoint, Estimate, Event, Plan
-from engine.money.cost import ceiling_note, estimate_range, stand_in_note, token_details, usd
+from engine.money.cost import (
+    ceiling_note,
+    estimate_range,
+    reuse_note,
+    stand_in_note,
+    token_details,
+    usd,
+)
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ResultStatus
 
@@ -198,9 +205,15 @@ def _print_points(console: Console, title: str, points: Sequence[DivergencePoint
 def print_estimate(console: Console, estimate: Estimate) -> None:
     if estimate.rehearsal:
         _say(console, REHEARSAL_NOTE, "bold yellow")
+    reused = reuse_note(estimate)
+    if estimate.cached_from:   # nothing to call, price or hold
+        _say(console, reused[:1].upper() + reused[1:])
+        return
     roles = ", ".join(f"{role} {n}" for role, n in sorted(estimate.calls_per_role.items()))
     _say(console, f"Mode {estimate.mode}: {counted(estimate.calls, 'call')} ({roles}), "
-                  f"{estimate.depth} dependent rounds")
+                  f"{counted(estimate.depth, 'dependent round')}")
+    if reused:
+        _say(console, reused[:1].upper() + reused[1:])
     _say(console, f"Tokens ~{estimate.prompt_tokens:,} prompt + ~{estimate.completion_tokens:,} "
                   f"completion (up to ~{estimate.completion_tokens_high:,} with verbose "
                   f"replies); estimated cost {estimate_range(estimate)}")

@@ -113,13 +113,20 @@ async def replay(ctx: CliContext, args: argparse.Namespace) -> int:
     async with ctx.host.hosted(ctx.settings, workers=1 if args.wait else 0) as hosted:
         service = hosted.rt.service
         sub = await service.replay(args.debate_id, more_rounds=args.rounds,
-                                   synthesizer=args.synthesizer, actor="cli")
-        ctx.console.print(f"replay {sub.record.id} of {args.debate_id} queued: "
-                          f"{len(sub.record.reused_steps)} steps read from the source, "
-                          f"{sub.estimate.calls} new calls (estimate "
-                          f"{estimate_range(sub.estimate)})", markup=False)
+                                   synthesizer=args.synthesizer, actor="cli",
+                                   no_cache=args.no_cache)
+        if sub.cached:
+            ctx.console.print(f"the same replay of {args.debate_id} finished within the cache "
+                              f"window: replay {sub.record.id} answers it "
+                              f"({status_words(sub.record.status, sub.record.result)}), "
+                              "0 new calls, $0 (--no-cache replays anew)", markup=False)
+        else:
+            ctx.console.print(f"replay {sub.record.id} of {args.debate_id} queued: "
+                              f"{sub.estimate.reused} steps read from the source, "
+                              f"{sub.estimate.calls} new calls (estimate "
+                              f"{estimate_range(sub.estimate)})", markup=False)
         print_estimate(ctx.console, sub.estimate)
-        if not args.wait:
+        if not args.wait and not sub.cached:
             ctx.console.print("a running `dialectic serve` or `dialectic worker` will run it")
             return EXIT_OK
         hosted.rt.notify_workers()

@@ -146,6 +146,8 @@ class ReplayIn(BaseModel):
     synthesizer: str | None = Field(default=None, max_length=MAX_NAME_CHARS,
                                     description="another model for the final steps (verdict, "
                                     "judges, synthesis, final answer)")
+    no_cache: bool = Field(default=False, description="replay anew even when the same replay "
+                           "of this debate finished within the cache window")
 
 
 class ReplayedOut(BaseModel):
@@ -153,6 +155,8 @@ class ReplayedOut(BaseModel):
     parent_id: str | None
     status: DebateStatus
     estimate: Estimate
+    cached: bool = Field(default=False, description="the same replay of this debate, finished "
+                         "within the cache window: its result, reused (estimate.cached_from)")
 
 
 class BriefIn(BaseModel):
@@ -242,11 +246,11 @@ async def replay_debate(request: web.Request, body: ReplayIn) -> web.Response:
     rt = request.app[RUNTIME]
     sub = await rt.service.replay(request.match_info["id"], more_rounds=body.rounds,
                                   synthesizer=body.synthesizer, actor="api",
-                                  origin=Origin(surface="api"))
+                                  origin=Origin(surface="api"), no_cache=body.no_cache)
     rt.notify_workers()
     out = ReplayedOut(id=sub.record.id, parent_id=sub.record.parent_id,
-                      status=sub.record.status, estimate=sub.estimate)
-    return json_reply(out, status=202)
+                      status=sub.record.status, estimate=sub.estimate, cached=sub.cached)
+    return json_reply(out, status=200 if sub.cached else 202)
 
 
 async def post_brief(request: web.Request, body: BriefIn) -> web.Response:
@@ -316,6 +320,8 @@ ROUTES: tuple[Route, ...] = (
     route_with_body("/api/debates/{id}/replay", ReplayIn, replay_debate,
                     summary="Replay with more rounds or another synthesizer",
                     replies={202: _reply("the replay, queued", ReplayedOut),
+                             200: _reply("the same replay, finished within the cache window",
+                                         ReplayedOut),
                              402: err.OVER_BUDGET, 404: err.NOT_FOUND}),
     route_with_body("/api/estimate", DebateIn, post_estimate, summary="Planned calls and cost",
                     replies={200: _reply("the estimate", Estimate)}),

@@ -41,6 +41,9 @@ class EstimateOut(BaseModel):
     calls: int = Field(description="model calls planned")
     depth: int = Field(description="dependent rounds of calls (the critical path)")
     rehearsal: bool = Field(description="no model is configured: placeholder arguments")
+    reused: int = Field(default=0, description="steps read instead of called: free")
+    cached_from: str | None = Field(default=None, description="the finished debate whose "
+                                    "result answers it (no calls, $0), if any")
 
 
 class EstimateReply(EstimateOut):
@@ -136,7 +139,8 @@ def estimate_out(estimate: Estimate) -> EstimateOut:
     return EstimateOut(mode=str(estimate.mode), cost_range=estimate_range(estimate),
                        usd_low=estimate.usd_low or estimate.usd, usd=estimate.usd,
                        usd_high=estimate.usd_high, ceiling_usd=estimate.ceiling_usd,
-                       calls=estimate.calls, depth=estimate.depth, rehearsal=estimate.rehearsal)
+                       calls=estimate.calls, depth=estimate.depth, rehearsal=estimate.rehearsal,
+                       reused=estimate.reused, cached_from=estimate.cached_from)
 
 
 def estimate_reply(estimate: Estimate, *, refusal: str | None,

@@ -137,7 +137,8 @@ class Briefs:
         except ValueError as exc:
             raise InvalidRequest(str(exc)) from None
         request = DebateRequest(topic=topic, preset="brief", requested_by=requested_by)
-        estimate = await self.rt.service.estimate(request)  # InvalidRequest for a bad topic
+        # InvalidRequest for a bad topic; timed as a new run (a cached answer may expire first)
+        estimate = await self.rt.service.estimate(request.model_copy(update={"no_cache": True}))
         start = brief_start(at, now=now, depth=estimate.depth,
                             call_timeout=self.rt.engine.call_timeout)
         brief = Brief(id=uuid.uuid4().hex[:16], topic=topic.strip(), channel=channel,

@@ -19,9 +19,9 @@ import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
-from bot.service import admission, alerts, links, readmission
+from bot.service import admission, alerts, links, readmission, replays, reuse
 from bot.service.answers import AnswerBook, LearningClient
 from bot.service.calibration import Calibration
 from bot.service.debate_hooks import FinishedHook, JudgingSink, run_finished_hooks
@@ -29,8 +29,9 @@ from bot.service.delivery import obligations
 from bot.service.oversight import Oversight, spot_check_reason
 from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by, to_reviewers
-from bot.service.reuse import cache_key
+from bot.service.reuse import answered_by, cache_key, replay_source
 from bot.service.settings import ServiceSettings
+from bot.service.submission import Submission as Submission
 from bot.service.traces import traced_origin
 from bot.service.tracing import tracing
 from engine.debate import Prepared, estimate_for, prepare, run_debate
@@ -40,7 +41,7 @@ from engine.money.sizing import SizeBook
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
 from engine.prompts import PROMPT_VERSION
 from engine.provider.llm import LLMClient
-from engine.replay import ReplayStore, replay_request, reused_steps
+from engine.replay import ReplayStore
 from engine.settings import EngineSettings
 from engine.untrusted.injection import Finding
 from engine.untrusted.material import new_nonce, of_evidence, of_request, screen, with_nonce
@@ -55,7 +56,6 @@ from storage import (
     panels,
     queue,
     reviews,
-    steps,
 )
 from storage.db import Database
 from storage.errors import AlreadyExists, KeyReused
@@ -78,15 +78,6 @@ class EvidenceAdded:
 
     def __bool__(self) -> bool:
         return self.added
-
-
-@dataclass(frozen=True, slots=True)
-class Submission:
-    record: DebateRecord
-    estimate: Estimate
-    cached: bool = False
-    duplicate: bool = False
-    downgraded_from: str | None = None
 
 
 def budget_day(now: datetime) -> date:
@@ -142,11 +133,14 @@ class DebateService:
         bot/service/admission.py); `team_id`: as a debate of that workspace."""
         day = await readmission.today(self.db, budget_day(self.clock()),
                                       self.settings.daily_budget_usd, team_id=team_id)
-        return await admission.quote(self.engine, prepare(self.engine, request),
-                                     self._estimate, day)
+        prepared = prepare(self.engine, request)
+        quoted = await admission.quote(self.engine, prepared, self.priced, day)
+        hit = None if request.no_cache else await self.cached(prepared)
+        return quoted if hit is None else answered_by(quoted, hit)
 
-    async def _estimate(self, prepared: Prepared, reused: tuple[str, ...] = ()) -> Estimate:
-        """Typical to verbose, at the reply sizes recent debates showed, with the ceiling."""
+    async def priced(self, prepared: Prepared, reused: tuple[str, ...] = ()) -> Estimate:
+        """Typical to verbose, at the reply sizes recent debates showed, with the ceiling;
+        `reused` steps (a replay's) free."""
         return estimate_for(self.engine, prepared, await self.learned_sizes(), reused,
                             max_debate_usd=self.settings.max_debate_usd)
 
@@ -171,10 +165,9 @@ class DebateService:
         nonce = request.spotlight_nonce if parent_id is not None else new_nonce()
         prepared = prepare(self.engine, with_nonce(request.model_copy(
             update={"spotlight_nonce": nonce})))
-        if not request.no_cache and parent_id is None:
-            hit = await self._cached(prepared)
-            if hit is not None:
-                return Submission(hit, await self._estimate(prepared), cached=True)
+        if not request.no_cache and parent_id is None and (
+                hit := await self.cached(prepared)) is not None:
+            return Submission(hit, answered_by(await self.priced(prepared), hit), cached=True)
         try:
             return await self._reserve_and_queue(prepared, origin, idempotency_key, parent_id,
                                                  reused_steps, claim)
@@ -187,15 +180,13 @@ class DebateService:
                 raise KeyReused(f"the idempotency key {idempotency_key!r} belongs to debate "
                                 f"{existing.id}, submitted with a different request; use a new "
                                 "key for a new debate", existing_id=existing.id) from None
-            return Submission(existing, await self._estimate(prepared), duplicate=True)
+            return Submission(existing, await self.priced(prepared), duplicate=True)
 
-    async def _cached(self, prepared: Prepared) -> DebateRecord | None:
-        if self.settings.cache_ttl_seconds <= 0:
-            return None
-        since = self.clock() - timedelta(seconds=self.settings.cache_ttl_seconds)
-        key = cache_key(self.engine, prepared)
-        async with self.db.transaction(readonly=True) as session:
-            return await debates.find_cached(session, topic_key=key, since=since)
+    async def cached(self, prepared: Prepared, replay_of: str | None = None
+                      ) -> DebateRecord | None:
+        """The finished debate that answers `prepared` now (bot/service/reuse.py)."""
+        return await reuse.cached(self.db, self.engine, prepared, now=self.clock(),
+                            ttl_seconds=self.settings.cache_ttl_seconds, replay_of=replay_of)
 
     async def _reserve_and_queue(self, prepared: Prepared, origin: Origin,
                                  idempotency_key: str | None, parent_id: str | None,
@@ -212,7 +203,7 @@ class DebateService:
 
         # a replay continues its source's steps: another mode would not be that replay
         prepared, estimate, record = await admission.admitted(
-            self.engine, prepared, lambda p: self._estimate(p, reused_steps), queue_it,
+            self.engine, prepared, lambda p: self.priced(p, reused_steps), queue_it,
             downgrade=not reused_steps)
         await self._maybe_alert(day)
         for hook in self.submitted_hooks:
@@ -237,7 +228,8 @@ class DebateService:
                                  amount_usd=estimate.usd_high, debate_id=record.id,
                                  alert_fraction=self.settings.budget_alert_fraction,
                                  team_id=origin.team_id)
-            key = cache_key(self.engine, prepared)
+            key = cache_key(self.engine, prepared,
+                            replay_of=replay_source(parent_id, reused_steps))
             record = await debates.create(session, record=record, topic_key=key,
                                           idempotency_key=idempotency_key)
             await audit.append(session, debate_id=record.id, kind="debate_submitted",
@@ -294,7 +286,7 @@ class DebateService:
         sizes = await self.learned_sizes()
         checked = await readmission.readmit(
             self.db, debate_id=record.id, reserved_usd=record.reserved_usd,
-            estimate=await self._estimate(prepared, record.reused_steps),
+            estimate=await self.priced(prepared, record.reused_steps),
             max_debate_usd=self.settings.max_debate_usd, day=budget_day(self.clock()),
             cap_usd=self.settings.daily_budget_usd, hold=record.attempts <= 1)
         if checked.refused is not None:  # nothing was spent: said so, its hold given back
@@ -306,7 +298,10 @@ class DebateService:
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
-            step_cache=self._judge_cache(), judge_history=await self.history.judge_scores(),
+            # a replay pays exactly the calls it announced: no judge cache (its key would follow
+            # the replay's own id, so an earlier replay's verdicts answered at random)
+            step_cache=None if record.reused_steps else self._judge_cache(),
+            judge_history=await self.history.judge_scores(),
             purse=purse, sizes=sizes, tracer=tracing().tracer,
         )
         return await self.finish(record.id, result, actor=worker_id)
@@ -372,25 +367,11 @@ class DebateService:
 
     async def replay(self, source_id: str, *, more_rounds: int | None = None,
                      synthesizer: str | None = None, actor: str = "cli",
-                     origin: Origin | None = None) -> Submission:
-        """A new debate from a stored one; the source is untouched, unchanged steps reused.
-        A change the mode cannot make is refused (InvalidRequest) before anything is stored or
-        reserved."""
-        async with self.db.transaction() as session:
-            source = await debates.get(session, source_id)
-            keys = [s.key for s in await steps.list_steps(session, source_id)]
-        if source.result is None:
-            raise InvalidRequest(f"debate {source_id} has no result yet; replay a finished one")
-        before = prepare(self.engine, source.request)
-        request = replay_request(source.request, protocol=before.protocol, preset=before.preset,
-                                 more_rounds=more_rounds, synthesizer=synthesizer,
-                                 outcome=source.result.outcome)
-        after = prepare(self.engine, request)
-        reuse = reused_steps(before.plan, after.plan, keys,
-                             rerun=before.protocol.final_steps if synthesizer else None)
-        return await self.submit(request.model_copy(update={"requested_by": actor}),
-                                 origin=origin or Origin(surface="replay"),
-                                 parent_id=source_id, reused_steps=reuse)
+                     origin: Origin | None = None, no_cache: bool = False) -> Submission:
+        """A new debate from a stored one (bot/service/replays.py)."""
+        return await replays.replay(self, source_id, more_rounds=more_rounds,
+                                    synthesizer=synthesizer, actor=actor, origin=origin,
+                                    no_cache=no_cache)
 
     def _judge_cache(self) -> StepCache | None:
         ttl = self.settings.judge_cache_ttl_seconds

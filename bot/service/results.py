@@ -78,15 +78,26 @@ def marks(record: DebateRecord, *, rehearsal: bool = False) -> list[Mark]:
         out.append(Mark("rehearsal", "warn"))
     if record.downgraded_from:
         out.append(Mark(f"asked {record.downgraded_from}, ran {record.mode}: budget", "warn"))
+    reused = _reused(record)
     if record.parent_id:
         replay = bool(record.reused_steps) or record.origin.surface == "replay"
-        out.append(Mark(f"{'replay of' if replay else 're-run of'} {record.parent_id}", "info",
-                        record.parent_id))
+        text = f"{'replay of' if replay else 're-run of'} {record.parent_id}"
+        out.append(Mark(text + (f", {reused}" if reused else ""), "info", record.parent_id))
+    elif reused:
+        out.append(Mark(f"{reused}, not paid again", "info"))
     if record.cached_from:
         out.append(Mark(f"cached result of {record.cached_from}", "info", record.cached_from))
     if record.origin.surface in DOORS_SAID:
         out.append(Mark(DOORS_SAID[record.origin.surface], "info"))
     return out
+
+
+def _reused(record: DebateRecord) -> str:
+    """"6 steps reused": the steps a debate read instead of calling (a replay's from its
+    source, judge verdicts from the judge cache); a replay not yet run: the steps it will read."""
+    done = record.result is not None
+    n = record.result.cost.reused_calls if record.result is not None else len(record.reused_steps)
+    return f"{n} step{'' if n == 1 else 's'} {'reused' if done else 'to reuse'}" if n else ""
 
 
 #: Doors a reader should know a debate came in by (the others say so where it shows: a Slack

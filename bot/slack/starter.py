@@ -148,7 +148,9 @@ async def submit_opening(ctx: Starts, opening: Opening, *, idempotency_key: str 
     started = debate_started(sub.record, sub.estimate, url, rehearsal=ctx.rehearsal)
     await ctx.notifier.update(place.channel_id, ts, started)
     if sub.cached:
-        await ctx.notifier.post(thread.channel_id, notices.cached(sub.record.id),
+        waits = sub.record.status is DebateStatus.AWAITING_REVIEW
+        await ctx.notifier.post(thread.channel_id,
+                                notices.cached(sub.record.id, awaiting_review=waits),
                                 thread_ts=thread.ts)
         await ctx.notifier.post_summary(sub.record, thread)
     elif not sub.duplicate:

@@ -118,7 +118,8 @@ def estimate(
     return Estimate(
         mode=plan.mode,
         calls=len(calls),
-        depth=plan.depth,
+        depth=len({call.depth for call in calls}),   # parallel calls are one round
+        reused=len(plan.calls) - len(calls),
         prompt_tokens=tokens["typical"].prompt_tokens,
         completion_tokens=tokens["typical"].completion_tokens,
         completion_tokens_high=tokens["high"].completion_tokens,
@@ -199,6 +200,25 @@ def ceiling_note(estimate: Estimate) -> str:
                 "DIALECTIC_MAX_DEBATE_USD to change it")
     return (f"ceiling {amount} = {CEILING_MULTIPLE:g} × the high estimate; set "
             "DIALECTIC_MAX_DEBATE_USD to change it")
+
+
+def estimate_line(estimate: Estimate) -> str:
+    """"~10 calls · $0.03–$0.12 · ceiling …", or what answers it when a finished debate does."""
+    if estimate.cached_from:
+        return f"no new calls, $0: reuses debate {estimate.cached_from}"
+    return f"~{estimate.calls} calls · {estimate_range(estimate)} · {ceiling_note(estimate)}"
+
+
+def reuse_note(estimate: Estimate) -> str:
+    """What the estimate reuses instead of paying for, in one line ("" when nothing): the
+    finished debate whose result answers the request, or the steps a replay reads."""
+    steps = f"{estimate.reused} step{'' if estimate.reused == 1 else 's'}"
+    if estimate.cached_from:
+        return (f"answered by debate {estimate.cached_from}, finished within the cache window: "
+                f"its result ({steps}) is reused, no new calls, $0 (no_cache asks anew)")
+    if estimate.reused:
+        return f"{steps} read from the source debate at no cost; only the new calls are priced"
+    return ""
 
 
 def stand_in_note(estimate: Estimate) -> str:

@@ -11,6 +11,9 @@ from pydantic import ValidationError
 from engine.domain import Usage
 
 REASK_ERROR_CHARS = 1000
+SHOWN_VALUE_CHARS = 60
+#: errors whose input is not one value the reply wrote (the whole reply, or nothing)
+_NO_VALUE = frozenset({"missing", "json_invalid", "json_type"})
 JSON_ONLY = "Reply with one JSON object only: no prose, no markdown, no code fences."
 
 _FENCE = re.compile(r"```[a-zA-Z0-9_-]*[ \t]*\n?(.*?)```", re.S)
@@ -40,11 +43,20 @@ def extract_json(text: str) -> str:
 
 
 def describe_validation_error(exc: ValidationError) -> str:
-    """A short, model-readable account of what was wrong with a reply."""
+    """A short, model-readable account of what was wrong with a reply: each field, the rule it
+    broke (a range, a missing key, a type) and, for a single value, what the reply wrote
+    ("strength: Input should be less than or equal to 10 (got 11)")."""
     parts = []
     for error in exc.errors(include_url=False):
         where = ".".join(str(part) for part in error["loc"]) or "<root>"
-        parts.append(f"{where}: {error['msg']}")
+        got = error.get("input")
+        wrote = ""
+        if error["type"] not in _NO_VALUE and isinstance(got, str | int | float | bool):
+            shown = repr(got)
+            if len(shown) > SHOWN_VALUE_CHARS:
+                shown = shown[:SHOWN_VALUE_CHARS] + "…"
+            wrote = f" (got {shown})"
+        parts.append(f"{where}: {error['msg']}{wrote}")
     return "; ".join(parts)[:REASK_ERROR_CHARS]
 
 

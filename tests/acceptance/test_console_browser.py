@@ -99,6 +99,12 @@ async def test_start_from_the_form_and_watch_the_debate_arrive_live(
     record = (await rt.service.recent(limit=1))[0]
     assert record.request.topic == TOPIC and record.preset == "default"
     await _check_the_judges(browser, record.result)
+    # the same question again: the form says the finished debate answers it, at no cost
+    await browser.goto("/")
+    await browser.run((await browser.find("#topic")).send_keys, TOPIC)
+    await browser.wait_js("document.getElementById('estimate').dataset.ready", "the estimate")
+    said = await browser.text("#estimate")
+    assert f"Answered by debate {record.id}" in said and "no new calls, $0" in said, said
 
 
 async def _check_the_judges(browser: Browser, result: Any) -> None:

@@ -360,7 +360,8 @@ async def test_invalid_json_is_reasked_with_the_error(
     assert second[3]["role"] == "user"
     assert "Invalid JSON" in second[3]["content"]
     assert "corrected JSON object only" in second[3]["content"]
-    assert retries.calls == [(1, "invalid output", 0.0)]
+    assert retries.calls == [(1, "invalid output: <root>: Invalid JSON: expected ident at line "
+                                 "1 column 2", 0.0)]   # what was wrong, in the trace too
 
 
 async def test_schema_invalid_reply_names_the_fields(

@@ -67,10 +67,16 @@ function startForm(form) {
         headers: {"Content-Type": "application/json"}, body: JSON.stringify(data)});
       const e = await reply.json();
       if (!reply.ok) { out.textContent = e.error || "No estimate."; return; }
+      if (e.cached_from) {   // a finished debate answers it: docs/caching-and-replay.md
+        out.textContent = `Answered by debate ${e.cached_from}, finished within the cache ` +
+          `window: its result is reused, no new calls, $0.`;
+        out.dataset.ready = "true";
+        return;
+      }
       const range = e.usd_high > e.usd_low ? `${money(e.usd_low)}–${money(e.usd_high)}, typically ` +
         `${money(e.usd)} (it may hold up to ${money(e.ceiling_usd)} if replies run long)` :
         `about ${money(e.usd)}`;
-      out.textContent = `Estimate: ${e.calls} calls, ${e.depth} rounds deep, ${range}` +
+      out.textContent = `Estimate: ${e.calls} calls, ${e.depth} dependent rounds, ${range}` +
         `${e.rehearsal ? " (rehearsal: the offline model costs nothing)" : ""}.`;
       out.dataset.ready = "true";
     } catch (err) { out.textContent = "Could not reach the server for an estimate."; }

@@ -57,7 +57,7 @@ from engine.domain import (
     Estimate,
     PhaseSummary,
 )
-from engine.money.cost import ceiling_note, estimate_range, token_summary
+from engine.money.cost import estimate_line, token_summary
 from engine.settings import ThresholdSpec
 from engine.untrusted.injection import Finding
 from storage.records import DebateRecord, DebateStatus
@@ -90,10 +90,7 @@ def _started_fields(record: DebateRecord, estimate: Estimate | None) -> list[tup
     if record.downgraded_from:
         mode += f" (downgraded from {escape(record.downgraded_from)} to fit the budget)"
     judges = str(record.request.judges) if record.request.judges else "preset default"
-    cost = "n/a"
-    if estimate is not None:
-        cost = (f"~{estimate.calls} calls · {estimate_range(estimate)} · "
-                f"{ceiling_note(estimate)}")
+    cost = "n/a" if estimate is None else escape(estimate_line(estimate))
     pairs = [("Mode", mode), ("Preset", escape(record.preset)), ("Judges", judges),
              ("Estimate", cost)]
     if record.requested_by:

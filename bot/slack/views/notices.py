@@ -14,7 +14,7 @@ from bot.slack.views import common as B
 from bot.slack.views.common import note as _note
 from bot.slack.views.review import decision_line
 from engine.domain import DebateResult, Estimate
-from engine.money.cost import ceiling_note, estimate_range
+from engine.money.cost import ceiling_note, estimate_range, reuse_note
 from storage.records import Review
 
 INVITE = "/invite @Dialectic"
@@ -40,6 +40,10 @@ def _topic(topic: str) -> str:
 def starting(topic: str, estimate: Estimate, *, rehearsal: bool) -> B.Message:
     """The slash command's immediate ack: what starts and roughly what it costs."""
     mark = " (rehearsal: placeholder model, no cost)" if rehearsal else ""
+    if estimate.cached_from:   # a finished debate answers it: nothing starts
+        return _note(f"♻️ *{_topic(topic)}* was debated recently (debate "
+                     f"`{escape(estimate.cached_from)}`): its result follows in the thread I am "
+                     "opening in this channel, no new calls, $0.")
     return _note(f"⏳ Starting a *{escape(estimate.mode)}* debate{mark}: *{_topic(topic)}*\n"
                  f"Estimate: ~{estimate.calls} calls, {estimate_range(estimate)} "
                  f"({ceiling_note(estimate)}). "
@@ -56,6 +60,8 @@ def estimate_reply(topic: str, estimate: Estimate) -> B.Message:
     text = f"Estimate for: {_topic(topic)} — {estimate_range(estimate)}"
     head = [B.section(f"*Estimate* for *{_topic(topic)}* (nothing was started)"),
             B.fields(pairs)]
+    if reused := reuse_note(estimate):
+        head.append(B.context([escape(reused[:1].upper() + reused[1:])]))
     if estimate.rehearsal:
         head.append(B.context([B.REHEARSAL_NOTE]))
     return B.Message(text, head)
@@ -79,9 +85,12 @@ def post_failed(error: str) -> B.Message:
     return _note(f"⚠ Slack refused my message ({escape(error)}); nothing was started.")
 
 
-def cached(debate_id: str) -> B.Message:
+def cached(debate_id: str, *, awaiting_review: bool = False) -> B.Message:
+    """The same question answered by a recent debate's result; one still awaiting a reviewer
+    says so (docs/caching-and-replay.md)."""
+    waits = ", still awaiting a reviewer's decision" if awaiting_review else ""
     return _note(f"♻️ The same question was debated recently: here is that result "
-                 f"(debate `{escape(debate_id)}`), no new spend.")
+                 f"(debate `{escape(debate_id)}`{waits}), no new spend.")
 
 
 def awaiting_review(review_channel: str) -> B.Message:

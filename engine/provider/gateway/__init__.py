@@ -73,6 +73,8 @@ log = logging.getLogger(__name__)
 Sleep = Callable[[float], Awaitable[None]]
 
 TIMEOUT_RETRIES = 1
+#: how much of what was wrong a retry's reason carries into the trace and the logs
+REASON_CHARS = 300
 #: the output cap when the caller names none, and the most a cut-off retry asks for
 DEFAULT_OUTPUT_CAP = 4096
 MAX_OUTPUT_CAP = 65_536
@@ -299,9 +301,12 @@ class OpenAIGateway:
     async def _reask(
         self, spec: CallSpec[T], state: _CallState, content: str, exc: ValidationError
     ) -> None:
-        """Append the bad reply and the validation error, or give up after the allowed re-asks."""
+        """Append the bad reply and the validation error, or give up after the allowed re-asks,
+        or once the step has had its paid attempts (1 + the re-asks; a reply cut at its cap and
+        asked again counts as one)."""
         problem = describe_validation_error(exc)
-        if state.reasks >= self._settings.invalid_output_retries:
+        allowed = self._settings.invalid_output_retries
+        if state.reasks >= allowed or state.billed > allowed:
             raise LLMInvalidOutput(
                 f"{spec.model} replied with invalid output for {spec.schema.__name__} after "
                 f"{state.calls} attempts: {problem}",
@@ -316,7 +321,8 @@ class OpenAIGateway:
                 f"Reply again with the corrected JSON object only, no prose and no code fences.",
             }
         )
-        await self._notify(spec, state.calls, "invalid output", 0.0)
+        # the reason, as the trace and the progress show it: what was wrong, not just that
+        await self._notify(spec, state.calls, f"invalid output: {problem[:REASON_CHARS]}", 0.0)
 
     async def _notify(self, spec: CallSpec[T], attempt: int, reason: str, delay: float) -> None:
         log.warning("LLM call for %s failed on attempt %d (%s); retrying in %.2f s",
