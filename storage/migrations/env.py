@@ -9,7 +9,7 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from storage import evaluation_rows, outbox_rows  # noqa: F401  # their tables join Base.metadata
+from storage import evaluation_rows, installations, outbox_rows  # noqa: F401  # their tables join Base.metadata
 from storage.models import Base
 
 config = context.config
