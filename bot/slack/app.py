@@ -123,12 +123,14 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
     installed: Installed | InstalledWorkspaces
     if ctx.settings.multi_workspace:   # installed from a link, in many workspaces
         oauth = oauth_settings(ctx.settings, ctx.rt.db, public_url=ctx.rt.settings.public_url)
-        app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
-                       oauth_settings=oauth,
-                       signing_secret=secret.get_secret_value() if secret is not None else "")
         store = oauth.installation_store
         assert isinstance(store, SealedInstallationStore)
+        # the gate before Bolt's own authorisation: an uninstalled workspace is refused
+        # quietly, not answered "please reinstall"
         installed = InstalledWorkspaces(store)
+        app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
+                       oauth_settings=oauth, before_authorize=gate(installed),
+                       signing_secret=secret.get_secret_value() if secret is not None else "")
         register_revocation(app, store)
     else:
         installed = Installed(ctx.client)
@@ -146,7 +148,8 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         await next()
         return None
 
-    app.middleware(gate(installed))   # first: another workspace's request leaves no trace
+    if not ctx.settings.multi_workspace:
+        app.middleware(gate(installed))   # first: another workspace's request leaves no trace
     app.middleware(drop_repeated_events)
     for surface in (commands, events, actions, feedback, shortcuts, home, direct, unfurls):
         surface.register(app, ctx)
