@@ -30,14 +30,10 @@ from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetry
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.client import WebClient
+from bot.slack.clients import bind_request_client
 from bot.slack.context import SlackContext
 from bot.slack.gate import Installed, gate
-from bot.slack.installations import (
-    InstalledWorkspaces,
-    SealedInstallationStore,
-    oauth_settings,
-    register_revocation,
-)
+from bot.slack.installations import InstalledWorkspaces, oauth_settings, register_revocation
 from bot.slack.listeners import (
     actions,
     commands,
@@ -122,9 +118,12 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
     secret = ctx.settings.slack_signing_secret
     installed: Installed | InstalledWorkspaces
     if ctx.settings.multi_workspace:   # installed from a link, in many workspaces
-        oauth = oauth_settings(ctx.settings, ctx.rt.db, public_url=ctx.rt.settings.public_url)
-        store = oauth.installation_store
-        assert isinstance(store, SealedInstallationStore)
+        store = ctx.notifier.clients.store
+        if store is None:
+            raise ConfigurationError("multi-workspace mode: the notifier has no installation "
+                                     "store (attach_notifier makes it)")
+        oauth = oauth_settings(ctx.settings, ctx.rt.db, store,
+                               public_url=ctx.rt.settings.public_url)
         # the gate before Bolt's own authorisation: an uninstalled workspace is refused
         # quietly, not answered "please reinstall"
         installed = InstalledWorkspaces(store)
@@ -132,6 +131,7 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
                        oauth_settings=oauth, before_authorize=gate(installed),
                        signing_secret=secret.get_secret_value() if secret is not None else "")
         register_revocation(app, store)
+        app.middleware(bind_request_client)   # its listeners use the workspace's token
     else:
         installed = Installed(ctx.client)
         app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),

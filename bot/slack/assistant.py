@@ -87,8 +87,10 @@ class DmStatus:
 
 async def set_status(notifier: SlackNotifier, thread: Thread, status: str) -> None:
     """assistant.threads.setStatus through the channel's queue; a failure is logged."""
+    client = notifier.client   # the work's workspace's, read before the queue runs it
+
     async def call() -> None:
-        await notifier.client.assistant_threads_setStatus(
+        await client.assistant_threads_setStatus(
             channel_id=thread.channel_id, thread_ts=thread.ts, status=status)
 
     await notifier.logged(notifier.pacer.submit(thread.channel_id, call), "a DM status")

@@ -30,8 +30,8 @@ from storage.db import Database
 from storage.tenancy import Workspace
 
 __all__ = ["BOT_SCOPES", "INSTALL_PATH", "REDIRECT_PATH", "InstalledWorkspaces",
-           "SealedInstallationStore", "TokenCipher", "oauth_settings", "register_revocation",
-           "state_store"]
+           "SealedInstallationStore", "TokenCipher", "installation_store", "oauth_settings",
+           "register_revocation", "state_store"]
 
 log = logging.getLogger("dialectic.slack.installations")
 
@@ -175,18 +175,24 @@ INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 
 
-def oauth_settings(settings: SlackSettings, db: Database, *, public_url: str
-                   ) -> AsyncOAuthSettings:
-    """Bolt's OAuth flow ("Add to Slack" at /slack/install, back at /slack/oauth_redirect),
-    its installations and states in the service's database, the tokens encrypted."""
+def installation_store(settings: SlackSettings, db: Database) -> SealedInstallationStore:
+    """The store of multi-workspace mode; ConfigurationError when a setting it needs is not
+    set."""
     if settings.slack_client_id is None or settings.slack_client_secret is None:
         raise ConfigurationError("multi-workspace mode needs SLACK_CLIENT_ID and "
                                  "SLACK_CLIENT_SECRET")
     if settings.token_keys is None:
         raise ConfigurationError("multi-workspace mode stores each workspace's bot token "
                                  "encrypted: set DIALECTIC_TOKEN_KEYS to a Fernet key")
-    store = SealedInstallationStore(settings.slack_client_id, db,
-                                    TokenCipher(settings.token_keys.get_secret_value()))
+    return SealedInstallationStore(settings.slack_client_id, db,
+                                   TokenCipher(settings.token_keys.get_secret_value()))
+
+
+def oauth_settings(settings: SlackSettings, db: Database, store: SealedInstallationStore, *,
+                   public_url: str) -> AsyncOAuthSettings:
+    """Bolt's OAuth flow ("Add to Slack" at /slack/install, back at /slack/oauth_redirect),
+    its installations and states in the service's database, the tokens encrypted."""
+    assert settings.slack_client_id is not None and settings.slack_client_secret is not None
     root = settings.slack_api_url.rstrip("/").removesuffix("/api")
     return AsyncOAuthSettings(
         client_id=settings.slack_client_id,

@@ -73,8 +73,8 @@ class SlackSettings(BaseModel):
 
     @property
     def enabled(self) -> bool:
-        return self.multi_workspace or self.slack_bot_token is not None and (
-            self.slack_signing_secret is not None or self.slack_app_token is not None)
+        return self.multi_workspace or (self.slack_bot_token is not None and (
+            self.slack_signing_secret is not None or self.slack_app_token is not None))
 
     @property
     def sign_in(self) -> bool:

@@ -38,6 +38,7 @@ from aiohttp import web
 from tests.fakes.slack_assistant import SlackAssistant
 from tests.fakes.slack_entities import SlackEntities
 from tests.fakes.slack_faults import PROXY_PAGES, Fault, SlackFaults, take
+from tests.fakes.slack_installs import SlackInstalls
 from tests.fakes.slack_requests import (
     JSON_ARGS,
     MAX_BLOCKS,
@@ -54,7 +55,6 @@ from tests.fakes.slack_requests import (
     read_args,
     view_problem,
 )
-from tests.fakes.slack_installs import SlackInstalls
 from tests.fakes.slack_signin import SlackSignIn
 from tests.fakes.slack_socket import SocketMode
 from tests.fakes.slack_streams import SlackStreams

@@ -29,10 +29,10 @@ OLD_KEY = Fernet.generate_key().decode()
 T1, T2, T3 = "T1ONE", "T2TWO", "T3NEVER"
 
 
-def multi(tmp_path: Path, **more: Any) -> Any:
+def multi(tmp_path: Path, workers: int | None = 0, **more: Any) -> Any:
     values = {"slack_bot_token": None, "slack_client_id": CLIENT_ID,
               "slack_client_secret": CLIENT_SECRET, "token_keys": KEY, **more}
-    return slack_harness(tmp_path, workers=0, **values)
+    return slack_harness(tmp_path, workers=workers, **values)
 
 
 async def install(h: Harness, who: Install) -> aiohttp.ClientResponse:
@@ -63,7 +63,7 @@ async def install(h: Harness, who: Install) -> aiohttp.ClientResponse:
 
 async def rows(h: Harness, table: str) -> list[dict[str, Any]]:
     async with h.rt.db.engine.connect() as conn:
-        result = await conn.execute(text(f"SELECT * FROM {table}"))  # noqa: S608 - fixed names
+        result = await conn.execute(text(f"SELECT * FROM {table}"))
         return [dict(r) for r in result.mappings()]
 
 
@@ -190,3 +190,31 @@ async def test_a_rotated_key_still_opens_tokens_sealed_with_the_old_one(tmp_path
 
 async def _teams(h: Harness, table: str, teams: set[str]) -> bool:
     return {r["team_id"] for r in await rows(h, table)} == teams
+
+
+def command_from(h: Harness, team: str, topic: str) -> str:
+    fields = dict(pair.split("=", 1) for pair in h.command_body(topic).split("&"))
+    fields["team_id"] = team
+    return "&".join(f"{k}={v}" for k, v in fields.items())
+
+
+async def test_a_debate_posts_everything_with_its_workspaces_token(tmp_path: Path) -> None:
+    """The command's answer, the thread's status and phase replies (a worker), the result and
+    the review request (the outbox dispatcher): every Slack call with the debate's workspace's
+    token, none with another's or with none."""
+    async with multi(tmp_path, workers=None) as h:
+        for team in (T1, T2):
+            await install(h, Install(team))
+        h.fake.calls.clear()
+        reply = await h.send(command_from(h, T2, "Should we adopt Kafka?"),
+                             "application/x-www-form-urlencoded")
+        assert reply.status == 200 and "Estimate" in reply.text, reply.text
+        debate = await h.one_debate()
+        await h.wait_finished(debate.id)
+        root = h.fake.messages("CGENERAL")[0]
+        await h.wait_reply("CGENERAL", root["ts"], "[Rehearsal] Debate result")
+        posting = [c for c in h.fake.calls
+                   if c.method.startswith(("chat.", "assistant.", "views.", "reactions."))]
+        assert posting and {c.team for c in posting} == {T2}, [
+            (c.method, c.team, c.response.get("error")) for c in posting]
+        assert all(c.ok for c in posting)
