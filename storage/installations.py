@@ -20,22 +20,30 @@ __all__ = ["BOTS", "INSTALLATIONS", "OAUTH_STATES", "SEALED_TOKEN_CHARS"]
 #: room for a Fernet token over a rotating Slack token (xoxe.xoxb-…, about 170 characters)
 SEALED_TOKEN_CHARS = 1024
 
+def _bot_columns() -> list[Column[object]]:
+    """The columns an installation and a bot share (the library's, in its order)."""
+    return [
+        Column("id", Integer, primary_key=True, autoincrement=True),
+        Column("client_id", String(32), nullable=False),
+        Column("app_id", String(32), nullable=False),
+        Column("enterprise_id", String(32)),
+        Column("enterprise_name", String(200)),
+        Column("team_id", String(32)),
+        Column("team_name", String(200)),
+        Column("bot_token", String(SEALED_TOKEN_CHARS)),
+        Column("bot_id", String(32)),
+        Column("bot_user_id", String(32)),
+        Column("bot_scopes", String(1000)),
+        Column("bot_refresh_token", String(SEALED_TOKEN_CHARS)),
+        Column("bot_token_expires_at", DateTime),
+        Column("is_enterprise_install", Boolean, nullable=False),
+        Column("installed_at", DateTime, nullable=False),
+    ]
+
+
 INSTALLATIONS = Table(
-    "slack_installations", Base.metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("client_id", String(32), nullable=False),
-    Column("app_id", String(32), nullable=False),
-    Column("enterprise_id", String(32)),
-    Column("enterprise_name", String(200)),
+    "slack_installations", Base.metadata, *_bot_columns(),
     Column("enterprise_url", String(200)),
-    Column("team_id", String(32)),
-    Column("team_name", String(200)),
-    Column("bot_token", String(SEALED_TOKEN_CHARS)),
-    Column("bot_id", String(32)),
-    Column("bot_user_id", String(32)),
-    Column("bot_scopes", String(1000)),
-    Column("bot_refresh_token", String(SEALED_TOKEN_CHARS)),
-    Column("bot_token_expires_at", DateTime),
     Column("user_id", String(32), nullable=False),
     Column("user_token", String(SEALED_TOKEN_CHARS)),
     Column("user_scopes", String(1000)),
@@ -45,30 +53,13 @@ INSTALLATIONS = Table(
     Column("incoming_webhook_channel", String(200)),
     Column("incoming_webhook_channel_id", String(200)),
     Column("incoming_webhook_configuration_url", String(200)),
-    Column("is_enterprise_install", Boolean, nullable=False),
     Column("token_type", String(32)),
-    Column("installed_at", DateTime, nullable=False),
     Index("slack_installations_idx", "client_id", "enterprise_id", "team_id", "user_id",
           "installed_at"),
 )
 
 BOTS = Table(
-    "slack_bots", Base.metadata,
-    Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("client_id", String(32), nullable=False),
-    Column("app_id", String(32), nullable=False),
-    Column("enterprise_id", String(32)),
-    Column("enterprise_name", String(200)),
-    Column("team_id", String(32)),
-    Column("team_name", String(200)),
-    Column("bot_token", String(SEALED_TOKEN_CHARS)),
-    Column("bot_id", String(32)),
-    Column("bot_user_id", String(32)),
-    Column("bot_scopes", String(1000)),
-    Column("bot_refresh_token", String(SEALED_TOKEN_CHARS)),
-    Column("bot_token_expires_at", DateTime),
-    Column("is_enterprise_install", Boolean, nullable=False),
-    Column("installed_at", DateTime, nullable=False),
+    "slack_bots", Base.metadata, *_bot_columns(),
     Index("slack_bots_idx", "client_id", "enterprise_id", "team_id", "installed_at"),
 )
 

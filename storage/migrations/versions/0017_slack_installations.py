@@ -24,19 +24,13 @@ SEALED = 1024
 
 
 def _bot_columns() -> list[sa.Column[object]]:
+    """The columns an installation and a bot share."""
     return [
         sa.Column("id", sa.Integer(), primary_key=True, autoincrement=True),
         sa.Column("client_id", sa.String(32), nullable=False),
         sa.Column("app_id", sa.String(32), nullable=False),
         sa.Column("enterprise_id", sa.String(32)),
         sa.Column("enterprise_name", sa.String(200)),
-    ]
-
-
-def upgrade() -> None:
-    op.create_table(
-        "slack_installations", *_bot_columns(),
-        sa.Column("enterprise_url", sa.String(200)),
         sa.Column("team_id", sa.String(32)),
         sa.Column("team_name", sa.String(200)),
         sa.Column("bot_token", sa.String(SEALED)),
@@ -45,6 +39,15 @@ def upgrade() -> None:
         sa.Column("bot_scopes", sa.String(1000)),
         sa.Column("bot_refresh_token", sa.String(SEALED)),
         sa.Column("bot_token_expires_at", sa.DateTime()),
+        sa.Column("is_enterprise_install", sa.Boolean(), nullable=False),
+        sa.Column("installed_at", sa.DateTime(), nullable=False),
+    ]
+
+
+def upgrade() -> None:
+    op.create_table(
+        "slack_installations", *_bot_columns(),
+        sa.Column("enterprise_url", sa.String(200)),
         sa.Column("user_id", sa.String(32), nullable=False),
         sa.Column("user_token", sa.String(SEALED)),
         sa.Column("user_scopes", sa.String(1000)),
@@ -54,25 +57,11 @@ def upgrade() -> None:
         sa.Column("incoming_webhook_channel", sa.String(200)),
         sa.Column("incoming_webhook_channel_id", sa.String(200)),
         sa.Column("incoming_webhook_configuration_url", sa.String(200)),
-        sa.Column("is_enterprise_install", sa.Boolean(), nullable=False),
         sa.Column("token_type", sa.String(32)),
-        sa.Column("installed_at", sa.DateTime(), nullable=False),
     )
     op.create_index("slack_installations_idx", "slack_installations",
                     ["client_id", "enterprise_id", "team_id", "user_id", "installed_at"])
-    op.create_table(
-        "slack_bots", *_bot_columns(),
-        sa.Column("team_id", sa.String(32)),
-        sa.Column("team_name", sa.String(200)),
-        sa.Column("bot_token", sa.String(SEALED)),
-        sa.Column("bot_id", sa.String(32)),
-        sa.Column("bot_user_id", sa.String(32)),
-        sa.Column("bot_scopes", sa.String(1000)),
-        sa.Column("bot_refresh_token", sa.String(SEALED)),
-        sa.Column("bot_token_expires_at", sa.DateTime()),
-        sa.Column("is_enterprise_install", sa.Boolean(), nullable=False),
-        sa.Column("installed_at", sa.DateTime(), nullable=False),
-    )
+    op.create_table("slack_bots", *_bot_columns())
     op.create_index("slack_bots_idx", "slack_bots",
                     ["client_id", "enterprise_id", "team_id", "installed_at"])
     op.create_table(
