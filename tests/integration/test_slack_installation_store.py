@@ -31,7 +31,7 @@ def installation(team: str | None, *, org: str | None = None, org_wide: bool = F
 
 async def raw(db: Database, table: str) -> str:
     async with db.engine.connect() as conn:
-        rows = (await conn.execute(text(f"SELECT * FROM {table}"))).mappings()  # noqa: S608
+        rows = (await conn.execute(text(f"SELECT * FROM {table}"))).mappings()
         return json.dumps([dict(r) for r in rows], default=str)
 
 
