@@ -270,7 +270,7 @@ class SlackDispatcher:
                       if delivery.kind == "review_request" else None)
         client = await self.notifier.clients.for_origin(record.origin)
         if client is None:   # multi-workspace mode: the debate's workspace is not installed
-            steps.state["skipped"] = "the debate's Slack workspace is not installed"
+            steps.state["skipped"] = "the debate belongs to no installed Slack workspace"
             return
         with using(client):
             if delivery.kind == "thread_result":
