@@ -31,6 +31,7 @@ from sqlalchemy.sql.dml import Insert
 
 from storage import (
     evaluation_rows,  # noqa: F401  # their tables join Base.metadata
+    installations,  # noqa: F401
     outbox_rows,  # noqa: F401
     permissions,
     sqlite_driver,

@@ -24,13 +24,16 @@ from slack_bolt.logger.messages import (
     warning_client_prioritized_and_token_skipped,
     warning_token_skipped,
 )
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.client import WebClient
+from bot.slack.clients import bind_request_client
 from bot.slack.context import SlackContext
 from bot.slack.gate import Installed, gate
+from bot.slack.installations import InstalledWorkspaces, oauth_settings, register_revocation
 from bot.slack.listeners import (
     actions,
     commands,
@@ -55,10 +58,11 @@ Cleanup = Callable[[web.Application], AsyncIterator[None]]
 def make_client(settings: SlackSettings) -> AsyncWebClient:
     """The Web API client: configurable base URL (tests use a fake), 429s retried, a reply
     that is not Slack's JSON an error like any other (bot/slack/client.py)."""
-    if settings.slack_bot_token is None:
+    if settings.slack_bot_token is None and not settings.multi_workspace:
         raise ConfigurationError("SLACK_BOT_TOKEN is not set")
-    client = WebClient(token=settings.slack_bot_token.get_secret_value(),
-                       base_url=settings.slack_api_url)
+    # multi-workspace mode: no token of its own; each request's client carries its workspace's
+    token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
+    client = WebClient(token=token, base_url=settings.slack_api_url)
     client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
     return client
 
@@ -113,11 +117,28 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
     """The Bolt app with every listener registered, requests of workspaces that are not
     installed refused (gate.py) and repeated event deliveries dropped."""
     secret = ctx.settings.slack_signing_secret
-    installed = Installed(ctx.client)
-    app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
-                   authorize=OneWorkspace(ctx.client, installed),
-                   signing_secret=secret.get_secret_value() if secret is not None else "",
-                   request_verification_enabled=secret is not None)
+    installed: Installed | InstalledWorkspaces
+    if ctx.settings.multi_workspace:   # installed from a link, in many workspaces
+        store = ctx.notifier.clients.store
+        if store is None:
+            raise ConfigurationError("multi-workspace mode: the notifier has no installation "
+                                     "store (attach_notifier makes it)")
+        oauth = oauth_settings(ctx.settings, ctx.rt.db, store,
+                               public_url=ctx.rt.settings.public_url)
+        # the gate before Bolt's own authorisation: an uninstalled workspace is refused
+        # quietly, not answered "please reinstall"
+        installed = InstalledWorkspaces(store)
+        app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
+                       oauth_settings=oauth, before_authorize=gate(installed),
+                       signing_secret=secret.get_secret_value() if secret is not None else "")
+        register_revocation(app, store)
+        app.middleware(bind_request_client)   # its listeners use the workspace's token
+    else:
+        installed = Installed(ctx.client)
+        app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
+                       authorize=OneWorkspace(ctx.client, installed),
+                       signing_secret=secret.get_secret_value() if secret is not None else "",
+                       request_verification_enabled=secret is not None)
 
     async def drop_repeated_events(body: dict[str, Any],
                                    next: Callable[[], Awaitable[None]]) -> BoltResponse | None:
@@ -128,7 +149,8 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         await next()
         return None
 
-    app.middleware(gate(installed))   # first: another workspace's request leaves no trace
+    if not ctx.settings.multi_workspace:
+        app.middleware(gate(installed))   # first: another workspace's request leaves no trace
     app.middleware(drop_repeated_events)
     for surface in (commands, events, actions, feedback, shortcuts, home, workspace_settings,
                     direct, unfurls):
@@ -162,12 +184,24 @@ def events_handler(bolt: AsyncApp) -> Callable[[web.Request], Awaitable[web.Resp
     return handle
 
 
+def oauth_handler(step: Callable[[AsyncBoltRequest], Awaitable[BoltResponse]]
+                  ) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handle(request: web.Request) -> web.Response:
+        return await to_aiohttp_response(await step(await to_bolt_request(request)))
+
+    return handle
+
+
 def mount(bolt: AsyncApp, web_app: web.Application, settings: SlackSettings,
           problems: dict[str, str] | None = None) -> None:
     """Serve Bolt over HTTP (with a signing secret) and/or Socket Mode (with an app token);
     `problems["slack"]` says why Socket Mode is not connected while it is not."""
     if settings.slack_signing_secret is not None:
         web_app.router.add_post(EVENTS_PATH, events_handler(bolt))
+    flow = bolt.oauth_flow
+    if flow is not None:   # "Add to Slack", and Slack's redirect back
+        web_app.router.add_get(flow.install_path, oauth_handler(flow.handle_installation))
+        web_app.router.add_get(flow.redirect_uri_path, oauth_handler(flow.handle_callback))
     if settings.slack_app_token is not None:
         web_app.cleanup_ctx.append(socket_mode(bolt, settings.slack_app_token.get_secret_value(),
                                                {} if problems is None else problems))

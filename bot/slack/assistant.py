@@ -23,12 +23,13 @@ from collections.abc import Sequence
 
 from bot.service.progress import Progress, progress_for
 from bot.slack.client import SLACK_ERRORS, slack_error
+from bot.slack.clients import using
 from bot.slack.notifier import SlackNotifier, Thread, thread_of
 from bot.slack.views.assistant import PROMPTS_TITLE, status_line, suggested_prompts, thread_title
 from engine.domain import Event, EventKind
 from engine.ports import EventSink
 from engine.presets import all_presets
-from storage.records import DebateRecord, Review
+from storage.records import DebateRecord, Origin, Review
 
 log = logging.getLogger("dialectic.slack.assistant")
 
@@ -77,18 +78,23 @@ class DmStatus:
             sink.stop()
         self.live.clear()
 
-    def set_soon(self, thread: Thread, status: str) -> None:
+    def set_soon(self, thread: Thread, status: str, origin: Origin | None = None) -> None:
         """Queue the status behind everything already queued for the channel; never raises."""
-        self.n.spawn(self.set(thread, status))
+        self.n.spawn(self.set(thread, status, origin))
 
-    async def set(self, thread: Thread, status: str) -> None:
-        await set_status(self.n, thread, status)
+    async def set(self, thread: Thread, status: str, origin: Origin | None = None) -> None:
+        """With `origin`, with the client of the debate's workspace."""
+        client = await self.n.clients.for_origin(origin) if origin is not None else None
+        with using(client):
+            await set_status(self.n, thread, status)
 
 
 async def set_status(notifier: SlackNotifier, thread: Thread, status: str) -> None:
     """assistant.threads.setStatus through the channel's queue; a failure is logged."""
+    client = notifier.client   # the work's workspace's, read before the queue runs it
+
     async def call() -> None:
-        await notifier.client.assistant_threads_setStatus(
+        await client.assistant_threads_setStatus(
             channel_id=thread.channel_id, thread_ts=thread.ts, status=status)
 
     await notifier.logged(notifier.pacer.submit(thread.channel_id, call), "a DM status")
@@ -101,6 +107,7 @@ class StatusSink:
         self.owner = owner
         self.thread = thread
         self.record_id = record.id
+        self.origin = record.origin
         self.progress: Progress = progress_for(owner.n.rt.engine, record.request)
         self.rehearsal = owner.n.rt.engine.is_rehearsal
         self.text = ""                  # the status the thread should show now
@@ -138,7 +145,7 @@ class StatusSink:
         if self.done or not self.text:
             return
         self.shown = self.text
-        self.owner.set_soon(self.thread, self.text)
+        self.owner.set_soon(self.thread, self.text, self.origin)
 
     async def _keep_alive(self) -> None:
         """Re-send the status before Slack's two minutes without a message remove it."""

@@ -10,6 +10,7 @@ one error type; `error_code()` and `slack_error()` read any failure without rais
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 from aiohttp import ClientError
@@ -43,6 +44,22 @@ class WebClient(AsyncWebClient):
             return res
         content_type = str((res.get("headers") or {}).get("Content-Type", ""))
         return _not_json(int(res.get("status_code") or 0), content_type, str(data or ""))
+
+
+    async def oauth_v2_access(self, *, client_id: str, client_secret: str,
+                              **kwargs: Any) -> AsyncSlackResponse:
+        """`oauth.v2.access` (Bolt's OAuth flow exchanges the install's code with it), the
+        client's credentials sent as HTTP Basic by hand: slack_sdk's own `auth=` goes through
+        aiohttp's deprecated BasicAuth."""
+        data = {k: v for k, v in kwargs.items() if v is not None}
+        return await self.api_call("oauth.v2.access", data=data,
+                                   headers=basic_auth(client_id, client_secret))
+
+
+def basic_auth(client_id: str, client_secret: str) -> dict[str, str]:
+    """The Authorization header of an OAuth client's credentials."""
+    basic = base64.b64encode(f"{client_id}:{client_secret}".encode()).decode()
+    return {"Authorization": f"Basic {basic}"}
 
 
 def _not_json(status: int, content_type: str, body: str) -> dict[str, Any]:
@@ -79,4 +96,4 @@ def slack_error(exc: BaseException) -> str:
     return f"no reply from Slack itself: HTTP {status} {kind} from something in between"
 
 
-__all__ = ["NOT_JSON", "SLACK_ERRORS", "WebClient", "error_code", "slack_error"]
+__all__ = ["NOT_JSON", "SLACK_ERRORS", "WebClient", "basic_auth", "error_code", "slack_error"]

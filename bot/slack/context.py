@@ -15,6 +15,7 @@ from bot.service.debates import DebateService
 from bot.service.feedback import FeedbackDesk
 from bot.service.reviews import ReviewDesk
 from bot.service.runtime import Runtime
+from bot.slack.clients import current
 from bot.slack.notifier import SlackNotifier
 from bot.slack.settings import SlackSettings
 from engine.settings import EngineSettings
@@ -28,9 +29,14 @@ T = TypeVar("T")
 class SlackContext:
     rt: Runtime
     settings: SlackSettings
-    client: AsyncWebClient
+    base_client: AsyncWebClient
     notifier: SlackNotifier
     scheduler: Scheduler
+
+    @property
+    def client(self) -> AsyncWebClient:
+        """The client Bolt authorised the request with (its workspace's token)."""
+        return current(self.base_client)
 
     @property
     def reviews(self) -> ReviewDesk:

@@ -28,6 +28,7 @@ from bot.service.worker import worker_name
 from bot.service.workspace_settings import review_channel_for
 from bot.slack.assistant import is_dm, set_status
 from bot.slack.client import SLACK_ERRORS, slack_error
+from bot.slack.clients import using
 from bot.slack.notifier import SlackNotifier, Thread, thread_of
 from bot.slack.recovery import StartRecovery
 from bot.slack.views import notices
@@ -116,8 +117,10 @@ class Steps:
         marker = self.marker(name)
 
         async def send() -> str:
+            client = n.client   # the debate's workspace's, read before the queue runs it
+
             async def call() -> str:
-                reply = await n.client.chat_postMessage(
+                reply = await client.chat_postMessage(
                     channel=channel, thread_ts=thread_ts, unfurl_links=False,
                     unfurl_media=False, metadata={"event_type": EVENT_TYPE,
                                                   "event_payload": {"delivery": marker}},
@@ -287,12 +290,17 @@ class SlackDispatcher:
                 return
             review = (await reviews.get(session, delivery.ref)
                       if delivery.kind == "review_request" else None)
-        if delivery.kind == "thread_result":
-            await self.thread_result(record, steps)
-        elif delivery.kind == "work_objects":
-            await self.work_objects(record, steps)
-        elif review is not None:
-            await self.review_request(record, review, steps)
+        client = await self.notifier.clients.for_origin(record.origin)
+        if client is None:   # multi-workspace mode: the debate's workspace is not installed
+            steps.state["skipped"] = "the debate belongs to no installed Slack workspace"
+            return
+        with using(client):
+            if delivery.kind == "thread_result":
+                await self.thread_result(record, steps)
+            elif delivery.kind == "work_objects":
+                await self.work_objects(record, steps)
+            elif review is not None:
+                await self.review_request(record, review, steps)
 
     # --- the thread's result ---
 

@@ -11,8 +11,10 @@ Anything else is acknowledged with an empty 200 (Slack does not retry it) and ig
 log line; a request with no team at all is refused the same way. The `Workspace` it establishes
 is what every listener reads (`workspace_of`), never a team id of its own parsing.
 
-Today one workspace is installed: the bot token's, from `auth.test`, asked once. With several
-(OAuth), `Installed.workspace_for` is the one place that asks the installation store instead.
+Single-token mode: one workspace is installed, the bot token's, from `auth.test`, asked once
+(`Installed`). Multi-workspace mode (OAuth): the installation store says, at each request, whether
+a bot token is stored for the workspace (bot/slack/installations.py `InstalledWorkspaces`), so an
+uninstalled workspace is refused from the moment its tokens are removed.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from slack_bolt.async_app import AsyncBoltContext
 from slack_bolt.response import BoltResponse
@@ -29,7 +31,7 @@ from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from storage.tenancy import Workspace
 
-__all__ = ["WORKSPACE_KEY", "Installed", "NoWorkspace", "gate", "workspace_of"]
+__all__ = ["WORKSPACE_KEY", "Installed", "Installs", "NoWorkspace", "gate", "workspace_of"]
 
 log = logging.getLogger("dialectic.slack.gate")
 WORKSPACE_KEY = "dialectic_workspace"
@@ -38,6 +40,14 @@ Middleware = Callable[..., Awaitable[BoltResponse | None]]
 
 class NoWorkspace(RuntimeError):
     """A listener ran without the gate having established the request's workspace (a bug)."""
+
+
+class Installs(Protocol):
+    """Which installed workspace a request delivered to (`team_id`, `enterprise_id`) belongs to;
+    None when it is not installed."""
+
+    async def workspace_for(self, *, team_id: str | None, enterprise_id: str | None
+                            ) -> Workspace | None: ...
 
 
 class Installed:
@@ -82,7 +92,7 @@ def _kind(body: dict[str, Any]) -> str:
     return str(body.get("type") or "request")[:40]
 
 
-def gate(installed: Installed) -> Middleware:
+def gate(installed: Installs) -> Middleware:
     """The Bolt middleware that lets through only requests of an installed workspace."""
     async def refuse_other_workspaces(context: AsyncBoltContext, body: dict[str, Any],
                                       next: Callable[[], Awaitable[None]]

@@ -24,6 +24,7 @@ from bot.service.progress import progress_for
 from bot.service.results import routed_by
 from bot.service.runtime import Runtime
 from bot.slack.client import SLACK_ERRORS, slack_error
+from bot.slack.clients import WorkspaceClients, current
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
 from bot.slack.views import debate as views
@@ -91,7 +92,9 @@ class SlackNotifier:
                  pacer: ChannelPacer, *, update_gap: float | None = None) -> None:
         self.rt = rt
         self.settings = settings
-        self.client = client
+        self.base_client = client
+        #: the client of each workspace (bot/slack/clients.py); multi-workspace mode sets it
+        self.clients = WorkspaceClients(client, None)
         self.pacer = pacer
         # chat.update is rate limited per workspace: coalesce status updates more than posts
         self.update_gap = 3 * pacer.interval if update_gap is None else update_gap
@@ -105,13 +108,27 @@ class SlackNotifier:
         self.closing: list[Callable[[], None]] = []   # called first by close()
         self._tasks: set[asyncio.Task[Any]] = set()
 
+    @property
+    def client(self) -> AsyncWebClient:
+        """The client of the work in progress (its workspace's token), else the base one."""
+        return current(self.base_client)
+
+    async def client_for(self, record: DebateRecord) -> AsyncWebClient:
+        """The client of the debate's workspace (multi-workspace mode: its own token, looked up
+        by the debate's origin, whichever task runs the call), else the base one."""
+        if self.clients.store is None:
+            return self.base_client
+        return await self.clients.for_origin(record.origin) or current(self.base_client)
+
     # --- Slack calls ---
 
     async def post(self, channel: str, message: Message, *, thread_ts: str | None = None
                    ) -> str:
         """chat.postMessage through the channel's pacing queue; the new message's ts."""
+        client = self.client   # the workspace's, read now: the queue runs it elsewhere
+
         async def call() -> str:
-            reply = await self.client.chat_postMessage(
+            reply = await client.chat_postMessage(
                 channel=channel, thread_ts=thread_ts, unfurl_links=False, unfurl_media=False,
                 **message.kwargs())
             return str(reply["ts"])
@@ -123,8 +140,9 @@ class SlackNotifier:
         """Queue a post without waiting for it; a failure is logged."""
         self.spawn(self.logged(self.post(channel, message, thread_ts=thread_ts), what))
 
-    async def update(self, channel: str, ts: str, message: Message) -> None:
-        await self.client.chat_update(channel=channel, ts=ts, **message.kwargs())
+    async def update(self, channel: str, ts: str, message: Message, *,
+                     client: AsyncWebClient | None = None) -> None:
+        await (client or self.client).chat_update(channel=channel, ts=ts, **message.kwargs())
 
     async def logged(self, call: Awaitable[Any], what: str) -> None:
         try:
@@ -311,7 +329,8 @@ class ThreadSink:
 
     async def _post_status(self) -> None:
         self._dirty = False
-        reply = await self.n.client.chat_postMessage(
+        client = await self.n.client_for(self.record)
+        reply = await client.chat_postMessage(
             channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False,
             unfurl_media=False, **self._render().kwargs())
         self.status_ts = str(reply["ts"])
@@ -333,7 +352,7 @@ class ThreadSink:
                                     transcript_url=self.n.url(self.record.id))
 
         async def call() -> None:
-            await self.n.client.chat_postMessage(
+            await (await self.n.client_for(self.record)).chat_postMessage(
                 channel=self.channel, thread_ts=self.thread_ts, unfurl_links=False,
                 unfurl_media=False, **message.kwargs())
 
@@ -349,7 +368,8 @@ class ThreadSink:
         while self._dirty and self.status_ts is not None and not self._closed:
             self._dirty = False
             try:
-                await self.n.update(self.channel, self.status_ts, self._render())
+                await self.n.update(self.channel, self.status_ts, self._render(),
+                                    client=await self.n.client_for(self.record))
             except SLACK_ERRORS as exc:
                 log.warning("Slack: could not update the status of %s: %s", self.record.id,
                             slack_error(exc))

@@ -31,6 +31,9 @@ class SlackSettings(BaseModel):
     slack_client_secret: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "slack_client_secret"))
+    # multi-workspace mode (no SLACK_BOT_TOKEN; SLACK_CLIENT_ID/SECRET and a signing secret):
+    # the Fernet keys that encrypt the stored tokens, comma-separated, the first encrypts
+    token_keys: SecretStr | None = None
     slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
     # stream each debate as a plan in its thread where the workspace allows it ("off": the
     # status message and phase replies, as before streaming existed)
@@ -60,18 +63,28 @@ class SlackSettings(BaseModel):
         return value if value.endswith("/") else value + "/"
 
     @property
+    def multi_workspace(self) -> bool:
+        """Installed from a link in many workspaces (OAuth v2): no bot token, the app's client
+        id and secret, and a signing secret (events over HTTP). With a bot token, the service
+        is that token's workspace's alone, whatever else is set."""
+        return (self.slack_bot_token is None and bool(self.slack_client_id)
+                and self.slack_client_secret is not None
+                and self.slack_signing_secret is not None)
+
+    @property
     def enabled(self) -> bool:
-        return self.slack_bot_token is not None and (
-            self.slack_signing_secret is not None or self.slack_app_token is not None)
+        return self.multi_workspace or (self.slack_bot_token is not None and (
+            self.slack_signing_secret is not None or self.slack_app_token is not None))
 
     @property
     def sign_in(self) -> bool:
-        """Sign in with Slack is configured (and Slack itself is)."""
-        return self.enabled and bool(self.slack_client_id) and \
-            self.slack_client_secret is not None
+        """Sign in with Slack is configured (and Slack itself is, with a bot token: the
+        console's sign-in is one workspace's in this version)."""
+        return self.enabled and self.slack_bot_token is not None and \
+            bool(self.slack_client_id) and self.slack_client_secret is not None
 
     def secrets(self) -> tuple[str, ...]:
         values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,
-                  self.slack_client_secret)
+                  self.slack_client_secret, self.token_keys)
         tokens = tuple(v.get_secret_value() for v in values if v is not None)
         return tokens + url_secrets(self.slack_api_url)

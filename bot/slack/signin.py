@@ -24,6 +24,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.grants import SignInFailed
+from bot.slack.client import basic_auth
 from bot.slack.settings import SlackSettings
 
 log = logging.getLogger("dialectic.slack.signin")
@@ -79,13 +80,11 @@ class SlackSignIn:
         return f"{self.authorize}?{query}"
 
     async def identify(self, *, code: str, redirect_uri: str, nonce: str) -> str:
-        # the client's credentials as HTTP Basic, by hand: slack_sdk's own `auth=` goes through
-        # aiohttp's deprecated BasicAuth
-        basic = base64.b64encode(f"{self.client_id}:{self.client_secret}".encode()).decode()
+        # the client's credentials as HTTP Basic, by hand (client.py `basic_auth`)
         try:
             reply = await self.client.api_call(
                 "openid.connect.token", data={"code": code, "redirect_uri": redirect_uri},
-                headers={"Authorization": f"Basic {basic}"})
+                headers=basic_auth(self.client_id, self.client_secret))
         except SlackApiError as exc:
             raise SignInFailed(f"Slack refused the sign-in "
                                f"({exc.response.get('error', 'error')}): try again") from None

@@ -32,6 +32,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from slack_sdk.web.async_client import AsyncWebClient
+
 from bot.service.progress import progress_for
 from bot.slack.client import SLACK_ERRORS, error_code, slack_error
 from bot.slack.notifier import SETTLE_TIMEOUT, Settled, SlackNotifier, ThreadSink, thread_of
@@ -260,6 +262,9 @@ class PlanSink:
             return False
         return await self.n.pacer.run(self.channel, lambda: self._start(*self._chunks()))
 
+    async def _slack(self) -> AsyncWebClient:
+        return await self.n.client_for(self.record)
+
     async def _start(self, title: str, tasks: list[dict[str, Any]]) -> bool:
         """chat.startStream with the whole plan; on failure the thread gets the status message."""
         origin = self.record.origin
@@ -267,7 +272,7 @@ class PlanSink:
         chunks = ([views.text_chunk(opening)] if opening else []) + [views.plan_chunk(title),
                                                                       *tasks]
         try:
-            reply = await self.n.client.chat_startStream(
+            reply = await (await self._slack()).chat_startStream(
                 channel=self.channel, thread_ts=self.thread_ts, task_display_mode="plan",
                 recipient_team_id=origin.team_id, recipient_user_id=origin.user_id,
                 chunks=chunks)
@@ -294,7 +299,8 @@ class PlanSink:
         ts = self.stream_ts
 
         async def call() -> None:
-            await self.n.client.chat_appendStream(channel=self.channel, ts=ts, chunks=chunks)
+            await (await self._slack()).chat_appendStream(channel=self.channel, ts=ts,
+                                                          chunks=chunks)
 
         try:
             await self.n.pacer.run(self.channel, call)
@@ -334,7 +340,7 @@ class PlanSink:
         """Stop the lost stream with a line pointing below; when Slack refuses (the stream is
         gone for good), it stays as it was, and that is logged."""
         async def call() -> None:
-            await self.n.client.chat_stopStream(channel=self.channel, ts=ts,
+            await (await self._slack()).chat_stopStream(channel=self.channel, ts=ts,
                                                 chunks=[views.text_chunk(views.CONTINUED)])
 
         try:
@@ -383,7 +389,7 @@ class PlanSink:
         ts = self.stream_ts or ""
 
         async def call(blocks: list[dict[str, Any]] | None) -> None:
-            await self.n.client.chat_stopStream(channel=self.channel, ts=ts, chunks=chunks,
+            await (await self._slack()).chat_stopStream(channel=self.channel, ts=ts, chunks=chunks,
                                                 blocks=blocks)
 
         try:

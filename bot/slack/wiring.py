@@ -23,9 +23,11 @@ from bot.scheduling.scheduler import Scheduler
 from bot.service.runtime import Runtime
 from bot.slack.app import build_bolt_app, make_client, mount
 from bot.slack.assistant import DmStatus
+from bot.slack.clients import WorkspaceClients
 from bot.slack.context import SlackContext
 from bot.slack.decisions import told_in_slack
 from bot.slack.delivery import SlackDispatcher
+from bot.slack.installations import installation_store
 from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
@@ -43,6 +45,9 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
     finished hook. Call once per runtime; `close_notifier` drains and closes it."""
     notifier = StreamingNotifier(rt, settings, make_client(settings),
                                  ChannelPacer(settings.slack_post_interval))
+    if settings.multi_workspace:   # each workspace's calls with its own token
+        notifier.clients = WorkspaceClients(notifier.base_client,
+                                            installation_store(settings, rt.db))
     rt.service.sink_factories.append(notifier.sink_for)
     rt.service.finished_hooks.append(notifier.on_finished)
     dm_status = DmStatus(notifier)   # after the notifier's: its posts clear the status line
@@ -58,7 +63,8 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
 def attach_slack(rt: Runtime, settings: SlackSettings, notifier: SlackNotifier,
                  scheduler: Scheduler, web_app: web.Application) -> AsyncApp:
     """The Bolt app on `web_app` (HTTP and/or Socket Mode), using `notifier`'s client."""
-    ctx = SlackContext(rt=rt, settings=settings, client=notifier.client, notifier=notifier,
+    ctx = SlackContext(rt=rt, settings=settings, base_client=notifier.base_client,
+                       notifier=notifier,
                        scheduler=scheduler)
     if not rt.reviews.reviewers.configured:
         log.warning("no reviewers configured (DIALECTIC_REVIEWERS): review buttons refuse everyone")

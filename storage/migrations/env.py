@@ -9,7 +9,12 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from storage import evaluation_rows, outbox_rows, workspace_rows  # noqa: F401  # their tables join Base.metadata
+from storage import (  # noqa: F401  # their tables join Base.metadata
+    evaluation_rows,
+    installations,
+    outbox_rows,
+    workspace_rows,
+)
 from storage.models import Base
 
 config = context.config

@@ -37,6 +37,7 @@ class Call:
     status: int = 200
     response: Reply = field(default_factory=dict)
     target: str = ""  # the token of a response_url call
+    team: str = ""    # the workspace whose installed token made the call (slack_installs.py)
 
 
     @property

@@ -38,6 +38,7 @@ from aiohttp import web
 from tests.fakes.slack_assistant import SlackAssistant
 from tests.fakes.slack_entities import SlackEntities
 from tests.fakes.slack_faults import PROXY_PAGES, Fault, SlackFaults, take
+from tests.fakes.slack_installs import SlackInstalls
 from tests.fakes.slack_requests import (
     JSON_ARGS,
     MAX_BLOCKS,
@@ -65,13 +66,15 @@ __all__ = ["JSON_ARGS", "MAX_BLOCKS", "MAX_BLOCKS_CHARS", "MAX_TEXT", "PROXY_PAG
 RESPONSE_URL_USES = 5
 
 
-class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackFaults):
+class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackInstalls,
+                SlackFaults):
     """A fake Slack Web API with state, fault injection and a record of every call."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, team_id: str = "T0FAKE",
                  bot_user_id: str = "UBOT0001", bot_id: str = "B0FAKE") -> None:
         SlackAssistant.__init__(self, team_id=team_id, bot_user_id=bot_user_id, bot_id=bot_id)
         SlackSignIn.__init__(self)
+        SlackInstalls.__init__(self)
         SlackFaults.__init__(self)
         self.init_streams()                                # chat.startStream and the rest
         self.init_entities()                               # unfurls, flexpanes, feedback
@@ -93,6 +96,7 @@ class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackF
         app.router.add_route("*", "/api/{method}", self._handle_api)
         app.router.add_post("/response/{token}", self._handle_response_url)
         app.router.add_get("/openid/connect/authorize", self._handle_authorize)
+        app.router.add_get("/oauth/v2/authorize", self._handle_oauth_authorize)
         self.socket_mode.register(app)
         self._changed = asyncio.Condition()
         self._runner = web.AppRunner(app, shutdown_timeout=1.0, access_log=None)
@@ -134,9 +138,11 @@ class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackF
                                     {"not_json": page.body}))
             return web.Response(status=page.status, body=page.body.encode(),
                                 headers={"Content-Type": page.content_type})
-        status, reply, headers = self._dispatch(method, args, request.headers.get(
-            "Authorization", ""))
-        await self._record(Call(method, args, time.time(), status, reply))
+        auth = request.headers.get("Authorization", "")
+        status, reply, headers = self._dispatch(method, args, auth)
+        install = self.issued.get(auth.removeprefix("Bearer ").strip())
+        await self._record(Call(method, args, time.time(), status, reply,
+                                team=install.key if install else ""))
         delay = self.delay_for(method, args)
         if delay:
             await asyncio.sleep(delay)
@@ -162,9 +168,13 @@ class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackF
     def _dispatch(self, method: str, args: Args, auth: str) -> tuple[int, Reply, dict[str, str]]:
         if method == "openid.connect.token":
             return 200, self._oidc_token(args, auth), {}
+        if method == "oauth.v2.access":
+            return 200, self._oauth_access(args, auth), {}
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         if not token:
             return 200, err("not_authed"), {}
+        if method == "auth.test" and self.installed_auth_test(token) is not None:
+            return 200, self.installed_auth_test(token) or {}, {}
         if method == "apps.connections.open":
             return 200, self.socket_mode.open(token, f"http://{self.host}:{self.port}"), {}
         if not token.startswith(("xoxb-", "xoxp-")):

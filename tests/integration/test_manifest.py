@@ -16,7 +16,7 @@ import yaml
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.http.signin import CALLBACK
-from bot.slack import signin
+from bot.slack import installations, signin
 from bot.slack.app import EVENTS_PATH
 from bot.slack.listeners import (
     actions,
@@ -61,6 +61,7 @@ METHOD_SCOPES: dict[str, str | None] = {
     "views.publish": None,
     "views.update": None,
     "openid.connect.token": None,
+    "oauth.v2.access": None,   # an install's code exchanged as the app's OAuth client
     "chat.unfurl": "links:write",
     "entity.presentDetails": None,
     # a delivery whose answer was lost looks for its post (bot/slack/delivery.py): the history
@@ -80,6 +81,8 @@ EVENT_SCOPES: dict[str, str | None] = {
     "message.mpim": "mpim:history",
     "link_shared": "links:read",
     "entity_details_requested": None,
+    "app_uninstalled": None,   # multi-workspace mode: the workspace's tokens are removed
+    "tokens_revoked": None,
 }
 NOT_API_METHODS = frozenset({"api_call"})  # the generic call; its method names are read apart
 
@@ -102,6 +105,7 @@ def registered() -> dict[str, set[str]]:
     app = Registrations()
     for module in (commands, events, actions, feedback, shortcuts, home, direct, unfurls):
         module.register(app, None)  # type: ignore[arg-type]  # nothing is called at registration
+    installations.register_revocation(app, None)  # type: ignore[arg-type]
     return app.seen
 
 
@@ -151,6 +155,8 @@ def test_bot_scopes_are_exactly_what_the_methods_and_events_need() -> None:
     if registered()["command"] or registered()["shortcut"]:
         needed.add("commands")
     assert set(MANIFEST["oauth_config"]["scopes"]["bot"]) == needed - {None}
+    # what "Add to Slack" asks for, in multi-workspace mode
+    assert list(installations.BOT_SCOPES) == MANIFEST["oauth_config"]["scopes"]["bot"]
 
 
 def test_the_readme_lists_the_manifests_bot_scopes() -> None:
@@ -161,7 +167,7 @@ def test_the_readme_lists_the_manifests_bot_scopes() -> None:
 
 def test_sign_in_with_slack_has_its_redirect_url_and_user_scopes() -> None:
     oauth = MANIFEST["oauth_config"]
-    assert oauth["redirect_urls"] == [HOST + CALLBACK]
+    assert oauth["redirect_urls"] == [HOST + CALLBACK, HOST + installations.REDIRECT_PATH]
     assert oauth["scopes"]["user"] == signin.SCOPES.split()
     assert f"`DIALECTIC_PUBLIC_URL{CALLBACK}`" in README
 

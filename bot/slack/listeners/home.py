@@ -7,6 +7,7 @@ import logging
 from typing import Any
 
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service import workspace_settings as ws
 from bot.service import workspaces
@@ -28,13 +29,16 @@ def register(app: AsyncApp, ctx: SlackContext) -> None:
     async def on_home_opened(event: dict[str, Any], context: AsyncBoltContext) -> None:
         if event.get("tab", "home") != "home" or not event.get("user"):
             return
-        await ctx.track(publish_home(ctx, str(event["user"]), workspace_of(context)))
+        await ctx.track(publish_home(ctx, str(event["user"]), workspace_of(context),
+                                     client=context.client))
 
     app.event("app_home_opened")(on_home_opened)
 
 
-async def publish_home(ctx: SlackContext, user_id: str, workspace: Workspace) -> None:
-    """Render and `views.publish` the user's Home tab, of `workspace`'s records only."""
+async def publish_home(ctx: SlackContext, user_id: str, workspace: Workspace, *,
+                       client: AsyncWebClient) -> None:
+    """Render and `views.publish` the user's Home tab, of `workspace`'s records only, with
+    the client Bolt authorised the request with (the workspace's own bot token)."""
     recent = await workspaces.recent(ctx.service, workspace, limit=RECENT)
     budget = await workspaces.budget_today(ctx.service, workspace)
     found = await ws.effective(ctx.rt.db, workspace.team_id, defaults(ctx))
@@ -47,7 +51,7 @@ async def publish_home(ctx: SlackContext, user_id: str, workspace: Workspace) ->
                     settings=settings_blocks(found, admin=await admin(ctx, user_id,
                                                                      workspace.team_id)))
     try:
-        await ctx.client.views_publish(user_id=user_id, view=view)
+        await client.views_publish(user_id=user_id, view=view)
     except SLACK_ERRORS as exc:
         log.warning("could not publish the Home tab for %s: %s", user_id, slack_error(exc))
 
