@@ -20,6 +20,7 @@ from datetime import timedelta
 from bot.service.debates import DebateService
 from bot.service.runtime import Runtime
 from bot.slack.client import SLACK_ERRORS, slack_error
+from bot.slack.clients import using
 from bot.slack.notifier import SlackNotifier
 from bot.slack.starter import NotInChannel, Opening, Place, open_debate, start_lease, submit_opening
 from bot.slack.views import notices
@@ -86,6 +87,15 @@ class StartRecovery:
             await self._end(start, starts.FAILED, error=f"unreadable start: {exc}")
             log.warning("Slack: gave up the start %s: it cannot be read (%s)", start.key, exc)
             return
+        # the workspace's own client (multi-workspace mode), bound as a request's would be
+        client = await self.door.notifier.clients.for_workspace(team_id=place.team_id)
+        if client is None:
+            await self._end(start, starts.FAILED, error="its workspace is no longer installed")
+            return
+        with using(client):
+            await self._finish(start, place, request)
+
+    async def _finish(self, start: starts.Start, place: Place, request: DebateRequest) -> None:
         if utcnow() - start.created_at > GIVE_UP_AFTER or start.attempts > MAX_ATTEMPTS:
             await self._give_up(start, place)
             return

@@ -85,7 +85,7 @@ async def submit_settings(ctx: SlackContext, ack: AsyncAck, body: dict[str, Any]
         await ack(response_action="errors", errors={BLOCK_OF[ws.BUDGET]: str(exc)[:150]})
         return
     await ack()
-    await publish_home(ctx, user, workspace)
+    await publish_home(ctx, user, workspace, client=ctx.client)
 
 
 async def _exist(ctx: SlackContext, changes: dict[str, Any]) -> None:
