@@ -1,7 +1,7 @@
 """When a finished debate may answer a new request (the cache, `DIALECTIC_CACHE_TTL_SECONDS`):
 only when it is the same question asked of the same machinery. The key holds the request's own
 content (topic, context, mode, preset, rounds, judges, options) and its scope: the provider's
-endpoint, every model the plan calls with its reasoning effort, the preset's definition, the
+endpoint (each named provider's too), every model the plan calls with its reasoning effort, the preset's definition, the
 prompt version, and whether it runs on the offline rehearsal model. A rehearsal is never served
 to a real request, nor another model's answer as this one's."""
 
@@ -21,9 +21,13 @@ def cache_key(settings: EngineSettings, prepared: Prepared) -> str:
     models = plan_models(settings, request.options, prepared.plan)
     calls = sorted({(c.role, "rehearsal" if settings.is_rehearsal else models[c.key],
                      settings.effort_for(c.role) or "") for c in prepared.plan.calls})
-    scope = sha256(canonical_json({
+    scope_of: dict[str, object] = {
         "endpoint": settings.endpoint(), "rehearsal": settings.is_rehearsal, "calls": calls,
         "prompts": PROMPT_VERSION, "preset": prepared.preset.model_dump(mode="json"),
         "options": request.options.model_dump(mode="json"),
-    }))
+    }
+    if settings.providers:   # `NAME:model` is asked where NAME points today
+        scope_of["providers"] = {name: settings.for_provider(name).endpoint()
+                                 for name in sorted(settings.providers)}
+    scope = sha256(canonical_json(scope_of))
     return debates.topic_key(request, prepared.preset.name, scope=scope)

@@ -4,7 +4,8 @@ The SDK's own retries are switched off (`max_retries=0`) because a step record n
 number of HTTP calls, the runner needs a callback per retry, and the backoff schedule is ours:
 
     429, 5xx, connection error   backoff base * 2**n (capped, jittered), honouring Retry-After
-    timeout of one call          cancelled and retried once, then `LLMTimeout`
+    timeout of one call          cancelled and retried once, then `LLMTimeout`; a reply whose
+                                 body stalls past the read timeout likewise (its bill unknown)
     invalid JSON / schema        re-asked with the validation error, then `LLMInvalidOutput`
     a refusal (message.refusal)  `LLMRefused` at once, with the model's words (never re-asked)
     cut at the output cap        sent again once with twice the cap, then `LLMTruncated`
@@ -78,6 +79,9 @@ MAX_OUTPUT_CAP = 65_536
 #: the statuses of an overloaded provider (503, Anthropic's 529, a rate limit): a burst of them
 #: is waited out for up to `EngineSettings.overload_wait` seconds, past `max_retries`
 _OVERLOADED = frozenset({429, 503, 529})
+#: a retry's reason when the reply's body stalled: the bill it ran up is not known, and is not
+#: guessed (its usage was at the end of the body that never came)
+_STALLED = "reply stalled past the read timeout; its usage never arrived, its bill is unknown"
 
 
 def _build_reply_models() -> None:
@@ -234,7 +238,7 @@ class OpenAIGateway:
                 if state.timeout_retries >= TIMEOUT_RETRIES:
                     raise
                 state.timeout_retries += 1
-                await self._notify(spec, state.calls, "stalled" if exc.stalled else "timeout",
+                await self._notify(spec, state.calls, _STALLED if exc.stalled else "timeout",
                                    0.0)
             except LLMCircuitOpen:
                 raise
