@@ -1,9 +1,9 @@
 """When a finished debate may answer a new request (the cache, `DIALECTIC_CACHE_TTL_SECONDS`):
 only when it is the same question asked of the same machinery. The key holds the request's own
 content (topic, context, mode, preset, rounds, judges, options) and its scope: the provider's
-endpoint (each named provider's too), every model the plan calls with its reasoning effort, the preset's definition, the
-prompt version, and whether it runs on the offline rehearsal model. A rehearsal is never served
-to a real request, nor another model's answer as this one's."""
+endpoint (each named provider's too), every model the plan calls with its reasoning effort, the
+preset's definition, the prompt version, and whether it runs on the offline rehearsal model. A
+rehearsal is never served to a real request, nor another model's answer as this one's."""
 
 from __future__ import annotations
 

@@ -6,9 +6,7 @@ whose keys appear nowhere in the log."""
 
 from __future__ import annotations
 
-import asyncio
 import re
-import secrets
 from pathlib import Path
 
 import pytest
@@ -16,6 +14,7 @@ import pytest
 from bot.settings import load_settings
 from engine.money.prices import quote
 from engine.settings import ModelPrice
+from tests.acceptance.test_every_variable import TOKEN, _finished
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.served_process import ServedProcess, serve_env
 
@@ -24,7 +23,6 @@ pytestmark = pytest.mark.integration   # a whole process with the fakes on loopb
 ROOT = Path(__file__).resolve().parents[2]
 OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com/v1/"
-TOKEN = secrets.token_urlsafe(32)
 KEYS = {"OPENAI_API_KEY": "sk-openai-named-secret", "ANTHROPIC_API_KEY": "sk-ant-named-secret"}
 
 
@@ -47,17 +45,6 @@ def test_the_documented_block_loads_and_routes_each_model(tmp_path: Path) -> Non
     assert settings.for_provider("claude").provider_kind == "anthropic"
     assert settings.providers["openai"].max_concurrency == 8
     assert set(KEYS.values()) <= set(settings.secrets())
-
-
-async def _finished(server: ServedProcess, debate_id: str) -> dict[str, object]:
-    auth = {"Authorization": f"Bearer {TOKEN}"}
-    async with asyncio.timeout(90):
-        while True:
-            status, record = await server.call("GET", f"/api/debates/{debate_id}", headers=auth)
-            assert status == 200, record
-            if record["result"] is not None:
-                return dict(record)
-            await asyncio.sleep(0.2)
 
 
 async def test_serve_runs_the_documented_block_on_two_providers_and_records_their_bills(
