@@ -36,7 +36,8 @@ async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
     async with lesson_book(ctx.settings.storage) as book:
         if getattr(args, "forget", False):
             gone = await forget(settings, book)
-            say(f"Forgot what the endpoints taught about {gone} model(s)"
+            which = "the endpoints" if settings.providers else "the endpoint"
+            say(f"Forgot what {which} taught about {gone} model(s)"
                 f"{'' if book else ' (no database: nothing was kept)'}.", markup=False)
         results = await check(settings, lessons=book)
     if settings.providers:   # several at once: a line per provider, then its models'
