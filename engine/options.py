@@ -10,14 +10,13 @@ request body reaches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StringConstraints
 
 from engine.errors import InvalidRequest
 from engine.money.prices import PriceQuote
-from engine.provider.naming import unknown_prefix
 from engine.vocabulary import (
     MAX_JUDGES,
     MAX_MODEL_NAME_CHARS,
@@ -100,13 +99,15 @@ class DebateOptions(BaseModel):
 
 
 def check_models(options: DebateOptions, quote: Callable[[str], PriceQuote],
-                 operator_models: Iterable[str], providers: Collection[str] = ()) -> None:
-    """InvalidRequest when a model names a provider that is not configured (`providers`), or
-    unless every model the options name has a known price (configured or from
-    the library) or is one the operator's settings already run (priced as they are)."""
+                 operator_models: Iterable[str],
+                 problem: Callable[[str], str | None] = lambda model: None) -> None:
+    """InvalidRequest when a model cannot be asked (`problem` says why: a provider prefix
+    nobody configured, no endpoint for a bare name), or unless every model the options name has
+    a known price (configured or from the library) or is one the operator's settings already run
+    (priced as they are)."""
     chosen = set(operator_models)
     for model in sorted(set(options.named_models())):
-        said = unknown_prefix(model, providers)
+        said = problem(model)
         if said is not None:
             raise InvalidRequest(said)
     unknown = sorted({m for m in options.named_models()

@@ -49,7 +49,7 @@ def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
     rounds = request.rounds if request.rounds is not None else preset.rounds
     request = request.model_copy(update={"topic": topic, "mode": mode, "rounds": rounds})
     check_models(request.options, settings.price_quote, settings.configured_models(),
-                 settings.providers)
+                 settings.model_problem)
     plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
                                    options=request.options, judges_requested=request.judges,
                                    topic=topic, context=request.context))

@@ -282,19 +282,27 @@ class EngineSettings(BaseModel):
     def _models_name_known_providers(self) -> EngineSettings:
         """Every model named in the settings goes to a provider that is configured: a prefix
         nobody configured, or a bare name with no default endpoint, is refused at load."""
-        for model in sorted(self.configured_models() | set(self.context_windows)):
-            said = unknown_prefix(model, self.providers)
+        asked = self.configured_models(priced=False)
+        for model in sorted(asked | set(self.prices) | set(self.context_windows)):
+            # a price or window for a bare name needs no default endpoint, only a known prefix
+            said = (self.model_problem(model) if model in asked
+                    else unknown_prefix(model, self.providers))
             if said is not None:
                 raise ValueError(said)
-        if self.providers and not self.is_rehearsal and not self._has_default_endpoint:
-            bare = sorted(m for m in self.configured_models() - set(self.prices)
-                          if self.route(m)[0] is None)
-            if bare:
-                raise ValueError(f"model {bare[0]!r} goes to the default endpoint, but neither "
-                                 "OPENAI_API_KEY nor OPENAI_BASE_URL is set: name its provider "
-                                 f"({', '.join(f'{p}:' for p in sorted(self.providers))}) or "
-                                 "set the default endpoint")
         return self
+
+    def model_problem(self, model: str) -> str | None:
+        """Why `model` cannot be asked here, in one line: a provider prefix nobody configured,
+        or a bare name while only named providers are set (no default endpoint); else None."""
+        said = unknown_prefix(model, self.providers)
+        if said is not None or self.is_rehearsal or self.has_default_endpoint:
+            return said
+        if self.route(model)[0] is None:
+            return (f"model {model!r} goes to the default endpoint, but neither OPENAI_API_KEY "
+                    f"nor OPENAI_BASE_URL is set: name its provider "
+                    f"({', '.join(f'{p}:' for p in sorted(self.providers))}) or set the "
+                    "default endpoint")
+        return None
 
     @field_validator("presets")
     @classmethod
@@ -308,10 +316,11 @@ class EngineSettings(BaseModel):
     @property
     def is_rehearsal(self) -> bool:
         """True when debates run on the offline rehearsal model (no key, no endpoint, or forced)."""
-        return self.rehearsal or (not self._has_default_endpoint and not self.providers)
+        return self.rehearsal or (not self.has_default_endpoint and not self.providers)
 
     @property
-    def _has_default_endpoint(self) -> bool:
+    def has_default_endpoint(self) -> bool:
+        """Whether bare model names have somewhere to go (OPENAI_API_KEY or OPENAI_BASE_URL)."""
         return self.openai_api_key is not None or self.openai_base_url is not None
 
     def secrets(self) -> tuple[str, ...]:
@@ -369,10 +378,11 @@ class EngineSettings(BaseModel):
         efforts = self.reasoning_efforts
         return efforts.get(role) or efforts.get(role.split("/", 1)[0]) or self.reasoning_effort
 
-    def configured_models(self) -> set[str]:
-        """The models the operator named: the default, per role, per judge, and priced ones."""
+    def configured_models(self, *, priced: bool = True) -> set[str]:
+        """The models the operator named: the default, per role, per judge, and (`priced`)
+        the priced ones."""
         judges = [j for p in self.presets.values() for j in p.judges] + list(self.judges)
-        return ({self.default_model, *self.models.values(), *self.prices}
+        return ({self.default_model, *self.models.values(), *(self.prices if priced else ())}
                 | {j.model for j in judges if j.model})
 
     def price_for(self, model: str) -> ModelPrice:

@@ -34,4 +34,5 @@ def describe(settings: EngineSettings) -> str:
                 "are placeholders, labelled as such everywhere")
     named = "".join(f"; {name}: {settings.for_provider(name).endpoint()}"
                     for name in sorted(settings.providers))
-    return f"LLM: {settings.endpoint()} (default model {settings.default_model}){named}"
+    default = settings.endpoint() if settings.has_default_endpoint else "no default endpoint"
+    return f"LLM: {default} (default model {settings.default_model}){named}"

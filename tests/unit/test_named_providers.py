@@ -157,3 +157,13 @@ def test_a_request_naming_an_unconfigured_provider_is_refused_before_anything_is
     fine = request.model_copy(update={"options": request.options.model_copy(
         update={"role_models": {"pro": "claude:claude-sonnet-4-5"}})})
     assert prepare(settings, fine).request.options.role_models["pro"] == "claude:claude-sonnet-4-5"
+
+
+def test_a_bare_model_with_no_default_endpoint_is_refused_at_submit() -> None:
+    settings = _two(ModelPrice(input=3.0, output=15.0))   # named providers only
+    assert not settings.has_default_endpoint and not settings.is_rehearsal
+    request = DebateRequest(topic="Should we move billing to PostgreSQL?", mode="simple",
+                            options={"role_models": {"pro": "gpt-4o-mini"}})
+    with pytest.raises(InvalidRequest, match="'gpt-4o-mini' goes to the default endpoint"):
+        prepare(settings, request)
+    assert "no default endpoint" in describe(settings)
