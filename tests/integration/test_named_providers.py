@@ -7,24 +7,30 @@ retried, its unknown bill said, not guessed."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from pydantic import BaseModel
 
 from bot.service.providers import make_llm
+from bot.settings import Settings
 from engine.debate import prepare, run_debate
 from engine.domain import DebateRequest
-from engine.errors import LLMTimeout
+from engine.errors import LLMCircuitOpen, LLMError, LLMTimeout
 from engine.money.prices import quote
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway
 from engine.provider.llm import CallSpec, Meter, Prompt
 from engine.provider.routing import ProviderRouter
 from engine.settings import EngineSettings, ModelPrice
+from storage.db import Database
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.cli_fixtures import Cli, clean_env, cli
+from tests.support.http_fixtures import call, served
+from tests.support.pg_server import free_port
 
 __all__ = ["clean_env", "cli"]  # fixtures
 
@@ -234,3 +240,50 @@ def test_the_library_prices_a_named_openai_provider_as_openai() -> None:
     expected = quote("gpt-4o-mini", configured={}, base_url=None,
                      default=ModelPrice(input=0, output=0)).price
     assert settings.price_for("gpt:gpt-4o-mini") == expected
+
+
+async def test_an_api_request_routes_its_models_and_refuses_an_unconfigured_provider(
+        db: Database) -> None:
+    """The API's models are `NAME:model` as the settings' are; a provider nobody configured is
+    a 400 in one line before anything is held or asked."""
+    async with FakeOpenAI() as gpt, FakeOpenAI(provider="anthropic") as claude:
+        engine = two_providers(gpt.base_url, claude.base_url)
+        settings = Settings(engine=engine, poll_interval=0.05, cache_ttl_seconds=0)
+        async with served(db, settings) as (base, _, _), aiohttp.ClientSession() as s:
+            status, body = await call(s, "POST", f"{base}/api/debates", json={
+                "topic": TOPIC, "mode": "simple",
+                "options": {"role_models": {"con": "anthropic:claude-sonnet-4-5"}}})
+            assert status == 400 and "'anthropic', which is not configured" in str(body)
+            assert gpt.count() == claude.count() == 0
+            status, body = await call(s, "POST", f"{base}/api/debates", json={
+                "topic": TOPIC, "mode": "simple",
+                "options": {"role_models": {"pro": "claude:claude-sonnet-4-5"}}})
+            assert status == 202, body
+            async with asyncio.timeout(60):
+                while (record := (await call(s, "GET", f"{base}/api/debates/{body['id']}"))[1]
+                       )["result"] is None:
+                    await asyncio.sleep(0.1)
+    assert record["status"] == "completed" and record["result"]["complete"], record
+    assert {r.role for r in claude.requests} == {"pro", "con"}
+    assert {r.role for r in gpt.requests} == {"judge"}
+
+
+async def test_one_providers_open_circuit_leaves_the_other_answering() -> None:
+    """Each provider has its own circuit: the one nobody answers fails at once after its
+    failures; the other's calls go on."""
+    nobody = f"http://127.0.0.1:{free_port()}/v1"   # nothing listens there
+    async with FakeOpenAI() as gpt:
+        settings = two_providers(gpt.base_url, nobody, circuit_failures=1,
+                                 circuit_cooldown=60.0, max_retries=0)
+        router = ProviderRouter(settings)
+        spec = CallSpec(model="claude:claude-sonnet-4-5", prompt=Prompt("s", TOPIC),
+                        schema=Answer, role="con", timeout=5)
+        try:
+            with pytest.raises(LLMError):
+                await router.complete(spec)
+            with pytest.raises(LLMCircuitOpen):
+                await router.complete(spec)
+            fine = await router.complete(replace(spec, model="gpt:gpt-4o-mini", role="pro"))
+        finally:
+            await router.aclose()
+    assert fine.model.startswith("gpt:") and gpt.count() == 1
