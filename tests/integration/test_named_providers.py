@@ -26,6 +26,7 @@ from engine.provider.gateway import OpenAIGateway
 from engine.provider.llm import CallSpec, Meter, Prompt
 from engine.provider.routing import ProviderRouter
 from engine.settings import EngineSettings, ModelPrice
+from storage import answers
 from storage.db import Database
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.cli_fixtures import Cli, clean_env, cli
@@ -263,9 +264,13 @@ async def test_an_api_request_routes_its_models_and_refuses_an_unconfigured_prov
                 while (record := (await call(s, "GET", f"{base}/api/debates/{body['id']}"))[1]
                        )["result"] is None:
                     await asyncio.sleep(0.1)
+        async with db.transaction(readonly=True) as session:   # kept by each one's endpoint
+            at_claude = await answers.known(session, engine.for_provider("claude").endpoint_key)
+            at_default = await answers.known(session, engine.endpoint_key)
     assert record["status"] == "completed" and record["result"]["complete"], record
     assert {r.role for r in claude.requests} == {"pro", "con"}
     assert {r.role for r in gpt.requests} == {"judge"}
+    assert set(at_claude) == {"claude-sonnet-4-5"} and at_default == {}
 
 
 async def test_one_providers_open_circuit_leaves_the_other_answering() -> None:
