@@ -29,6 +29,7 @@ from engine.settings import EngineSettings, ModelPrice
 from storage import answers
 from storage.db import Database
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.token_usage import bill_usd
 from tests.support.cli_fixtures import Cli, clean_env, cli
 from tests.support.http_fixtures import call, served
 from tests.support.pg_server import free_port
@@ -146,6 +147,35 @@ async def test_a_stalled_body_is_cut_at_the_read_timeout_retried_and_its_bill_no
     assert meter.calls == reply.calls == 1
     assert reply.usage.prompt_tokens == completed["prompt_tokens"]
     assert reply.usage.completion_tokens == completed["completion_tokens"]
+
+
+@pytest.mark.integration
+async def test_a_debate_step_whose_body_stalls_says_so_and_costs_what_arrived() -> None:
+    """Through the runner: the stalled step is retried within its budget, the retry's event says
+    its bill is unknown, and the debate's recorded cost is what the arrived replies reported
+    (the provider billed the stalled one too: the difference is that reply, not a guess)."""
+    async with FakeOpenAI(replies="typical", seed=4) as gpt, \
+            FakeOpenAI(replies="typical", seed=4, provider="anthropic") as claude:
+        claude.stall(lambda body: True, seconds=30, times=1)
+        settings = two_providers(gpt.base_url, claude.base_url, read_timeout=0.3)
+        prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="simple"))
+        llm, sink = make_llm(settings), MemoryEventSink()
+        try:
+            result = await run_debate(prepared, debate_id="d1", settings=settings, llm=llm,
+                                      store=MemoryCheckpointStore(), sink=sink)
+        finally:
+            await llm.aclose()
+    assert result.complete
+    retries = [e.data for e in sink.events if e.kind == "step_retry"]
+    assert [r["reason"] for r in retries] == ["reply stalled past the read timeout; its usage "
+                                              "never arrived, its bill is unknown"]
+    stalled = [r for r in claude.requests if r.outcome == "stalled"]
+    assert len(stalled) == 1 and stalled[0].usage is not None
+    arrived = [r.usage for r in claude.requests if r.outcome != "stalled" and r.usage]
+    claude_arrived = bill_usd(arrived, input=CLAUDE_RATE.input, output=CLAUDE_RATE.output)
+    gpt_bill = gpt.bill_usd(input=GPT_RATE.input, output=GPT_RATE.output)
+    assert result.cost.usd == pytest.approx(gpt_bill + claude_arrived, abs=1e-6)
+    assert result.cost.calls == gpt.answered() + claude.answered() - 1
 
 
 @pytest.mark.integration
