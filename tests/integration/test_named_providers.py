@@ -322,3 +322,30 @@ async def test_one_providers_open_circuit_leaves_the_other_answering() -> None:
         finally:
             await router.aclose()
     assert fine.model.startswith("gpt:") and gpt.count() == 1
+
+
+async def test_each_providers_lessons_are_kept_apart_and_forgotten_with_the_rest(
+        cli: Cli, tmp_path: Path) -> None:
+    """What Claude's endpoint taught (temperature refused) is kept in the database under its
+    endpoint: the next `doctor` process starts knowing it there and only there; `--forget`
+    forgets every provider's."""
+    env = {"GPT_KEY": "sk-gpt", "ANTHROPIC_API_KEY": "sk-ant", "OPENAI_API_KEY": "sk-default",
+           "DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path / 'dialectic.db'}"}
+    assert (await asyncio.to_thread(cli, "db", "upgrade", env=env)).returncode == 0
+    async with FakeOpenAI() as gpt, FakeOpenAI() as claude, FakeOpenAI() as default:
+        claude.fail(lambda body: "temperature" in body, 400, body=TEMPERATURE_400, times=None)
+        env |= {"OPENAI_BASE_URL": default.base_url, "DIALECTIC_CONFIG": str(_doctor_toml(
+            tmp_path / "dialectic.toml", gpt.base_url, claude.base_url).resolve())}
+        first = await asyncio.to_thread(cli, "doctor", env=env)
+        second = await asyncio.to_thread(cli, "doctor", env=env)
+        forgot = await asyncio.to_thread(cli, "doctor", "--forget", env=env)
+    assert first.returncode == second.returncode == 0, first.stdout + first.stderr
+    said = {x.split(": ok", 1)[0]: x for x in second.stdout.splitlines() if ": ok" in x}
+    assert "temperature dropped" in said["claude:claude-sonnet-4-5"]
+    assert "temperature dropped" not in said["gpt:gpt-4o-mini"]
+    # first: refused, then asked without; the second process: without at once; after
+    # --forget: asked as new, refused, learned again. GPT kept its temperature throughout
+    claude_asked = [r.body for r in claude.requests]
+    assert ["temperature" in b for b in claude_asked] == [True, False, False, True, False]
+    assert all("temperature" in r.body for r in gpt.requests)
+    assert "Forgot what the endpoints taught about 1 model(s)." in forgot.stdout
