@@ -40,10 +40,17 @@ from bot.scheduling.settings import SchedulingSettings
 from bot.service.settings import ServiceSettings
 from bot.service.tracing import missing_extra
 from bot.slack.settings import SlackSettings
-from bot.sources import CONFIG_VARIABLE, Sources, find_sources
+from bot.sources import CONFIG_VARIABLE, Sources, find_sources, with_provider_keys
 from engine.errors import ConfigurationError
 from engine.presets import BUILTIN_PRESETS
-from engine.settings import EngineSettings, JudgeSpec, ModelPrice, PresetSpec, ThresholdSpec
+from engine.settings import (
+    EngineSettings,
+    JudgeSpec,
+    ModelPrice,
+    PresetSpec,
+    ProviderSpec,
+    ThresholdSpec,
+)
 from storage.settings import StorageSettings
 
 PREFIX = "DIALECTIC_"
@@ -77,7 +84,7 @@ def _fields() -> Iterator[tuple[str, str, FieldInfo]]:
 
 #: Tables inside the settings (presets, their judges and thresholds, prices, schedules).
 NESTED: tuple[type[BaseModel], ...] = (PresetSpec, JudgeSpec, ThresholdSpec, ModelPrice,
-                                       ScheduleConfig)
+                                       ScheduleConfig, ProviderSpec)
 
 SECTION_OF: dict[str, str] = {name: section for section, name, _ in _fields()}
 FIELD_INFO: dict[str, FieldInfo] = {name: info for _, name, info in _fields()}
@@ -236,7 +243,9 @@ class _FileSource(PydanticBaseSettingsSource):
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        return read_sources_file(find_sources())
+        sources = find_sources()
+        return with_provider_keys(read_sources_file(sources), sources.environ)
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,7 +382,7 @@ def load_setup(environ: Mapping[str, str] | None = None, *, cwd: Path | None = N
     path = sources.config or sources.candidates[0]
     from_file = read_sources_file(sources)
     from_env = read_environment(sources.environ)
-    values = {**from_file, **from_env, **overrides}
+    values = with_provider_keys({**from_file, **from_env, **overrides}, sources.environ)
     try:
         settings = Settings.model_validate(values)
     except ValidationError as exc:

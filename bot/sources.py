@@ -13,8 +13,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dotenv import dotenv_values
+
+from engine.errors import ConfigurationError
 
 CONFIG_VARIABLE = "DIALECTIC_CONFIG"
 DEFAULT_CONFIG = "dialectic.toml"
@@ -81,4 +84,31 @@ def find_sources(environ: Mapping[str, str] | None = None, *, cwd: Path | None =
     return Sources(merged, dotenv, found, False, candidates)
 
 
-__all__ = ["CONFIG_VARIABLE", "DEFAULT_CONFIG", "Sources", "config_home", "find_sources"]
+__all__ = ["CONFIG_VARIABLE", "DEFAULT_CONFIG", "Sources", "config_home", "find_sources",
+           "with_provider_keys"]
+
+
+def with_provider_keys(values: dict[str, Any], environ: Mapping[str, str]) -> dict[str, Any]:
+    """`values` with each named provider's key read from the variable its `api_key_env` names
+    (the engine reads no environment). A key written in the settings themselves, or a variable
+    that is not set, is one line naming the provider."""
+    providers = values.get("providers")
+    if not isinstance(providers, Mapping):
+        return values
+    filled: dict[str, Any] = {}
+    for name, spec in providers.items():
+        if not isinstance(spec, Mapping):
+            filled[name] = spec
+            continue
+        if "api_key" in spec:
+            raise ConfigurationError(f"providers.{name}: do not write the key in the settings; "
+                                     f"put it in an environment variable and name it with "
+                                     f"api_key_env = \"{name.upper()}_API_KEY\"")
+        variable = spec.get("api_key_env")
+        key = environ.get(variable, "").strip() if isinstance(variable, str) else ""
+        if isinstance(variable, str) and not key:
+            raise ConfigurationError(f"providers.{name}: api_key_env names {variable}, which is "
+                                     f"not set (export {variable}=…, or remove api_key_env for "
+                                     "a server that needs no key)")
+        filled[name] = {**spec, "api_key": key} if key else dict(spec)
+    return {**values, "providers": filled}

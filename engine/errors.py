@@ -114,9 +114,14 @@ class LLMCircuitOpen(LLMTransientError):
 
 
 class LLMTimeout(LLMError):
-    """One call ran past its timeout."""
+    """One call ran past its timeout; `stalled`: its reply began but went silent past the read
+    timeout, so the usage it would have reported (its bill) never arrived."""
 
     retryable = True
+
+    def __init__(self, message: str, *, endpoint: str = "", stalled: bool = False) -> None:
+        super().__init__(message, endpoint=endpoint)
+        self.stalled = stalled
 
 
 class LLMInvalidOutput(LLMError):

@@ -99,10 +99,17 @@ class DebateOptions(BaseModel):
 
 
 def check_models(options: DebateOptions, quote: Callable[[str], PriceQuote],
-                 operator_models: Iterable[str]) -> None:
-    """InvalidRequest unless every model the options name has a known price (configured or from
-    the library) or is one the operator's settings already run (priced as they are)."""
+                 operator_models: Iterable[str],
+                 problem: Callable[[str], str | None] = lambda model: None) -> None:
+    """InvalidRequest when a model cannot be asked (`problem` says why: a provider prefix
+    nobody configured, no endpoint for a bare name), or unless every model the options name has
+    a known price (configured or from the library) or is one the operator's settings already run
+    (priced as they are)."""
     chosen = set(operator_models)
+    for model in sorted(set(options.named_models())):
+        said = problem(model)
+        if said is not None:
+            raise InvalidRequest(said)
     unknown = sorted({m for m in options.named_models()
                       if m not in chosen and not quote(m).known})
     if unknown:

@@ -48,7 +48,8 @@ def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
     judges = judges_for(settings, preset, request.judges)
     rounds = request.rounds if request.rounds is not None else preset.rounds
     request = request.model_copy(update={"topic": topic, "mode": mode, "rounds": rounds})
-    check_models(request.options, settings.price_quote, settings.configured_models())
+    check_models(request.options, settings.price_quote, settings.configured_models(),
+                 settings.model_problem)
     plan = protocol.plan(PlanInput(rounds=rounds, judges=judges, preset=preset,
                                    options=request.options, judges_requested=request.judges,
                                    topic=topic, context=request.context))
@@ -59,9 +60,10 @@ def prepare(settings: EngineSettings, request: DebateRequest) -> Prepared:
 def _fits_windows(settings: EngineSettings, request: DebateRequest, plan: Plan) -> None:
     """Refuse, before anything is spent, a plan a model's configured context window cannot
     hold (a 4k local server and a red team)."""
-    if not settings.context_windows or settings.is_rehearsal:
+    windows = settings.windows()
+    if not windows or settings.is_rehearsal:
         return
-    found = misfit(plan, plan_models(settings, request.options, plan), settings.context_windows)
+    found = misfit(plan, plan_models(settings, request.options, plan), windows)
     if found is None:
         return
     raise InvalidRequest(misfit_message(request.mode, found))

@@ -24,10 +24,11 @@ from pydantic import (
     model_validator,
 )
 
-from engine.money.answering import AnsweringModels, endpoint_key, priced_model
+from engine.money.answering import STAND_IN, AnsweringModels, endpoint_key, priced_model
 from engine.money.prices import ModelPrice as ModelPrice  # re-exported: a settings table's type
 from engine.money.prices import PriceQuote, quote
 from engine.provider.families import FAMILY_NAME, UNKNOWN, family_of
+from engine.provider.naming import NAME_PATTERN, qualified, split_model, unknown_prefix
 from engine.provider.profiles import OutputMode, ProviderKind, ReasoningEffort
 from engine.provider.redaction import public_url, url_secrets
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
@@ -152,6 +153,50 @@ def _scheme_advice(url: str) -> str:
             f"{public_url(f'{scheme}://{rest}')}?")
 
 
+def _http_url(value: str | None) -> str | None:
+    """A provider URL the client can call: http(s), a host. Said at start, in one line with
+    the fix, not found at the first debate after 35 s of retries."""
+    if value is None:
+        return None
+    url = value.strip()
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(_scheme_advice(url))
+    if not parts.hostname:
+        raise ValueError(f"{public_url(url)} names no host")
+    return url
+
+
+class ProviderSpec(BaseModel):
+    """One named provider (`[providers.NAME]`): where its models are asked, with which key
+    (read from the environment variable `api_key_env` names, never written in the file), and
+    what is its own: profile kind, output mode, prices and context windows by bare model name,
+    read timeout, and how many calls it takes at once. Models go to it written `NAME:model`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+    base_url: str | None = None        # None: OpenAI's own API
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    api_key: SecretStr | None = None   # filled from `api_key_env` where settings are loaded
+    kind: ProviderKind | None = None   # None: read from the host, as DIALECTIC_PROVIDER_KIND
+    output_mode: OutputMode | None = None
+    prices: dict[str, ModelPrice] = Field(default_factory=dict)
+    context_windows: dict[str, PositiveInt] = Field(default_factory=dict)
+    read_timeout: float | None = Field(default=None, gt=0)
+    max_concurrency: int | None = Field(default=None, ge=1, le=1000)
+
+    @field_validator("base_url")
+    @classmethod
+    def _an_http_url(cls, value: str | None) -> str | None:
+        return _http_url(value)
+
+    @model_validator(mode="after")
+    def _reachable(self) -> ProviderSpec:
+        if self.base_url is None and self.api_key_env is None:
+            raise ValueError("a provider needs base_url (where its API is) or api_key_env (the "
+                             "variable holding its key), or both")
+        return self
+
+
 class EngineSettings(BaseModel):
     """Every knob of a debate run. Frozen: build it once, pass it down."""
 
@@ -188,8 +233,15 @@ class EngineSettings(BaseModel):
     # `[families] prod-reasoner = "openai"` (engine/provider/families.py reads the rest)
     families: dict[str, str] = Field(default_factory=dict)
 
+    # named providers beside the endpoint above: `[providers.NAME]`, models `NAME:model`
+    providers: dict[str, ProviderSpec] = Field(default_factory=dict)
+
     # --- time and retries ---
     call_timeout: float = Field(default=60.0, gt=0)
+    # the longest silence while a reply is read, before its first byte too (a reply that is
+    # not streamed sends nothing until it is whole): a stalled body is cut then and retried
+    # once within the step. None: the call timeout.
+    read_timeout: float | None = Field(default=None, gt=0)
     phase_timeout: float = Field(default=120.0, gt=0)
     debate_timeout: float = Field(default=300.0, gt=0)
     max_retries: int = Field(default=4, ge=0, le=10)
@@ -219,17 +271,42 @@ class EngineSettings(BaseModel):
     @field_validator("openai_base_url")
     @classmethod
     def _an_http_url(cls, value: str | None) -> str | None:
-        """A provider URL the client can call: http(s), a host. Said at start, in one line with
-        the fix, not found at the first debate after 35 s of retries."""
-        if value is None:
-            return None
-        url = value.strip()
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https"):
-            raise ValueError(_scheme_advice(url))
-        if not parts.hostname:
-            raise ValueError(f"{public_url(url)} names no host")
-        return url
+        return _http_url(value)
+
+    @field_validator("providers")
+    @classmethod
+    def _provider_names(cls, providers: dict[str, ProviderSpec]) -> dict[str, ProviderSpec]:
+        for name in providers:
+            if not re.fullmatch(NAME_PATTERN, name):
+                raise ValueError(f"provider name {name!r}: use lower-case letters, digits, - "
+                                 "and _ (it prefixes model names: NAME:model)")
+        return providers
+
+    @model_validator(mode="after")
+    def _models_name_known_providers(self) -> EngineSettings:
+        """Every model named in the settings goes to a provider that is configured: a prefix
+        nobody configured, or a bare name with no default endpoint, is refused at load."""
+        asked = self.configured_models(priced=False)
+        for model in sorted(asked | set(self.prices) | set(self.context_windows)):
+            # a price or window for a bare name needs no default endpoint, only a known prefix
+            said = (self.model_problem(model) if model in asked
+                    else unknown_prefix(model, self.providers))
+            if said is not None:
+                raise ValueError(said)
+        return self
+
+    def model_problem(self, model: str) -> str | None:
+        """Why `model` cannot be asked here, in one line: a provider prefix nobody configured,
+        or a bare name while only named providers are set (no default endpoint); else None."""
+        said = unknown_prefix(model, self.providers)
+        if said is not None or self.is_rehearsal or self.has_default_endpoint:
+            return said
+        if self.route(model)[0] is None:
+            return (f"model {model!r} goes to the default endpoint, but neither OPENAI_API_KEY "
+                    f"nor OPENAI_BASE_URL is set: name its provider "
+                    f"({', '.join(f'{p}:' for p in sorted(self.providers))}) or set the "
+                    "default endpoint")
+        return None
 
     @field_validator("families")
     @classmethod
@@ -252,11 +329,52 @@ class EngineSettings(BaseModel):
     @property
     def is_rehearsal(self) -> bool:
         """True when debates run on the offline rehearsal model (no key, no endpoint, or forced)."""
-        return self.rehearsal or (self.openai_api_key is None and self.openai_base_url is None)
+        return self.rehearsal or (not self.has_default_endpoint and not self.providers)
+
+    @property
+    def has_default_endpoint(self) -> bool:
+        """Whether bare model names have somewhere to go (OPENAI_API_KEY or OPENAI_BASE_URL)."""
+        return self.openai_api_key is not None or self.openai_base_url is not None
 
     def secrets(self) -> tuple[str, ...]:
         key = (self.openai_api_key.get_secret_value(),) if self.openai_api_key else ()
-        return key + url_secrets(self.openai_base_url)
+        named = tuple(s for p in self.providers.values()
+                      for s in ((p.api_key.get_secret_value(),) if p.api_key else ())
+                      + url_secrets(p.base_url))
+        return key + url_secrets(self.openai_base_url) + named
+
+    # --- named providers ---
+
+    def route(self, model: str) -> tuple[str | None, str]:
+        """(provider, bare model) for a model name (engine/provider/naming.py's rule)."""
+        return split_model(model, self.providers)
+
+    def for_provider(self, name: str | None) -> EngineSettings:
+        """These settings as the provider `name` sees them (None: the default endpoint): its
+        URL, key, kind, output mode, read timeout, and its prices and windows by bare name
+        (a `[prices."NAME:model"]` at the top counts too). Shares the book of answers."""
+        if name is None:
+            return self
+        spec = self.providers[name]
+        mine = f"{name}:"
+        update: dict[str, object] = {
+            "openai_base_url": spec.base_url, "openai_api_key": spec.api_key or SecretStr(""),
+            "provider_kind": spec.kind, "providers": {},
+            "output_mode": spec.output_mode or self.output_mode,
+            "read_timeout": spec.read_timeout or self.read_timeout,
+            "prices": {**{k.removeprefix(mine): v for k, v in self.prices.items()
+                          if k.startswith(mine)}, **spec.prices},
+            "context_windows": {**{k.removeprefix(mine): v
+                                   for k, v in self.context_windows.items()
+                                   if k.startswith(mine)}, **spec.context_windows}}
+        return self.model_copy(update=update)
+
+    def windows(self) -> dict[str, int]:
+        """Every configured context window by the name a step asks for (`NAME:model` for a
+        named provider's)."""
+        return {**self.context_windows, **{qualified(name, model): window
+                                           for name, spec in self.providers.items()
+                                           for model, window in spec.context_windows.items()}}
 
     def model_for(self, role: str) -> str:
         """The model a role uses: `models[role]`, then `models[<role family>]`, then the default."""
@@ -285,10 +403,11 @@ class EngineSettings(BaseModel):
         efforts = self.reasoning_efforts
         return efforts.get(role) or efforts.get(role.split("/", 1)[0]) or self.reasoning_effort
 
-    def configured_models(self) -> set[str]:
-        """The models the operator named: the default, per role, per judge, and priced ones."""
+    def configured_models(self, *, priced: bool = True) -> set[str]:
+        """The models the operator named: the default, per role, per judge, and (`priced`)
+        the priced ones."""
         judges = [j for p in self.presets.values() for j in p.judges] + list(self.judges)
-        return ({self.default_model, *self.models.values(), *self.prices}
+        return ({self.default_model, *self.models.values(), *(self.prices if priced else ())}
                 | {j.model for j in judges if j.model})
 
     def price_for(self, model: str) -> ModelPrice:
@@ -297,7 +416,11 @@ class EngineSettings(BaseModel):
 
     def price_quote(self, model: str) -> PriceQuote:
         """`model`'s price at this endpoint and its source: configured in `prices`, builtin,
-        the genai-prices library, or `default_price` for a model nobody knows."""
+        the genai-prices library, or `default_price` for a model nobody knows. A `NAME:model`
+        is priced by its provider (its prices, its host for the library)."""
+        provider, bare = self.route(model)
+        if provider is not None and model not in self.prices:
+            return self.for_provider(provider).price_quote(bare)
         return quote(model, configured=self.prices, base_url=self.openai_base_url,
                      default=self.default_price, kind=self.provider_kind)
 
@@ -317,6 +440,10 @@ class EngineSettings(BaseModel):
         pessimistic stand-in (engine/money/answering.py)."""
         if self.is_rehearsal or model == "rehearsal":
             return "rehearsal"
+        provider, bare = self.route(model)
+        if provider is not None:
+            found = self.for_provider(provider).priced_model(bare)
+            return found if found == STAND_IN else qualified(provider, found)
         return priced_model(model, endpoint=self.endpoint_key, book=self._answers,
                             catalogued=lambda name: self.price_quote(name).known)
 

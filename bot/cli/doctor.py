@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
-from bot.service.doctor import ModelCheck, check, forget
+from bot.service.doctor import ModelCheck, ProviderCheck, by_provider, check, forget
 from storage.db import Database
 from storage.errors import DATABASE_ERRORS
 from storage.lessons import DbLessonBook
@@ -31,13 +31,18 @@ async def doctor(ctx: CliContext, args: argparse.Namespace) -> int:
             "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server) and run `dialectic doctor` "
             "again.", markup=False)
         return EXIT_NOT_COMPLETED
-    say(f"Endpoint: {settings.endpoint()}", markup=False)
+    if not settings.providers:
+        say(f"Endpoint: {settings.endpoint()}", markup=False)
     async with lesson_book(ctx.settings.storage) as book:
         if getattr(args, "forget", False):
             gone = await forget(settings, book)
-            say(f"Forgot what the endpoint taught about {gone} model(s)"
+            which = "the endpoints" if settings.providers else "the endpoint"
+            say(f"Forgot what {which} taught about {gone} model(s)"
                 f"{'' if book else ' (no database: nothing was kept)'}.", markup=False)
         results = await check(settings, lessons=book)
+    if settings.providers:   # several at once: a line per provider, then its models'
+        for summary in by_provider(settings, results):
+            say(provider_line(summary), markup=False, highlight=False)
     for result in results:
         say(line(result), markup=False, highlight=False)
     failed = sum(1 for r in results if not r.ok)
@@ -76,11 +81,28 @@ def line(result: ModelCheck) -> str:
         return f"{result.model}: FAILED: {result.problem}{price}"
     kind = _KINDS.get(result.provider, result.provider)
     via = f"via {kind}" if kind else ""
-    parts = [f"{result.model}: ok", via, _mode(result.mode), *result.adapted, result.window,
+    to = f"→ provider {result.route}" if result.route else ""
+    parts = [f"{result.model}: ok", to, via, _mode(result.mode), *result.adapted, result.window,
              result.price, f"{result.latency_s:.1f} s"]
     if result.answered_as and result.answered_as != result.model:
         parts.insert(1, f"answered as {result.answered_as}")
     return " · ".join(p for p in parts if p)
+
+
+def provider_line(summary: ProviderCheck) -> str:
+    """`Provider anthropic (https://…, Anthropic's OpenAI compatibility): reachable · 2 of 2
+    models answer · plain text (the schema in the prompt) · prices known`."""
+    name = f"Provider {summary.name}" if summary.name else "Default endpoint (OPENAI_BASE_URL)"
+    kind = _KINDS.get(summary.kind, summary.kind)
+    where = f"{summary.endpoint}, {kind}" if kind else summary.endpoint
+    if not summary.reachable:
+        return f"{name} ({where}): UNREACHABLE · {summary.models[0].problem}"
+    unpriced = summary.unpriced
+    parts = [f"{name} ({where}): reachable",
+             f"{summary.answered} of {len(summary.models)} models answer",
+             *(_mode(mode) for mode in summary.modes),
+             f"price unknown for {', '.join(unpriced)}" if unpriced else "prices known"]
+    return " · ".join(parts)
 
 
 def _mode(mode: str) -> str:

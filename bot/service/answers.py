@@ -42,15 +42,20 @@ class AnswerBook:
             if self._read_at is not None and (
                     now - self._read_at).total_seconds() < REFRESH_SECONDS:
                 return
+            endpoints = {self.engine.for_provider(p).endpoint_key
+                         for p in (None, *self.engine.providers)}
             async with self.db.transaction(readonly=True) as session:
-                found = await answers.known(session, self.engine.endpoint_key)
-            self.engine.answers.merge(self.engine.endpoint_key, found)
+                found = {e: await answers.known(session, e) for e in sorted(endpoints)}
+            for endpoint, known in found.items():
+                self.engine.answers.merge(endpoint, known)
             self._read_at = now
 
     async def saw(self, asked: str, answered: str) -> None:
         """A reply for `asked` named `answered`: news is priced at once here and stored for the
         other processes. A database that cannot take it now is told at the next news."""
-        endpoint = self.engine.endpoint_key
+        provider, asked = self.engine.route(asked)   # kept by the provider's endpoint, bare
+        answered = self.engine.route(answered)[1]
+        endpoint = self.engine.for_provider(provider).endpoint_key
         if not self.engine.answers.learn(endpoint, asked, answered):
             return
         if answered != asked:

@@ -29,10 +29,10 @@ from engine.money.step_models import plan_models
 from engine.money.windows import plan_need
 from engine.ports import LessonBook
 from engine.presets import all_presets, judges_for
-from engine.provider.gateway import OpenAIGateway
 from engine.provider.lessons import Learned
 from engine.provider.llm import CallSpec, Prompt
 from engine.provider.profiles import undated
+from engine.provider.routing import ProviderRouter
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 
@@ -61,6 +61,34 @@ class ModelCheck:
     provider: str = ""               # the provider kind that serves it (its profile's)
     window: str = ""                 # its context window, and the modes too big for it
     stand_in: bool = False           # priced pessimistically: never answered, price unknown
+    route: str = ""                  # the named provider it goes to ("": the default endpoint)
+    endpoint: str = ""               # where it was asked (no credentials)
+
+
+@dataclass(slots=True)
+class ProviderCheck:
+    """One provider's line: where it is, and how its models fared."""
+
+    name: str                        # "" for the default endpoint (OPENAI_BASE_URL)
+    endpoint: str
+    kind: str
+    models: list[ModelCheck] = field(default_factory=list)
+
+    @property
+    def reachable(self) -> bool:
+        return any(m.ok or "could not reach" not in m.problem for m in self.models)
+
+    @property
+    def answered(self) -> int:
+        return sum(1 for m in self.models if m.ok)
+
+    @property
+    def modes(self) -> list[str]:
+        return sorted({m.mode for m in self.models if m.ok})
+
+    @property
+    def unpriced(self) -> list[str]:
+        return [m.model for m in self.models if m.stand_in or "price unknown" in m.price]
 
 
 def models_in_use(settings: EngineSettings) -> list[str]:
@@ -73,55 +101,78 @@ def models_in_use(settings: EngineSettings) -> list[str]:
     return sorted(found)
 
 
-async def check(settings: EngineSettings, *, gateway: OpenAIGateway | None = None,
-                lessons: LessonBook | None = None) -> list[ModelCheck]:
-    """One probe per configured model, side by side (`lessons`: what earlier processes were
-    taught, read first)."""
-    own = gateway is None
-    gateway = gateway or OpenAIGateway(settings.model_copy(update={"max_retries": 1}),
-                                       lessons=lessons)
+async def check(settings: EngineSettings, *, lessons: LessonBook | None = None
+                ) -> list[ModelCheck]:
+    """One probe per configured model, side by side, each at the provider its name routes to
+    (`lessons`: what earlier processes were taught, read first)."""
+    quick = settings.model_copy(update={"max_retries": 1})
+    router = ProviderRouter(quick, lessons=lessons)
     try:
         return list(await asyncio.gather(*(
-            _probe(settings, gateway, model) for model in models_in_use(settings))))
+            _probe(settings, router, model) for model in models_in_use(settings))))
     finally:
-        if own:
-            await gateway.aclose()
+        await router.aclose()
 
 
-async def _probe(settings: EngineSettings, gateway: OpenAIGateway, model: str) -> ModelCheck:
+async def _probe(settings: EngineSettings, router: ProviderRouter, model: str) -> ModelCheck:
     """The parameters a debate sends (its temperature, its reasoning effort, an output cap,
     the structured-output mode), so what the endpoint refuses is found now, not mid-debate."""
-    spec = CallSpec(model=model, schema=Probe, role="doctor", step="doctor",
+    provider, bare = settings.route(model)
+    here = settings.for_provider(provider)   # the provider's endpoint, prices and windows
+    gateway = router.gateway(provider)
+    spec = CallSpec(model=bare, schema=Probe, role="doctor", step="doctor",
                     prompt=Prompt(system="You check that an API works. Reply in JSON.",
                                   user='Reply with {"ok": true}.'),
                     timeout=settings.call_timeout, max_output_tokens=PROBE_CAP,
                     temperature=settings.temperature,
                     reasoning_effort=settings.effort_for("doctor"))
     started = time.monotonic()
-    result = ModelCheck(model=model, ok=False, price=price_note(settings, model))
+    result = ModelCheck(model=model, ok=False, price=price_note(here, bare),
+                        route=provider or "", endpoint=here.endpoint())
     try:
         reply = await gateway.complete(spec)
     except LLMError as exc:
-        result.problem = problem(exc, settings, model)
+        result.problem = problem(exc, here, bare, _where(settings, provider))
     else:
+        answered = settings.route(reply.model)[1]
         result.ok, result.answered_as = True, reply.model
-        settings.answers.learn(settings.endpoint_key, model, reply.model)  # priced as it
-        result.price = price_note(settings, model)
-    result.stand_in = settings.priced_model(model) == STAND_IN != model
+        here.answers.learn(here.endpoint_key, bare, answered)  # priced as it
+        result.price = price_note(here, bare)
+    result.stand_in = here.priced_model(bare) == STAND_IN != bare
     result.latency_s = round(time.monotonic() - started, 2)
-    profile = gateway.profile(model)
+    profile = gateway.profile(bare)
     result.mode, result.provider = profile.output_mode, profile.kind
-    lesson = gateway.learned.lessons().get((gateway.endpoint, model))
+    lesson = gateway.learned.lessons().get((gateway.endpoint, bare))
     result.adapted = [said for said in (lesson.describe() if lesson is not None else [])
                       if not said.startswith("context window")]
-    result.window = window_note(settings, model, await gateway.window(model))
+    result.window = window_note(settings, model, await gateway.window(bare))
     return result
 
 
+def _where(settings: EngineSettings, provider: str | None) -> tuple[str, str]:
+    """The settings a provider's URL and key come from, for the fix a problem names."""
+    if provider is None:
+        return "OPENAI_BASE_URL", "OPENAI_API_KEY"
+    named = settings.providers[provider].api_key_env
+    return f"providers.{provider}.base_url", named or f"providers.{provider}.api_key_env"
+
+
+def by_provider(settings: EngineSettings, results: list[ModelCheck]) -> list[ProviderCheck]:
+    """One summary per provider the models go to (the default endpoint first, when used)."""
+    found: dict[str, ProviderCheck] = {}
+    for result in results:
+        summary = found.setdefault(result.route, ProviderCheck(
+            name=result.route, endpoint=result.endpoint, kind=result.provider))
+        summary.models.append(result)
+    return [found[name] for name in sorted(found)]
+
+
 async def forget(settings: EngineSettings, lessons: LessonBook | None) -> int:
-    """Forget what the endpoint's 400s taught (here and in the database); how many models had a
+    """Forget what the endpoints' 400s taught (here and in the database); how many models had a
     lesson."""
-    return await Learned(lessons).forget(settings.endpoint())
+    book = Learned(lessons)
+    return sum([await book.forget(settings.for_provider(p).endpoint())
+                for p in (None, *sorted(settings.providers))])
 
 
 def window_note(settings: EngineSettings, model: str, window: int | None) -> str:
@@ -170,20 +221,23 @@ def price_note(settings: EngineSettings, model: str) -> str:
             f"[prices.\"{priced}\"] in dialectic.toml")
 
 
-def problem(exc: LLMError, settings: EngineSettings, model: str) -> str:
-    """What went wrong, in one line, with what to do about it."""
+def problem(exc: LLMError, settings: EngineSettings, model: str,
+            where: tuple[str, str] = ("OPENAI_BASE_URL", "OPENAI_API_KEY")) -> str:
+    """What went wrong, in one line, with what to do about it (`settings`: the provider's;
+    `where`: the settings its URL and key come from, named in the fix)."""
     endpoint = settings.endpoint()
+    url, key = where
     cause: BaseException | None = exc
     while cause is not None and not isinstance(cause, LLMUnreachable):
         cause = cause.__cause__  # retries spent on an endpoint that never answered
     if isinstance(cause, LLMUnreachable):
-        return f"could not reach {endpoint}: {cause.reason}; check OPENAI_BASE_URL"
+        return f"could not reach {endpoint}: {cause.reason}; check {url}"
     if isinstance(exc, LLMAuthError):
-        return (f"{endpoint} refused the key (HTTP {exc.status}): set OPENAI_API_KEY to a key "
+        return (f"{endpoint} refused the key (HTTP {exc.status}): set {key} to a key "
                 f"for this endpoint")
     if isinstance(exc, LLMBadRequest) and exc.status == 404 and "does not know" in str(exc):
         return (f"{endpoint} does not know the model {model!r} (HTTP 404): check the name "
-                f"(DIALECTIC_DEFAULT_MODEL, models in dialectic.toml) or OPENAI_BASE_URL")
+                f"(DIALECTIC_DEFAULT_MODEL, models in dialectic.toml) or {url}")
     if isinstance(exc, LLMRefused):
         return f"{model} refused even the check ({exc.refusal}); try another model"
     if isinstance(exc, LLMTruncated):

@@ -166,7 +166,7 @@ class Evaluations:
         engine = self.service.engine
         for model in {*spec.models, *(m for p in spec.panels for m in p)}:
             check_models(DebateOptions(role_models={"answerer": model}), engine.price_quote,
-                         engine.configured_models())
+                         engine.configured_models(), engine.model_problem)
         for item in spec.dataset.items[:1]:
             for mode in modes:
                 if mode not in BASELINES:

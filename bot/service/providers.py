@@ -18,6 +18,10 @@ def make_llm(settings: EngineSettings, *, lessons: LessonBook | None = None) -> 
         from engine.provider.rehearsal import RehearsalModel  # offline only (docstring)
 
         return RehearsalModel()
+    if settings.providers:   # several at once: a gateway each (engine/provider/routing.py)
+        from engine.provider.routing import ProviderRouter  # the SDK (docstring)
+
+        return ProviderRouter(settings, lessons=lessons)
     from engine.provider.gateway import OpenAIGateway  # the SDK: not for a rehearsal (docstring)
 
     return OpenAIGateway(settings, lessons=lessons)
@@ -28,4 +32,7 @@ def describe(settings: EngineSettings) -> str:
     if settings.is_rehearsal:
         return ("LLM: offline REHEARSAL model (no OPENAI_API_KEY / OPENAI_BASE_URL set): debates "
                 "are placeholders, labelled as such everywhere")
-    return f"LLM: {settings.endpoint()} (default model {settings.default_model})"
+    named = "".join(f"; {name}: {settings.for_provider(name).endpoint()}"
+                    for name in sorted(settings.providers))
+    default = settings.endpoint() if settings.has_default_endpoint else "no default endpoint"
+    return f"LLM: {default} (default model {settings.default_model}){named}"

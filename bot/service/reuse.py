@@ -1,9 +1,10 @@
 """When a finished debate may answer a new request (the cache, `DIALECTIC_CACHE_TTL_SECONDS`;
 docs/caching-and-replay.md): only when it is the same question asked of the same machinery. The
 key holds the request's own content (topic, context, mode, preset, rounds, judges, options) and
-its scope: the provider's endpoint, every model the plan calls with its reasoning effort, the
-preset's definition, the prompt version, and whether it runs on the offline rehearsal model. A
-rehearsal is never served to a real request, nor another model's answer as this one's.
+its scope: the provider's endpoint (each named provider's too), every model the plan calls with
+its reasoning effort, the preset's definition, the prompt version, and whether it runs on the
+offline rehearsal model. A rehearsal is never served to a real request, nor another model's
+answer as this one's.
 
 A replay's key also holds its source: an identical replay of the same debate is answered by the
 first one, and a replay never answers a fresh request (its early steps are another debate's).
@@ -35,6 +36,9 @@ def cache_key(settings: EngineSettings, prepared: Prepared, *,
     scope = {"endpoint": settings.endpoint(), "rehearsal": settings.is_rehearsal, "calls": calls,
              "prompts": PROMPT_VERSION, "preset": prepared.preset.model_dump(mode="json"),
              "options": request.options.model_dump(mode="json")}
+    if settings.providers:   # `NAME:model` is asked where NAME points today
+        scope["providers"] = {name: settings.for_provider(name).endpoint()
+                              for name in sorted(settings.providers)}
     if replay_of is not None:
         scope["replay_of"] = replay_of
     return debates.topic_key(request, prepared.preset.name, scope=sha256(canonical_json(scope)))

@@ -33,6 +33,7 @@ PLAIN: dict[str, tuple[str, Any]] = {
                                   ("https://idp.example", "https://login.example/tenant")),
     "allowed_hosts": ("dialectic.internal, bot.example", ("dialectic.internal", "bot.example")),
     "prices": ('{"m": {"input": 1, "output": 2}}', None),
+    "providers": ('{"local": {"base_url": "http://127.0.0.1:11434/v1"}}', None),
     "presets": ('{"quick": {"mode": "simple", "rounds": 0}}', None),
     "judges": ('[{"name": "a", "expertise": "x"}, {"name": "b", "expertise": "y"}]', None),
     "schedules": ('[{"id": "m", "cron": "0 8 * * 1-5", "channel": "C0123", "topics": ["t"]}]',
@@ -68,6 +69,8 @@ def test_list_and_mapping_settings_take_their_plain_form_from_the_environment(
         name: str, environ: pytest.MonkeyPatch) -> None:
     text, expected = PLAIN[name]
     environ.setenv(ENV_NAMES[name][0], text)
+    if name == "providers":   # bare models (the default one) need the default endpoint too
+        environ.setenv("OPENAI_API_KEY", "sk-default")
     value = _section_value(name, load_settings())
     if expected is not None:
         assert value == expected

@@ -3,6 +3,8 @@ sends back once it has decided what the model says."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from dataclasses import dataclass
 
@@ -93,3 +95,24 @@ def reset(request: web.Request) -> web.StreamResponse:
     if transport is not None:
         transport.abort()
     raise web.HTTPServiceUnavailable  # never reaches the client: the transport is gone
+
+
+async def stalled(request: web.Request, response: web.Response, seconds: float,
+                  closing: asyncio.Event) -> web.StreamResponse:
+    """`response` sent as a provider whose body stalls: its status, headers and the first half
+    of its body at once, then nothing for `seconds` (or until the server stops), then the rest
+    (the usage at its end) if the client is still reading."""
+    payload = response.body if isinstance(response.body, bytes) else b""
+    stream = web.StreamResponse(status=response.status, headers={
+        "Content-Type": "application/json", "Content-Length": str(len(payload))})
+    await stream.prepare(request)
+    half = len(payload) // 2
+    await stream.write(payload[:half])
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(closing.wait(), seconds)
+    transport = request.transport
+    if transport is not None and not transport.is_closing():
+        with contextlib.suppress(ConnectionError):
+            await stream.write(payload[half:])
+            await stream.write_eof()
+    return stream

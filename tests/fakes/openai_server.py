@@ -10,7 +10,7 @@ It is a real HTTP server (aiohttp, port 0 by default), so the real `openai` clie
 
 Replies are generated from the request's JSON schema (or a schema quoted in the system prompt)
 unless scripted (`verbosity` pads each with that many characters, billed like a wordy model's);
-faults (HTTP errors, connection resets, hangs, content filter, bad JSON) take
+faults (HTTP errors, connection resets, hangs, bodies that stall, content filter, bad JSON) take
 priority over scripts, scripts over generated replies, each in insertion order. Every request is
 recorded; the API key itself never is.
 
@@ -67,7 +67,7 @@ from tests.fakes.chat_requests import (
     matches,
     message_text,
 )
-from tests.fakes.completions import Output, completion_body, error_response, reset
+from tests.fakes.completions import Output, completion_body, error_response, reset, stalled
 from tests.fakes.model_replies import ModelReplies
 from tests.fakes.provider_faults import DEFAULT_REFUSAL, ProviderRules
 from tests.fakes.realistic import REPLY_LEVELS
@@ -263,6 +263,10 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             response = await self._respond(request, record)
+            stall = first_rule(self._stalls, record.body) if response.status == 200 else None
+            if stall is not None and isinstance(response, web.Response):
+                record.outcome = "stalled"   # billed: the provider generated it all
+                return await stalled(request, response, stall.seconds, self._closing)
             # `latency` is the provider's time from arrival to answer: our own work to build
             # the reply is part of it, not added on top
             remaining = self.latency - (time.monotonic() - arrived)

@@ -21,6 +21,7 @@ class ProviderRules:
     def __init__(self) -> None:
         self._faults: list[Rule] = []
         self._hangs: list[Rule] = []
+        self._stalls: list[Rule] = []
         self._scripts: list[Rule] = []
 
     def script(self, match: Matcher, reply: ReplySource, *, times: int | None = None) -> None:
@@ -48,6 +49,11 @@ class ProviderRules:
     def hang(self, match: Matcher, seconds: float, times: int | None = 1) -> None:
         """Wait `seconds` before answering (as normal, or with a fault that also matches)."""
         self._hangs.append(Rule(match, "hang", times, seconds=seconds))
+
+    def stall(self, match: Matcher, seconds: float, times: int | None = 1) -> None:
+        """Send the reply's headers and half its body, then nothing for `seconds`: a body that
+        stalls (the usage at its end arrives late, or never to a client that gave up)."""
+        self._stalls.append(Rule(match, "stall", times, seconds=seconds))
 
     def content_filter(self, match: Matcher, times: int = 1) -> None:
         """Answer 200 with finish_reason "content_filter" and no content."""
@@ -85,6 +91,7 @@ class ProviderRules:
         """Forget every rule and recorded request."""
         self._faults.clear()
         self._hangs.clear()
+        self._stalls.clear()
         self._scripts.clear()
         self.requests.clear()
         self.max_in_flight = self.in_flight

@@ -216,6 +216,8 @@ async def test_rehearsal_is_labelled_and_its_accuracy_called_meaningless(
     (("--builtin", "arithmetic", "--modes", "consensus"), "consensus answers yes or no"),
     (("--builtin", "arithmetic", "--modes", "single,chorus"), "unknown evaluation mode 'chorus'"),
     (("--builtin", "arithmetic", "--samples", "0"), "--samples"),
+    (("--builtin", "arithmetic", "--models", "anthropic:claude-sonnet-4-5"),
+     "'anthropic', which is not configured"),   # a provider prefix nobody configured
     (("missing.jsonl",), "missing.jsonl: cannot"),
     (("bad.jsonl",), "bad.jsonl:2:"),
     (("show", "nope"), "nope"),

@@ -4,7 +4,8 @@ The SDK's own retries are switched off (`max_retries=0`) because a step record n
 number of HTTP calls, the runner needs a callback per retry, and the backoff schedule is ours:
 
     429, 5xx, connection error   backoff base * 2**n (capped, jittered), honouring Retry-After
-    timeout of one call          cancelled and retried once, then `LLMTimeout`
+    timeout of one call          cancelled and retried once, then `LLMTimeout`; a reply whose
+                                 body stalls past the read timeout likewise (its bill unknown)
     invalid JSON / schema        re-asked with the validation error, then `LLMInvalidOutput`
     a refusal (message.refusal)  `LLMRefused` at once, with the model's words (never re-asked)
     cut at the output cap        sent again once with twice the cap, then `LLMTruncated`
@@ -29,8 +30,9 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import httpx2
 import openai
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionMessage, ChatCompletionMessageParam
@@ -58,13 +60,11 @@ from engine.provider.gateway.requests import DEFAULT_BASE_URL, strict_schema
 from engine.provider.gateway.windows import discover_window
 from engine.provider.lessons import Learned, LessonBook
 from engine.provider.llm import CallSpec, Reply, T
+from engine.provider.naming import qualified
 from engine.provider.profiles import ModelProfile, profile_for, unsupported_parameter
 from engine.provider.redaction import public_url, url_secrets
 from engine.provider.replies import describe_validation_error, extract_json, reported_usage
 from engine.settings import EngineSettings
-
-if TYPE_CHECKING:
-    import httpx2
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIGateway", "map_openai_error", "strict_schema"]
 
@@ -81,6 +81,9 @@ MAX_OUTPUT_CAP = 65_536
 #: the statuses of an overloaded provider (503, Anthropic's 529, a rate limit): a burst of them
 #: is waited out for up to `EngineSettings.overload_wait` seconds, past `max_retries`
 _OVERLOADED = frozenset({429, 503, 529})
+#: a retry's reason when the reply's body stalled: the bill it ran up is not known, and is not
+#: guessed (its usage was at the end of the body that never came)
+_STALLED = "reply stalled past the read timeout; its usage never arrived, its bill is unknown"
 
 
 def _build_reply_models() -> None:
@@ -125,6 +128,8 @@ class OpenAIGateway:
         rng: random.Random | None = None,
         circuit: Circuit | None = None,
         lessons: LessonBook | None = None,
+        name: str | None = None,
+        max_concurrency: int | None = None,
     ) -> None:
         key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
         if not key and not settings.openai_base_url:
@@ -133,6 +138,8 @@ class OpenAIGateway:
                 "OpenAI-compatible server"
             )
         self._settings = settings
+        self.name = name   # a named provider's (its models' replies are named `NAME:model`)
+        self._slots = asyncio.Semaphore(max_concurrency) if max_concurrency else None
         self._secret = tuple(s for s in (key, *url_secrets(settings.openai_base_url)) if s)
         self._endpoint = public_url(settings.openai_base_url or DEFAULT_BASE_URL)  # for messages
         self._sleep = sleep
@@ -205,7 +212,7 @@ class OpenAIGateway:
             return Reply(
                 value=value,
                 usage=state.usage,
-                model=state.model or spec.model,
+                model=qualified(self.name, state.model or spec.model),
                 attempts=state.calls,
                 latency_s=time.monotonic() - started,
                 calls=state.billed,
@@ -229,11 +236,12 @@ class OpenAIGateway:
                 fault = fault_in(completion, endpoint=self._endpoint)
                 if fault is not None:
                     raise fault
-            except LLMTimeout:
+            except LLMTimeout as exc:
                 if state.timeout_retries >= TIMEOUT_RETRIES:
                     raise
                 state.timeout_retries += 1
-                await self._notify(spec, state.calls, "timeout", 0.0)
+                await self._notify(spec, state.calls, _STALLED if exc.stalled else "timeout",
+                                   0.0)
             except LLMCircuitOpen:
                 raise
             except LLMTransientError as exc:
@@ -265,6 +273,12 @@ class OpenAIGateway:
         return f"{refused} not supported"
 
     async def _send_once(self, spec: CallSpec[T], body: dict[str, Any]) -> ChatCompletion:
+        if self._slots is None:
+            return await self._post(spec, body)
+        async with self._slots:   # the provider's `max_concurrency`
+            return await self._post(spec, body)
+
+    async def _post(self, spec: CallSpec[T], body: dict[str, Any]) -> ChatCompletion:
         with self._circuit.request(self._endpoint), translate_errors(self._endpoint,
                                                                        self._secret):
             async with asyncio.timeout(spec.timeout):
@@ -272,9 +286,18 @@ class OpenAIGateway:
                 # and the whole schema on every call (~1 ms of CPU) only to reproduce this JSON
                 return await self._client.post(
                     "/chat/completions", cast_to=ChatCompletion, body=body,
-                    options={"timeout": spec.timeout, "security": {"bearer_auth": True},
+                    options={"timeout": self._timeout(spec.timeout),
+                             "security": {"bearer_auth": True},
                              "headers": {"X-Dialectic-Role": spec.role,
                                          "X-Dialectic-Step": spec.step or spec.role}})
+
+    def _timeout(self, total: float) -> float | httpx2.Timeout:
+        """The call's timeout, with the read timeout (the longest silence while the reply is
+        read) when one shorter than the call's is set."""
+        read = self._settings.read_timeout
+        if read is None or read >= total:
+            return total
+        return httpx2.Timeout(total, read=read)
 
     def _transient_delay(self, state: _CallState, exc: LLMTransientError) -> float:
         """The wait before the next retry; re-raises once `max_retries` retries are spent and,
@@ -376,8 +399,7 @@ class OpenAIGateway:
                        f"output limit before finishing its reply")
         raise LLMTruncated(message, cap=state.cap, endpoint=self._endpoint)
 
-    @staticmethod
-    def _account(spec: CallSpec[T], state: _CallState, completion: ChatCompletion) -> None:
+    def _account(self, spec: CallSpec[T], state: _CallState, completion: ChatCompletion) -> None:
         """Every reply is billed, whatever comes of it (re-asked, filtered, given up on); a
         gateway's error answered with 200 and no usage is no reply."""
         if completion.usage is None and not completion.choices:
@@ -387,4 +409,4 @@ class OpenAIGateway:
         state.billed += 1
         state.model = completion.model or state.model
         if spec.meter is not None:
-            spec.meter.bill(usage, completion.model or spec.model)
+            spec.meter.bill(usage, qualified(self.name, completion.model or spec.model))

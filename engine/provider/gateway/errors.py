@@ -41,6 +41,10 @@ def map_openai_error(exc: BaseException, *, endpoint: str,
                      secret: str | tuple[str, ...] = "") -> LLMError:
     """Translate an SDK (or asyncio timeout) exception into the engine's hierarchy."""
     if isinstance(exc, TimeoutError | openai.APITimeoutError) and not _dropped(exc):
+        if _in_chain(exc, _READ_TIMEOUTS):
+            return LLMTimeout(f"the reply from {endpoint} stalled past the read timeout "
+                              "(DIALECTIC_READ_TIMEOUT); its usage never arrived, so what it "
+                              "billed is unknown", endpoint=endpoint, stalled=True)
         return LLMTimeout(f"the call to {endpoint} timed out", endpoint=endpoint)
     if isinstance(exc, openai.APIConnectionError):
         reason = unreachable_reason(exc)
@@ -57,14 +61,24 @@ def map_openai_error(exc: BaseException, *, endpoint: str,
 def _dropped(exc: BaseException) -> bool:
     """Whether a "timeout" was in fact a connection the server refused, reset or closed: the
     SDK's aiohttp transport reports those as connect timeouts. Found in the chain of causes."""
+    return _in_chain(exc, _DROPPED, ConnectionError)
+
+
+def _in_chain(exc: BaseException, names: frozenset[str],
+              kind: type[BaseException] | None = None) -> bool:
+    """Whether an exception named one of `names` (or of `kind`) is in `exc`'s chain."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, ConnectionError) or type(current).__name__ in _DROPPED:
+        if (kind is not None and isinstance(current, kind)) or type(current).__name__ in names:
             return True
         current = current.__cause__ or current.__context__
     return False
+
+
+#: a read timeout, as the transports name it (httpx's, aiohttp's socket read timeout)
+_READ_TIMEOUTS = frozenset({"ReadTimeout", "SocketTimeoutError"})
 
 
 #: aiohttp's "the server closed the connection" (not an OSError); by name: the engine does not
