@@ -169,8 +169,8 @@ def register_revocation(app: AsyncApp, store: SealedInstallationStore) -> None:
 
 #: the bot scopes an install asks for: manifest.yml's (tests/integration/test_manifest.py)
 BOT_SCOPES = ("commands", "chat:write", "reactions:write", "app_mentions:read",
-              "channels:history", "groups:history", "usergroups:read", "assistant:write",
-              "im:history", "links:read", "links:write")
+              "channels:history", "groups:history", "usergroups:read", "users:read",
+              "channels:read", "assistant:write", "im:history", "links:read", "links:write")
 INSTALL_PATH = "/slack/install"
 REDIRECT_PATH = "/slack/oauth_redirect"
 
