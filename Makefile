@@ -37,9 +37,12 @@ run: $(RUNTIME_STAMP)
 	$(VENV)/bin/dialectic serve
 
 ## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless
-## Chromium (scripts/with-browser.sh installs chromium, chromium-driver and axe-core if missing)
+## Chromium (scripts/with-browser.sh installs chromium, chromium-driver and axe-core if missing),
+## on pytest-xdist workers, one a core (PYTEST_WORKERS=3 to choose, 0 for one process): the
+## browser tests together on one worker, the process-killing ones on one (tests/support/parallel.py)
+PYTEST_WORKERS ?= auto
 test: install
-	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest
+	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
 
 ## make test-fast: the unit tests only (tests/unit: no database, socket, process or browser), for
 ## the edit loop

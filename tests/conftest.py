@@ -1,11 +1,15 @@
-"""What every test shares: a throwaway data directory, and the markers each folder gives its
-tests (tests/unit, tests/integration, tests/acceptance: see tests/__init__.py)."""
+"""What every test shares: a throwaway data directory, the markers each folder gives its tests
+(tests/unit, tests/integration, tests/acceptance: see tests/__init__.py), and what running on
+pytest-xdist workers needs (tests/support/parallel.py: a database per worker, the groups)."""
 
 import os
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+from tests.support import parallel
 
 TESTS = Path(__file__).resolve().parent
 
@@ -22,8 +26,21 @@ os.environ.pop("DIALECTIC_DATA_DIR", None)
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="dialectic-test-config-")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    parallel.configure_worker()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    storage = sys.modules.get("tests.support.storage_fixtures")  # loaded by tests that use it
+    if storage is not None:
+        storage.drop_templates()  # its migrated template databases
+    parallel.unconfigure_worker()
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (--dist loadgroup)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         folder = item.path.resolve().relative_to(TESTS).parts[0]
         for mark in MARKS.get(folder, ()):
             item.add_marker(getattr(pytest.mark, mark))
+        parallel.group(item)
