@@ -6,6 +6,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,10 +38,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     parallel.unconfigure_worker()
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (--dist loadgroup)
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, when it is loaded
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    return parallel.scheduler(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         folder = item.path.resolve().relative_to(TESTS).parts[0]
         for mark in MARKS.get(folder, ()):
             item.add_marker(getattr(pytest.mark, mark))
-        parallel.group(item)
+        parallel.check_group(item)

@@ -9,10 +9,14 @@ keeps one worker's advisory locks (migrations, audit chains: PostgreSQL scopes t
 from waiting on another's. A run without workers (-p no:xdist, -n 0, `make test-fast`) uses the
 URL as it is.
 
-Groups (`--dist loadgroup`): every browser test on one worker, where they share its one Chromium
-(browser_fixtures.chromium), and the tests that run whole processes under time pressure
-(`dialectic serve` killed and restarted, workers racing for leases, a PostgreSQL restart) on one
-worker, one at a time, so two of them never starve each other of the machine's cores.
+Groups: every browser test on one worker, where they share its Chromium, and the tests that run
+whole processes under time pressure (`dialectic serve` killed and restarted, workers racing for
+leases, a PostgreSQL restart, the MCP server and its worker, the exporting server) on one worker,
+one at a time, so two of them never starve each other of the machine's cores. `GROUPS` names
+their modules; `make test`'s `--dist loadgroup` gets `Grouped`, xdist's loadgroup scheduler told
+a test's group by its module (pytest 9.2 keeps a node's id where pytest-xdist 3.8's
+`xdist_group` mark cannot append the group to it, so the mark alone would group nothing).
+`check_group` fails a run, saying so, when a test with the `chromium` fixture is in no group.
 """
 
 from __future__ import annotations
@@ -20,17 +24,21 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+from typing import Any
 
 import pytest
 from sqlalchemy.engine import make_url
 
 PG_URL_ENV = "DIALECTIC_TEST_PG_URL"
-#: the acceptance tests that start and kill whole processes against deadlines (`-n` runs them one
-#: after another on one worker); the browser tests are found by their `chromium` fixture
-PROCESS_MODULES = frozenset({
-    "test_workers_pg.py", "test_outage_pg.py", "test_slack_delivery_kill.py", "test_memory.py",
-    "test_bench_procs.py", "test_mcp_stdio.py", "test_tracing_export.py",
-})
+#: test module (in tests/acceptance) -> the group whose tests run one after another on one worker
+GROUPS = {
+    **dict.fromkeys(("test_charts_browser.py", "test_console_browser.py",
+                     "test_evaluations_browser.py", "test_http_hardening_browser.py",
+                     "test_preset_browser.py", "test_waterfall_browser.py"), "browser"),
+    **dict.fromkeys(("test_workers_pg.py", "test_outage_pg.py", "test_slack_delivery_kill.py",
+                     "test_memory.py", "test_mcp_stdio.py", "test_tracing_export.py"),
+                    "processes"),
+}
 
 
 #: the suite's URL as the worker found it (its own database is made on that server)
@@ -83,9 +91,23 @@ def unconfigure_worker() -> None:
     os.environ[PG_URL_ENV] = base
 
 
-def group(item: pytest.Item) -> None:
-    """Mark `item` for its xdist group, if it belongs to one (see the module's docstring)."""
-    if "chromium" in getattr(item, "fixturenames", ()):
-        item.add_marker(pytest.mark.xdist_group("browser"))
-    elif item.path.name in PROCESS_MODULES:
-        item.add_marker(pytest.mark.xdist_group("processes"))
+def check_group(item: pytest.Item) -> None:
+    """A browser test outside the browser group would start another Chromium on another
+    worker, beside the first: refuse the run, saying which module to list."""
+    if "chromium" in getattr(item, "fixturenames", ()) and GROUPS.get(item.path.name) != "browser":
+        raise pytest.UsageError(f"{item.path.name} uses the chromium fixture: list it in "
+                                "tests/support/parallel.py GROUPS as a browser module")
+
+
+def scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup`'s scheduler, told each test's group by its module (None otherwise)."""
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class Grouped(LoadGroupScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+            return GROUPS.get(module) or super()._split_scope(nodeid)
+
+    return Grouped(config, log)
