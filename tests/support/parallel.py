@@ -55,26 +55,16 @@ def _worker_database(base: str, worker: str) -> str:
     return f"{name}_{worker}_{run}" if run else f"{name}_{worker}"
 
 
-async def _admin(base: str, statement: str) -> None:
-    from sqlalchemy.ext.asyncio import create_async_engine  # only on workers with PostgreSQL
-    from sqlalchemy.pool import NullPool
-
-    engine = create_async_engine(base, poolclass=NullPool, isolation_level="AUTOCOMMIT")
-    try:
-        async with engine.connect() as connection:
-            await connection.exec_driver_sql(statement)
-    finally:
-        await engine.dispose()
-
-
 def configure_worker() -> None:
     """On an xdist worker with a PostgreSQL URL: create its database and point the URL at it."""
     base, worker = os.environ.get(PG_URL_ENV), _worker()
     if not base or not worker:
         return
+    from tests.support.storage_fixtures import admin_sql  # only on workers with PostgreSQL
+
     name = _worker_database(base, worker)
-    asyncio.run(_admin(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    asyncio.run(_admin(base, f'CREATE DATABASE "{name}"'))
+    asyncio.run(admin_sql(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    asyncio.run(admin_sql(base, f'CREATE DATABASE "{name}"'))
     _base.append(base)
     os.environ[PG_URL_ENV] = make_url(base).set(database=name).render_as_string(
         hide_password=False)
@@ -86,8 +76,10 @@ def unconfigure_worker() -> None:
     if not _base or not worker:
         return
     base = _base.pop()
+    from tests.support.storage_fixtures import admin_sql
+
     name = _worker_database(base, worker)
-    asyncio.run(_admin(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    asyncio.run(admin_sql(base, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     os.environ[PG_URL_ENV] = base
 
 

@@ -36,8 +36,8 @@ from storage.db import Database
 from storage.records import DebateRecord, DebateStatus, Origin
 
 __all__ = [
-    "BACKENDS", "PG_URL_ENV", "add_debate", "db", "make_record", "migrated_database", "pg_db",
-    "sqlite_db",
+    "BACKENDS", "PG_URL_ENV", "add_debate", "admin_sql", "db", "make_record", "migrated_database",
+    "pg_db", "sqlite_db",
 ]
 
 PG_URL_ENV = "DIALECTIC_TEST_PG_URL"
@@ -80,7 +80,8 @@ def _copy_sqlite(source: Path, target: Path) -> None:
         src.close()
 
 
-async def _admin(url: str, statement: str) -> None:
+async def admin_sql(url: str, statement: str) -> None:
+    """Run one statement outside a transaction (CREATE or DROP DATABASE) on the server."""
     admin = create_async_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
     try:
         async with admin.connect() as connection:
@@ -97,7 +98,7 @@ async def _pg_template(url: str) -> str:
     """This process's migrated template database on the server at `url`."""
     if url not in _pg_templates:
         name = f"template_{uuid.uuid4().hex[:12]}"
-        await _admin(url, f"CREATE DATABASE {name}")
+        await admin_sql(url, f"CREATE DATABASE {name}")
         template = Database(_on(url, name))
         try:
             await template.upgrade()
@@ -110,7 +111,7 @@ async def _pg_template(url: str) -> str:
 def drop_templates() -> None:
     """Delete this process's templates (at the end of a run: no event loop is running)."""
     for url, name in list(_pg_templates.items()):
-        asyncio.run(_admin(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        asyncio.run(admin_sql(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
         del _pg_templates[url]
     if "sqlite" in _templates:
         shutil.rmtree(Path(_templates.pop("sqlite")).parent, ignore_errors=True)
@@ -136,13 +137,13 @@ async def migrated_database(
     url = _pg_url()
     name = f"test_{uuid.uuid4().hex[:12]}"
     template = f" TEMPLATE {await _pg_template(url)}" if migrate else ""
-    await _admin(url, f"CREATE DATABASE {name}{template}")
+    await admin_sql(url, f"CREATE DATABASE {name}{template}")
     database = Database(_on(url, name), **options)
     try:
         yield database
     finally:
         await database.dispose()
-        await _admin(url, f"DROP DATABASE {name} WITH (FORCE)")
+        await admin_sql(url, f"DROP DATABASE {name} WITH (FORCE)")
 
 
 @pytest.fixture(params=BACKENDS)
