@@ -41,10 +41,11 @@ run: $(RUNTIME_STAMP)
 
 ## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless
 ## Chromium (scripts/with-browser.sh installs chromium, chromium-driver and axe-core if missing),
-## on pytest-xdist workers, one a core (PYTEST_WORKERS=3 to choose, 0 for one process): the
-## browser tests together on one worker, the process-killing ones on one (tests/support/parallel.py)
+## on pytest-xdist workers, one a core (PYTEST_WORKERS=3 to choose, 0 for one process), test by
+## test (--dist load: the scope schedulers that keep groups together run schemathesis's 38 cases,
+## which share one node id, once; tests/support/parallel.py)
 test: install
-	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadgroup
+	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest -n $(PYTEST_WORKERS) --dist load
 
 ## make test-fast: the unit tests only (tests/unit: no database, socket, process or browser), for
 ## the edit loop, on the same workers

@@ -9,14 +9,15 @@ keeps one worker's advisory locks (migrations, audit chains: PostgreSQL scopes t
 from waiting on another's. A run without workers (-p no:xdist, -n 0, `make test-fast`) uses the
 URL as it is.
 
-Groups: every browser test on one worker, where they share its Chromium, and the tests that run
-whole processes under time pressure (`dialectic serve` killed and restarted, workers racing for
-leases, a PostgreSQL restart, the MCP server and its worker, the exporting server) on one worker,
-one at a time, so two of them never starve each other of the machine's cores. `GROUPS` names
-their modules; `make test`'s `--dist loadgroup` gets `Grouped`, xdist's loadgroup scheduler told
-a test's group by its module (pytest 9.2 keeps a node's id where pytest-xdist 3.8's
-`xdist_group` mark cannot append the group to it, so the mark alone would group nothing).
-`check_group` fails a run, saying so, when a test with the `chromium` fixture is in no group.
+Groups, for `--dist loadgroup` only: every browser test on one worker, where they share its
+Chromium, and the tests that run whole processes under time pressure on one worker, one at a
+time. `GROUPS` names their modules and `Grouped` is xdist's loadgroup scheduler told a test's
+group by its module (pytest 9.2 keeps a node's id where pytest-xdist 3.8's `xdist_group` mark
+cannot append the group to it, so the mark alone groups nothing). `make test` does NOT use it: it
+runs `--dist load`, because xdist's scope schedulers (loadgroup, loadscope, loadfile) key tests
+by node id, and schemathesis gives the 38 cases of test_properties_http one id, so they would run
+once instead of 38 times. `check_group` fails a run, saying so, when a test with the `chromium`
+fixture is in no group.
 """
 
 from __future__ import annotations
