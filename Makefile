@@ -11,6 +11,9 @@ DEV_STAMP     := $(VENV)/.dev-stamp
 
 .PHONY: install run test test-fast bench soak lint screenshots waterfall clean
 
+# pytest-xdist workers for `make test` and `make test-fast`: one a core (auto), a number, or 0
+PYTEST_WORKERS ?= auto
+
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
@@ -37,14 +40,17 @@ run: $(RUNTIME_STAMP)
 	$(VENV)/bin/dialectic serve
 
 ## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless
-## Chromium (scripts/with-browser.sh installs chromium, chromium-driver and axe-core if missing)
+## Chromium (scripts/with-browser.sh installs chromium, chromium-driver and axe-core if missing),
+## on pytest-xdist workers, one a core (PYTEST_WORKERS=3 to choose, 0 for one process), test by
+## test (--dist load: the scope schedulers that keep groups together run schemathesis's 38 cases,
+## which share one node id, once; tests/support/parallel.py)
 test: install
-	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest
+	scripts/with-postgres.sh scripts/with-browser.sh $(PY) -m pytest -n $(PYTEST_WORKERS) --dist load
 
 ## make test-fast: the unit tests only (tests/unit: no database, socket, process or browser), for
-## the edit loop
+## the edit loop, on the same workers
 test-fast: install
-	$(PY) -m pytest tests/unit
+	$(PY) -m pytest -n $(PYTEST_WORKERS) tests/unit
 
 ## make bench: speed and memory figures (prints them; asserts nothing about time); BENCH_ARGS
 ## names sections (engine cli peer service slack estimates tracing). matplotlib (for the

@@ -1,11 +1,16 @@
-"""What every test shares: a throwaway data directory, and the markers each folder gives its
-tests (tests/unit, tests/integration, tests/acceptance: see tests/__init__.py)."""
+"""What every test shares: a throwaway data directory, the markers each folder gives its tests
+(tests/unit, tests/integration, tests/acceptance: see tests/__init__.py), and what running on
+pytest-xdist workers needs (tests/support/parallel.py: a database per worker, the groups)."""
 
 import os
+import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests.support import parallel
 
 TESTS = Path(__file__).resolve().parent
 
@@ -22,8 +27,25 @@ os.environ.pop("DIALECTIC_DATA_DIR", None)
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="dialectic-test-config-")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    parallel.configure_worker()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    storage = sys.modules.get("tests.support.storage_fixtures")  # loaded by tests that use it
+    if storage is not None:
+        storage.drop_templates()  # its migrated template databases
+    parallel.unconfigure_worker()
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, when it is loaded
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    return parallel.scheduler(config, log)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         folder = item.path.resolve().relative_to(TESTS).parts[0]
         for mark in MARKS.get(folder, ()):
             item.add_marker(getattr(pytest.mark, mark))
+        parallel.check_group(item)

@@ -82,7 +82,8 @@ async def test_upgrade_works_from_any_working_directory(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    async with migrated_database(backend, tmp_path) as database:
+    async with migrated_database(backend, tmp_path, migrate=False) as database:
+        await database.upgrade()  # here, not a copy of the template migrated elsewhere
         async with database.engine.connect() as connection:
             assert TABLES <= await connection.run_sync(_tables)
 
