@@ -52,7 +52,7 @@ PREFIX = "DIALECTIC_"
 EMPTY_IS_AN_ERROR = frozenset({"api_token"})
 #: Variables with the prefix that are not settings (the loader's own, the test harness's).
 NOT_SETTINGS = frozenset({CONFIG_VARIABLE, "DIALECTIC_TEST_PG_URL",
-                          "DIALECTIC_EXTRAS"})  # `make run`'s extras (README "Tracing")
+                          "DIALECTIC_EXTRAS"})  # `make run`'s extras (docs/tracing.md)
 
 SECTIONS: dict[str, type[BaseModel]] = {
     "engine": EngineSettings, "storage": StorageSettings, "service": ServiceSettings,

@@ -172,7 +172,7 @@ class EngineSettings(BaseModel):
     provider_kind: ProviderKind | None = None
     # model -> context window in tokens, for servers that do not say it (output caps fit in it)
     context_windows: dict[str, PositiveInt] = Field(default_factory=dict)
-    default_model: str = Field(default="gpt-5-mini", min_length=1)  # README says why
+    default_model: str = Field(default="gpt-5-mini", min_length=1)  # docs/providers.md says why
     models: dict[str, str] = Field(default_factory=dict)  # role -> model (pro, con, judge, ...)
     # model -> price, overriding the genai-prices library's (engine/money/prices.py); a model
     # neither configured nor known to the library is priced at `default_price`

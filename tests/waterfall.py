@@ -1,4 +1,4 @@
-"""The README's trace picture, drawn from a real trace: a consensus debate through the real
+"""docs/tracing.md's trace picture, drawn from a real trace: a consensus debate through the real
 gateway against the fake OpenAI server (0.2 s a call), its spans caught by the SDK's in-memory
 exporter and printed as a text waterfall (`make waterfall`). `make screenshots` draws the same
 kind of trace as a page (tests/waterfall_page.py) and photographs it.

@@ -1,4 +1,4 @@
-"""Traces of whole debates (README "Tracing"): every mode through the real gateway and the fake
+"""Traces of whole debates (docs/tracing.md): every mode through the real gateway and the fake
 OpenAI server, spans caught by the SDK's in-memory exporter; the tree, the names, the GenAI
 attributes, the judges' scores as evaluation events, retries and errors, content capture."""
 
