@@ -47,7 +47,7 @@ class JudgeSpec(BaseModel):
 
 
 class ThresholdSpec(BaseModel):
-    """A preset's alpha cut-offs, the one definition routing reads (engine/verdicts.py);
+    """A preset's alpha cut-offs, the one definition routing reads (engine/reading/verdicts.py);
     ``escalate <= tentative <= high`` is enforced.
 
     * ``alpha >= high`` -> band "high", routing "auto_approve"
@@ -103,7 +103,7 @@ class PresetSpec(BaseModel):
     # recorded.
     evidence_weights: bool = False
     # alpha below the escalate cut-off flags "needs human discussion" with the core divergence
-    # points; `brief`: the result carries a one-page brief (engine/discussion.py)
+    # points; `brief`: the result carries a one-page brief (engine/reading/discussion.py)
     discussion: bool = False
     brief: bool = False
 

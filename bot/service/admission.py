@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from engine.core.planning import Prepared, prepare
 from engine.domain import Estimate
 from engine.errors import BudgetExceeded
 from engine.money.cost import budget_left, budget_refusal, within_budget, within_ceiling
-from engine.planning import Prepared, prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 

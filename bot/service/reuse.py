@@ -7,10 +7,10 @@ to a real request, nor another model's answer as this one's."""
 
 from __future__ import annotations
 
+from engine.core.planning import Prepared
+from engine.core.prompts import PROMPT_VERSION
 from engine.domain import canonical_json, sha256
 from engine.money.step_models import plan_models
-from engine.planning import Prepared
-from engine.prompts import PROMPT_VERSION
 from engine.settings import EngineSettings
 from storage import debates
 

@@ -40,8 +40,8 @@ SERVICE = ("alembic", "asyncpg", "slack_sdk", "slack_bolt",
 #: database like any other (docs/money.md).
 DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.queue",
             "bot.service.debates")
-#: Only for a debate whose panel computes alpha and kappa (engine/verdicts.py).
-STATISTICS = ("numpy", "krippendorff", "engine.agreement", "engine.verdicts")
+#: Only for a debate whose panel computes alpha and kappa (engine/reading/verdicts.py).
+STATISTICS = ("numpy", "krippendorff", "engine.reading.agreement", "engine.reading.verdicts")
 #: Only for a debate against a provider.
 SDK = ("openai", "engine.provider.gateway")
 #: Only for a rehearsal (no provider configured).

@@ -30,7 +30,7 @@ from bot.slack.listeners import (
 )
 from bot.slack.parsing import parse_command
 from bot.slack.views.assistant import suggested_prompts
-from engine.presets import BUILTIN_PRESETS
+from engine.core.presets import BUILTIN_PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = (ROOT / "docs" / "slack-install.md").read_text()

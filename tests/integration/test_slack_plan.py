@@ -19,8 +19,8 @@ from bot.service.progress import phases_of
 from bot.slack.streaming import LOST_AFTER, RETRY_STREAMING
 from bot.slack.views.common import usd
 from bot.slack.views.plan import CONTINUED, task_id
+from engine.core.planning import prepare
 from engine.domain import DebateRequest
-from engine.planning import prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 from storage import slack as slack_store
