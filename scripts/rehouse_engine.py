@@ -43,37 +43,10 @@ MOVES: dict[str, str] = {
     "discussion": "reading", "outcomes": "reading", "figures": "reading",
 }
 
+#: a new package's docstring, when the script creates it (the committed ones say more)
 PACKAGE_DOCS: dict[str, str] = {
-    "core": '''"""Running a debate: from a request to its result, every LLM call a durable step.
-
-    debate        one debate, start to result: plan, protocol, statistics, settle the outcome
-    runner        the step runner: every call a keyed, checkpointed step (`DebateContext.step`)
-    step_outcome  what one step ended as (done, degraded, refused, filtered) and why
-    planning      a request's plan and estimate, without a provider
-    replay        a new debate from a stored one: more rounds, another synthesizer
-    presets       the built-in presets and how a request picks one
-    prompts       every role's prompt text
-
-May import everything else in engine/ (the basics at the top, schemas, protocols, the provider
-door, money, untrusted text, the reading of a result). Nothing in engine/ outside core/ and the
-protocols imports it (pyproject.toml import-linter contracts).
-"""
-''',
-    "reading": '''"""The reading of a result: what the judges' scores say, computed once where the
-result is built, so every surface (Slack, console, API, CLI, MCP) shows the same.
-
-    agreement   Krippendorff's alpha (with its bootstrap interval) and Fleiss' kappa
-    verdicts    calibration, bands, the weighted vote, divergence points and routing
-    headline    the verdict's one sentence, following the judges' votes
-    discussion  what a preset promises (`decision`'s "needs human discussion", `brief`)
-    outcomes    each mode's outcome record (critique, panel, red team)
-    figures     judges' scores as every surface shows them (ratings and calibrated)
-
-May import the basics at engine/'s top (errors, vocabulary, settings, domain) and engine.schemas;
-never the core, the protocols, the provider door or money: reading a result runs nothing
-(pyproject.toml import-linter contracts).
-"""
-''',
+    "core": '"""Running a debate: from a request to its result."""\n',
+    "reading": '"""The reading of a result: what the judges\' scores say, computed once."""\n',
 }
 
 EXCLUDED_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".mypy_cache", ".ruff_cache",
