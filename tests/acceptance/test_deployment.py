@@ -64,7 +64,7 @@ def configuration_variables() -> set[str]:
 
 def tracing_variables() -> set[str]:
     """Every variable docs/tracing.md's table lists (`OTEL_BSP_*` as written: a family)."""
-    section = TRACING.split("\n## Tracing\n", 1)[1].split("\n**One trace", 1)[0]
+    section = TRACING.split("\n## Turning it on\n", 1)[1].split("\n**One trace", 1)[0]
     return {name for row in section.splitlines() if row.startswith("| `")
             for name in re.findall(r"`(OTEL_[A-Z_]+\*?)`", row.split("|")[1])}
 

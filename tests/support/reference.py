@@ -117,7 +117,7 @@ def configuration() -> str:
         "",
         "Examples of a whole `dialectic.toml`: [presets-and-scheduling.md]"
         "(presets-and-scheduling.md) (presets, schedules), [money.md](money.md) (prices). "
-        "The OpenTelemetry SDK's own `OTEL_*` variables: [operating.md](operating.md#tracing).",
+        "The OpenTelemetry SDK's own `OTEL_*` variables: [tracing.md](tracing.md).",
         "",
         "## Variables an operator sets", "",
         "`.env.example` lists each of these.", "", HEADER, *_setting_rows(common=True), "",

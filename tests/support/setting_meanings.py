@@ -61,7 +61,7 @@ MEANINGS: dict[str, str] = {
                     "path they looked for",
     # service
     "otel_exporter_otlp_endpoint": "where spans go (OTLP); setting it turns tracing on "
-                                   "([operating.md](operating.md#tracing))",
+                                   "([tracing.md](tracing.md))",
     "otel_traces_exporter": "`otlp`, `console`, or several; `none` turns tracing off",
     "otel_capture_message_content": "`true`: each `chat` span carries the prompt and the reply, "
                                     "spotlight regions as plain text, secrets redacted",
