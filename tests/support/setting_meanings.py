@@ -14,9 +14,10 @@ MEANINGS: dict[str, str] = {
     "openai_base_url": "an OpenAI-compatible endpoint (a local server needs only this); see "
                        "[providers.md](providers.md)",
     "rehearsal": "`true` forces the offline rehearsal model even with a key",
-    "output_mode": "force `json_schema`, `json_object` or `prompt` (a provider that refuses a "
-                   "mode with a 400 is learned without it)",
-    "provider_kind": "who serves the models when the address does not say: `anthropic`, "
+    "output_mode": "unset: the model's profile decides; or force `json_schema`, `json_object` or "
+                   "`prompt` (a provider that refuses a mode with a 400 is learned without it)",
+    "provider_kind": "unset: read from the endpoint's host; set it to say who serves the "
+                     "models when the address does not say: `anthropic`, "
                      "`gemini`, `azure`, `deepseek`, `gateway` (a LiteLLM proxy), `local` (vLLM, "
                      "llama.cpp, Ollama on a LAN name), `openai`; decides their profile and price "
                      "([providers.md](providers.md))",
