@@ -9,7 +9,7 @@ PY     := $(VENV)/bin/python
 RUNTIME_STAMP := $(VENV)/.runtime-stamp
 DEV_STAMP     := $(VENV)/.dev-stamp
 
-.PHONY: install run test test-fast bench soak lint screenshots waterfall clean
+.PHONY: install run test test-fast bench soak lint screenshots waterfall reference clean
 
 # pytest-xdist workers for `make test` and `make test-fast`: one a core (auto), a number, or 0
 PYTEST_WORKERS ?= auto
@@ -65,15 +65,19 @@ bench: install
 soak: install
 	scripts/with-postgres.sh $(PY) -m tests.soak $(SOAK_ARGS)
 
-## make screenshots: every console page at 1280 px and 390 px into docs/screenshots, and README
-## "Tracing"'s waterfall of a real trace (trace-waterfall*.png)
+## make screenshots: every console page at 1280 px and 390 px into docs/screenshots, and
+## docs/tracing.md's waterfall of a real trace (trace-waterfall*.png)
 screenshots: install
 	scripts/with-browser.sh $(PY) -m tests.screenshots docs/screenshots
 
-## make waterfall: README "Tracing"'s picture, drawn from the spans of a real consensus debate
+## make waterfall: docs/tracing.md's picture, drawn from the spans of a real consensus debate
 ## (the real gateway, the fake provider at 0.2 s a call, the SDK's in-memory exporter)
 waterfall: install
 	$(PY) -m tests.waterfall consensus
+
+## make reference: rewrite the generated references in docs/ (configuration, cli, api, openapi.json)
+reference: install
+	$(PY) -m tests.support.reference
 
 lint: install
 	$(VENV)/bin/ruff check engine storage bot tests

@@ -41,8 +41,8 @@ from bot.service.settings import ServiceSettings
 from bot.service.tracing import missing_extra
 from bot.slack.settings import SlackSettings
 from bot.sources import CONFIG_VARIABLE, Sources, find_sources, with_provider_keys
+from engine.core.presets import BUILTIN_PRESETS
 from engine.errors import ConfigurationError
-from engine.presets import BUILTIN_PRESETS
 from engine.settings import (
     EngineSettings,
     JudgeSpec,

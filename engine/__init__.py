@@ -2,9 +2,12 @@
 
 Imports neither Slack, SQL, aiohttp nor APScheduler; storage and bot implement its interfaces.
 
-    (top)        the basics every group reads (errors, vocabulary, settings, domain, options,
-                 outcomes, agreement, verdicts, headline, discussion, presets, prompts) and what
-                 runs a debate (ports, runner, planning, debate, replay)
+    (top)        only what every part shares: errors, vocabulary, settings, domain (the records
+                 a debate produces), options (a request's), ports (what storage and bot
+                 implement), tracing (a debate's spans), characters (what a person's text holds)
+    core/        running a debate: the step runner, planning, debate, replay, presets, prompts
+    reading/     the reading of a result: agreement, verdicts, headline, discussion, outcomes,
+                 the judges' figures
     protocols/   one debate protocol per mode
     schemas/     the structured output of every step
     provider/    the provider door: the LLM interface, the gateway (the only openai import), ...

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from engine.figures import points_as_scored
 from engine.options import DebateOptions
-from engine.outcomes import ModeOutcome, legacy_outcome
+from engine.reading.figures import points_as_scored
+from engine.reading.outcomes import ModeOutcome, legacy_outcome
 from engine.settings import ThresholdSpec
 from engine.untrusted.injection import Finding
 from engine.vocabulary import (
@@ -284,9 +284,9 @@ class ConsensusSummary(BaseModel):
 
 
 class DivergencePoint(BaseModel):
-    """One item's figures (engine/figures.py): `ratings`, `mean`, `spread` as the judges scored
-    it on the 1–10 scale; `calibrated*` the same calibrated for each judge's habits, kept inside
-    the scale. A point stored before the split has only the first three, and they hold the
+    """One item's figures (engine/reading/figures.py): `ratings`, `mean`, `spread` as the judges
+    scored it on the 1–10 scale; `calibrated*` the same calibrated for each judge's habits, kept
+    inside the scale. A point stored before the split has only the first three, and they hold the
     calibrated figures (`calibrated_mean` is None): surfaces name them calibrated."""
 
     item: str
@@ -310,7 +310,7 @@ class DivergenceSummary(BaseModel):
 class Discussion(BaseModel):
     """Whether a preset that flags it (`decision`) needs human discussion: alpha below the
     escalate cut-off it was routed by; why, in figures; the core divergence points
-    (engine/discussion.py)."""
+    (engine/reading/discussion.py)."""
 
     needed: bool
     reason: str                        # "alpha 0.31 < 0.50"
@@ -333,7 +333,7 @@ class TraceRow(BaseModel):
 
 
 class Brief(BaseModel):
-    """A one-page pre-meeting brief (preset `brief`; engine/discussion.py): the points to
+    """A one-page pre-meeting brief (preset `brief`; engine/reading/discussion.py): the points to
     discuss (the widest splits, and whether the panel split on the winner), the agreements,
     and the arguments map (each side's strongest claims with their standing)."""
 
@@ -406,7 +406,7 @@ class DebateResult(BaseModel):
     @classmethod
     def _points_as_scored(cls, data: Any) -> Any:
         """Results stored when divergence points held calibrated figures only: rebuilt with the
-        judges' own ratings beside the calibrated ones (engine/figures.py)."""
+        judges' own ratings beside the calibrated ones (engine/reading/figures.py)."""
         return points_as_scored(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")

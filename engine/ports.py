@@ -17,8 +17,8 @@ from engine.domain import Event, Evidence, StepRecord
 from engine.provider.lessons import LessonBook as LessonBook
 
 if TYPE_CHECKING:  # types only: the statistics themselves load when a debate runs
+    from engine.reading.verdicts import ConsensusStats, Divergence
     from engine.settings import ThresholdSpec
-    from engine.verdicts import ConsensusStats, Divergence
 
 
 class CheckpointStore(Protocol):
@@ -56,7 +56,7 @@ class Purse(Protocol):
 
 
 class PanelStatistics(Protocol):
-    """What a judging phase computes over its panel's scores (engine/verdicts.py, on numpy).
+    """What a judging phase computes over its panel's scores (engine/reading/verdicts.py, on numpy).
     `run_debate` hands it to the protocols through their context, so planning a debate (an
     estimate, a preset's plan) never loads the statistics."""
 

@@ -10,7 +10,6 @@ environment variable is `DIALECTIC_<FIELD>` unless it names its own (the provide
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit
 
 from pydantic import (
     AliasChoices,
@@ -31,6 +30,7 @@ from engine.provider.families import FAMILY_NAME, UNKNOWN, family_of
 from engine.provider.naming import NAME_PATTERN, qualified, split_model, unknown_prefix
 from engine.provider.profiles import OutputMode, ProviderKind, ReasoningEffort
 from engine.provider.redaction import public_url, url_secrets
+from engine.provider.urls import http_url
 from engine.vocabulary import MAX_JUDGES, MAX_ROUNDS, MAX_TOPIC_CHARS, Mode
 
 #: Bounds of numbers a settings file gives a judge or a preset (finite, as every setting is).
@@ -49,7 +49,7 @@ class JudgeSpec(BaseModel):
 
 
 class ThresholdSpec(BaseModel):
-    """A preset's alpha cut-offs, the one definition routing reads (engine/verdicts.py);
+    """A preset's alpha cut-offs, the one definition routing reads (engine/reading/verdicts.py);
     ``escalate <= tentative <= high`` is enforced.
 
     * ``alpha >= high`` -> band "high", routing "auto_approve"
@@ -105,7 +105,7 @@ class PresetSpec(BaseModel):
     # recorded.
     evidence_weights: bool = False
     # alpha below the escalate cut-off flags "needs human discussion" with the core divergence
-    # points; `brief`: the result carries a one-page brief (engine/discussion.py)
+    # points; `brief`: the result carries a one-page brief (engine/reading/discussion.py)
     discussion: bool = False
     brief: bool = False
 
@@ -136,37 +136,6 @@ DEFAULT_JUDGES: tuple[JudgeSpec, ...] = (
 DEFAULT_EFFORT: ReasoningEffort = "low"
 
 
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):/*(.*)", re.DOTALL)
-_LOCAL = ("127.", "localhost", "[::1]", "0.0.0.0")
-
-
-def _scheme_advice(url: str) -> str:
-    """`htp:/localhost is no http(s) URL (its scheme is 'htp'); did you mean http://localhost?`:
-    a mistyped scheme is dropped (with any slashes), never kept in the suggestion; a bare
-    `host:port/v1` gets one. http for this machine, https for the rest."""
-    found = _SCHEME.fullmatch(url)
-    typed = found is not None and not found.group(2)[:1].isdigit()   # not `localhost:8080`
-    rest = found.group(2) if found is not None and typed else url
-    scheme = "http" if rest.startswith(_LOCAL) else "https"
-    why = f" (its scheme is {found.group(1)!r})" if found is not None and typed else ""
-    return (f"{public_url(url)} is no http(s) URL{why}; did you mean "
-            f"{public_url(f'{scheme}://{rest}')}?")
-
-
-def _http_url(value: str | None) -> str | None:
-    """A provider URL the client can call: http(s), a host. Said at start, in one line with
-    the fix, not found at the first debate after 35 s of retries."""
-    if value is None:
-        return None
-    url = value.strip()
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https"):
-        raise ValueError(_scheme_advice(url))
-    if not parts.hostname:
-        raise ValueError(f"{public_url(url)} names no host")
-    return url
-
-
 class ProviderSpec(BaseModel):
     """One named provider (`[providers.NAME]`): where its models are asked, with which key
     (read from the environment variable `api_key_env` names, never written in the file), and
@@ -187,7 +156,7 @@ class ProviderSpec(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _an_http_url(cls, value: str | None) -> str | None:
-        return _http_url(value)
+        return http_url(value)
 
     @model_validator(mode="after")
     def _reachable(self) -> ProviderSpec:
@@ -218,7 +187,7 @@ class EngineSettings(BaseModel):
     provider_kind: ProviderKind | None = None
     # model -> context window in tokens, for servers that do not say it (output caps fit in it)
     context_windows: dict[str, PositiveInt] = Field(default_factory=dict)
-    default_model: str = Field(default="gpt-5-mini", min_length=1)  # README says why
+    default_model: str = Field(default="gpt-5-mini", min_length=1)  # docs/providers.md says why
     models: dict[str, str] = Field(default_factory=dict)  # role -> model (pro, con, judge, ...)
     # model -> price, overriding the genai-prices library's (engine/money/prices.py); a model
     # neither configured nor known to the library is priced at `default_price`
@@ -271,7 +240,7 @@ class EngineSettings(BaseModel):
     @field_validator("openai_base_url")
     @classmethod
     def _an_http_url(cls, value: str | None) -> str | None:
-        return _http_url(value)
+        return http_url(value)
 
     @field_validator("providers")
     @classmethod

@@ -94,7 +94,7 @@ class Origin(BaseModel):
     user_id: str | None = None
     schedule_id: str | None = None
     response_url: str | None = None
-    # W3C trace context (README "Tracing"): the span that queued it, and the worker's span of
+    # W3C trace context (docs/tracing.md): the span that queued it, and the worker's span of
     # its latest attempt (a resumed attempt links to it); None when tracing is off
     traceparent: str | None = None
     attempt_traceparent: str | None = None

@@ -1,5 +1,5 @@
 """`make screenshots`: every console page in headless Chromium at 1280 px and at 390 px (as a
-phone), written as PNGs for people to look at (the README shows two of them).
+phone), written as PNGs for people to look at (the README and docs/console.md show them).
 
     scripts/with-browser.sh python -m tests.screenshots [DIR]   # default docs/screenshots
 
@@ -10,7 +10,7 @@ service (tests/support/audit_fixtures.py: a judge that favours Position A, one t
 length, a harsh one), settled and reviewed as real debates are, since rehearsals are left out of
 the audit.
 
-It also draws README "Tracing"'s picture, trace-waterfall.png (and -390.png, as a phone): the
+It also draws docs/tracing.md's picture, trace-waterfall.png (and -390.png, as a phone): the
 spans of a real consensus debate (the real gateway against the fake provider at 0.2 s a call,
 one call retried and one judge refused, tests/waterfall.py), rendered as a waterfall page
 (tests/waterfall_page.py).

@@ -1,4 +1,4 @@
-"""The README's trace picture, drawn from a real trace: a consensus debate through the real
+"""docs/tracing.md's trace picture, drawn from a real trace: a consensus debate through the real
 gateway against the fake OpenAI server (0.2 s a call), its spans caught by the SDK's in-memory
 exporter and printed as a text waterfall (`make waterfall`). `make screenshots` draws the same
 kind of trace as a page (tests/waterfall_page.py) and photographs it.
@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from bot.service.settings import ServiceSettings
 from bot.service.tracing import reset_tracing, setup_tracing
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway

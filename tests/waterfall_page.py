@@ -1,6 +1,6 @@
 """A trace as a Jaeger-style waterfall page: one self-contained HTML file (no script, no fetch),
 drawn from the SDK's finished spans, for `make screenshots` to photograph
-(docs/screenshots/trace-waterfall.png, README "Tracing").
+(docs/screenshots/trace-waterfall.png, docs/tracing.md).
 
 Each span is a row in tree order (tests/waterfall.py `tree`): its name indented under its parent,
 a bar placed by its start and end on the trace's time axis, its duration beside the bar. A

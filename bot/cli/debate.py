@@ -16,8 +16,8 @@ from bot.service.providers import describe
 from bot.service.results import status_words
 from bot.service.terminal import run_here, terminal_service, terminal_worker
 from bot.service.tracing import setup_tracing
+from engine.core.planning import prepare
 from engine.domain import DebateResult
-from engine.planning import prepare
 from engine.ports import MemoryEventSink
 from engine.vocabulary import ResultStatus
 from storage.records import DebateRecord, Origin

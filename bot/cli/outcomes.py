@@ -1,6 +1,6 @@
 """What panel, critique and redteam debates end with, and what presets promise (decision's
-"needs human discussion", brief's one-page brief: engine/discussion.py), read as prose in the
-terminal: sentences and bullet lists from the typed values, the model's text whole and literal
+"needs human discussion", brief's one-page brief: engine/reading/discussion.py), read as prose in
+the terminal: sentences and bullet lists from the typed values, the model's text whole and literal
 (never rich markup), wrapped to the console's width. `--json` stays the machine format.
 """
 
@@ -13,7 +13,7 @@ from rich.text import Text
 
 from bot.service.results import point_figures
 from engine.domain import Brief, DebateResult, Discussion, DivergencePoint, TraceRow
-from engine.outcomes import (
+from engine.reading.outcomes import (
     CritiqueOutcome,
     CritiqueRound,
     CritiqueStop,

@@ -16,8 +16,8 @@ from bot.cli.parser import EXIT_NOT_COMPLETED, EXIT_OK
 from bot.cli.progress import print_estimate
 from bot.cli.request import request_of
 from bot.service import admission
+from engine.core.planning import Prepared, estimate_for, prepare
 from engine.domain import Estimate
-from engine.planning import Prepared, estimate_for, prepare
 
 
 async def estimate(ctx: CliContext, args: argparse.Namespace) -> int:

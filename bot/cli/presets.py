@@ -7,7 +7,7 @@ import argparse
 
 from bot.cli.host import CliContext
 from bot.cli.parser import EXIT_OK
-from engine.presets import all_presets, judges_for
+from engine.core.presets import all_presets, judges_for
 from engine.settings import EngineSettings, JudgeSpec
 
 

@@ -25,8 +25,8 @@ from bot.http.state import RUNTIME, SCHEDULER, SLACK_ON
 from bot.scheduling.reports import BriefPlan, ScheduleView
 from bot.service.delivery import delivery_problem
 from bot.service.results import evaluation_of, is_incomplete, marks, missing_count, status_words
+from engine.core.presets import all_presets
 from engine.domain import DebateRequest, Estimate
-from engine.presets import all_presets
 from engine.settings import PresetSpec
 from engine.vocabulary import MAX_LISTED, MAX_REPLAY_ROUNDS, MAX_TOPIC_CHARS, Mode
 from storage.records import DebateRecord, DebateStatus, Origin
@@ -40,7 +40,7 @@ class DebateIn(DebateRequest):
     refused, plus an idempotency key."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    # Absent or null, the preset decides (engine.debate.prepare); DebateRequest's own default
+    # Absent or null, the preset decides (engine.core.debate.prepare); DebateRequest's own default
     # would tell API clients "consensus", which is only the default preset's choice.
     mode: Mode | None = Field(  # type: ignore[assignment]  # None here means "the preset's"
         default=None, description="the protocol; the preset's mode when omitted")

@@ -24,8 +24,8 @@ from bot.service.grants import Identity
 from bot.service.results import alpha_text, is_incomplete, routed_by, thresholds_for
 from bot.service.timeline import Timeline, load_timeline
 from bot.service.words import counted
+from engine.core.presets import all_presets
 from engine.domain import EventKind
-from engine.presets import all_presets
 from engine.settings import EngineSettings, PresetSpec
 from engine.vocabulary import MAX_TOPIC_CHARS, Mode, choices
 from storage.errors import NotFound

@@ -34,13 +34,13 @@ from bot.service.oversight import (
     Suggestion,
     ThresholdsInForce,
 )
+from engine.core.presets import all_presets
 from engine.errors import InvalidRequest
 from engine.oversight.family_audit import FamilyAudit
 from engine.oversight.feedback import PresetFeedback
 from engine.oversight.inference import Figure
 from engine.oversight.judge_audit import AuditPolicy, JudgeAudit
 from engine.oversight.routing_audit import PresetRouting
-from engine.presets import all_presets
 from engine.vocabulary import MAX_WINDOW_DAYS
 
 

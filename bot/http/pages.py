@@ -27,7 +27,7 @@ from bot.service.results import (
 )
 from bot.service.words import counted, interval_text
 from engine.money.cost import token_details
-from engine.outcomes import CritiqueStop, PanelStop
+from engine.reading.outcomes import CritiqueStop, PanelStop
 from engine.schemas.procon import DIMENSIONS
 
 FOREVER = "public, max-age=31536000, immutable"

@@ -1,4 +1,4 @@
-"""Each API request as a server span (README "Tracing"), continuing the caller's trace when it
+"""Each API request as a server span (docs/tracing.md), continuing the caller's trace when it
 sends a W3C `traceparent` header; the debate it queues carries the span's context to the worker.
 The event streams (long-lived) and the console's pages are not traced.
 

@@ -21,7 +21,7 @@ from bot.service.results import (
 from bot.service.timeline import Timeline
 from engine.domain import DebateResult
 from engine.money.cost import usd as money
-from engine.outcomes import RedTeamOutcome
+from engine.reading.outcomes import RedTeamOutcome
 from engine.settings import ThresholdSpec
 from engine.vocabulary import Routing
 from storage.records import DebateRecord, DebateStatus, Origin, Review

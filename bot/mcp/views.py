@@ -20,8 +20,8 @@ from bot.service.results import (
     to_reviewers,
 )
 from engine.domain import DebateResult, DivergencePoint, Estimate
-from engine.headline import alpha_text
 from engine.money.cost import estimate_range
+from engine.reading.headline import alpha_text
 from engine.settings import EngineSettings
 from storage.records import DebateRecord, DebateStatus
 

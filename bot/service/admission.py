@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from engine.core.planning import Prepared, prepare
 from engine.domain import Estimate
 from engine.errors import BudgetExceeded
 from engine.money.cost import (
@@ -32,7 +33,6 @@ from engine.money.cost import (
     within_caps,
     within_ceiling,
 )
-from engine.planning import Prepared, prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 

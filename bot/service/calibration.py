@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from engine.debate import prepare
+from engine.core.debate import prepare
 from engine.errors import InvalidRequest
 from engine.money.sizing import Observed, SizeBook, Thinking, learned_sizes
 from engine.settings import EngineSettings

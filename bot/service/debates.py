@@ -34,14 +34,14 @@ from bot.service.settings import ServiceSettings
 from bot.service.submission import Submission as Submission
 from bot.service.traces import traced_origin
 from bot.service.tracing import tracing
-from engine.debate import Prepared, estimate_for, prepare, run_debate
+from engine.core.debate import Prepared, estimate_for, prepare, run_debate
+from engine.core.prompts import PROMPT_VERSION
+from engine.core.replay import ReplayStore
 from engine.domain import DebateRequest, DebateResult, Estimate, Evidence, utcnow
 from engine.errors import InvalidRequest
 from engine.money.sizing import SizeBook
 from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
-from engine.prompts import PROMPT_VERSION
 from engine.provider.llm import LLMClient
-from engine.replay import ReplayStore
 from engine.settings import EngineSettings
 from engine.untrusted.injection import Finding
 from engine.untrusted.material import new_nonce, of_evidence, of_request, screen, with_nonce

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
-from engine.debate import prepare
+from engine.core.debate import prepare
+from engine.core.presets import all_presets, judges_for
 from engine.domain import DebateRequest
 from engine.errors import (
     InvalidRequest,
@@ -28,7 +29,6 @@ from engine.money.answering import STAND_IN
 from engine.money.step_models import plan_models
 from engine.money.windows import plan_need
 from engine.ports import LessonBook
-from engine.presets import all_presets, judges_for
 from engine.provider.lessons import Learned
 from engine.provider.llm import CallSpec, Prompt
 from engine.provider.profiles import undated

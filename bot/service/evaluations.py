@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 from bot.service.debates import DebateService
 from bot.service.eval_items import ItemFailed, Job, baseline_estimate, run_job
 from bot.service.eval_juries import juries_json, jury_report
+from engine.core.planning import prepare
 from engine.domain import canonical_json, sha256
 from engine.errors import BudgetExceeded, InvalidRequest
 from engine.evaluation.dataset import Dataset, Item
@@ -36,7 +37,6 @@ from engine.evaluation.run import check_modes, yes_no
 from engine.money.cost import usd
 from engine.money.sizing import SizeBook
 from engine.options import DebateOptions, check_models
-from engine.planning import prepare
 from storage import audit, evaluations
 from storage.evaluations import FINISHED, STOPPED, EvaluationRun
 

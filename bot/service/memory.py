@@ -5,8 +5,8 @@ classes, pydantic and SQLAlchemy schemas, settings, the runtime. A running servi
 many short-lived objects for every LLM call (requests, replies, rows, events), few of them in
 cycles. With CPython's default thresholds (700, 10, 10) a worker running 1,000 concurrent
 debates spent a fifth of its CPU in the collector, each full collection walking the start-up
-objects again (`make bench`, README). So, in a `dialectic` process (not when `main()` is called
-inside another program, such as the tests):
+objects again (`make bench`, docs/benchmarks.md). So, in a `dialectic` process (not when
+`main()` is called inside another program, such as the tests):
 
 - nothing is collected while it starts (`starting`, first thing in the entry point);
 - once started, what start-up built is frozen (`gc.freeze`: kept, never traversed again), and

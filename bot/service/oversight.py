@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import ValidationError
 
 from engine.characters import require_visible
-from engine.debate import Prepared
+from engine.core.debate import Prepared
+from engine.core.presets import all_presets
 from engine.domain import DebateResult
 from engine.errors import InvalidRequest, UnknownPreset, validation_message
 from engine.money.step_models import step_model
@@ -29,7 +30,6 @@ from engine.oversight.feedback import PresetFeedback, feedback_by_preset
 from engine.oversight.judge_weights import JudgeWeight, WeightPolicy, evidence_weights
 from engine.oversight.panel_records import AgreementCount, agreement_counts
 from engine.oversight.routing_audit import PresetRouting, needs_spot_check, routing_against_humans
-from engine.presets import all_presets
 from engine.protocols.judging import judge_key
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec, ThresholdSpec
 from engine.vocabulary import MAX_WINDOW_DAYS, ResultStatus

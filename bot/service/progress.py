@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from engine.core.planning import prepare
 from engine.domain import DebateRequest, Event, EventKind, Plan
 from engine.errors import DialecticError
-from engine.planning import prepare
 from engine.protocols import PROTOCOLS
 from engine.settings import EngineSettings
 from engine.vocabulary import StepStatus

@@ -1,4 +1,4 @@
-"""Replay (engine/replay.py, docs/caching-and-replay.md): a new debate from a stored one, its
+"""Replay (engine/core/replay.py, docs/caching-and-replay.md): a new debate from a stored one, its
 unchanged steps read from the source, submitted through the service like any other; or, when the
 same change was made to the same debate within the cache window, that replay's result."""
 
@@ -8,10 +8,10 @@ from typing import Protocol
 
 from bot.service.reuse import answered_by
 from bot.service.submission import Submission
+from engine.core.planning import Prepared, prepare
+from engine.core.replay import replay_request, reused_steps
 from engine.domain import DebateRequest, Estimate
 from engine.errors import InvalidRequest
-from engine.planning import Prepared, prepare
-from engine.replay import replay_request, reused_steps
 from engine.settings import EngineSettings
 from engine.vocabulary import StepStatus
 from storage import debates, steps
@@ -44,7 +44,7 @@ async def replay(service: Replaying, source_id: str, *, more_rounds: int | None,
     make is refused (InvalidRequest) before anything is stored or reserved."""
     async with service.db.transaction() as session:
         source = await debates.get(session, source_id)
-        # a degraded step is called again (engine/replay.py ReplayStore): not reused
+        # a degraded step is called again (engine/core/replay.py ReplayStore): not reused
         keys = [s.key for s in await steps.list_steps(session, source_id)
                 if s.status is not StepStatus.DEGRADED]
     if source.result is None:

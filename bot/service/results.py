@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.core.presets import all_presets
 from engine.domain import ConsensusSummary, DebateResult, DivergencePoint
-from engine.figures import SCALE, SCORE_MAX, SCORE_MIN, on_scale, side_means
-from engine.headline import NOT_AVAILABLE, alpha_text, cutoffs
-from engine.outcomes import RedTeamOutcome
-from engine.presets import all_presets
+from engine.reading.figures import SCALE, SCORE_MAX, SCORE_MIN, on_scale, side_means
+from engine.reading.headline import NOT_AVAILABLE, alpha_text, cutoffs
+from engine.reading.outcomes import RedTeamOutcome
 from engine.settings import EngineSettings, ThresholdSpec
 from engine.vocabulary import Band, ResultStatus, Routing, Side
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin
@@ -201,8 +201,8 @@ def band_rule(band: Band | str, thresholds: ThresholdSpec) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PointFigures:
-    """A divergence point as every surface shows it (engine/figures.py): `mean`, `spread` and
-    `ratings` on the 1-10 scale, as the judges scored (`as_scored`) or, for a point stored
+    """A divergence point as every surface shows it (engine/reading/figures.py): `mean`, `spread`
+    and `ratings` on the 1-10 scale, as the judges scored (`as_scored`) or, for a point stored
     before the two were kept apart, calibrated and put back on the scale; the calibrated mean
     and spread beside them when the point has both."""
 

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from engine.core.planning import Prepared
+from engine.core.prompts import PROMPT_VERSION
 from engine.domain import Estimate, canonical_json, sha256
 from engine.money.step_models import plan_models
-from engine.planning import Prepared
-from engine.prompts import PROMPT_VERSION
 from engine.settings import EngineSettings
 from storage import debates
 from storage.db import Database

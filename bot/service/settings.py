@@ -40,7 +40,7 @@ class ServiceSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True,
                               allow_inf_nan=False)
 
-    # --- tracing (README "Tracing"): whether traces are on, and whether they carry the text;
+    # --- tracing (docs/tracing.md): whether traces are on, and whether they carry the text;
     # the OpenTelemetry SDK reads every other OTEL_* variable itself ---
     otel_exporter_otlp_endpoint: str = Field(default="", validation_alias=AliasChoices(
         "OTEL_EXPORTER_OTLP_ENDPOINT", "otel_exporter_otlp_endpoint"))

@@ -1,4 +1,4 @@
-"""A debate's trace across the queue (README "Tracing"): a schedule's slot has its span, the
+"""A debate's trace across the queue (docs/tracing.md): a schedule's slot has its span, the
 context that queued a debate travels with its origin, and each attempt of a worker is a
 `claim debate` span continuing it, linked to the attempt it resumes. Nothing here does anything
 while tracing is off."""
@@ -30,7 +30,7 @@ def traced_origin(origin: Origin) -> Origin:
 
 def slot_span(schedule_id: str, slot: str) -> AbstractContextManager[Span]:
     """A schedule's run of one slot (a cron slot, a brief) as a span: the root of the trace of
-    every debate it queues (README "Tracing")."""
+    every debate it queues (docs/tracing.md)."""
     return tracing().span(f"schedule {schedule_id}", {
         "dialectic.surface": "schedule", "dialectic.schedule.id": schedule_id,
         "dialectic.schedule.slot": slot})

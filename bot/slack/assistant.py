@@ -26,9 +26,9 @@ from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.clients import using
 from bot.slack.notifier import SlackNotifier, Thread, thread_of
 from bot.slack.views.assistant import PROMPTS_TITLE, status_line, suggested_prompts, thread_title
+from engine.core.presets import all_presets
 from engine.domain import Event, EventKind
 from engine.ports import EventSink
-from engine.presets import all_presets
 from storage.records import DebateRecord, Origin, Review
 
 log = logging.getLogger("dialectic.slack.assistant")

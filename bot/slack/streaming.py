@@ -39,9 +39,9 @@ from bot.slack.client import SLACK_ERRORS, error_code, slack_error
 from bot.slack.notifier import SETTLE_TIMEOUT, Settled, SlackNotifier, ThreadSink, thread_of
 from bot.slack.views import plan as views
 from bot.slack.views.common import Message
+from engine.core.planning import prepare
 from engine.domain import DebateRequest, Event, EventKind, utcnow
 from engine.errors import DialecticError
-from engine.planning import prepare
 from engine.ports import EventSink
 from engine.settings import EngineSettings
 from storage import debates

@@ -20,13 +20,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
+from engine.core.presets import judges_for, resolve_preset
 from engine.domain import DebateRequest, DebateResult
 from engine.errors import InvalidRequest
 from engine.evaluation.dataset import Item
 from engine.evaluation.run import debate_request, question_text
 from engine.options import DebateOptions
 from engine.oversight.panel_records import side_means
-from engine.presets import judges_for, resolve_preset
 from engine.protocols.judging import judge_key
 from engine.provider.families import UNKNOWN
 from engine.settings import EngineSettings

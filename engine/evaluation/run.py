@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 from pydantic import Field
 
-from engine import prompts, verdicts
+from engine.core import prompts
+from engine.core.presets import resolve_preset
+from engine.core.runner import DebateContext, StepOutcome
 from engine.domain import DebateRequest, DebateResult, Plan, PlannedCall
 from engine.errors import InvalidRequest
 from engine.evaluation.answers import is_correct, majority, normalise
@@ -33,11 +35,10 @@ from engine.evaluation.limits import (
 from engine.evaluation.report import ItemOutcome
 from engine.money.cost import token_bound
 from engine.options import DebateOptions
-from engine.outcomes import ConsensusOutcome, CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.ports import CheckpointStore, EventSink, NoEvidence, Purse
-from engine.presets import resolve_preset
 from engine.provider.llm import LLMClient, Prompt
-from engine.runner import DebateContext, StepOutcome
+from engine.reading import verdicts
+from engine.reading.outcomes import ConsensusOutcome, CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.schemas.base import StrictReply
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode, Side, StepStatus

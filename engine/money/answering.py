@@ -12,7 +12,7 @@ estimates price a call as `priced_model()` says:
     never answered, unknown to the catalogue `STAND_IN`: priced as the dearest reasoning model
                                              an OpenAI-compatible chat-completions endpoint
                                              serves, with a reasoning model's hidden-token
-                                             allowance (README "Money")
+                                             allowance (docs/money.md)
 
 What was learned is kept in the database by the service (bot/service/answers.py), so every
 process knows it; this module keeps a process's copy, per endpoint.

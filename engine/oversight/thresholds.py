@@ -21,8 +21,8 @@ import numpy.typing as npt
 
 from engine.oversight.inference import Figure, not_enough_data, wilson_interval
 from engine.oversight.routing_audit import PUBLISHED, ROUTED, RoutedOutcome
+from engine.reading.verdicts import band_for, route
 from engine.settings import ThresholdSpec as Thresholds
-from engine.verdicts import band_for, route
 from engine.vocabulary import Band
 
 __all__ = [

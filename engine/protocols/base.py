@@ -9,11 +9,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from engine.core.runner import DebateContext
 from engine.domain import ConsensusSummary, DivergenceSummary, Plan, TraceRow
 from engine.money.cost import token_bound
 from engine.options import DebateOptions
-from engine.outcomes import ModeOutcome
-from engine.runner import DebateContext
+from engine.reading.outcomes import ModeOutcome
 from engine.settings import JudgeSpec, PresetSpec
 from engine.untrusted.material import TOPIC
 from engine.untrusted.spotlight import Spotlight

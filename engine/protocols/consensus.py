@@ -4,8 +4,8 @@ Critical path: 3 + C dependent calls (opening, C cross-examination rounds, closi
 
 from __future__ import annotations
 
+from engine.core.runner import DebateContext
 from engine.domain import EventKind, Plan, PlannedCall
-from engine.outcomes import ConsensusOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.judging import JUDGE_FAMILY, judge_key, panel_consensus, run_panel
 from engine.protocols.procon import JUDGING, note, trace_rows
@@ -17,7 +17,7 @@ from engine.protocols.structured import (
     debate_calls,
     run_debate_phases,
 )
-from engine.runner import DebateContext
+from engine.reading.outcomes import ConsensusOutcome
 from engine.vocabulary import Mode
 
 
@@ -54,7 +54,7 @@ class ConsensusProtocol:
             irreconcilable=result.consensus.irreconcilable,
         )
         # each missing judge's step is listed once, with its reason, by the result itself
-        # (engine/debate.py build_result); here only what the panel as a whole lacks
+        # (engine/core/debate.py build_result); here only what the panel as a whole lacks
         missing = []
         if sum(1 for r in runs if r.ok) < 2:
             missing.append("agreement statistics need at least two judges' scorecards")

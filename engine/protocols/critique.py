@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 
-from engine import prompts
+from engine.core import prompts
+from engine.core.runner import DebateContext, StepOutcome
 from engine.domain import EventKind, Plan, PlannedCall
-from engine.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
 from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.procon import context_text, note
 from engine.provider.llm import Prompt
-from engine.runner import DebateContext, StepOutcome
+from engine.reading.outcomes import CritiqueOutcome, CritiqueRound, CritiqueStop
 from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.settings import PresetSpec
 from engine.untrusted.material import quoted

@@ -14,7 +14,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from engine import prompts
+from engine.core import prompts
+from engine.core.prompts import PROMPT_VERSION
+from engine.core.runner import DebateContext, StepOutcome
 from engine.domain import (
     ConsensusSummary,
     DivergencePoint,
@@ -24,10 +26,7 @@ from engine.domain import (
     canonical_json,
     sha256,
 )
-from engine.figures import point_fields
-from engine.headline import PanelScores, panel_headline, weighted_means
 from engine.money.step_models import step_model
-from engine.prompts import PROMPT_VERSION
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript, background, id_relabel
 from engine.protocols.self_vote import (
     argued_by,
@@ -39,14 +38,15 @@ from engine.protocols.self_vote import (
 )
 from engine.provider.families import UNKNOWN
 from engine.provider.llm import Prompt
-from engine.runner import DebateContext, StepOutcome
+from engine.reading.figures import point_fields
+from engine.reading.headline import PanelScores, panel_headline, weighted_means
 from engine.schemas.procon import DIMENSIONS, Label, Scorecard
 from engine.settings import JudgeSpec, ThresholdSpec
 from engine.untrusted.material import section
 from engine.vocabulary import Band, Side
 
 if TYPE_CHECKING:  # the statistics are the context's (engine/ports.py PanelStatistics)
-    from engine.verdicts import ItemSpread
+    from engine.reading.verdicts import ItemSpread
 
 #: Judges' roles, and panel judges' step keys: this prefix and the judge's name.
 JUDGE_FAMILY = "judge/"
@@ -312,7 +312,7 @@ def _labels(t: Transcript) -> dict[str, str]:
 def _point(p: ItemSpread, labels: dict[str, str],
            rows: dict[str, dict[str, float | None]]) -> DivergencePoint:
     """The point as the statistics chose it (by calibrated spread), with the judges' own
-    ratings beside the calibrated ones (engine/figures.py)."""
+    ratings beside the calibrated ones (engine/reading/figures.py)."""
     raw = {j: v for j in p.ratings if (v := rows.get(j, {}).get(p.item)) is not None}
     return DivergencePoint(**point_fields(p.item, labels.get(p.item, p.item), raw, p.ratings))
 

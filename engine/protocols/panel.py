@@ -26,13 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from engine import prompts
+from engine.core import prompts
+from engine.core.runner import DebateContext, StepOutcome
 from engine.domain import EventKind, PhaseSummary, Plan, PlannedCall
 from engine.options import DebateOptions
-from engine.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
 from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.procon import context_text, note
-from engine.runner import DebateContext, StepOutcome
+from engine.reading.outcomes import PanelistFinal, PanelOutcome, PanelStop, RoundAgreement
 from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.settings import PresetSpec
 from engine.untrusted.material import (

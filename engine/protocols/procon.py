@@ -15,10 +15,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from engine import prompts
+from engine.core import prompts
+from engine.core.runner import DebateContext, StepOutcome
 from engine.domain import PhaseSummary, TraceRow
 from engine.protocols.base import Outcome
-from engine.runner import DebateContext, StepOutcome
 from engine.schemas.procon import Claim, Closing, CrossExamination, Position, Rebuttal
 from engine.settings import PresetSpec
 from engine.untrusted.material import CONTEXT, Untrusted, quoted, section

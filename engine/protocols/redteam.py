@@ -15,12 +15,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from engine import prompts
+from engine.core import prompts
+from engine.core.runner import DebateContext, StepOutcome
 from engine.domain import Plan, PlannedCall
-from engine.outcomes import RedTeamOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput
 from engine.protocols.procon import context_text, note
-from engine.runner import DebateContext, StepOutcome
+from engine.reading.outcomes import RedTeamOutcome
 from engine.schemas.redteam import (
     Analysis,
     Decision,

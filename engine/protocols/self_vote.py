@@ -24,9 +24,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from engine.core.runner import StepOutcome
 from engine.protocols.procon import SIDE_NAME, SIDES, Transcript
 from engine.provider.families import UNKNOWN
-from engine.runner import StepOutcome
 from engine.vocabulary import Side
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 
-from engine import prompts
+from engine.core import prompts
+from engine.core.runner import DebateContext, StepOutcome
 from engine.domain import PhaseSummary, Plan, PlannedCall
-from engine.outcomes import SimpleOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.judging import judge_material, judge_order, neutral_labels, side_of
 from engine.protocols.procon import (
@@ -22,7 +22,7 @@ from engine.protocols.procon import (
     persona_of,
     trace_rows,
 )
-from engine.runner import DebateContext, StepOutcome
+from engine.reading.outcomes import SimpleOutcome
 from engine.schemas.procon import Rebuttal, Verdict
 from engine.settings import PresetSpec
 from engine.vocabulary import MAX_ROUNDS, Mode, Side

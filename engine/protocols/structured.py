@@ -9,10 +9,9 @@ import asyncio
 from collections.abc import Callable
 from functools import partial
 
-from engine import prompts
+from engine.core import prompts
+from engine.core.runner import DebateContext, StepOutcome
 from engine.domain import Plan, PlannedCall
-from engine.headline import judge_headline
-from engine.outcomes import StructuredOutcome
 from engine.protocols.base import FinalSteps, Outcome, PlanInput, Rounds
 from engine.protocols.judging import judged_trace, run_judge
 from engine.protocols.procon import (
@@ -30,7 +29,8 @@ from engine.protocols.procon import (
     persona_of,
     trace_rows,
 )
-from engine.runner import DebateContext, StepOutcome
+from engine.reading.headline import judge_headline
+from engine.reading.outcomes import StructuredOutcome
 from engine.schemas.procon import DIMENSIONS, Closing, CrossExamination, RubricScores
 from engine.settings import JudgeSpec, PresetSpec
 from engine.vocabulary import MAX_ROUNDS, Mode, Side

@@ -1,6 +1,6 @@
 """The structured output of every step, as pydantic models, one module per mode family: the
 gateway derives strict JSON schemas from them and validates every reply against them, and the
-typed outcomes (engine/outcomes.py) keep the replies a mode ends with.
+typed outcomes (engine/reading/outcomes.py) keep the replies a mode ends with.
 
     base       StrictReply (extra fields forbidden)
     procon     simple, structured, consensus: positions, rebuttals, cross-examination, closings,

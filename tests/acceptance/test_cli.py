@@ -187,7 +187,7 @@ SERVICE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite", "slack_sdk", "slack_
 DATABASE = ("sqlalchemy", "aiosqlite", "storage.db")
 #: What only running a debate needs: the provider's SDK (and its aiohttp transport), statistics.
 DEBATE = ("openai", "aiohttp", "numpy", "krippendorff", "engine.provider.gateway",
-          "engine.agreement")
+          "engine.reading.agreement")
 #: What only pricing a model the settings do not price needs (~0.25 s of import and data load).
 PRICES = ("genai_prices",)
 #: What only a parsed command needs: settings models, the terminal, the process's wiring.
@@ -244,7 +244,7 @@ def test_planning_commands_load_no_provider_client_statistics_or_service(
 
 def test_presets_reads_the_settings_only(tmp_path: Path) -> None:
     code, modules = _loaded(tmp_path, "presets")
-    assert code == 0 and _of(modules, ("engine.planning", "engine.protocols")) == set()
+    assert code == 0 and _of(modules, ("engine.core.planning", "engine.protocols")) == set()
 
 
 def test_run_loads_the_debate_and_its_database_but_no_other_service(tmp_path: Path) -> None:
@@ -255,8 +255,8 @@ def test_run_loads_the_debate_and_its_database_but_no_other_service(tmp_path: Pa
     assert code == 0
     assert _of(modules, SERVICE) == set(DATABASE)
     # a rehearsal (no provider set) never calls the SDK, so it does not load it
-    assert _of(modules, ("engine.debate", "engine.agreement")) == {"engine.debate",
-                                                                  "engine.agreement"}
+    assert _of(modules, ("engine.core.debate", "engine.reading.agreement")) == {
+        "engine.core.debate", "engine.reading.agreement"}
     assert _of(modules, ("openai", "engine.provider.gateway")) == set()
 
 

@@ -1,5 +1,5 @@
-"""The deployment files agree with the code and the README: .env.example names only settings,
-every variable of the README's configuration table and, where it leaves a line commented, the
+"""The deployment files agree with the code and the docs: .env.example names only settings,
+every variable of docs/configuration.md's operator table and, where it leaves a line commented, the
 value the container really uses; the Dockerfile's health check follows DIALECTIC_PORT (run
 against a real `dialectic serve`) and the SQLite data lives in a volume; compose.yml publishes
 the configured port; `make run` installs the runtime alone and a later `make test` adds the
@@ -25,7 +25,11 @@ from bot.settings import FIELD_OF_ENV, SECTION_OF, load_settings
 from tests.support.pg_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
+CONFIGURATION = (DOCS / "configuration.md").read_text()
+TRACING = (DOCS / "tracing.md").read_text()
+#: every guide and the README, where a variable may be explained in words
+GUIDES = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))])
 ENV_EXAMPLE = (ROOT / ".env.example").read_text()
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 COMPOSE = yaml.safe_load((ROOT / "compose.yml").read_text())
@@ -44,10 +48,10 @@ def example_assignments() -> list[tuple[str, str, bool]]:
     return found
 
 
-def readme_configuration_variables() -> set[str]:
-    """Every variable the README's configuration table lists; `_PHASE_TIMEOUT` after
-    `DIALECTIC_CALL_TIMEOUT` in one cell is DIALECTIC_PHASE_TIMEOUT."""
-    section = README.split("\n## Configuration\n", 1)[1].split("```toml", 1)[0]
+def configuration_variables() -> set[str]:
+    """Every variable of docs/configuration.md's operator table (generated from the settings
+    models); a `_SUFFIX` after a full name in one cell is read as that name's prefix + suffix."""
+    section = CONFIGURATION.split("\n## Variables an operator sets\n", 1)[1].split("\n## ", 1)[0]
     names: set[str] = set()
     for row in section.splitlines():
         if not row.startswith("| `"):
@@ -58,9 +62,9 @@ def readme_configuration_variables() -> set[str]:
     return names
 
 
-def readme_tracing_variables() -> set[str]:
-    """Every variable the README's "Tracing" table lists (`OTEL_BSP_*` as written: a family)."""
-    section = README.split("\n## Tracing\n", 1)[1].split("\n**One trace", 1)[0]
+def tracing_variables() -> set[str]:
+    """Every variable docs/tracing.md's table lists (`OTEL_BSP_*` as written: a family)."""
+    section = TRACING.split("\n## Turning it on\n", 1)[1].split("\n**One trace", 1)[0]
     return {name for row in section.splitlines() if row.startswith("| `")
             for name in re.findall(r"`(OTEL_[A-Z_]+\*?)`", row.split("|")[1])}
 
@@ -97,18 +101,18 @@ def test_env_example_names_only_settings_the_code_reads() -> None:
     assert len(names) == len(set(names)), "a variable appears twice"
 
 
-def test_every_variable_of_the_readme_configuration_table_is_in_env_example() -> None:
-    listed = readme_configuration_variables()
+def test_every_variable_of_the_configuration_table_is_in_env_example() -> None:
+    listed = configuration_variables()
     assert {"OPENAI_API_KEY", "DIALECTIC_PHASE_TIMEOUT", "SLACK_CLIENT_SECRET",
             "DIALECTIC_ALLOWED_HOSTS"} <= listed  # the table is read whole
     in_example = {name for name, _, _ in example_assignments()}
     assert sorted(listed - in_example) == []
 
 
-def test_every_variable_in_env_example_is_documented_in_the_readme() -> None:
-    documented = readme_configuration_variables()
+def test_every_variable_in_env_example_is_documented() -> None:
+    documented = configuration_variables()
     for name, _, _ in example_assignments():
-        assert name in documented or f"`{name}`" in README, name
+        assert name in documented or f"`{name}`" in GUIDES, name
 
 
 def test_env_example_loads_as_it_stands() -> None:
@@ -174,7 +178,7 @@ def test_the_image_installs_an_extra_when_asked() -> None:
     assert _installed_with(None) == ["."]                 # no OpenTelemetry by default
     assert _installed_with("otel") == [".[otel]"] and "otel" in extras
     assert _installed_with("otel,dev") == [".[otel,dev]"]
-    assert "--build-arg EXTRAS=otel" in README
+    assert "--build-arg EXTRAS=otel" in GUIDES
 
 
 def test_compose_publishes_the_configured_port_and_uses_postgres() -> None:

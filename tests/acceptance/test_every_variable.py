@@ -1,9 +1,9 @@
-"""Every variable the README's configuration table lists, set at once as an operator sets them,
+"""Every variable of docs/configuration.md's operator table, set at once as an operator sets them,
 and `dialectic serve` as its own process: it starts, `/healthz` tells the truth, a debate over
 the API runs on the configured provider and model, and a signed `/debate` from Slack is answered
-with the bot token (the sign-in variables set beside it); the "Tracing" table's OTEL_* variables
-export to a loopback OTLP receiver. A variable added to the README without a value here fails
-the test."""
+with the bot token (the sign-in variables set beside it); docs/tracing.md's OTEL_* variables
+export to a loopback OTLP receiver. A variable added to that table (`COMMON` in
+tests/support/setting_meanings.py) without a value here fails the test."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import aiohttp
 import pytest
 
 from tests.acceptance.test_deployment import (
-    readme_configuration_variables,
-    readme_tracing_variables,
+    configuration_variables,
+    tracing_variables,
 )
 from tests.acceptance.test_tracing_export import Receiver, attrs
 from tests.fakes.openai_server import FakeOpenAI
@@ -56,6 +56,7 @@ def every_variable(tmp_path: Path, port: int, openai: str, slack: str) -> dict[s
         "DIALECTIC_API_TOKEN": TOKEN, "DIALECTIC_LINK_TTL_DAYS": "3",
         "DIALECTIC_MCP_AUTHORIZATION_SERVERS": "https://idp.example/tenant",
         "DIALECTIC_MCP_AUDIENCE": "api://dialectic",
+        "DIALECTIC_TOKEN_KEYS": "ZXZlcnktdmFyaWFibGUtdGVzdC1rZXktMzItYnl0ZXM=",
         "DIALECTIC_CONSOLE_SESSION_HOURS": "8", "DIALECTIC_LOG_LEVEL": "INFO",
         "DIALECTIC_IDLE_TIMEOUT_SECONDS": "20", "DIALECTIC_BODY_TIMEOUT_SECONDS": "20",
         "DIALECTIC_SSE_PER_CLIENT": "4", "DIALECTIC_SSE_GLOBAL": "50",
@@ -73,7 +74,7 @@ OTLP_SECRET = "otlp-every-variable-key"
 
 
 def every_tracing_variable(receiver: str) -> dict[str, str]:
-    """A value for each variable of the README's "Tracing" table, exporting to `receiver`
+    """A value for each variable of docs/tracing.md's table, exporting to `receiver`
     (loopback: nothing leaves the machine)."""
     return {
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver, "OTEL_TRACES_EXPORTER": "otlp",
@@ -131,13 +132,13 @@ async def _healthy_with_slack(server: ServedProcess) -> dict[str, object]:
             await asyncio.sleep(0.1)
 
 
-async def test_serve_with_every_readme_variable_set_at_once(tmp_path: Path) -> None:
+async def test_serve_with_every_documented_variable_set_at_once(tmp_path: Path) -> None:
     port = free_port()
     async with FakeOpenAI() as openai, FakeSlack() as slack, Receiver() as receiver:
         values = every_variable(tmp_path, port, openai.base_url, slack.base_url)
-        assert set(values) == readme_configuration_variables()
+        assert set(values) == configuration_variables()
         tracing = every_tracing_variable(receiver.url)
-        assert _covers(tracing, readme_tracing_variables())
+        assert _covers(tracing, tracing_variables())
         server = ServedProcess(serve_env(values["DATABASE_URL"], openai.base_url, **values,
                                          **tracing), tmp_path / "serve.log", port=port)
         await server.start()

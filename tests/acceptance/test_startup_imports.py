@@ -37,11 +37,11 @@ SERVICE = ("alembic", "asyncpg", "slack_sdk", "slack_bolt",
            "bot.http.server", "bot.slack.app", "bot.scheduling.scheduler", "bot.cli.eval_report",
            "mcp", "bot.mcp")
 #: Part of every `run`: a terminal run is a stored debate, admitted, held and charged in the
-#: database like any other (README "Money").
+#: database like any other (docs/money.md).
 DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.queue",
             "bot.service.debates")
-#: Only for a debate whose panel computes alpha and kappa (engine/verdicts.py).
-STATISTICS = ("numpy", "krippendorff", "engine.agreement", "engine.verdicts")
+#: Only for a debate whose panel computes alpha and kappa (engine/reading/verdicts.py).
+STATISTICS = ("numpy", "krippendorff", "engine.reading.agreement", "engine.reading.verdicts")
 #: Only for a debate against a provider.
 SDK = ("openai", "engine.provider.gateway")
 #: Only for a rehearsal (no provider configured).

@@ -1,4 +1,4 @@
-"""Traces leave the process as an operator would see them (README "Tracing"): `dialectic serve`
+"""Traces leave the process as an operator would see them (docs/tracing.md): `dialectic serve`
 as its own process exports over OTLP/HTTP to a loopback receiver that decodes the protobuf
 `ExportTraceServiceRequest`; a debate posted with a W3C `traceparent` is one trace from the
 caller through the API request, the queue and the worker to each LLM call. With the variables

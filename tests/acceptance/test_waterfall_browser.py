@@ -1,4 +1,4 @@
-"""README "Tracing"'s picture as Chromium draws it (tests/waterfall_page.py): the spans of a real
+"""docs/tracing.md's picture as Chromium draws it (tests/waterfall_page.py): the spans of a real
 consensus debate (the real gateway against the fake provider, one call retried and one judge
 refused) are one row each, children under their parent in start order, bars placed on the
 trace's time axis, the failed spans red, nothing wider than the window at 1280 px or at 390 px;

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import PROTOCOLS

@@ -1,4 +1,4 @@
-"""CPU per LLM call with tracing off and on (README "Tracing"): the same structured debates
+"""CPU per LLM call with tracing off and on (docs/tracing.md): the same structured debates
 through the real gateway against the fake OpenAI server (no latency), the process's CPU time
 divided by the calls made. On: the SDK handing each ended span to an exporter that drops it (the
 cost of building and ending spans, not of a network)."""
@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from bot.service.settings import ServiceSettings
 from bot.service.tracing import reset_tracing, setup_tracing
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway

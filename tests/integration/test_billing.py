@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, Usage
 from engine.errors import LLMInvalidOutput
 from engine.money.cost import price

@@ -18,7 +18,7 @@ from sqlalchemy import text
 
 from bot.service.debates import DebateService
 from bot.settings import Settings
-from engine.debate import estimate_for, prepare, run_debate
+from engine.core.debate import estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, EventKind, Usage
 from engine.errors import BudgetExceeded
 from engine.money.cost import price

@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from bot.service.progress import PhaseState, progress_for
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, Event
 from engine.errors import (
     LLMBadRequest,

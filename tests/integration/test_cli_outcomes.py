@@ -13,7 +13,7 @@ from rich.console import Console
 
 from bot.cli.progress import WHOLE_HINT, print_summary
 from engine.domain import DebateResult
-from engine.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
+from engine.reading.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from tests.support.cli_fixtures import Cli, clean_env, cli
 
 __all__ = ["clean_env", "cli"]  # fixtures

@@ -16,6 +16,7 @@ from bot.http.pages import STATIC
 from bot.http.views import badges, routing_story, usd
 from bot.service.runtime import Runtime
 from bot.service.timeline import timeline_of
+from engine.core.presets import all_presets
 from engine.domain import (
     ConsensusSummary,
     CostBreakdown,
@@ -26,8 +27,7 @@ from engine.domain import (
     PhaseSummary,
     TraceRow,
 )
-from engine.outcomes import CritiqueOutcome, CritiqueStop
-from engine.presets import all_presets
+from engine.reading.outcomes import CritiqueOutcome, CritiqueStop
 from engine.schemas.critique import FinalAnswer
 from engine.settings import EngineSettings
 from engine.untrusted.injection import scan

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, EventKind, StepRecord
 from engine.errors import InvalidRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence

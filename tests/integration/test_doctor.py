@@ -85,11 +85,11 @@ def test_without_a_provider_it_says_how_to_configure_one(cli: Cli) -> None:
     assert "Set OPENAI_API_KEY" in done.stdout and "rehearsal" in done.stdout
 
 
-async def test_the_readme_example_prints_what_the_readme_shows(cli: Cli) -> None:
-    """The README's `dialectic doctor` and the output it shows for the default model, run
+async def test_the_guides_example_prints_what_the_guide_shows(cli: Cli) -> None:
+    """docs/providers.md's `dialectic doctor` and the output it shows for the default model, run
     against the simulated OpenAI (only the endpoint and the latency differ)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme.split("## Models and providers", 1)[1]
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text()
+    section = guide.split("## Models and providers", 1)[1]
     assert "```sh\n.venv/bin/dialectic doctor\n```" in section
     shown = section.split("```text\n", 1)[1].split("```", 1)[0].splitlines()
     async with FakeOpenAI(replies="typical") as fake:

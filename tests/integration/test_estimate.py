@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from engine.debate import Prepared, estimate_for, prepare, run_debate
+from engine.core.debate import Prepared, estimate_for, prepare, run_debate
 from engine.domain import DebateRequest, Usage
 from engine.money.cost import price, token_bound
 from engine.money.sizing import SizeBook

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from bot.cli.oversight import print_judges
 from bot.service.oversight import Oversight
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.oversight.family_audit import audit_families
 from engine.ports import MemoryCheckpointStore, MemoryEventSink

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import judging, procon

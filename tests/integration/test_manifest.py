@@ -2,7 +2,7 @@
 shortcuts and events the Bolt listeners register, the request URL the server serves, the bot
 scopes the Web API methods and events need (Slack's documented scope of each), and for "Sign in
 with Slack" the redirect URL and user scopes bot/http/signin.py and bot/slack/signin.py use.
-The README's Slack section says the same."""
+docs/slack-install.md, the Slack install guide, says the same."""
 
 from __future__ import annotations
 
@@ -30,10 +30,10 @@ from bot.slack.listeners import (
 )
 from bot.slack.parsing import parse_command
 from bot.slack.views.assistant import suggested_prompts
-from engine.presets import BUILTIN_PRESETS
+from engine.core.presets import BUILTIN_PRESETS
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+GUIDE = (ROOT / "docs" / "slack-install.md").read_text()
 MANIFEST: dict[str, Any] = yaml.safe_load((ROOT / "manifest.yml").read_text())
 HOST = "https://dialectic.example.com"   # the manifest's placeholder for DIALECTIC_PUBLIC_URL
 
@@ -142,7 +142,7 @@ def test_every_request_url_is_the_servers_events_path() -> None:
     urls += [settings["event_subscriptions"]["request_url"],
              settings["interactivity"]["request_url"]]
     assert set(urls) == {HOST + EVENTS_PATH}
-    assert f"`POST {EVENTS_PATH}`" in README
+    assert f"`POST {EVENTS_PATH}`" in GUIDE
 
 
 def test_bot_scopes_are_exactly_what_the_methods_and_events_need() -> None:
@@ -159,8 +159,8 @@ def test_bot_scopes_are_exactly_what_the_methods_and_events_need() -> None:
     assert list(installations.BOT_SCOPES) == MANIFEST["oauth_config"]["scopes"]["bot"]
 
 
-def test_the_readme_lists_the_manifests_bot_scopes() -> None:
-    after = README.split("asks only for the scopes the bot uses:", 1)[1]
+def test_the_guide_lists_the_manifests_bot_scopes() -> None:
+    after = GUIDE.split("asks only for the scopes the bot uses:", 1)[1]
     sentence = re.split(r"\.\s", after, maxsplit=1)[0]
     assert re.findall(r"`([a-z_:.]+)`", sentence) == MANIFEST["oauth_config"]["scopes"]["bot"]
 
@@ -169,12 +169,12 @@ def test_sign_in_with_slack_has_its_redirect_url_and_user_scopes() -> None:
     oauth = MANIFEST["oauth_config"]
     assert oauth["redirect_urls"] == [HOST + CALLBACK, HOST + installations.REDIRECT_PATH]
     assert oauth["scopes"]["user"] == signin.SCOPES.split()
-    assert f"`DIALECTIC_PUBLIC_URL{CALLBACK}`" in README
+    assert f"`DIALECTIC_PUBLIC_URL{CALLBACK}`" in GUIDE
 
 
-def test_socket_mode_is_off_with_request_urls_and_the_readme_says_what_to_remove() -> None:
+def test_socket_mode_is_off_with_request_urls_and_the_guide_says_what_to_remove() -> None:
     assert MANIFEST["settings"]["socket_mode_enabled"] is False
-    step = README.split("**Socket Mode**", 1)[1].split("\n4.", 1)[0]
+    step = GUIDE.split("**Socket Mode**", 1)[1].split("\n4.", 1)[0]
     assert "socket_mode_enabled: true" in step and "request_url" in step and "`url`" in step
 
 
@@ -190,12 +190,12 @@ def test_the_dm_surface_is_declared_with_the_prompts_the_bot_offers() -> None:
         command = parse_command(prompt["message"])
         assert command.action == "start" and (command.preset or "default") in BUILTIN_PRESETS
     assert "message.im" in MANIFEST["settings"]["event_subscriptions"]["bot_events"]
-    assert "agent_view" in README and "assistant_view" in README
+    assert "agent_view" in GUIDE and "assistant_view" in GUIDE
 
 
 def test_transcript_links_unfurl_from_the_public_urls_host() -> None:
     """The unfurl domain is the host transcript links are on (bot/service/links.py), and the
-    README says which switch outside the manifest Work Objects need."""
+    install guide says which switch outside the manifest Work Objects need."""
     assert MANIFEST["features"]["unfurl_domains"] == [HOST.removeprefix("https://")]
     assert {"link_shared", "entity_details_requested"} <= registered()["event"]
-    assert "Work Object Previews" in README
+    assert "Work Object Previews" in GUIDE

@@ -21,7 +21,7 @@ from bot.service.results import routed_by
 from bot.service.runtime import Runtime
 from engine.domain import DebateRequest
 from engine.errors import BudgetExceeded
-from engine.headline import alpha_text
+from engine.reading.headline import alpha_text
 from storage import audit
 from storage.db import Database
 from storage.records import Origin

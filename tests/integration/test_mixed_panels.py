@@ -14,7 +14,7 @@ from bot.http.pages import TEMPLATES
 from bot.http.views import judge_rows
 from bot.slack.views.debate import divergence_summary
 from bot.slack.views.review import review_request
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway

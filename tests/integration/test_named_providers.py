@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from bot.service.providers import make_llm
 from bot.settings import Settings
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.errors import LLMCircuitOpen, LLMError, LLMTimeout
 from engine.money.prices import quote

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from sqlalchemy import update
 
 from engine.domain import DebateResult
-from engine.outcomes import (
+from engine.reading.outcomes import (
     ConsensusOutcome,
     CritiqueOutcome,
     ModeOutcome,

@@ -11,13 +11,13 @@ import pytest
 
 from bot.service.runtime import Runtime
 from bot.settings import Settings
+from engine.core.presets import BUILTIN_PRESETS
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.oversight.inference import poisson_binomial_test, wilson_interval
 from engine.oversight.panel_records import JudgeVerdict, PanelRecord, ReviewLabel
 from engine.oversight.routing_audit import spot_check
 from engine.oversight.thresholds import SuggestionPolicy
-from engine.presets import BUILTIN_PRESETS
 from engine.protocols.judging import judge_order
 from engine.provider.profiles import undated
 from engine.settings import ThresholdSpec

@@ -1,6 +1,6 @@
-"""Presets do what the README's Presets table says, on every surface, with debates argued and
-judged through the real openai client against the fake provider (tests/support/preset_fixtures.py
-scripts the judges to agree or to split):
+"""Presets do what docs/presets-and-scheduling.md's table says, on every surface, with debates
+argued and judged through the real openai client against the fake provider
+(tests/support/preset_fixtures.py scripts the judges to agree or to split):
 
 * `decision`: alpha below 0.50 (or the preset's cut-off) flags "needs human discussion" with
   the three core divergence points, in the API's JSON, on the console's page, in the CLI's prose
@@ -140,7 +140,7 @@ async def test_the_brief_is_a_section_of_its_page(db: Database) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# the other presets: what their README rows say
+# the other presets: what their rows in the presets guide say
 
 
 @pytest.mark.parametrize(("preset", "panel", "judges", "routing", "status"), [

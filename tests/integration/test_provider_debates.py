@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.money.prices import quote

@@ -1,6 +1,6 @@
-"""The README's tested settings per provider, run as written: each row's variables, the endpoint
-pointed at the suite's simulation of that provider, then `dialectic doctor` and one debate in the
-terminal. No 400 may be left unanswered and every debate must complete."""
+"""docs/providers.md's tested settings per provider, run as written: each row's variables, the
+endpoint pointed at the suite's simulation of that provider, then `dialectic doctor` and one debate
+in the terminal. No 400 may be left unanswered and every debate must complete."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from tests.support.cli_fixtures import Cli, clean_env, cli
 
 __all__ = ["clean_env", "cli"]  # fixtures
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-SECTION = README.split("## Models and providers", 1)[1].split("\n## ", 1)[0]
+GUIDE = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text()
+SECTION = GUIDE.split("## Models and providers", 1)[1].split("\n## ", 1)[0]
 TOPIC = "Should we move billing to PostgreSQL?"
 #: each row's provider as the suite simulates it (tests/fakes/provider_kinds.py)
 SIMULATED: dict[str, dict[str, object]] = {
@@ -42,7 +42,7 @@ def rows() -> dict[str, dict[str, str]]:
     return found
 
 
-def test_the_readme_lists_each_provider() -> None:
+def test_the_guide_lists_each_provider() -> None:
     assert set(rows()) == set(SIMULATED)
 
 

@@ -1,6 +1,8 @@
-"""README.md cannot drift: every toml example loads as a real settings file, and every shell
-example runs as written against the real thing (the CLI in process, curl's requests against a
-served app, `make` targets in the Makefile, exported variables that are settings)."""
+"""README.md and the guides in docs/ cannot drift: every toml example loads as a real settings
+file, and every shell example runs as written against the real thing (the CLI in process, curl's
+requests against a served app, `make` targets in the Makefile, exported variables that are
+settings). The generated references (docs/cli.md, docs/api.md, docs/configuration.md) are
+checked by tests/integration/test_docs_reference.py instead."""
 
 from __future__ import annotations
 
@@ -25,18 +27,24 @@ from tests.support.service_fixtures import rehearsal_settings
 __all__ = ["clean_env", "cli"]  # fixtures
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+#: the generated references: their examples are `--help` texts, not commands to run
+GENERATED = frozenset({"cli.md", "api.md", "configuration.md"})
+GUIDES = [ROOT / "README.md", *(path for path in sorted((ROOT / "docs").glob("*.md"))
+                                if path.name not in GENERATED)]
+#: README first: its `curl -d` example is the debate the later examples name
+TEXT = "\n".join(path.read_text() for path in GUIDES)
 PLACEHOLDER_ID = "4f1c…"          # the README's example debate id
 DEBATE_ID = "DEBATE-ID"           # stands for it until a real debate exists
 TOPIC = "Should we keep the monolith?"   # stands for the README's "…" topics
 
 
 def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", README, re.S)
+    return re.findall(rf"```{language}\n(.*?)```", TEXT, re.S)
 
 
 def commands() -> Iterator[str]:
-    """Each shell command of the README: continuations joined, comments and prompts dropped."""
+    """Each shell command of the README and the guides: continuations joined, comments and
+    prompts dropped."""
     for block in blocks("sh"):
         for line in block.replace("\\\n", " ").splitlines():
             line = re.sub(r"(^|\s)#.*$", "", line).strip()
@@ -50,15 +58,17 @@ def argv(command: str) -> list[str]:
     return shlex.split(command.replace(PLACEHOLDER_ID, DEBATE_ID).replace("…", TOPIC))
 
 
-def test_the_readme_has_examples() -> None:
-    assert len(blocks("toml")) >= 1 and len(list(commands())) >= 20
+def test_the_readme_and_guides_have_examples() -> None:
+    assert len(blocks("toml")) >= 1 and len(list(commands())) >= 30
+    assert any(p.name == "README.md" for p in GUIDES) and len(GUIDES) >= 10
 
 
 @pytest.mark.parametrize("index", range(len(blocks("toml"))))
 def test_every_toml_example_loads_as_a_settings_file(index: int, tmp_path: Path) -> None:
     (tmp_path / "dialectic.toml").write_text(blocks("toml")[index])
     settings = load_settings({"DIALECTIC_CONFIG": str(tmp_path / "dialectic.toml")})
-    assert settings.engine.presets or settings.scheduling.schedules or settings.engine.models
+    assert (settings.engine.presets or settings.scheduling.schedules or settings.engine.models
+            or settings.engine.prices)
 
 
 @pytest.mark.parametrize("index", [i for i, b in enumerate(blocks("toml")) if "[prices." in b])
@@ -73,7 +83,7 @@ def test_the_readme_prices_override_the_library(index: int, tmp_path: Path) -> N
 
 
 def test_every_variable_the_readme_names_is_a_setting() -> None:
-    named = set(re.findall(r"\b((?:DIALECTIC|OPENAI|SLACK)_[A-Z_]*[A-Z]|DATABASE_URL)\b", README))
+    named = set(re.findall(r"\b((?:DIALECTIC|OPENAI|SLACK)_[A-Z_]*[A-Z]|DATABASE_URL)\b", TEXT))
     known = {env for names in ENV_NAMES.values() for env in names} | NOT_SETTINGS
     assert sorted(named - known) == []
 

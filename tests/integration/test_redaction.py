@@ -12,7 +12,7 @@ import pytest
 from bot.service.logs import RedactingFilter, setup_logging
 from bot.service.providers import describe
 from bot.settings import load_settings
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway

@@ -14,7 +14,7 @@ import openai
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway

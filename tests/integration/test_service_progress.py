@@ -16,7 +16,7 @@ from bot.service.progress import (
     progress_from,
 )
 from bot.service.providers import make_llm
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, Event, EventKind
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import get_protocol

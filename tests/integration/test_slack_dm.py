@@ -14,8 +14,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.assistant import DmStatus
 from bot.slack.views.assistant import PROMPTS_TITLE, suggested_prompts
 from bot.slack.views.feedback import FEEDBACK_BLOCK, WHY_BLOCK
+from engine.core.presets import BUILTIN_PRESETS
 from engine.domain import Event, EventKind
-from engine.presets import BUILTIN_PRESETS
 from engine.vocabulary import MAX_TOPIC_CHARS
 from storage import evidence
 from tests.fakes.openai_server import FakeOpenAI

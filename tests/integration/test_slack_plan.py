@@ -19,8 +19,8 @@ from bot.service.progress import phases_of
 from bot.slack.streaming import LOST_AFTER, RETRY_STREAMING
 from bot.slack.views.common import usd
 from bot.slack.views.plan import CONTINUED, task_id
+from engine.core.planning import prepare
 from engine.domain import DebateRequest
-from engine.planning import prepare
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 from storage import slack as slack_store
@@ -250,10 +250,10 @@ def test_a_request_plans_the_phases_the_stream_shows() -> None:
         assert phases and len({task_id(p) for p in phases}) == len(phases), mode
 
 
-async def test_readme_shows_the_plan_as_it_is_rendered(tmp_path: Path) -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert shape(readme_block(readme)) == shape(await record_rendering(tmp_path)), (
-        "README's plan rendering is stale: python -m tests.support.plan_rendering")
+async def test_the_slack_guide_shows_the_plan_as_it_is_rendered(tmp_path: Path) -> None:
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "slack.md").read_text()
+    assert shape(readme_block(guide)) == shape(await record_rendering(tmp_path)), (
+        "docs/slack.md's plan rendering is stale: python -m tests.support.plan_rendering")
 
 
 async def test_a_429_on_append_is_retried_after_retry_after(tmp_path: Path) -> None:

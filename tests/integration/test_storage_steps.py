@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, Evidence, StepRecord, Usage
 from engine.provider.llm import CallSpec, Reply, T
 from engine.provider.rehearsal import RehearsalModel

@@ -18,9 +18,9 @@ from sqlalchemy import text
 from bot.http.routes import dumps
 from bot.service.figures import cutoffs_text, in_force_text
 from bot.settings import Settings
+from engine.core.presets import BUILTIN_PRESETS
 from engine.domain import DebateRequest
-from engine.presets import BUILTIN_PRESETS
-from engine.verdicts import band_for
+from engine.reading.verdicts import band_for
 from storage.db import Database
 from storage.records import DebateStatus, Origin
 from tests.fakes.fixtures import gateway_settings

@@ -1,4 +1,4 @@
-"""Traces of whole debates (README "Tracing"): every mode through the real gateway and the fake
+"""Traces of whole debates (docs/tracing.md): every mode through the real gateway and the fake
 OpenAI server, spans caught by the SDK's in-memory exporter; the tree, the names, the GenAI
 attributes, the judges' scores as evaluation events, retries and errors, content capture."""
 
@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from bot.service.logs import setup_logging
 from bot.service.settings import ServiceSettings
 from bot.service.tracing import Tracing, reset_tracing, setup_tracing
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway

@@ -1,4 +1,4 @@
-"""The trace travels with the queued debate (README "Tracing"): the span that queued it is the
+"""The trace travels with the queued debate (docs/tracing.md): the span that queued it is the
 parent of each worker's `claim debate` span, and an attempt that resumes a debate whose worker
 died continues the same trace with a link to the attempt it takes over. Real SQLite and
 PostgreSQL (scripts/with-postgres.sh), the real queue and lease."""

@@ -1,4 +1,4 @@
-"""Where a debate's trace starts (README "Tracing"), each surface through its real path with the
+"""Where a debate's trace starts (docs/tracing.md), each surface through its real path with the
 SDK's in-memory exporter: a signed `/debate` through the real Bolt app (its span holds the ack),
 a DM to the app, a cron slot fired by the real scheduler; in each, the worker that runs the
 debate continues the same trace (`claim debate`, then `invoke_workflow dialectic`)."""

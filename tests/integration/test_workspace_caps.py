@@ -13,7 +13,7 @@ import pytest
 
 from bot.service import workspace_settings as ws
 from bot.service.debates import DebateService
-from engine.debate import prepare
+from engine.core.debate import prepare
 from engine.domain import DebateRequest, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import audit, budget

@@ -15,8 +15,8 @@ from bot.service.reviews import ReviewDesk
 from engine.domain import ConsensusSummary, DebateRequest, DebateResult
 from engine.oversight.panel_records import JudgeVerdict, PanelRecord, ReviewLabel
 from engine.oversight.routing_audit import spot_check
+from engine.reading.verdicts import band_for, route
 from engine.settings import ThresholdSpec
-from engine.verdicts import band_for, route
 from engine.vocabulary import ROUTED_TO_HUMANS, Mode, ResultStatus, Routing, Side
 from storage import debates, panels, reviews
 from storage.db import Database

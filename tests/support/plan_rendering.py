@@ -1,8 +1,8 @@
 """The plan message as a person sees it, from a real recording: a rehearsal /debate streamed
-into FakeSlack through the whole stack, rendered by the fake (`render_stream`). README's Slack
-section shows this text; test_slack_plan.py checks that it still matches.
+into FakeSlack through the whole stack, rendered by the fake (`render_stream`). docs/slack.md
+shows this text; test_slack_plan.py checks that it still matches.
 
-    python -m tests.support.plan_rendering        # print it (paste between README's markers)
+    python -m tests.support.plan_rendering        # print it (paste between docs/slack.md's markers)
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ async def record(tmp_path: Path) -> str:
 
 
 def readme_block(readme: str) -> str:
-    """The rendering README shows, between its markers, without the code fence."""
+    """The rendering docs/slack.md shows, between its markers, without the code fence."""
     inner = readme.split(START, 1)[1].split(END, 1)[0].strip()
     return inner.removeprefix("```text").removesuffix("```").strip("\n")
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.presets import BUILTIN_PRESETS
+from engine.core.presets import BUILTIN_PRESETS
 from tests.fakes.openai_server import FakeOpenAI, last_text
 
 DIMENSIONS = ("logic", "evidence", "rebuttal", "clarity", "relevance")

@@ -24,7 +24,7 @@ from engine.domain import (
     PhaseSummary,
     TraceRow,
 )
-from engine.outcomes import (
+from engine.reading.outcomes import (
     ConsensusOutcome,
     CritiqueOutcome,
     CritiqueRound,

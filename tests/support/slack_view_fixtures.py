@@ -25,7 +25,7 @@ from engine.domain import (
     PhaseSummary,
     TraceRow,
 )
-from engine.outcomes import RedTeamOutcome, StructuredOutcome
+from engine.reading.outcomes import RedTeamOutcome, StructuredOutcome
 from engine.schemas.procon import RubricScores
 from engine.schemas.redteam import (
     Analysis,

@@ -1,4 +1,4 @@
-"""Tests for engine.agreement: published worked examples and independent reference
+"""Tests for engine.reading.agreement: published worked examples and independent reference
 implementations on seeded random data."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from engine import agreement
-from engine.agreement import bootstrap_alpha_interval, fleiss_kappa, interval_alpha
+from engine.reading import agreement
+from engine.reading.agreement import bootstrap_alpha_interval, fleiss_kappa, interval_alpha
 
 Matrix = list[list[float | None]]
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from bot.cli.progress import panel, print_summary, run_with_progress
 from bot.service.progress import Progress, progress_from
 from bot.service.providers import make_llm
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import CostBreakdown, DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.settings import EngineSettings, ThresholdSpec

@@ -1,4 +1,4 @@
-"""What presets promise beyond the panel's figures, computed once (engine/discussion.py):
+"""What presets promise beyond the panel's figures, computed once (engine/reading/discussion.py):
 `decision` flags "needs human discussion" below the escalate cut-off it was routed by, with the
 three core divergence points; `brief` carries the one-page brief; other presets carry neither."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.discussion import arguments_map, brief_for, brief_of, discussion_for
+from engine.core.presets import BUILTIN_PRESETS
 from engine.domain import (
     ConsensusSummary,
     DebateResult,
@@ -14,10 +14,10 @@ from engine.domain import (
     DivergenceSummary,
     TraceRow,
 )
-from engine.headline import PanelScores, alpha_text, panel_headline
-from engine.presets import BUILTIN_PRESETS
+from engine.reading.discussion import arguments_map, brief_for, brief_of, discussion_for
+from engine.reading.headline import PanelScores, alpha_text, panel_headline
+from engine.reading.verdicts import band_for
 from engine.settings import PresetSpec, ThresholdSpec
-from engine.verdicts import band_for
 from engine.vocabulary import Band, Side
 
 DECISION = BUILTIN_PRESETS["decision"]

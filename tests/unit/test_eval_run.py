@@ -16,7 +16,7 @@ from engine.evaluation.run import (
     question_text,
     step_key,
 )
-from engine.outcomes import CritiqueOutcome, CritiqueStop, PanelOutcome, PanelStop
+from engine.reading.outcomes import CritiqueOutcome, CritiqueStop, PanelOutcome, PanelStop
 from engine.schemas.critique import FinalAnswer
 from engine.schemas.panel import PanelSynthesis
 from engine.vocabulary import Mode, ResultStatus, Side

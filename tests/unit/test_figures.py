@@ -1,6 +1,6 @@
 """Divergence points carry the judges' own ratings and, named, the calibrated ones inside the
-scale (engine/figures.py); a result stored when points held calibrated figures only is read with
-both, rebuilt from its panel's raw rows, so the API shows no rating outside 1–10."""
+scale (engine/reading/figures.py); a result stored when points held calibrated figures only is read
+with both, rebuilt from its panel's raw rows, so the API shows no rating outside 1–10."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from bot.service.results import point_figures
 from engine.domain import DebateResult, DivergencePoint
-from engine.figures import point_fields
+from engine.reading.figures import point_fields
 
 #: what main stored for one decision debate (issue 33): calibrated figures, unnamed, past 1-10
 OLD_POINT = {"item": "con.clarity", "label": "AGAINST · clarity", "mean": 7.431,

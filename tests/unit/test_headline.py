@@ -1,5 +1,5 @@
-"""The verdict's headline follows the judges (engine/headline.py) and reads aloud: a table of
-vote patterns x rubric means x alpha, each headline checked against the rules and printed (run
+"""The verdict's headline follows the judges (engine/reading/headline.py) and reads aloud: a table
+of vote patterns x rubric means x alpha, each headline checked against the rules and printed (run
 with -s to read the table); the why of a vote the means do not bear out; one judge's call against
 its own means."""
 
@@ -7,7 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine.headline import PanelScores, judge_headline, panel_headline, vote_split, weighted_means
+from engine.reading.headline import (
+    PanelScores,
+    judge_headline,
+    panel_headline,
+    vote_split,
+    weighted_means,
+)
 from engine.settings import ThresholdSpec
 from engine.vocabulary import Side
 

@@ -28,9 +28,9 @@ from bot.service.timeline import timeline_of
 from bot.slack.mrkdwn import ELLIPSIS
 from bot.slack.views import brief, debate, digest, notices, review
 from bot.slack.views.common import Message
+from engine.core.presets import all_presets
 from engine.domain import DebateResult
-from engine.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
-from engine.presets import all_presets
+from engine.reading.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.settings import EngineSettings
 from engine.vocabulary import Mode
 from storage.records import DebateRecord, DebateStatus

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from engine.debate import routing_for
+from engine.core.debate import routing_for
 from engine.domain import ConsensusSummary, DebateRequest, Evidence
 from engine.protocols import Outcome
 from engine.untrusted.material import (

@@ -19,11 +19,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, EventKind, Usage
 from engine.errors import InvalidRequest, LLMTransientError
 from engine.options import DebateOptions
-from engine.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.protocols import get_protocol
 from engine.protocols.critique import round_limit
@@ -31,6 +30,7 @@ from engine.protocols.panel import panelists_for, reflection_rounds, stance_agre
 from engine.provider.gateway import strict_schema
 from engine.provider.llm import CallSpec, Reply, T
 from engine.provider.rehearsal import RehearsalModel
+from engine.reading.outcomes import CritiqueOutcome, PanelOutcome, RedTeamOutcome
 from engine.schemas.critique import Convergence, CritiqueReview, FinalAnswer, Proposal
 from engine.schemas.panel import PanelAnswer, PanelGrade, PanelReflection, PanelSynthesis
 from engine.schemas.redteam import (

@@ -10,10 +10,10 @@ import pytest
 
 from bot.service.providers import describe
 from bot.settings import load_settings
+from engine.core.planning import estimate_for, prepare
 from engine.domain import DebateRequest
 from engine.errors import ConfigurationError, InvalidRequest
 from engine.money.answering import STAND_IN
-from engine.planning import estimate_for, prepare
 from engine.provider.naming import qualified, split_model, unknown_prefix
 from engine.settings import EngineSettings, ModelPrice
 

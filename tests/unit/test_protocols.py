@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
+from engine.core.presets import resolve_preset
+from engine.core.replay import replay_request, reused_steps
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
 from engine.options import DebateOptions
-from engine.outcomes import CritiqueOutcome, CritiqueStop, PanelOutcome, PanelStop
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
-from engine.presets import resolve_preset
 from engine.protocols import PROTOCOLS, get_protocol
 from engine.provider.rehearsal import RehearsalModel
-from engine.replay import replay_request, reused_steps
+from engine.reading.outcomes import CritiqueOutcome, CritiqueStop, PanelOutcome, PanelStop
 from engine.settings import EngineSettings
 from engine.vocabulary import MAX_REPLAY_ROUNDS, MAX_ROUNDS, Mode
 

@@ -14,7 +14,7 @@ from bot.service.providers import make_llm
 from bot.slack.views.brief import arguments_map, brief_message
 from bot.slack.views.common import BAND_WORDS, MAX_BLOCKS, MAX_BLOCKS_CHARS, Message
 from bot.slack.views.digest import digest_details, digest_message, key_disagreement
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.settings import EngineSettings

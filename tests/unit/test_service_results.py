@@ -18,8 +18,8 @@ from bot.service.results import (
     thresholds_for,
 )
 from engine.domain import DivergencePoint
+from engine.reading.verdicts import band_for
 from engine.settings import EngineSettings, PresetSpec, ThresholdSpec
-from engine.verdicts import band_for
 
 DEFAULT = ThresholdSpec()  # 0.80 / 0.67 / 0.50
 ODD = ThresholdSpec(high=0.7545, tentative=0.6667, escalate=0.4)

@@ -11,8 +11,8 @@ import pytest
 from engine.oversight.panel_records import ReviewLabel
 from engine.oversight.routing_audit import PUBLISHED, RoutedOutcome, needs_spot_check
 from engine.oversight.thresholds import SuggestionPolicy, evaluate_thresholds, suggest_thresholds
+from engine.reading.verdicts import route
 from engine.settings import ThresholdSpec as Thresholds
-from engine.verdicts import route
 from engine.vocabulary import Routing
 
 

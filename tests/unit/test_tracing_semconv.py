@@ -1,4 +1,4 @@
-"""Every GenAI name the traces use is one the semantic conventions define (README "Tracing"),
+"""Every GenAI name the traces use is one the semantic conventions define (docs/tracing.md),
 checked against the `opentelemetry-semantic-conventions` package's constants (the engine, which
 never imports OpenTelemetry, spells them out; this pins them): attribute keys, none of them
 replaced by another, the operation names, the provider names, the span names' shapes."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from engine.debate import prepare, run_debate
+from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest, DebateResult, Event, EventKind, Evidence, Usage, sha256
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
 from engine.provider.llm import CallSpec, Reply, T

@@ -1,5 +1,5 @@
-"""Tests for engine.verdicts: calibration, weighted scores, divergence, boundary tables for the
-routing policy, and `summarise` against engine.agreement."""
+"""Tests for engine.reading.verdicts: calibration, weighted scores, divergence, boundary tables
+for the routing policy, and `summarise` against engine.reading.agreement."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from engine import agreement, verdicts
-from engine.agreement import bootstrap_alpha_interval, fleiss_kappa, interval_alpha
-from engine.settings import ThresholdSpec
-from engine.verdicts import (
+from engine.reading import agreement, verdicts
+from engine.reading.agreement import bootstrap_alpha_interval, fleiss_kappa, interval_alpha
+from engine.reading.verdicts import (
     ConsensusStats,
     Divergence,
     ItemSpread,
@@ -25,6 +24,7 @@ from engine.verdicts import (
     summarise,
     weighted_scores,
 )
+from engine.settings import ThresholdSpec
 from engine.vocabulary import Band, Routing
 
 # --------------------------------------------------------------------------- calibrate

@@ -28,9 +28,9 @@ from bot.slack.views.budget import budget
 from bot.slack.views.common import Message
 from bot.slack.views.digest import schedule_list
 from bot.slack.views.modals import debate_modal
+from engine.core.presets import all_presets
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
-from engine.presets import all_presets
 from engine.tracing import Span
 from storage import audit
 from storage.errors import NotFound

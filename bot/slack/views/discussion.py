@@ -1,15 +1,15 @@
 """What presets promise beyond the panel's figures, as Block Kit: `decision`'s "needs human
 discussion" with its core divergence points, and `brief`'s one-page brief (points to discuss,
-agreements, arguments map). Both are computed once in the engine (engine/discussion.py); these
-are pure renderings, every piece of model text escaped."""
+agreements, arguments map). Both are computed once in the engine (engine/reading/discussion.py);
+these are pure renderings, every piece of model text escaped."""
 
 from __future__ import annotations
 
 from bot.service.results import point_figures
 from bot.slack.mrkdwn import escape, truncate
 from bot.slack.views.common import Block, context, routing_words, section, sections, side_name
-from engine.discussion import brief_of
 from engine.domain import Brief, DebateResult, Discussion, TraceRow
+from engine.reading.discussion import brief_of
 from engine.vocabulary import ROUTED_TO_HUMANS
 
 NEEDS_DISCUSSION = "Needs human discussion"

@@ -1,4 +1,5 @@
-"""A step's result as the protocols see it (engine/runner.py `DebateContext.step` returns it)."""
+"""A step's result as the protocols see it (engine/core/runner.py `DebateContext.step` returns
+it)."""
 
 from __future__ import annotations
 

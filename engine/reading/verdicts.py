@@ -5,10 +5,10 @@
 * ``weighted_scores`` / ``divergence`` — the panel's per-item score and where the judges split.
 * ``band_for`` / ``route`` — the policy: how much agreement is enough to publish automatically,
   and when a human must look.
-* ``summarise`` — all of it at once, with alpha and kappa from engine/agreement.py.
+* ``summarise`` — all of it at once, with alpha and kappa from engine/reading/agreement.py.
 
-Conventions as in engine/agreement.py: ``None`` marks a missing rating; malformed input raises
-``ValueError``.
+Conventions as in engine/reading/agreement.py: ``None`` marks a missing rating; malformed input
+raises ``ValueError``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.agreement import bootstrap_alpha_interval, fleiss_kappa, interval_alpha
+from engine.reading.agreement import bootstrap_alpha_interval, fleiss_kappa, interval_alpha
 from engine.settings import ThresholdSpec
 from engine.vocabulary import ROUTING_FOR_BAND, Band, Routing
 

@@ -2,7 +2,7 @@
 (`prepare`), and price the plan (`estimate_for`).
 
 Estimates, `dialectic presets`, the service's checks and progress read this; it loads neither the
-provider client nor the statistics a judging phase computes (engine/debate.py runs the plan).
+provider client nor the statistics a judging phase computes (engine/core/debate.py runs the plan).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
+from engine.core.presets import judges_for, resolve_preset
 from engine.domain import DebateRequest, Estimate, Plan
 from engine.errors import InvalidRequest
 from engine.money.answering import STAND_IN
@@ -18,7 +19,6 @@ from engine.money.sizing import SizeBook
 from engine.money.step_models import plan_models
 from engine.money.windows import misfit, misfit_message
 from engine.options import check_models
-from engine.presets import judges_for, resolve_preset
 from engine.protocols import DebateProtocol, PlanInput, get_protocol
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
 from engine.vocabulary import Mode

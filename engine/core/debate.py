@@ -1,10 +1,10 @@
 """Run one debate end to end: run its protocol over a context, compute the panel's statistics,
 build the result.
 
-`prepare()` (engine/planning.py, re-exported here) validates and resolves a request without
-calling anyone; `run_debate()` runs what it prepared. The statistics (engine/verdicts.py: numpy,
-krippendorff, a fifth of a second to import) are handed to the protocols through the context and
-loaded only while the first calls wait on the provider: neither planning nor the start of a
+`prepare()` (engine/core/planning.py, re-exported here) validates and resolves a request without
+calling anyone; `run_debate()` runs what it prepared. The statistics (engine/reading/verdicts.py:
+numpy, krippendorff, a fifth of a second to import) are handed to the protocols through the context
+and loaded only while the first calls wait on the provider: neither planning nor the start of a
 debate waits for them.
 """
 
@@ -16,14 +16,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from engine.discussion import brief_for, discussion_for
+from engine.core.planning import Prepared, check_request, estimate_for, prepare
+from engine.core.prompts import PROMPT_VERSION
+from engine.core.runner import DebateContext
 from engine.domain import DebateResult, EventKind
 from engine.errors import DebateError, InvalidRequest, LLMAuthError
 from engine.money.cost import breakdown
 from engine.money.sizing import SizeBook
 from engine.money.step_models import plan_models
 from engine.money.windows import misfit, misfit_message
-from engine.planning import Prepared, check_request, estimate_for, prepare
 from engine.ports import (
     CheckpointStore,
     EventSink,
@@ -33,10 +34,9 @@ from engine.ports import (
     Purse,
     StepCache,
 )
-from engine.prompts import PROMPT_VERSION
 from engine.protocols import Outcome
 from engine.provider.llm import KnowsWindows, LLMClient
-from engine.runner import DebateContext
+from engine.reading.discussion import brief_for, discussion_for
 from engine.settings import EngineSettings
 from engine.tracing import (
     NO_TRACER,
@@ -51,7 +51,7 @@ from engine.untrusted.material import in_output
 from engine.vocabulary import ROUTED_TO_HUMANS, ResultStatus, Routing, StepStatus
 
 if TYPE_CHECKING:
-    from engine.verdicts import ConsensusStats, Divergence
+    from engine.reading.verdicts import ConsensusStats, Divergence
 
 # Past the debate deadline, steps degrade at once; this margin only catches a protocol that hangs.
 _HARD_STOP_MARGIN = 10.0
@@ -147,22 +147,22 @@ async def _fits_windows(prepared: Prepared, ctx: DebateContext) -> None:
 
 
 class _PanelStatistics:
-    """engine/verdicts.py as the context's `PanelStatistics` (engine/ports.py), imported where it
-    is first used: by `_warm`'s thread while the first phases wait on the provider, else by the
-    first judging phase. Importing it loads numpy and krippendorff, which no debate needs before
+    """engine/reading/verdicts.py as the context's `PanelStatistics` (engine/ports.py), imported
+    where it is first used: by `_warm`'s thread while the first phases wait on the provider, else by
+    the first judging phase. Importing it loads numpy and krippendorff, which no debate needs before
     its judges have scored, so a `dialectic run` does not wait for them before its first call."""
 
     def summarise(self, items: Sequence[str], scores: Mapping[str, Sequence[float | None]],
                   winners: Mapping[str, str | None], calls: Sequence[Sequence[str | None]],
                   **options: Any) -> tuple[ConsensusStats, Divergence, list[float | None]]:
-        from engine import verdicts  # numpy: loaded at first use (the class docstring)
+        from engine.reading import verdicts  # numpy: loaded at first use (the class docstring)
 
         return verdicts.summarise(items, scores, winners, calls, **options)
 
     def calibrate(self, scores: Mapping[str, Sequence[float | None]],
                   history: Mapping[str, Sequence[float]] | None = None,
                   ) -> dict[str, list[float | None]]:
-        from engine import verdicts  # numpy: loaded at first use (the class docstring)
+        from engine.reading import verdicts  # numpy: loaded at first use (the class docstring)
 
         return verdicts.calibrate(scores, history)
 
@@ -177,7 +177,7 @@ def _warm(settings: EngineSettings, models: dict[str, str], *, statistics: bool)
     for model in sorted(set(models.values())):
         settings.price_for(settings.priced_model(model))
     if statistics:
-        from engine import agreement, verdicts  # noqa: F401  (imported here: see _PanelStatistics)
+        from engine.reading import agreement, verdicts  # noqa: F401  (imported here: see _PanelStatistics)
 
         if not agreement.warmed():
             agreement.warm()

@@ -5,7 +5,7 @@ A divergence point carries two sets of figures, each named:
 * ``ratings``, ``mean``, ``spread``: the scores as the judges gave them, on the rubric's 1–10
   scale; these are what a surface shows as ratings;
 * ``calibrated``, ``calibrated_mean``, ``calibrated_spread``: the same scores calibrated for each
-  judge's habitual leniency (engine/verdicts.py ``calibrate``), which is what alpha and the
+  judge's habitual leniency (engine/reading/verdicts.py ``calibrate``), which is what alpha and the
   choice of the widest splits are computed over, put back inside the 1–10 scale (calibration can
   stretch a score past it: 13.28 is shown as 10). The unclamped calibrated rows stay in
   ``ConsensusSummary.calibrated`` for the statistics.

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from engine.core.step_outcome import StepOutcome as StepOutcome  # the protocols import it from here
 from engine.domain import (
     DebateRequest,
     Event,
@@ -50,7 +51,6 @@ from engine.ports import (
 )
 from engine.provider.llm import CallSpec, LLMClient, Meter, Prompt, Reply
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
-from engine.step_outcome import StepOutcome as StepOutcome  # the protocols import it from here
 from engine.tracing import NO_TRACER, Tracer, traced_complete
 from engine.untrusted.injection import Finding
 from engine.untrusted.material import (

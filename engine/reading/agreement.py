@@ -8,7 +8,8 @@
 * ``fleiss_kappa`` — agreement on the categorical calls ("A", "B", "tie"), generalised to an
   unequal number of raters per subject.
 
-What the service does with the answer (calibration, the band, the routing) is engine/verdicts.py.
+What the service does with the answer (calibration, the band, the routing) is
+engine/reading/verdicts.py.
 
 Conventions: ``None`` (or NaN) marks a missing rating everywhere; a statistic that is undefined
 for the data given is returned as ``None`` rather than raising, so callers can route "cannot

@@ -9,7 +9,7 @@ every surface (Slack, the API, the console, the CLI) reads the same value:
 
 The flag uses the same cut-off as the band, so a flagged panel is always in the contentious band
 and its headline never declares a winner ("Contested: …", or "The judges agree on the winner but
-not on the scores: …" for a unanimous vote; engine/headline.py): the two never contradict.
+not on the scores: …" for a unanimous vote; engine/reading/headline.py): the two never contradict.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from engine.domain import (
     DivergenceSummary,
     TraceRow,
 )
-from engine.headline import alpha_text
+from engine.reading.headline import alpha_text
 from engine.settings import PresetSpec, ThresholdSpec
 
 #: "the three core divergence points"

@@ -186,7 +186,8 @@ def _contested(cast: Mapping[str, Side], scores: PanelScores,
 
 def panel_headline(votes: Mapping[str, Side | None], scores: PanelScores) -> Headline:
     """The headline of a panel: `votes` each judge's named winner (None: it gave none);
-    `scores` the rubric means beside them and what the statistics found (engine/verdicts.py)."""
+    `scores` the rubric means beside them and what the statistics found
+    (engine/reading/verdicts.py)."""
     cast = {judge: side for judge, side in votes.items() if side is not None}
     means = scores.means
     if not cast or means is None:

@@ -21,9 +21,15 @@ from pydantic import ValidationError
 from engine.domain import DebateRequest, Plan, StepRecord, Usage
 from engine.errors import InvalidRequest, validation_message
 from engine.options import DebateOptions
-from engine.outcomes import CritiqueOutcome, CritiqueStop, ModeOutcome, PanelOutcome, PanelStop
 from engine.ports import CheckpointStore
 from engine.protocols import DebateProtocol, FinalSteps
+from engine.reading.outcomes import (
+    CritiqueOutcome,
+    CritiqueStop,
+    ModeOutcome,
+    PanelOutcome,
+    PanelStop,
+)
 from engine.settings import PresetSpec
 from engine.vocabulary import MAX_REPLAY_ROUNDS, StepStatus
 
