@@ -8,6 +8,8 @@ gets the reading tools alone; the API token still opens everything."""
 from __future__ import annotations
 
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -29,9 +31,10 @@ from pydantic import ValidationError
 
 from bot.http.server import check_exposure
 from bot.mcp.authorization import _Issuer, well_known_urls
+from bot.service.runtime import Runtime
 from engine.errors import ConfigurationError
 from storage.db import Database
-from tests.fakes.identity_provider import identity_provider
+from tests.fakes.identity_provider import FakeIdentityProvider, identity_provider
 from tests.support.http_fixtures import served
 from tests.support.service_fixtures import rehearsal_settings
 
@@ -91,21 +94,30 @@ def _oauth(server_url: str) -> OAuthClientProvider:
                                redirect_handler=redirect, callback_handler=callback)
 
 
-async def test_an_assistant_signs_in_through_the_identity_provider_it_discovers(
-        sqlite_db: Database) -> None:
+@asynccontextmanager
+async def _guarded(db: Database, *, workers: int = 0
+                   ) -> AsyncIterator[tuple[str, FakeIdentityProvider, Runtime]]:
+    """(base URL, identity provider, runtime): a served app whose /mcp trusts `idp`, its public
+    URL the address it listens on (so discovery leads back to it)."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     async with identity_provider() as idp:
         settings = rehearsal_settings(api_token=TOKEN, public_url=base,
                                       mcp_authorization_servers=idp.issuer)
-        async with served(sqlite_db, settings, workers=1, port=port) as (_, rt, _app):
-            http = create_mcp_http_client(auth=_oauth(f"{base}/mcp"))
-            async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
-                tools = {t.name for t in (await client.list_tools()).tools}
-                started = await client.call_tool("start_debate", {"topic": "Adopt Rust?",
-                                                                  "mode": "simple"})
-            assert started.structured_content is not None, started.content
-            record = await rt.service.get(started.structured_content["id"])
+        async with served(db, settings, workers=workers, port=port) as (_, rt, _app):
+            yield base, idp, rt
+
+
+async def test_an_assistant_signs_in_through_the_identity_provider_it_discovers(
+        sqlite_db: Database) -> None:
+    async with _guarded(sqlite_db, workers=1) as (base, idp, rt):
+        http = create_mcp_http_client(auth=_oauth(f"{base}/mcp"))
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            started = await client.call_tool("start_debate", {"topic": "Adopt Rust?",
+                                                              "mode": "simple"})
+        assert started.structured_content is not None, started.content
+        record = await rt.service.get(started.structured_content["id"])
     assert "start_debate" in tools
     assert [r["client_name"] for r in idp.registered] == ["desk-assistant"]
     assert idp.issued == [{"resource": f"{base}/mcp", "scope": "dialectic:debate"}]
@@ -122,12 +134,8 @@ async def _post(session: aiohttp.ClientSession, url: str, token: str | None
 
 async def test_tokens_a_resource_server_must_refuse_are_refused_saying_why(
         sqlite_db: Database) -> None:
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    async with identity_provider() as idp:
-        settings = rehearsal_settings(api_token=TOKEN, public_url=base,
-                                      mcp_authorization_servers=idp.issuer)
-        other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    other_key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    async with _guarded(sqlite_db) as (base, idp, rt), aiohttp.ClientSession() as session:
         cases = {
             "none": (None, 401, None, "sign in"),
             "another resource": (idp.mint(audience="https://elsewhere.example/mcp"), 401,
@@ -142,13 +150,11 @@ async def test_tokens_a_resource_server_must_refuse_are_refused_saying_why(
                          "insufficient_scope", "neither"),
             "garbage": ("not-a-jwt", 401, "invalid_token", "not a token"),
         }
-        async with served(sqlite_db, settings, workers=0, port=port) as (_, rt, _app), \
-                aiohttp.ClientSession() as session:
-            answers = {name: await _post(session, f"{base}/mcp", token)
-                       for name, (token, *_rest) in cases.items()}
-            async with session.get(f"{base}/.well-known/oauth-protected-resource/mcp") as got:
-                document = await got.json()
-            debates = await rt.service.recent()
+        answers = {name: await _post(session, f"{base}/mcp", token)
+                   for name, (token, *_rest) in cases.items()}
+        async with session.get(f"{base}/.well-known/oauth-protected-resource/mcp") as got:
+            document = await got.json()
+        debates = await rt.service.recent()
     for name, (_token, status, code, words) in cases.items():
         got_status, challenge, body = answers[name]
         assert got_status == status, (name, body)
@@ -164,20 +170,15 @@ async def test_tokens_a_resource_server_must_refuse_are_refused_saying_why(
 
 async def test_a_read_scope_gets_the_reading_tools_and_the_api_token_still_opens_all(
         sqlite_db: Database) -> None:
-    port = _free_port()
-    base = f"http://127.0.0.1:{port}"
-    async with identity_provider() as idp:
-        settings = rehearsal_settings(api_token=TOKEN, public_url=base,
-                                      mcp_authorization_servers=idp.issuer)
-        found: dict[str, set[str]] = {}
-        async with served(sqlite_db, settings, workers=0, port=port):
-            for name, bearer in (("api token", TOKEN),
-                                 ("read scope", idp.mint(audience=f"{base}/mcp",
-                                                         scope="openid dialectic:read"))):
-                http = create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"})
-                transport = streamable_http_client(f"{base}/mcp", http_client=http)
-                async with Client(transport) as client:
-                    found[name] = {t.name for t in (await client.list_tools()).tools}
+    found: dict[str, set[str]] = {}
+    async with _guarded(sqlite_db) as (base, idp, _rt):
+        for name, bearer in (("api token", TOKEN),
+                             ("read scope", idp.mint(audience=f"{base}/mcp",
+                                                     scope="openid dialectic:read"))):
+            http = create_mcp_http_client(headers={"Authorization": f"Bearer {bearer}"})
+            transport = streamable_http_client(f"{base}/mcp", http_client=http)
+            async with Client(transport) as client:
+                found[name] = {t.name for t in (await client.list_tools()).tools}
     assert "start_debate" in found["api token"]
     assert READING_TOOLS <= found["read scope"] and "start_debate" not in found["read scope"]
 
