@@ -66,8 +66,12 @@ def test_the_readme_and_guides_have_examples() -> None:
 @pytest.mark.parametrize("index", range(len(blocks("toml"))))
 def test_every_toml_example_loads_as_a_settings_file(index: int, tmp_path: Path) -> None:
     (tmp_path / "dialectic.toml").write_text(blocks("toml")[index])
-    settings = load_settings({"DIALECTIC_CONFIG": str(tmp_path / "dialectic.toml")})
-    assert (settings.engine.presets or settings.scheduling.schedules or settings.engine.models
+    # a named provider's key comes from the variable it names, as an operator exports it
+    providers = tomllib.loads(blocks("toml")[index]).get("providers", {})
+    keys = {spec["api_key_env"]: "sk-example" for spec in providers.values()
+            if "api_key_env" in spec}
+    settings = load_settings({"DIALECTIC_CONFIG": str(tmp_path / "dialectic.toml"), **keys})
+    assert (settings.engine.providers or settings.engine.presets or settings.scheduling.schedules or settings.engine.models
             or settings.engine.prices)
 
 

@@ -267,6 +267,12 @@ async def test_a_429_on_append_is_retried_after_retry_after(tmp_path: Path) -> N
             assert stream.titles()[-1].endswith(f"cost {usd(record.cost_usd)}")
 
 
+#: a call's latency long enough that the stream is lost (three appends refused, paced) while the
+#: debate still runs: a debate that finishes first ends its stream with the summary instead
+#: (the sink is closed, and its delivery stops the stream), which is not the case under test
+MIDWAY_LATENCY = 0.3
+
+
 async def _lost_midway(h: Harness) -> tuple[DebateRecord, list[str], Stream]:
     """A debate whose stream is lost midway: the thread's texts once it is over."""
     await h.command("Should we move billing to PostgreSQL?")
@@ -291,7 +297,7 @@ async def _lost_midway(h: Harness) -> tuple[DebateRecord, list[str], Stream]:
 
 async def test_a_stream_lost_midway_is_stopped_with_a_line_pointing_below(
         tmp_path: Path) -> None:
-    async with FakeOpenAI(latency=0.05) as openai:
+    async with FakeOpenAI(latency=MIDWAY_LATENCY) as openai:
         async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
             h.fake.fail("chat.appendStream", "internal_error", times=LOST_AFTER)
             _, _, stream = await _lost_midway(h)
@@ -305,7 +311,7 @@ async def test_a_stream_lost_midway_is_stopped_with_a_line_pointing_below(
 async def test_a_stream_slack_no_longer_takes_is_left_and_logged(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="dialectic.slack")
-    async with FakeOpenAI(latency=0.05) as openai:
+    async with FakeOpenAI(latency=MIDWAY_LATENCY) as openai:
         async with slack_harness(tmp_path, openai=openai, slack_streaming="auto") as h:
             h.fake.fail("chat.appendStream", "message_not_in_streaming_state")
             h.fake.fail("chat.stopStream", "message_not_in_streaming_state")
