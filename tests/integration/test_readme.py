@@ -71,8 +71,8 @@ def test_every_toml_example_loads_as_a_settings_file(index: int, tmp_path: Path)
     keys = {spec["api_key_env"]: "sk-example" for spec in providers.values()
             if "api_key_env" in spec}
     settings = load_settings({"DIALECTIC_CONFIG": str(tmp_path / "dialectic.toml"), **keys})
-    assert (settings.engine.providers or settings.engine.presets or settings.scheduling.schedules or settings.engine.models
-            or settings.engine.prices)
+    assert (settings.engine.providers or settings.engine.presets
+            or settings.scheduling.schedules or settings.engine.models or settings.engine.prices)
 
 
 @pytest.mark.parametrize("index", [i for i, b in enumerate(blocks("toml")) if "[prices." in b])
