@@ -60,16 +60,11 @@ async def admitted(engine: EngineSettings, prepared: Prepared,
 
 
 @dataclass(frozen=True, slots=True)
-class Day:
-    """Today's budget as admission reads it."""
+class Day(Share):
+    """Today's budget as admission reads it: the operator's cap over everyone and what is held
+    and spent against it (a Share of the whole day), and the workspace's own, when it set one."""
 
-    cap_usd: float
-    committed_usd: float   # held and spent
-    workspace: Share | None = None   # the workspace's own cap, when the debate's set one
-
-    @property
-    def remaining_usd(self) -> float:
-        return max(self.cap_usd - self.committed_usd, 0.0)
+    workspace: Share | None = None
 
     def fits(self, needed_usd: float) -> None:
         """BudgetExceeded, naming the cap, unless `needed_usd` fits every cap that applies."""
