@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import random
+import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -155,6 +156,7 @@ class SlackDispatcher:
         notifier.rt.delivery_wakers.append(self.notify)
         self.starts = StartRecovery(notifier, owner=self.owner)   # starts a dead process left
         self.starting: asyncio.Task[None] | None = None
+        self.starts_looked = float("-inf")   # monotonic time of the last look for them
 
     def notify(self) -> None:
         """A debate finished: look at the outbox now rather than at the next poll."""
@@ -222,7 +224,13 @@ class SlackDispatcher:
     def _recover_starts(self) -> None:
         """Slack starts left unfinished by a process that died (bot/slack/recovery.py), in a task
         of their own beside the deliveries; one round at a time."""
+        # once a poll at most: a dispatcher woken by every finishing debate does not read for
+        # stale starts each time (a start is only stale after its lease, seconds at least)
+        now = time.monotonic()
+        if now - self.starts_looked < self.poll:
+            return
         if self.starting is None or self.starting.done():
+            self.starts_looked = now
             self.starting = asyncio.create_task(self._starts_round(), name="slack-starts")
 
     async def _starts_round(self) -> None:
