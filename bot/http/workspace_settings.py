@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.http import errors as err
 from bot.http import session
 from bot.http.auth import console_allowed, workspace_of
-from bot.http.console import PAGE, locked_page
+from bot.http.console import PAGE, locked_page, message_page
 from bot.http.pages import html, render
 from bot.http.routes import Reply, Route, json_reply, route, route_with_body
 from bot.http.state import RUNTIME
@@ -108,12 +108,19 @@ def _no_team() -> web.Response:
     return err.error(404, "no such workspace: give its Slack team id (T…)")
 
 
-async def _refusal(request: web.Request, team: str) -> web.Response | None:
-    """A workspace's sign-in that may not edit `team`'s settings may not read them either."""
+ADMINS_ONLY = "only the workspace's admins and owners, signed in with Slack, open its settings"
+
+
+async def _refusal(request: web.Request, team: str, *, page: bool = False
+                   ) -> web.Response | None:
+    """A workspace's sign-in that may not edit `team`'s settings may not read them either: a
+    403 (the console's page says it as a page)."""
     if workspace_of(request) is None or await may_edit(request, team):
         return None
-    return err.error(403, "only the workspace's admins and owners, signed in with Slack, "
-                          "open its settings")
+    if page:
+        return html(message_page("Not your settings to open", ADMINS_ONLY,
+                                 viewer=session.current(request)), status=403)
+    return err.error(403, ADMINS_ONLY)
 
 
 async def get_settings(request: web.Request) -> web.Response:
@@ -144,7 +151,7 @@ async def settings_page(request: web.Request) -> web.Response:
     team = _team(request)
     if team is None:
         return _no_team()
-    return await _refusal(request, team) or await _page(request, team)
+    return await _refusal(request, team, page=True) or await _page(request, team)
 
 
 async def settings_form(request: web.Request) -> web.Response:
@@ -153,6 +160,11 @@ async def settings_form(request: web.Request) -> web.Response:
     team = _team(request)
     if team is None:
         return _no_team()
+    refused = await _refusal(request, team, page=True)
+    if refused is not None:   # audited as any refused change is
+        await ws.refused(request.app[RUNTIME].db, team, by=_by(request),
+                         now=request.app[RUNTIME].service.clock())
+        return refused
     posted = await request.post()
     form = {k: str(posted.get(k) or "")
             for k in (ws.BUDGET, ws.REVIEWERS, ws.CHANNEL, ws.THRESHOLDS)}

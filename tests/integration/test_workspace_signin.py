@@ -78,6 +78,10 @@ async def test_a_workspace_admin_edits_that_workspaces_settings_and_no_others(
     async with w.browser() as s:
         assert (await w.sign_in_with_slack(s, "UREV2", T2))[0] == 200
         async with s.get(f"{w.base}/workspaces/{T2}/settings") as refused:
+            assert refused.status == 403 and "admins and owners, signed in with Slack" in (
+                await refused.text())
+        async with s.post(f"{w.base}/workspaces/{T2}/settings", headers={"Origin": w.base},
+                          data={"daily_budget_usd": "1"}) as refused:
             assert refused.status == 403
         async with s.post(f"{w.base}/api/workspaces/{T2}/settings",
                           json={"daily_budget_usd": "9"}) as refused:
@@ -86,6 +90,11 @@ async def test_a_workspace_admin_edits_that_workspaces_settings_and_no_others(
         assert (await w.sign_in_by_link(s, w.links[T1]))[0] == 200
         async with s.get(f"{w.base}/workspaces/{T1}/settings") as refused:
             assert refused.status == 403
+    async with w.h.rt.db.transaction(readonly=True) as session:
+        refusals = [(e.actor, e.data["team_id"]) for e in await audit.events(session, None)
+                    if e.kind == "workspace_settings_refused"]
+    assert ("UREV2", T2) in refusals
+    assert (await w.h.rt.service.budget_today())["cap_usd"] > 3   # T2's cap is T2's alone
 
 
 async def test_sign_ins_and_refusals_are_audited_with_their_workspace(
