@@ -55,6 +55,7 @@ async def sees(w: World, s: aiohttp.ClientSession, mine: str, *,
             text = await shown.text()
         assert shown.status == 200 and w.topic(mine) in text, page
         assert not [o for o in OWNERS if o != mine and w.topic(o) in text], page
+        assert 'href="/judges"' not in text and 'href="/evaluations"' not in text, page
 
 
 async def refused_beyond(w: World, s: aiohttp.ClientSession, mine: str, *,
