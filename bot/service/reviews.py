@@ -59,9 +59,10 @@ class AlreadyDecided(DialecticError):
 
 
 class GroupDirectory(Protocol):
-    """Who belongs to a user group (Slack's `usergroups.users.list`, cached)."""
+    """Who belongs to a user group (Slack's `usergroups.users.list`, cached), asked of the
+    workspace `team_id` (multi-workspace mode: a group is one workspace's), else of the one."""
 
-    async def members(self, group: str) -> frozenset[str]: ...
+    async def members(self, group: str, *, team_id: str | None = None) -> frozenset[str]: ...
 
 
 def split_reviewers(entries: Iterable[str]) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -82,9 +83,17 @@ def split_reviewers(entries: Iterable[str]) -> tuple[frozenset[str], tuple[str, 
 class Reviewers:
     """Answers "may this person decide reviews?" from the settings and group membership."""
 
-    def __init__(self, entries: Iterable[str], groups: GroupDirectory | None = None) -> None:
+    def __init__(self, entries: Iterable[str], groups: GroupDirectory | None = None, *,
+                 team_id: str | None = None) -> None:
         self.users, self.groups = split_reviewers(entries)
         self.directory = groups
+        self.team_id = team_id   # whose user groups the `S…` entries are (None: the one's)
+
+    def of_team(self, team_id: str | None) -> Reviewers:
+        """The same people, their groups looked up in workspace `team_id`."""
+        found = Reviewers((), self.directory, team_id=team_id)
+        found.users, found.groups = self.users, self.groups
+        return found
 
     @property
     def configured(self) -> bool:
@@ -96,7 +105,7 @@ class Reviewers:
         if self.directory is None:
             return False
         for group in self.groups:
-            if user_id in await self.directory.members(group):
+            if user_id in await self.directory.members(group, team_id=self.team_id):
                 return True
         return False
 
@@ -168,7 +177,8 @@ class ReviewDesk:
             return self.reviewers
         async with self.service.db.transaction(readonly=True) as session:
             own = (await workspace_settings.get(session, team_id)).reviewers
-        return self.reviewers if own is None else Reviewers(own, self.reviewers.directory)
+        return (self.reviewers.of_team(team_id) if own is None
+                else Reviewers(own, self.reviewers.directory, team_id=team_id))
 
     async def decide(self, review_id: str, decision: ReviewStatus, *, by: str,
                      note: str = "", surface: str = "", about: DecisionAbout | None = None,

@@ -56,7 +56,8 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
     dm_status = DmStatus(notifier)   # after the notifier's: its posts clear the status line
     rt.service.sink_factories.append(dm_status.sink_for)
     rt.service.finished_hooks.append(dm_status.on_finished)
-    rt.reviews.reviewers.directory = SlackUserGroups(notifier.client)  # `S…` reviewer entries
+    rt.reviews.reviewers.directory = SlackUserGroups(   # `S…` reviewer entries
+        notifier.base_client, clients=notifier.clients)
     rt.reviews.decided_hooks.append(told_in_slack(notifier))   # decided in the console or CLI
     if settings.sign_in:   # the console's "Sign in with Slack"
         rt.sign_in = SlackSignIn(settings, bot=None if settings.multi_workspace

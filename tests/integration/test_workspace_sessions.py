@@ -199,3 +199,22 @@ async def test_a_reviewer_taken_off_the_workspaces_list_is_out_at_the_next_reque
         async with s.get(f"{w.base}/api/debates") as resp:
             assert resp.status == 403
             assert "UREV1 is neither a reviewer nor an admin" in (await resp.json())["error"]
+
+
+async def test_a_workspaces_user_group_admits_its_members_asked_with_its_own_token(
+        world: World) -> None:
+    """A workspace whose reviewers are a user group (`S…`): its members sign in with their link,
+    the group asked of Slack with that workspace's token (the base client has none); a group
+    listed by T1 admits nobody to T2."""
+    w = world
+    w.h.fake.set_usergroup("S1REVIEW", ["UGROUPED"])
+    await w.set_reviewers(T1, "S1REVIEW")
+    grant = await w.link("UGROUPED", T1)
+    async with w.browser() as s:
+        status, page = await w.sign_in_by_link(s, grant)
+        assert status == 200, page
+        await sees(w, s, T1)
+    calls = [c for c in w.h.fake.calls if c.method == "usergroups.users.list"]
+    assert calls and all(c.team == T1 and c.response.get("ok") for c in calls), calls
+    with pytest.raises(Exception, match="not a configured reviewer|neither a reviewer"):
+        await w.link("UGROUPED", T2)

@@ -42,7 +42,8 @@ async def publish_home(ctx: SlackContext, user_id: str, workspace: Workspace, *,
     recent = await workspaces.recent(ctx.service, workspace, limit=RECENT)
     budget = await workspaces.budget_today(ctx.service, workspace)
     found = await ws.effective(ctx.rt.db, workspace.team_id, defaults(ctx))
-    reviewers = Reviewers(found.reviewers, ctx.reviews.reviewers.directory)
+    reviewers = Reviewers(found.reviewers, ctx.reviews.reviewers.directory,
+                          team_id=workspace.team_id)
     is_reviewer = await reviewers.is_reviewer(user_id)
     pending = await workspaces.pending_reviews(ctx.service, workspace, limit=PENDING)
     judges = await ctx.service.oversight.judge_report()
