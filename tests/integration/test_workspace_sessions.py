@@ -12,6 +12,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.service.reviews import NotReviewer
 from storage.db import Database
 from tests.support.workspace_world import OPERATOR, T1, T2, T3, TOKEN, World, workspace_world
 
@@ -216,5 +217,5 @@ async def test_a_workspaces_user_group_admits_its_members_asked_with_its_own_tok
         await sees(w, s, T1)
     calls = [c for c in w.h.fake.calls if c.method == "usergroups.users.list"]
     assert calls and all(c.team == T1 and c.response.get("ok") for c in calls), calls
-    with pytest.raises(Exception, match="not a configured reviewer|neither a reviewer"):
+    with pytest.raises(NotReviewer, match=r"neither a reviewer nor an admin of the Slack"):
         await w.link("UGROUPED", T2)
