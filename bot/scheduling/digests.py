@@ -196,7 +196,7 @@ class Digests:
             log.info("digest %s@%s (Slack is off; kept in the database):\n%s", config.id,
                      report.slot, "\n".join(lines))
             return Posted(ts=None)
-        return await self.publisher.digest(config.channel, report)
+        return await self.publisher.digest(config.channel, report, team=config.team)
 
     async def _finish(self, config: ScheduleConfig, report: DigestReport, posted: Posted,
                       earlier: list[runs.ScheduledRun]) -> None:
