@@ -54,7 +54,7 @@ HOST_UNCHECKED = ("/healthz", "/metrics", "/slack/")
 #: Browser forms (no JSON body): sign-in and sign-out, same-origin only.
 FORM_PATHS = ("/signin", "/signout")
 #: Console forms that change something: accepted only when the browser says it is same-origin.
-CHANGE_FORMS = re.compile(r"/workspaces/[^/]+/settings")
+CHANGE_FORMS = re.compile(r"/workspaces/[^/]+/(?:settings|schedules)")
 JSON = "application/json"
 #: What a transcript link's signature also opens: the debate as JSON and its event stream.
 SIGNED_READS = re.compile(r"/api/debates/([^/]+)(?:/events)?")

@@ -82,27 +82,27 @@ async def _save(request: web.Request, team: str, form: dict[str, str]) -> None:
                   now=rt.service.clock())
 
 
-def _team(request: web.Request) -> str | None:
+def team_of(request: web.Request) -> str | None:
     """The path's workspace id, if it is one (T…, or E… for an organisation)."""
     team = request.match_info["team"]
     return team if _TEAM_ID.fullmatch(team) else None
 
 
-def _no_team() -> web.Response:
+def no_team() -> web.Response:
     return err.error(404, "no such workspace: give its Slack team id (T…)")
 
 
 async def get_settings(request: web.Request) -> web.Response:
     """The workspace's settings in force, and which are its own."""
-    team = _team(request)
-    return _no_team() if team is None else json_reply(await _found(request, team))
+    team = team_of(request)
+    return no_team() if team is None else json_reply(await _found(request, team))
 
 
 async def put_settings(request: web.Request, body: SettingsIn) -> web.Response:
     """Change the workspace's settings (audited, by the operator)."""
-    team = _team(request)
+    team = team_of(request)
     if team is None:
-        return _no_team()
+        return no_team()
     try:
         await _save(request, team, body.model_dump(exclude_none=True))
     except ws.NotAdmin as exc:
@@ -115,16 +115,16 @@ async def put_settings(request: web.Request, body: SettingsIn) -> web.Response:
 async def settings_page(request: web.Request) -> web.Response:
     if not console_allowed(request):
         return html(locked_page())
-    team = _team(request)
-    return _no_team() if team is None else await _page(request, team)
+    team = team_of(request)
+    return no_team() if team is None else await _page(request, team)
 
 
 async def settings_form(request: web.Request) -> web.Response:
     if not console_allowed(request):
         return html(locked_page())
-    team = _team(request)
+    team = team_of(request)
     if team is None:
-        return _no_team()
+        return no_team()
     posted = await request.post()
     form = {k: str(posted.get(k) or "")
             for k in (ws.BUDGET, ws.REVIEWERS, ws.CHANNEL, ws.THRESHOLDS)}
