@@ -251,10 +251,9 @@ class Scheduler:
         if when is None:
             log.error("schedule %s fired but its cron has no past fire time", schedule_id)
             return None
-        if config.id.startswith(CONFIG_PREFIX) and now - when > timedelta(
-                seconds=2 * self.sync_seconds):
-            log.info("schedule %s: its cron changed; this firing is none of its slots",
-                     schedule_id)
+        if config.id.startswith(CONFIG_PREFIX) and now - when > config.grace:
+            # a job of its cron before an edit made elsewhere: the new cron has no slot due
+            log.info("schedule %s: its cron changed; no slot of it is due now", schedule_id)
             return None
         return await self.run_slot(schedule_id, slot_key(when))
 
