@@ -1,9 +1,9 @@
 """The per-workspace tables: settings (storage/workspace_settings.py is its repository), what a
 workspace's admins set over the operator's defaults, and schedules
-(storage/workspace_schedules.py), the digests its admins defined. A column left NULL is not set, and the
-operator's default (environment / dialectic.toml) applies. Beside storage/models.py (same Base
-and column types), imported by its repository, the database module and the migration
-environment."""
+(storage/workspace_schedules.py), the digests its admins defined. A settings column left NULL is
+not set, and the operator's default (environment / dialectic.toml) applies. Beside
+storage/models.py (same Base and column types), imported by its repositories, the database
+module and the migration environment."""
 
 from __future__ import annotations
 

@@ -114,7 +114,8 @@ async def update(session: AsyncSession, schedule_id: str, changes: dict[str, Any
     if row is None:
         raise NotFound("workspace schedule", schedule_id)
     before = _of(row)
-    after = replace(before, **{k: tuple(v) if k == "topics" else v for k, v in changes.items()})
+    stored: dict[str, Any] = {k: tuple(v) if k == "topics" else v for k, v in changes.items()}
+    after = replace(before, **stored)
     if after == before:
         return before, before
     for name in EDITABLE:

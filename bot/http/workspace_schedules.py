@@ -1,5 +1,6 @@
-"""A workspace's schedules from the console and the API: `GET/POST /api/workspaces/{team}/schedules`,
-`POST /api/workspaces/{team}/schedules/{schedule}` (edit, pause, resume), `POST
+"""A workspace's schedules from the console and the API: `GET/POST
+/api/workspaces/{team}/schedules`, `POST /api/workspaces/{team}/schedules/{schedule}` (edit,
+pause, resume), `POST
 .../{schedule}/remove`, and the console's page `/workspaces/{team}/schedules`. The same rules as
 App Home (bot/scheduling/workspace.py) and the same rule of who (`may_edit`, as for the
 settings: the operator). Slack is not asked here whether the bot sees the channel (App Home
@@ -248,7 +249,8 @@ ROUTES: tuple[Route, ...] = (
                     replies={201: Reply(description="added", schema=ScheduleOut),
                              400: REFUSED, 403: FORBIDDEN, 404: NOT_FOUND}),
     route_with_body("/api/workspaces/{team}/schedules/{schedule}", ScheduleChange,
-                    change_workspace_schedule, summary="Edit, pause or resume a workspace's schedule",
+                    change_workspace_schedule,
+                    summary="Edit, pause or resume a workspace's schedule",
                     replies={200: Reply(description="saved", schema=ScheduleOut),
                              400: REFUSED, 403: FORBIDDEN, 404: NOT_FOUND}),
     route("POST", "/api/workspaces/{team}/schedules/{schedule}/remove", remove_workspace_schedule,

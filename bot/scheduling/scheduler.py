@@ -50,9 +50,8 @@ from bot.scheduling.workspace import CONFIG_PREFIX, config_of
 from bot.service.runtime import Runtime
 from bot.service.traces import slot_span
 from engine.errors import InvalidRequest
-from storage import audit
+from storage import audit, workspace_schedules
 from storage import schedules as runs
-from storage import workspace_schedules
 from storage.briefs import Brief
 from storage.records import RunStatus
 
@@ -144,7 +143,8 @@ class Scheduler:
         """Fire `config` on its calendar from now (replacing its job), or not at all if it is
         disabled."""
         if config.enabled:
-            aps.add_job(self.fire, CalendarTrigger(config.calendar), args=[config.id], id=config.id, name=f"digest {config.id}",
+            aps.add_job(self.fire, CalendarTrigger(config.calendar), args=[config.id],
+                        id=config.id, name=f"digest {config.id}",
                         misfire_grace_time=max(config.misfire_grace_seconds, 1),
                         replace_existing=True)
         elif aps.get_job(config.id) is not None:
@@ -268,8 +268,8 @@ class Scheduler:
         async with self.rt.db.transaction() as session:
             if not await runs.claim_slot(session, schedule_id=config.id, slot=slot, now=now):
                 return RunReport(config.id, slot, ALREADY_CLAIMED)
-            paused = honour_pause and (not config.enabled and config.id.startswith(CONFIG_PREFIX)
-                                       or await runs.is_paused(session, config.id))
+            off = not config.enabled and config.id.startswith(CONFIG_PREFIX)   # theirs: paused
+            paused = honour_pause and (off or await runs.is_paused(session, config.id))
             if paused:
                 await runs.finish_slot(session, schedule_id=config.id, slot=slot,
                                        status=RunStatus.PAUSED,

@@ -38,7 +38,7 @@ async def _changes(db: Database) -> list[tuple[str, str, Any, Any]]:
 
 async def test_the_operator_manages_a_workspaces_schedules_by_api(db: Database) -> None:
     settings = rehearsal_settings(api_token=TOKEN)
-    async with served(db, settings, workers=0) as (base, rt, _):
+    async with served(db, settings, workers=0) as (base, _, _):
         url = f"{base}/api/workspaces/{TEAM}/schedules"
         async with aiohttp.ClientSession() as s:
             assert (await call(s, "GET", url))[0] == 401
