@@ -34,7 +34,7 @@ REFUSED = Reply(description="a value refused", schema=err.ErrorOut)
 FORBIDDEN = Reply(description="not the operator", schema=err.ErrorOut)
 
 
-class ScheduleOut(BaseModel):
+class WorkspaceScheduleOut(BaseModel):
     id: str
     name: str
     preset: str
@@ -48,13 +48,13 @@ class ScheduleOut(BaseModel):
     updated_at: datetime | None
 
 
-class SchedulesOut(BaseModel):
+class WorkspaceSchedulesOut(BaseModel):
     team_id: str
-    schedules: list[ScheduleOut]
+    schedules: list[WorkspaceScheduleOut]
     max_schedules: int = Field(description="how many a workspace may have")
 
 
-class ScheduleIn(BaseModel):
+class WorkspaceScheduleIn(BaseModel):
     """A new schedule: every field is required (`timezone`: UTC when left out)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -66,7 +66,7 @@ class ScheduleIn(BaseModel):
     channel: str = Field(description="a channel id (C…) of the workspace")
 
 
-class ScheduleChange(BaseModel):
+class WorkspaceScheduleChange(BaseModel):
     """Fields to change (absent: left alone); `enabled` false pauses it, true resumes it."""
 
     model_config = ConfigDict(extra="forbid")
@@ -79,9 +79,9 @@ class ScheduleChange(BaseModel):
     enabled: bool | None = None
 
 
-def _out(found: wsched.Listed) -> ScheduleOut:
+def _out(found: wsched.Listed) -> WorkspaceScheduleOut:
     s = found.schedule
-    return ScheduleOut(id=s.id, name=s.name, preset=s.preset, topics=list(s.topics),
+    return WorkspaceScheduleOut(id=s.id, name=s.name, preset=s.preset, topics=list(s.topics),
                        cron=s.cron, timezone=s.timezone, channel=s.channel, enabled=s.enabled,
                        next_run=found.next_run, updated_by=s.updated_by,
                        updated_at=s.updated_at)
@@ -92,7 +92,7 @@ async def _listed(request: web.Request, team: str) -> list[wsched.Listed]:
     return await wsched.listed(rt.db, team, rt.service.clock())
 
 
-async def _one(request: web.Request, team: str, schedule: WorkspaceSchedule) -> ScheduleOut:
+async def _one(request: web.Request, team: str, schedule: WorkspaceSchedule) -> WorkspaceScheduleOut:
     found = next(f for f in await _listed(request, team) if f.schedule.id == schedule.id)
     return _out(found)
 
@@ -135,11 +135,11 @@ async def get_workspace_schedules(request: web.Request) -> web.Response:
     if team is None:
         return no_team()
     listed = await _listed(request, team)
-    return json_reply(SchedulesOut(team_id=team, schedules=[_out(f) for f in listed],
+    return json_reply(WorkspaceSchedulesOut(team_id=team, schedules=[_out(f) for f in listed],
                                    max_schedules=wsched.MAX_PER_WORKSPACE))
 
 
-async def add_workspace_schedule(request: web.Request, body: ScheduleIn) -> web.Response:
+async def add_workspace_schedule(request: web.Request, body: WorkspaceScheduleIn) -> web.Response:
     """Add a schedule to the workspace (audited, by the operator)."""
     team = team_of(request)
     if team is None:
@@ -151,7 +151,7 @@ async def add_workspace_schedule(request: web.Request, body: ScheduleIn) -> web.
     return json_reply(await _one(request, team, added), status=201)
 
 
-async def change_workspace_schedule(request: web.Request, body: ScheduleChange) -> web.Response:
+async def change_workspace_schedule(request: web.Request, body: WorkspaceScheduleChange) -> web.Response:
     """Edit, pause (`enabled: false`) or resume a schedule of the workspace (audited)."""
     team = team_of(request)
     if team is None:
@@ -242,20 +242,20 @@ def _filled(schedule: WorkspaceSchedule | None) -> dict[str, str]:
 ROUTES: tuple[Route, ...] = (
     route("GET", "/api/workspaces/{team}/schedules", get_workspace_schedules,
           summary="A workspace's schedules",
-          replies={200: Reply(description="by name, with their next runs", schema=SchedulesOut),
+          replies={200: Reply(description="by name, with their next runs", schema=WorkspaceSchedulesOut),
                    404: NOT_FOUND}),
-    route_with_body("/api/workspaces/{team}/schedules", ScheduleIn, add_workspace_schedule,
+    route_with_body("/api/workspaces/{team}/schedules", WorkspaceScheduleIn, add_workspace_schedule,
                     summary="Add a schedule to a workspace",
-                    replies={201: Reply(description="added", schema=ScheduleOut),
+                    replies={201: Reply(description="added", schema=WorkspaceScheduleOut),
                              400: REFUSED, 403: FORBIDDEN, 404: NOT_FOUND}),
-    route_with_body("/api/workspaces/{team}/schedules/{schedule}", ScheduleChange,
+    route_with_body("/api/workspaces/{team}/schedules/{schedule}", WorkspaceScheduleChange,
                     change_workspace_schedule,
                     summary="Edit, pause or resume a workspace's schedule",
-                    replies={200: Reply(description="saved", schema=ScheduleOut),
+                    replies={200: Reply(description="saved", schema=WorkspaceScheduleOut),
                              400: REFUSED, 403: FORBIDDEN, 404: NOT_FOUND}),
     route("POST", "/api/workspaces/{team}/schedules/{schedule}/remove", remove_workspace_schedule,
           summary="Remove a workspace's schedule",
-          replies={200: Reply(description="removed; the schedules left", schema=SchedulesOut),
+          replies={200: Reply(description="removed; the schedules left", schema=WorkspaceSchedulesOut),
                    403: FORBIDDEN, 404: NOT_FOUND}),
     route("GET", "/workspaces/{team}/schedules", workspace_schedules_page,
           summary="A workspace's schedules", tag="console", replies={200: PAGE, 404: NOT_FOUND}),
