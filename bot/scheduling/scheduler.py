@@ -110,7 +110,8 @@ class Scheduler:
         try:
             return self.schedules[schedule_id]
         except KeyError:
-            known = ", ".join(sorted(self.schedules)) or "none configured"
+            known = ", ".join(sorted(i for i in self.schedules
+                                     if not i.startswith(CONFIG_PREFIX))) or "none configured"
             raise InvalidRequest(f"unknown schedule {schedule_id!r} (known: {known})") from None
 
     # --- lifecycle ---
@@ -345,6 +346,9 @@ class Scheduler:
                 for c in operator]
 
     async def _set_paused(self, schedule_id: str, by: str, paused: bool) -> ScheduleView:
+        if schedule_id.startswith(CONFIG_PREFIX):   # not the operator's reviewers' to pause
+            raise InvalidRequest("that is a workspace's own schedule: its admins pause it from "
+                                 "App Home (or the operator from the console)")
         self.schedule(schedule_id)  # InvalidRequest for an unknown id
         now = self.clock()
         async with self.rt.db.transaction() as session:
