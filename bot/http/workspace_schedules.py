@@ -16,12 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.http import errors as err
 from bot.http import session
-from bot.http.auth import console_allowed
-from bot.http.console import PAGE, locked_page
+from bot.http.console import PAGE
 from bot.http.pages import html, render
 from bot.http.routes import Reply, Route, json_reply, route, route_with_body
 from bot.http.state import RUNTIME
-from bot.http.workspace_settings import OPERATOR, may_edit, no_team, team_of
+from bot.http.workspace_settings import OPERATOR, console_team, may_edit, no_team, team_of
 from bot.scheduling import workspace as wsched
 from bot.service import workspace_settings as ws
 from engine.core.presets import all_presets
@@ -92,7 +91,8 @@ async def _listed(request: web.Request, team: str) -> list[wsched.Listed]:
     return await wsched.listed(rt.db, team, rt.service.clock())
 
 
-async def _one(request: web.Request, team: str, schedule: WorkspaceSchedule) -> WorkspaceScheduleOut:
+async def _one(request: web.Request, team: str, schedule: WorkspaceSchedule
+               ) -> WorkspaceScheduleOut:
     found = next(f for f in await _listed(request, team) if f.schedule.id == schedule.id)
     return _out(found)
 
@@ -151,7 +151,8 @@ async def add_workspace_schedule(request: web.Request, body: WorkspaceScheduleIn
     return json_reply(await _one(request, team, added), status=201)
 
 
-async def change_workspace_schedule(request: web.Request, body: WorkspaceScheduleChange) -> web.Response:
+async def change_workspace_schedule(request: web.Request, body: WorkspaceScheduleChange
+                                    ) -> web.Response:
     """Edit, pause (`enabled: false`) or resume a schedule of the workspace (audited)."""
     team = team_of(request)
     if team is None:
@@ -179,21 +180,17 @@ async def remove_workspace_schedule(request: web.Request) -> web.Response:
 
 
 async def workspace_schedules_page(request: web.Request) -> web.Response:
-    if not console_allowed(request):
-        return html(locked_page())
-    team = team_of(request)
-    if team is None:
-        return no_team()
+    team = console_team(request)
+    if isinstance(team, web.Response):
+        return team
     return await _page(request, team, editing=request.query.get("edit", ""))
 
 
 async def workspace_schedules_form(request: web.Request) -> web.Response:
     """The page's forms: save (add, or edit with `id`), pause, resume, remove."""
-    if not console_allowed(request):
-        return html(locked_page())
-    team = team_of(request)
-    if team is None:
-        return no_team()
+    team = console_team(request)
+    if isinstance(team, web.Response):
+        return team
     posted = await request.post()
     form = {k: str(posted.get(k) or "") for k in wsched.FIELDS}
     action, schedule_id = str(posted.get("action") or "save"), str(posted.get("id") or "")
@@ -242,7 +239,8 @@ def _filled(schedule: WorkspaceSchedule | None) -> dict[str, str]:
 ROUTES: tuple[Route, ...] = (
     route("GET", "/api/workspaces/{team}/schedules", get_workspace_schedules,
           summary="A workspace's schedules",
-          replies={200: Reply(description="by name, with their next runs", schema=WorkspaceSchedulesOut),
+          replies={200: Reply(description="by name, with their next runs",
+                              schema=WorkspaceSchedulesOut),
                    404: NOT_FOUND}),
     route_with_body("/api/workspaces/{team}/schedules", WorkspaceScheduleIn, add_workspace_schedule,
                     summary="Add a schedule to a workspace",
@@ -255,7 +253,8 @@ ROUTES: tuple[Route, ...] = (
                              400: REFUSED, 403: FORBIDDEN, 404: NOT_FOUND}),
     route("POST", "/api/workspaces/{team}/schedules/{schedule}/remove", remove_workspace_schedule,
           summary="Remove a workspace's schedule",
-          replies={200: Reply(description="removed; the schedules left", schema=WorkspaceSchedulesOut),
+          replies={200: Reply(description="removed; the schedules left",
+                              schema=WorkspaceSchedulesOut),
                    403: FORBIDDEN, 404: NOT_FOUND}),
     route("GET", "/workspaces/{team}/schedules", workspace_schedules_page,
           summary="A workspace's schedules", tag="console", replies={200: PAGE, 404: NOT_FOUND}),

@@ -92,6 +92,15 @@ def no_team() -> web.Response:
     return err.error(404, "no such workspace: give its Slack team id (T…)")
 
 
+def console_team(request: web.Request) -> str | web.Response:
+    """The path's workspace for a console page, or what to answer instead (the locked page
+    without a session, 404 for a path that names no workspace)."""
+    if not console_allowed(request):
+        return html(locked_page())
+    team = team_of(request)
+    return no_team() if team is None else team
+
+
 async def get_settings(request: web.Request) -> web.Response:
     """The workspace's settings in force, and which are its own."""
     team = team_of(request)
@@ -113,18 +122,14 @@ async def put_settings(request: web.Request, body: SettingsIn) -> web.Response:
 
 
 async def settings_page(request: web.Request) -> web.Response:
-    if not console_allowed(request):
-        return html(locked_page())
-    team = team_of(request)
-    return no_team() if team is None else await _page(request, team)
+    team = console_team(request)
+    return team if isinstance(team, web.Response) else await _page(request, team)
 
 
 async def settings_form(request: web.Request) -> web.Response:
-    if not console_allowed(request):
-        return html(locked_page())
-    team = team_of(request)
-    if team is None:
-        return no_team()
+    team = console_team(request)
+    if isinstance(team, web.Response):
+        return team
     posted = await request.post()
     form = {k: str(posted.get(k) or "")
             for k in (ws.BUDGET, ws.REVIEWERS, ws.CHANNEL, ws.THRESHOLDS)}

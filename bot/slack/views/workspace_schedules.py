@@ -13,7 +13,6 @@ from slack_sdk.models.blocks import (
     ConfirmObject,
     InputBlock,
     Option,
-    PlainTextInputElement,
     StaticSelectElement,
 )
 from slack_sdk.models.views import View
@@ -29,7 +28,7 @@ from bot.scheduling.workspace import (
     Listed,
 )
 from bot.slack.mrkdwn import channel, date_fmt, escape, truncate
-from bot.slack.views.common import Block, context, divider, header, section
+from bot.slack.views.common import Block, context, divider, header, section, text_input
 from storage.workspace_schedules import WorkspaceSchedule
 
 SCHEDULE_ADD = "workspace_schedule_add"
@@ -92,11 +91,8 @@ def schedules_blocks(listed: Sequence[Listed], *, admin: bool) -> list[Block]:
 
 def _input(field: str, label: str, initial: str, hint: str, placeholder: str, *,
            multiline: bool = False) -> Block:
-    block_id, action_id = FIELDS[field]
-    element = PlainTextInputElement(action_id=action_id, initial_value=initial or None,
-                                    placeholder=placeholder, max_length=3000 if multiline else 200,
-                                    multiline=multiline)
-    return InputBlock(block_id=block_id, label=label, element=element, hint=hint).to_dict()
+    return text_input(FIELDS[field], label, initial, hint, placeholder, multiline=multiline,
+                      max_length=3000 if multiline else 200)
 
 
 def _preset(presets: Sequence[str], initial: str) -> Block:
