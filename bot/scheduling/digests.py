@@ -40,7 +40,8 @@ from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origi
 log = logging.getLogger("dialectic.scheduler")
 
 SETTLED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
-REPORTED_STATUSES = frozenset({RunStatus.MISSED, RunStatus.FAILED, RunStatus.INTERRUPTED})
+REPORTED_STATUSES = frozenset({RunStatus.MISSED, RunStatus.FAILED, RunStatus.INTERRUPTED,
+                               RunStatus.SKIPPED})
 WAIT_MARGIN = 60.0
 RUN_SCAN = 500                  # scheduled_runs rows read to find earlier problems
 STALE_RUN = timedelta(hours=6)  # a run still "running" this long lost its process

@@ -21,6 +21,7 @@ from bot.slack.views.workspace_schedules import (
     FIELDS,
     NOTICE_MODAL,
     SCHEDULE_ADD,
+    SCHEDULE_EDIT,
     SCHEDULE_MODAL,
     SCHEDULE_PAUSE,
     SCHEDULE_REMOVE,
@@ -149,6 +150,12 @@ async def test_a_workspaces_admin_schedules_a_digest_that_runs_in_that_workspace
         (saved,) = await _schedules(h, T2)
         home = await _home(h, T2, ADMIN2)
         assert "morning" in json.dumps(home) and "next run" in json.dumps(home)
+        edit = await _press(h, T2, ADMIN2, SCHEDULE_EDIT, saved.id)
+        assert edit["private_metadata"] == saved.id and "Brent crude" in json.dumps(edit)
+        assert await _submit(h, T2, ADMIN2, edit, **{**GOOD, "topics": "Brent crude breaks $90\n"
+                                                     "Copper at a record"}) == {}
+        (saved,) = await _schedules(h, T2)
+        assert saved.topics == ("Brent crude breaks $90", "Copper at a record")
 
         # another workspace's admin: not shown, and a press naming it finds nothing
         other = await _home(h, T1, ADMIN1)
@@ -185,6 +192,8 @@ async def test_a_workspaces_admin_schedules_a_digest_that_runs_in_that_workspace
         clock.now = datetime(2024, 5, 8, 6, 0, 4, tzinfo=UTC)
         again = await scheduler.fire(CONFIG_PREFIX + saved.id)
         assert again is not None and again.status == RunStatus.DONE and len(_digests(h)) == 2
+        assert again.digest is not None and [p for p in again.digest.earlier_problems
+                                             if "skipped" in p and "not installed" in p]
 
         # Pause, then Remove, from App Home
         before = len(h.fake.calls_to("views.publish"))
@@ -216,5 +225,6 @@ async def test_a_workspaces_admin_schedules_a_digest_that_runs_in_that_workspace
                      if e.kind.startswith("workspace_schedule_")]
     assert kinds == [("workspace_schedule_refused", MEMBER2),
                      ("workspace_schedule_added", ADMIN2),
+                     ("workspace_schedule_changed", ADMIN2),
                      ("workspace_schedule_changed", ADMIN2),
                      ("workspace_schedule_removed", ADMIN2)]
