@@ -174,6 +174,9 @@ async def test_a_workspaces_admin_schedules_a_digest_that_runs_in_that_workspace
         assert [c.team for c in _digests(h)] == [T2]
         for debate_id in ran.debate_ids:
             assert (await h.rt.service.get(debate_id)).origin.team_id == T2
+        # its debates are listed in its App Home's recent debates, not in the other workspace's
+        assert "*Copper at a record*" in json.dumps(await _home(h, T2, MEMBER2))
+        assert "Copper" not in json.dumps(await _home(h, T1, ADMIN1))
 
         # uninstalled: the slot is skipped with the reason; reinstalled: it runs again
         uninstall = json.loads(home_opened(T2))
