@@ -29,6 +29,7 @@ class RunStatus(StrEnum):
     MISSED = "missed"            # due while nothing ran; reported in the next digest, never run
     PAUSED = "paused"            # the schedule was paused at its time
     INTERRUPTED = "interrupted"  # the process stopped while it ran
+    SKIPPED = "skipped"          # not run: its workspace is not installed (the reason is kept)
 
 
 class BriefStatus(StrEnum):

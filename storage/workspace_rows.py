@@ -1,15 +1,16 @@
-"""The per-workspace settings table (storage/workspace_settings.py is its repository): what a
-workspace's admins set over the operator's defaults. A column left NULL is not set, and the
-operator's default (environment / dialectic.toml) applies. Beside storage/models.py (same Base
-and column types), imported by its repository, the database module and the migration
-environment."""
+"""The per-workspace tables: settings (storage/workspace_settings.py is its repository), what a
+workspace's admins set over the operator's defaults, and schedules
+(storage/workspace_schedules.py), the digests its admins defined. A settings column left NULL is
+not set, and the operator's default (environment / dialectic.toml) applies. Beside
+storage/models.py (same Base and column types), imported by its repositories, the database
+module and the migration environment."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, String
+from sqlalchemy import Boolean, Float, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.models import Base, UTCDateTime, json_type
@@ -24,5 +25,26 @@ class WorkspaceSettingsRow(Base):
     review_channel: Mapped[str | None] = mapped_column(String(64), nullable=True)
     # {preset: {"high": .., "tentative": .., "escalate": ..}}
     thresholds: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
+    updated_by: Mapped[str] = mapped_column(String(64))
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class WorkspaceScheduleRow(Base):
+    """A workspace's own schedule: a digest of its topics on a cron slot, in its channel."""
+
+    __tablename__ = "workspace_schedules"
+    __table_args__ = (UniqueConstraint("team_id", "name"),)   # names are unique per workspace
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    team_id: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(64))
+    preset: Mapped[str] = mapped_column(String(64))
+    topics: Mapped[list[str]] = mapped_column(json_type())
+    cron: Mapped[str] = mapped_column(String(128))
+    timezone: Mapped[str] = mapped_column(String(64))
+    channel: Mapped[str] = mapped_column(String(64))
+    enabled: Mapped[bool] = mapped_column(Boolean)
+    created_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_by: Mapped[str] = mapped_column(String(64))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())

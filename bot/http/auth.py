@@ -59,7 +59,7 @@ HOST_UNCHECKED = ("/healthz", "/metrics", "/slack/")
 #: Browser forms (no JSON body): sign-in and sign-out, same-origin only.
 FORM_PATHS = ("/signin", "/signout")
 #: Console forms that change something: accepted only when the browser says it is same-origin.
-CHANGE_FORMS = re.compile(r"/workspaces/[^/]+/settings")
+CHANGE_FORMS = re.compile(r"/workspaces/[^/]+/(?:settings|schedules)")
 JSON = "application/json"
 #: What a transcript link's signature also opens: the debate as JSON and its event stream.
 SIGNED_READS = re.compile(r"/api/debates/([^/]+)(?:/events)?")
@@ -73,7 +73,7 @@ REVIEW_ONLY = "a reviewer's sign-in reads the debates and decides reviews, nothi
 #: Pages over every workspace's records, which a workspace's sign-in never opens.
 OPERATOR_WIDE = re.compile(r"/(?:judges|evaluations(?:/[^/]+)?|mcp)")
 #: A workspace's settings (page and API): a workspace's sign-in reaches its own only.
-SETTINGS_PATH = re.compile(r"/(?:api/)?workspaces/([^/]+)/settings")
+SETTINGS_PATH = re.compile(r"/(?:api/)?workspaces/([^/]+)/(?:settings|schedules(?:/[^/]+)*)")
 WORKSPACE_ONLY = ("a workspace's sign-in reads its own workspace's debates and decides its "
                   "reviews; this page is the operator's")
 #: Paths that need nobody's identity (no session read, no database asked).
@@ -110,8 +110,8 @@ def review_allows(method: str, path: str) -> bool:
 
 def workspace_allows(method: str, path: str, team_id: str) -> bool:
     """Whether a sign-in of workspace `team_id` opens `method path`: a reviewer's part, less the
-    pages over every workspace, plus its own workspace's settings (who may change them is
-    workspace_settings.may_edit's question)."""
+    pages over every workspace, plus its own workspace's settings and schedules (who may change
+    them is workspace_settings.may_edit's question)."""
     own = SETTINGS_PATH.fullmatch(path)
     if own is not None:
         return own[1] == team_id

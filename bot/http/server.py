@@ -20,6 +20,7 @@ from bot.http import (
     oversight,
     reviews,
     signin,
+    workspace_schedules,
     workspace_settings,
 )
 from bot.http.auth import auth_middleware, browser_guard, identify
@@ -45,7 +46,7 @@ log = logging.getLogger(__name__)
 ROUTES: tuple[Route, ...] = (*api.ROUTES, *reviews.ROUTES, *oversight.ROUTES, openapi.ROUTE,
                              *evaluations.ROUTES, *deliveries.ROUTES,
                              metrics.ROUTE, *console.ROUTES, *signin.ROUTES,
-                             *workspace_settings.ROUTES)
+                             *workspace_settings.ROUTES, *workspace_schedules.ROUTES)
 
 
 def build_app(rt: Runtime, scheduler: Scheduler, *, slack_enabled: bool,

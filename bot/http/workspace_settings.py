@@ -69,7 +69,7 @@ async def may_edit(request: web.Request, team_id: str) -> bool:
             and directory is not None and await directory.is_admin(viewer.user, workspace))
 
 
-def _by(request: web.Request) -> str:
+def acting(request: web.Request) -> str:
     """Whom a change is audited as: the signed-in admin, else the operator."""
     viewer = session.current(request)
     return viewer.user if viewer is not None and viewer.team_id else OPERATOR
@@ -94,17 +94,17 @@ async def _save(request: web.Request, team: str, form: dict[str, str]) -> None:
     changes = ws.changes_from_form(
         form, operator_cap_usd=rt.settings.daily_budget_usd,
         presets={name: force.thresholds for name, force in in_force.items()})
-    await ws.save(rt.db, team, changes, by=_by(request), admin=await may_edit(request, team),
+    await ws.save(rt.db, team, changes, by=acting(request), admin=await may_edit(request, team),
                   now=rt.service.clock())
 
 
-def _team(request: web.Request) -> str | None:
+def team_of(request: web.Request) -> str | None:
     """The path's workspace id, if it is one (T…, or E… for an organisation)."""
     team = request.match_info["team"]
     return team if _TEAM_ID.fullmatch(team) else None
 
 
-def _no_team() -> web.Response:
+def no_team() -> web.Response:
     return err.error(404, "no such workspace: give its Slack team id (T…)")
 
 
@@ -123,19 +123,28 @@ async def _refusal(request: web.Request, team: str, *, page: bool = False
     return err.error(403, ADMINS_ONLY)
 
 
+def console_team(request: web.Request) -> str | web.Response:
+    """The path's workspace for a console page, or what to answer instead (the locked page
+    without a session, 404 for a path that names no workspace)."""
+    if not console_allowed(request):
+        return html(locked_page())
+    team = team_of(request)
+    return no_team() if team is None else team
+
+
 async def get_settings(request: web.Request) -> web.Response:
     """The workspace's settings in force, and which are its own."""
-    team = _team(request)
+    team = team_of(request)
     if team is None:
-        return _no_team()
+        return no_team()
     return await _refusal(request, team) or json_reply(await _found(request, team))
 
 
 async def put_settings(request: web.Request, body: SettingsIn) -> web.Response:
     """Change the workspace's settings (audited, by the operator)."""
-    team = _team(request)
+    team = team_of(request)
     if team is None:
-        return _no_team()
+        return no_team()
     try:
         await _save(request, team, body.model_dump(exclude_none=True))
     except ws.NotAdmin as exc:
@@ -146,23 +155,19 @@ async def put_settings(request: web.Request, body: SettingsIn) -> web.Response:
 
 
 async def settings_page(request: web.Request) -> web.Response:
-    if not console_allowed(request):
-        return html(locked_page())
-    team = _team(request)
-    if team is None:
-        return _no_team()
+    team = console_team(request)
+    if isinstance(team, web.Response):
+        return team
     return await _refusal(request, team, page=True) or await _page(request, team)
 
 
 async def settings_form(request: web.Request) -> web.Response:
-    if not console_allowed(request):
-        return html(locked_page())
-    team = _team(request)
-    if team is None:
-        return _no_team()
+    team = console_team(request)
+    if isinstance(team, web.Response):
+        return team
     refused = await _refusal(request, team, page=True)
     if refused is not None:   # audited as any refused change is
-        await ws.refused(request.app[RUNTIME].db, team, by=_by(request),
+        await ws.refused(request.app[RUNTIME].db, team, by=acting(request),
                          now=request.app[RUNTIME].service.clock())
         return refused
     posted = await request.post()

@@ -6,6 +6,8 @@
     briefs.py      the brief command, planning and running briefs
     calendar.py    cron calendars (croniter, crontab(5) meaning), slots, catch-up plans (pure)
     config.py      a `[[schedules]]` entry as a typed value
+    workspace.py   a workspace's own schedules (App Home, console, API): the form's rules,
+                   who may change them, and their value for the scheduler
     signals.py     signal sources and their lines
     reports.py     what runs produce, as values the surfaces render
     publishing.py  the Publisher port a surface (Slack) implements

@@ -40,7 +40,8 @@ from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origi
 log = logging.getLogger("dialectic.scheduler")
 
 SETTLED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
-REPORTED_STATUSES = frozenset({RunStatus.MISSED, RunStatus.FAILED, RunStatus.INTERRUPTED})
+REPORTED_STATUSES = frozenset({RunStatus.MISSED, RunStatus.FAILED, RunStatus.INTERRUPTED,
+                               RunStatus.SKIPPED})
 WAIT_MARGIN = 60.0
 RUN_SCAN = 500                  # scheduled_runs rows read to find earlier problems
 STALE_RUN = timedelta(hours=6)  # a run still "running" this long lost its process
@@ -196,7 +197,7 @@ class Digests:
             log.info("digest %s@%s (Slack is off; kept in the database):\n%s", config.id,
                      report.slot, "\n".join(lines))
             return Posted(ts=None)
-        return await self.publisher.digest(config.channel, report)
+        return await self.publisher.digest(config.channel, report, team=config.team)
 
     async def _finish(self, config: ScheduleConfig, report: DigestReport, posted: Posted,
                       earlier: list[runs.ScheduledRun]) -> None:

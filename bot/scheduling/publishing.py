@@ -38,8 +38,15 @@ class Posted:
 
 
 class Publisher(Protocol):
-    async def digest(self, channel: str, report: DigestReport) -> Posted:
-        """Post the digest in `channel`, and its details in the digest's thread."""
+    async def digest(self, channel: str, report: DigestReport, *, team: str | None = None
+                     ) -> Posted:
+        """Post the digest in `channel` (of workspace `team`, with its token), and its details
+        in the digest's thread."""
+        ...
+
+    async def unreachable(self, team: str | None) -> str | None:
+        """Why a schedule of workspace `team` cannot be posted now (the workspace is not
+        installed, or none is named where several may be), or None."""
         ...
 
     async def brief(self, channel: str, note: BriefNote) -> Posted:

@@ -97,6 +97,7 @@ class DigestReport:
 
 
 ALREADY_CLAIMED = "already_claimed"   # a RunReport status: another replica won the slot
+REMOVED = "removed"                   # a RunReport status: the workspace removed the schedule
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,13 @@ nothing ran is run once when still within its grace; older missed slots are reco
 and named in the next digest, never run. Briefs (bot/scheduling/briefs.py) get a date job each,
 and an interval sweep picks up briefs planned on other replicas.
 
+Workspaces' own schedules (bot/scheduling/workspace.py, the `workspace_schedules` table) join
+the configured ones: read at start, then every WORKSPACE_SYNC_SECONDS, so an addition, edit,
+pause or removal made by any process reaches every scheduler within that time, without a
+restart. A firing reads its schedule again (removed: nothing runs; paused: the slot is recorded
+as paused) and claims its slot like any other, so each slot runs once across processes. A slot
+whose workspace has not installed the app is recorded as skipped with the reason.
+
 Surfaces use one `Scheduler` per process: `views`, `pause`, `resume`, `run_now`, `plan_brief`.
 """
 
@@ -37,12 +44,13 @@ from bot.scheduling.calendar import (
 from bot.scheduling.config import ScheduleConfig
 from bot.scheduling.digests import RUN_SCAN, Digests
 from bot.scheduling.publishing import Publisher
-from bot.scheduling.reports import ALREADY_CLAIMED, BriefPlan, RunReport, ScheduleView
+from bot.scheduling.reports import ALREADY_CLAIMED, REMOVED, BriefPlan, RunReport, ScheduleView
 from bot.scheduling.settings import SchedulingSettings
+from bot.scheduling.workspace import CONFIG_PREFIX, config_of
 from bot.service.runtime import Runtime
 from bot.service.traces import slot_span
 from engine.errors import InvalidRequest
-from storage import audit
+from storage import audit, workspace_schedules
 from storage import schedules as runs
 from storage.briefs import Brief
 from storage.records import RunStatus
@@ -50,6 +58,7 @@ from storage.records import RunStatus
 log = logging.getLogger("dialectic.scheduler")
 
 BRIEF_SWEEP_SECONDS = 60
+WORKSPACE_SYNC_SECONDS = 30
 _TICK = timedelta(microseconds=1)
 
 
@@ -87,6 +96,7 @@ class Scheduler:
         self.rt = rt
         self.settings = settings
         self.schedules = {config.id: config for config in settings.schedules}
+        self.sync_seconds = WORKSPACE_SYNC_SECONDS
         self.clock: Clock = clock or rt.service.clock
         self.digests = Digests(rt, publisher=publisher, clock=self.clock,
                                wait_timeout=wait_timeout,
@@ -100,7 +110,8 @@ class Scheduler:
         try:
             return self.schedules[schedule_id]
         except KeyError:
-            known = ", ".join(sorted(self.schedules)) or "none configured"
+            known = ", ".join(sorted(i for i in self.schedules
+                                     if not i.startswith(CONFIG_PREFIX))) or "none configured"
             raise InvalidRequest(f"unknown schedule {schedule_id!r} (known: {known})") from None
 
     # --- lifecycle ---
@@ -109,17 +120,17 @@ class Scheduler:
         """Catch up on missed slots, then start APScheduler with every enabled cron."""
         # every job: a backlog of fire times runs once, and never two runs of a job at a time
         aps = AsyncIOScheduler(timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1})
+        await self.sync_workspaces()   # theirs too, before the catch-up
         for config in self.schedules.values():
-            if config.enabled:
-                aps.add_job(self.fire, CalendarTrigger(config.calendar), args=[config.id],
-                            id=config.id, name=f"digest {config.id}",
-                            misfire_grace_time=max(config.misfire_grace_seconds, 1))
+            self._set_job(aps, config)
         for schedule_id, slot in await self.catch_up():
             aps.add_job(self.run_slot, "date", run_date=datetime.now(UTC),
                         args=[schedule_id, slot], id=f"catch-up:{schedule_id}",
                         misfire_grace_time=None)
         aps.add_job(self.sweep_briefs, "interval", seconds=BRIEF_SWEEP_SECONDS,
                     id="briefs:sweep")
+        aps.add_job(self.sync_workspaces, "interval", seconds=self.sync_seconds,
+                    id="workspaces:sync")
         aps.add_listener(self._on_missed, EVENT_JOB_MISSED)
         self.aps = aps
         aps.start()
@@ -128,6 +139,53 @@ class Scheduler:
         log.info("scheduler started: %d schedule(s) enabled",
                  sum(c.enabled for c in self.schedules.values()))
         return aps
+
+    def _set_job(self, aps: AsyncIOScheduler, config: ScheduleConfig) -> None:
+        """Fire `config` on its calendar from now (replacing its job), or not at all if it is
+        disabled."""
+        if config.enabled:
+            aps.add_job(self.fire, CalendarTrigger(config.calendar), args=[config.id],
+                        id=config.id, name=f"digest {config.id}",
+                        misfire_grace_time=max(config.misfire_grace_seconds, 1),
+                        replace_existing=True)
+        elif aps.get_job(config.id) is not None:
+            aps.remove_job(config.id)
+
+    async def sync_workspaces(self) -> None:
+        """Read the workspaces' schedules and fire what changed: new ones get a job, edited ones
+        a new one, paused and removed ones none."""
+        async with self.rt.db.transaction(readonly=True) as session:
+            stored = await workspace_schedules.list_all(session)
+        fresh = {}
+        for schedule in stored:
+            try:
+                fresh[CONFIG_PREFIX + schedule.id] = config_of(schedule)
+            except ValueError as exc:   # a stored value no longer valid: said, not fired
+                log.error("workspace schedule %s (%s of %s) cannot run: %s", schedule.id,
+                          schedule.name, schedule.team_id, exc)
+        aps = self.aps if self.aps is not None and self.aps.running else None
+        for gone in [i for i in self.schedules if i.startswith(CONFIG_PREFIX) and i not in fresh]:
+            del self.schedules[gone]
+            if aps is not None and aps.get_job(gone) is not None:
+                aps.remove_job(gone)
+        for schedule_id, config in fresh.items():
+            changed = self.schedules.get(schedule_id) != config
+            self.schedules[schedule_id] = config
+            if changed and aps is not None:
+                self._set_job(aps, config)
+
+    async def _fresh(self, schedule_id: str) -> ScheduleConfig | None:
+        """A workspace schedule as stored now (None: removed); a configured one as it is."""
+        if not schedule_id.startswith(CONFIG_PREFIX):
+            return self.schedule(schedule_id)
+        async with self.rt.db.transaction(readonly=True) as session:
+            found = await workspace_schedules.get(session,
+                                                  schedule_id.removeprefix(CONFIG_PREFIX))
+        if found is None:
+            self.schedules.pop(schedule_id, None)
+            return None
+        self.schedules[schedule_id] = config = config_of(found)
+        return config
 
     def shutdown(self) -> None:
         if self.aps is not None and self.aps.running:
@@ -183,23 +241,36 @@ class Scheduler:
     # --- firing ---
 
     async def fire(self, schedule_id: str) -> RunReport | None:
-        """The cron job: run the slot being fired, i.e. the calendar's latest fire time."""
-        config = self.schedule(schedule_id)
-        when = config.calendar.latest_fire(self.clock())
+        """The cron job: run the slot being fired, i.e. the calendar's latest fire time (of the
+        schedule as stored now: an edit made elsewhere may have moved it)."""
+        config = await self._fresh(schedule_id)
+        if config is None:
+            log.info("schedule %s was removed: nothing to fire", schedule_id)
+            return None
+        now = self.clock()
+        when = config.calendar.latest_fire(now)
         if when is None:
             log.error("schedule %s fired but its cron has no past fire time", schedule_id)
+            return None
+        if config.id.startswith(CONFIG_PREFIX) and now - when > config.grace:
+            # a job of its cron before an edit made elsewhere: the new cron has no slot due
+            log.info("schedule %s: its cron changed; no slot of it is due now", schedule_id)
             return None
         return await self.run_slot(schedule_id, slot_key(when))
 
     async def run_slot(self, schedule_id: str, slot: str, *,
                        honour_pause: bool = True) -> RunReport:
-        """Claim the slot and, if this caller won it and the schedule is not paused, run it."""
-        config = self.schedule(schedule_id)
+        """Claim the slot and, if this caller won it and the schedule is not paused (and its
+        workspace has the app installed), run it."""
+        config = await self._fresh(schedule_id)
+        if config is None:
+            return RunReport(schedule_id, slot, REMOVED)
         now = self.clock()
         async with self.rt.db.transaction() as session:
             if not await runs.claim_slot(session, schedule_id=config.id, slot=slot, now=now):
                 return RunReport(config.id, slot, ALREADY_CLAIMED)
-            paused = honour_pause and await runs.is_paused(session, config.id)
+            off = not config.enabled and config.id.startswith(CONFIG_PREFIX)   # theirs: paused
+            paused = honour_pause and (off or await runs.is_paused(session, config.id))
             if paused:
                 await runs.finish_slot(session, schedule_id=config.id, slot=slot,
                                        status=RunStatus.PAUSED,
@@ -207,6 +278,12 @@ class Scheduler:
         if paused:
             log.info("schedule %s is paused: slot %s skipped", config.id, slot)
             return RunReport(config.id, slot, RunStatus.PAUSED)
+        publisher = self.digests.publisher
+        reason = None if publisher is None else await publisher.unreachable(config.team)
+        if reason is not None:
+            log.warning("schedule %s: slot %s skipped: %s", config.id, slot, reason)
+            await self._end_run(config.id, slot, RunStatus.SKIPPED, reason)
+            return RunReport(config.id, slot, RunStatus.SKIPPED, error=reason)
         return await self._run_claimed(config, slot)
 
     async def _run_claimed(self, config: ScheduleConfig, slot: str) -> RunReport:
@@ -260,14 +337,18 @@ class Scheduler:
     async def views(self) -> list[ScheduleView]:
         """Every configured schedule with its next firing and whether it is paused."""
         now = self.clock()
+        operator = [c for c in self.schedules.values() if not c.id.startswith(CONFIG_PREFIX)]
         async with self.rt.db.transaction(readonly=True) as session:
-            paused = {i: await runs.is_paused(session, i) for i in self.schedules}
+            paused = {c.id: await runs.is_paused(session, c.id) for c in operator}
         return [ScheduleView(id=c.id, cron=c.cron, timezone=c.timezone, channel=c.channel,
                              preset=c.preset, enabled=c.enabled, paused=paused[c.id],
                              next_fire=c.calendar.next_fire(now) if c.enabled else None)
-                for c in self.schedules.values()]
+                for c in operator]
 
     async def _set_paused(self, schedule_id: str, by: str, paused: bool) -> ScheduleView:
+        if schedule_id.startswith(CONFIG_PREFIX):   # not the operator's reviewers' to pause
+            raise InvalidRequest("that is a workspace's own schedule: its admins pause it from "
+                                 "App Home (or the operator from the console)")
         self.schedule(schedule_id)  # InvalidRequest for an unknown id
         now = self.clock()
         async with self.rt.db.transaction() as session:

@@ -43,6 +43,7 @@ from bot.slack.listeners import (
     home,
     shortcuts,
     unfurls,
+    workspace_schedules,
     workspace_settings,
 )
 from bot.slack.settings import SlackSettings
@@ -153,7 +154,7 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         app.middleware(gate(installed))   # first: another workspace's request leaves no trace
     app.middleware(drop_repeated_events)
     for surface in (commands, events, actions, feedback, shortcuts, home, workspace_settings,
-                    direct, unfurls):
+                    workspace_schedules, direct, unfurls):
         surface.register(app, ctx)
     return app
 

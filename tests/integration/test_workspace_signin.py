@@ -169,3 +169,35 @@ async def test_reviewers_link_names_the_workspace_in_multi_workspace_mode(
         assert (await w.sign_in_by_link(s, grant))[0] == 200
         async with s.get(f"{w.base}/api/debates") as listed:
             assert [d["id"] for d in (await listed.json())["debates"]] == [w.debates[T1]]
+
+
+async def test_a_workspace_admin_schedules_for_that_workspace_and_no_other(world: World
+                                                                            ) -> None:
+    """The console's schedules of a workspace open to its admin signed in with Slack (the
+    change audited as theirs); another workspace's are refused, and its reviewers read them."""
+    w = world
+    w.h.fake.add_user("UADMIN1", team_id=T1, is_admin=True)
+    w.h.fake.add_user("UREV1", team_id=T1)
+    schedule = {"name": "morning", "preset": "market", "topics": ["Rates this week?"],
+                "cron": "0 8 * * 1-5", "channel": "CGENERAL"}
+    async with w.browser() as s:
+        assert (await w.sign_in_with_slack(s, "UADMIN1", T1))[0] == 200
+        async with s.post(f"{w.base}/api/workspaces/{T1}/schedules", json=schedule) as added:
+            assert added.status == 201, await added.text()
+        for team in (T2, T3):
+            async with s.get(f"{w.base}/api/workspaces/{team}/schedules") as other:
+                assert other.status == 403
+            async with s.post(f"{w.base}/api/workspaces/{team}/schedules",
+                              json=schedule) as other:
+                assert other.status == 403
+    async with w.browser() as s:   # T1's reviewer: reads them, changes nothing
+        assert (await w.sign_in_with_slack(s, "UREV1", T1))[0] == 200
+        async with s.get(f"{w.base}/api/workspaces/{T1}/schedules") as shown:
+            assert shown.status == 200 and "morning" in await shown.text()
+        async with s.post(f"{w.base}/api/workspaces/{T1}/schedules",
+                          json={**schedule, "name": "evening"}) as refused:
+            assert refused.status == 403
+    async with w.h.rt.db.transaction(readonly=True) as session:
+        added_by = [e.actor for e in await audit.events(session, None)
+                    if e.kind == "workspace_schedule_added"]
+    assert added_by == ["UADMIN1"]

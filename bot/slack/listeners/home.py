@@ -1,5 +1,6 @@
 """App Home: the workspace's own recent debates, what they spent today, the review queue of
-its own debates for reviewers; never another workspace's nor the operator's (tenancy.py)."""
+its own debates for reviewers, its settings and schedules; never another workspace's nor the
+operator's (tenancy.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp, AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.scheduling import workspace as wsched
 from bot.service import workspace_settings as ws
 from bot.service import workspaces
 from bot.service.reviews import Reviewers
@@ -17,6 +19,7 @@ from bot.slack.context import SlackContext
 from bot.slack.gate import workspace_of
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.views.home import app_home
+from bot.slack.views.workspace_schedules import schedules_blocks
 from bot.slack.views.workspace_settings import settings_blocks
 
 log = logging.getLogger("dialectic.slack.home")
@@ -47,10 +50,12 @@ async def publish_home(ctx: SlackContext, user_id: str, workspace: Workspace, *,
     is_reviewer = await reviewers.is_reviewer(user_id)
     pending = await workspaces.pending_reviews(ctx.service, workspace, limit=PENDING)
     judges = await ctx.service.oversight.judge_report()
+    schedules = await wsched.listed(ctx.rt.db, workspace.team_id, ctx.service.clock())
+    is_admin = await admin(ctx, user_id, workspace.team_id)
     view = app_home(recent, dict(budget), pending, is_reviewer=is_reviewer,
                     public_url=ctx.rt.settings.public_url, judges=judges,
-                    settings=settings_blocks(found, admin=await admin(ctx, user_id,
-                                                                     workspace.team_id)))
+                    settings=[*settings_blocks(found, admin=is_admin),
+                              *schedules_blocks(schedules, admin=is_admin)])
     try:
         await client.views_publish(user_id=user_id, view=view)
     except SLACK_ERRORS as exc:

@@ -17,7 +17,9 @@ from slack_sdk.models.blocks import (
     ContextBlock,
     DividerBlock,
     HeaderBlock,
+    InputBlock,
     MarkdownTextObject,
+    PlainTextInputElement,
     PlainTextObject,
     SectionBlock,
 )
@@ -267,6 +269,18 @@ def message(text: str, head: Sequence[Block], body: Sequence[Block], tail: Seque
                    fit(head, body, tail, transcript_url=transcript_url))
 
 
+def text_input(ids: tuple[str, str], label: str, initial: str, hint: str, placeholder: str, *,
+               multiline: bool = False, max_length: int = 1000, optional: bool = False) -> Block:
+    """A modal's text field: `ids` are its (block id, action id), which a submission's listener
+    reads and puts its one-line error beside."""
+    block_id, action_id = ids
+    element = PlainTextInputElement(action_id=action_id, initial_value=initial or None,
+                                    placeholder=placeholder, max_length=max_length,
+                                    multiline=multiline)
+    return InputBlock(block_id=block_id, label=label, element=element, optional=optional,
+                      hint=hint).to_dict()
+
+
 __all__ = [
     "BAND_WORDS",
     "MAX_BLOCKS",
@@ -297,6 +311,8 @@ __all__ = [
     "section",
     "sections",
     "side_name",
+    "text_input",
     "truncation_notice",
     "usd",
 ]
+

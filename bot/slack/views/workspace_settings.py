@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slack_sdk.models.blocks import ActionsBlock, ButtonElement, InputBlock, PlainTextInputElement
+from slack_sdk.models.blocks import ActionsBlock, ButtonElement
 from slack_sdk.models.views import View
 
 from bot.service.workspace_settings import (
@@ -17,7 +17,7 @@ from bot.service.workspace_settings import (
     Effective,
 )
 from bot.slack.mrkdwn import channel, escape, user
-from bot.slack.views.common import Block, context, divider, header, section, usd
+from bot.slack.views.common import Block, context, divider, header, section, text_input, usd
 
 SETTINGS_EDIT = "workspace_settings_edit"
 SETTINGS_MODAL = "workspace_settings"
@@ -58,12 +58,8 @@ def settings_blocks(found: Effective, *, admin: bool) -> list[Block]:
 
 def _input(field: str, label: str, initial: str, hint: str, placeholder: str, *,
            multiline: bool = False) -> Block:
-    block_id, action_id = FIELDS[field]
-    element = PlainTextInputElement(action_id=action_id, initial_value=initial or None,
-                                    placeholder=placeholder, max_length=1000,
-                                    multiline=multiline)
-    return InputBlock(block_id=block_id, label=label, element=element, optional=True,
-                      hint=hint).to_dict()
+    return text_input(FIELDS[field], label, initial, hint, placeholder, multiline=multiline,
+                      optional=True)
 
 
 def settings_modal(found: Effective) -> dict[str, Any]:
