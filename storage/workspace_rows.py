@@ -1,15 +1,15 @@
-"""The per-workspace settings table (storage/workspace_settings.py is its repository): what a
-workspace's admins set over the operator's defaults. A column left NULL is not set, and the
-operator's default (environment / dialectic.toml) applies. Beside storage/models.py (same Base
-and column types), imported by its repository, the database module and the migration
-environment."""
+"""The per-workspace tables: the settings a workspace's admins set over the operator's defaults
+(storage/workspace_settings.py is their repository; a column left NULL is not set, and the
+operator's default applies), and the purges of workspaces' data (storage/purges.py). Beside
+storage/models.py (same Base and column types), imported by their repositories, the database
+module and the migration environment."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Float, String
+from sqlalchemy import Float, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.models import Base, UTCDateTime, json_type
@@ -26,3 +26,19 @@ class WorkspaceSettingsRow(Base):
     thresholds: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
     updated_by: Mapped[str] = mapped_column(String(64))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class WorkspacePurgeRow(Base):
+    """A workspace whose data is being erased (`running`) or was (`done`): written before the
+    first batch, so a process that dies half-way leaves it for the next one to finish."""
+
+    __tablename__ = "workspace_purges"
+
+    team_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text)
+    requested_by: Mapped[str] = mapped_column(String(255))
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # rows erased so far, by table (summed over the batches)
+    counts: Mapped[dict[str, Any]] = mapped_column(json_type())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

@@ -34,6 +34,9 @@ class SlackSettings(BaseModel):
     # multi-workspace mode (no SLACK_BOT_TOKEN; SLACK_CLIENT_ID/SECRET and a signing secret):
     # the Fernet keys that encrypt the stored tokens, comma-separated, the first encrypts
     token_keys: SecretStr | None = None
+    # what an uninstall (or a revoked bot token) does with the workspace's data once its
+    # unfinished work is stopped: keep it, or purge it (bot/service/uninstalls.py)
+    uninstall_data: Literal["keep", "purge"] = "keep"
     slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
     # stream each debate as a plan in its thread where the workspace allows it ("off": the
     # status message and phase replies, as before streaming existed)
