@@ -89,7 +89,8 @@ async def owned(h: Harness, table: str, debate_ids: set[str]) -> int:
 
 
 async def chain_of(h: Harness, debate_id: str) -> list[dict[str, Any]]:
-    return [r for r in await rows(h, "audit_events") if r["chain"] == debate_id]
+    return sorted((r for r in await rows(h, "audit_events") if r["chain"] == debate_id),
+                  key=lambda r: r["seq"])
 
 
 async def global_links(h: Harness, kind: str) -> list[dict[str, Any]]:
