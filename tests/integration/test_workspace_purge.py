@@ -33,10 +33,12 @@ from tests.integration.test_slack_install import (
     multi,
     rows,
 )
+from tests.support.cli_fixtures import Cli, clean_env, cli
 from tests.support.slack_fixtures import Harness
 from tests.support.storage_fixtures import BACKENDS, migrated_database
 
 pytestmark = pytest.mark.integration
+__all__ = ["clean_env", "cli"]  # fixtures
 
 #: the tables a workspace's debates leave rows in (the budget ledger aside: money is kept)
 CONTENT = ("debates", "steps", "reviews", "panels", "feedback", "deliveries", "slack_threads")
@@ -299,3 +301,18 @@ async def test_a_purge_needs_a_visible_reason_and_changes_nothing_without(
                                            clock=h.rt.service.clock)
         assert await rows(h, "workspace_purges") == []
         assert await rows(h, "audit_events") == []
+
+
+def test_the_command_refuses_a_blank_reason_in_one_line_and_dry_runs_count(
+        cli: Cli, tmp_path: Path) -> None:
+    env = {"DATABASE_URL": f"sqlite+aiosqlite:///{tmp_path}/cli.db"}
+    assert cli("db", "upgrade", env=env).returncode == 0
+    refused = cli("workspaces", "purge", "T0123ABC", "--reason", "\u200b", env=env)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    said = (refused.stdout + refused.stderr).strip()
+    assert "visible text" in said and len(said.splitlines()) == 1, said
+    counted = cli("workspaces", "purge", "T0123ABC", "--dry-run", env=env)
+    assert counted.returncode == 0, counted.stderr
+    assert "dry run, nothing erased" in counted.stdout and "0 debates" in counted.stdout
+    done = cli("workspaces", "purge", "T0123ABC", "--reason", "contract ended", env=env)
+    assert done.returncode == 0 and "purged" in done.stdout, done.stderr
