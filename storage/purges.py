@@ -18,15 +18,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
+from sqlalchemy import ColumnElement, Table, and_, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage import budget, debates, outbox
 from storage.db import upsert
-from storage.lifecycle import CANCELLED_PREFIX, DebateStatus
 from storage.installations import BOTS
+from storage.lifecycle import CANCELLED_PREFIX, DebateStatus
 from storage.models import (
     Base,
     DebateRow,
@@ -227,11 +227,16 @@ async def census(session: AsyncSession, team_id: str, *, now: datetime) -> dict[
                                  .where(_erasable(team_id, now)))
     counts = {"debates": int(total or 0), "erasable now": int(ready or 0)}
     for model in DEBATE_TABLES:
+        table = _table(model)
         owned = select(DebateRow.id).where(of_team(team_id)).scalar_subquery()
-        n = await session.scalar(select(func.count()).select_from(model)
-                                 .where(model.debate_id.in_(owned)))  # type: ignore[attr-defined]
-        counts[model.__tablename__] = int(n or 0)
+        n = await session.scalar(select(func.count()).select_from(table)
+                                 .where(table.c.debate_id.in_(owned)))
+        counts[table.name] = int(n or 0)
     return counts
+
+
+def _table(model: type[Base]) -> Table:
+    return cast(Table, model.__table__)
 
 
 async def erase_debates(session: AsyncSession, debate_ids: list[str]) -> dict[str, int]:
@@ -240,11 +245,13 @@ async def erase_debates(session: AsyncSession, debate_ids: list[str]) -> dict[st
     if not debate_ids:
         return {}
     counts: dict[str, int] = {"slack_messages": await _erase_thread_messages(session, debate_ids)}
-    for model in (*DEBATE_TABLES, SlackThreadRow, DebateRow):
-        column = DebateRow.id if model is DebateRow else model.debate_id  # type: ignore[attr-defined]
-        result = await session.execute(delete(model).where(column.in_(debate_ids))
+    models: tuple[type[Base], ...] = (*DEBATE_TABLES, SlackThreadRow, DebateRow)
+    for model in models:
+        table = _table(model)
+        column = table.c.id if model is DebateRow else table.c.debate_id
+        result = await session.execute(delete(table).where(column.in_(debate_ids))
                                        .execution_options(synchronize_session=False))
-        counts[model.__tablename__] = int(getattr(result, "rowcount", 0) or 0)
+        counts[table.name] = int(getattr(result, "rowcount", 0) or 0)
     return counts
 
 

@@ -15,8 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage import audit, debates
 from storage.debates import to_record
-from storage.models import DebateRow
 from storage.lifecycle import CANCELLED_PREFIX
+from storage.models import DebateRow
 from storage.records import DebateRecord, DebateStatus
 
 ACTIVE_STATUSES = (DebateStatus.DEBATING.value, DebateStatus.JUDGING.value)

@@ -28,7 +28,7 @@ from engine.characters import require_visible
 from engine.errors import InvalidRequest
 from storage import audit, purges
 from storage.db import Database
-from storage.purges import Stopped
+from storage.purges import Stopped as Stopped
 
 log = logging.getLogger("dialectic.workspaces")
 

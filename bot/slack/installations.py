@@ -31,9 +31,19 @@ from engine.errors import ConfigurationError
 from storage.db import Database
 from storage.tenancy import Workspace
 
-__all__ = ["BOT_SCOPES", "INSTALL_PATH", "REDIRECT_PATH", "InstalledWorkspaces",
-           "SealedInstallationStore", "TokenCipher", "installation_store", "oauth_settings",
-           "OnUninstall", "register_revocation", "state_store"]
+__all__ = [
+    "BOT_SCOPES",
+    "INSTALL_PATH",
+    "REDIRECT_PATH",
+    "InstalledWorkspaces",
+    "OnUninstall",
+    "SealedInstallationStore",
+    "TokenCipher",
+    "installation_store",
+    "oauth_settings",
+    "register_revocation",
+    "state_store",
+]
 
 log = logging.getLogger("dialectic.slack.installations")
 

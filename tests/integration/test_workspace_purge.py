@@ -7,6 +7,7 @@ global one, and the day's money still adds up. A purge cut short finishes on the
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -45,18 +46,19 @@ CONTENT = ("debates", "steps", "reviews", "panels", "feedback", "deliveries", "s
 
 
 @asynccontextmanager
-async def stack(backend: str, tmp_path: Path, **settings: Any) -> AsyncIterator[Harness]:
+async def stack(backend: str, tmp_path: Path, teams: tuple[str, ...] = (T1, T2),
+                **settings: Any) -> AsyncIterator[Harness]:
     """The multi-workspace stack on SQLite, or on a PostgreSQL database of its own, its
-    debates argued by the fake OpenAI server (priced: real holds and spend)."""
-    async with FakeOpenAI() as openai:
-        if backend == "sqlite":
-            async with multi(tmp_path, openai=openai, **settings) as h:
-                yield h
-            return
-        async with migrated_database("postgresql", tmp_path) as database:
-            url = database.url.render_as_string(hide_password=False)
-            async with multi(tmp_path, openai=openai, database_url=url, **settings) as h:
-                yield h
+    debates argued by the fake OpenAI server (priced: real holds and spend), `teams`
+    installed through "Add to Slack"."""
+    async with FakeOpenAI() as openai, contextlib.AsyncExitStack() as stack:
+        if backend == "postgresql":
+            database = await stack.enter_async_context(migrated_database(backend, tmp_path))
+            settings["database_url"] = database.url.render_as_string(hide_password=False)
+        h = await stack.enter_async_context(multi(tmp_path, openai=openai, **settings))
+        for team in teams:
+            await install(h, Install(team))
+        yield h
 
 
 async def debate_in(h: Harness, team: str, topic: str) -> DebateRecord:
@@ -130,8 +132,6 @@ async def purge_state(h: Harness, team: str) -> purges.Purge | None:
 async def test_uninstall_with_keep_removes_the_tokens_and_keeps_the_data(
         backend: str, tmp_path: Path) -> None:
     async with stack(backend, tmp_path, workers=None) as h:
-        for team in (T1, T2):
-            await install(h, Install(team))
         mine = await debate_in(h, T1, "Should we adopt Kafka?")
         await h.wait_finished(mine.id)
         steps_before = await owned(h, "steps", {mine.id})
@@ -151,8 +151,6 @@ async def test_uninstall_with_keep_removes_the_tokens_and_keeps_the_data(
 async def test_uninstall_with_purge_erases_that_workspaces_data_only(
         backend: str, tmp_path: Path) -> None:
     async with stack(backend, tmp_path, workers=None, uninstall_data="purge") as h:
-        for team in (T1, T2):
-            await install(h, Install(team))
         gone = [await debate_in(h, T1, f"Should team one adopt tool {n}?") for n in (1, 2)]
         kept = await debate_in(h, T2, "Should team two adopt Kafka?")
         ours = await operator_debate(h)
@@ -198,8 +196,6 @@ async def test_uninstall_with_purge_erases_that_workspaces_data_only(
 async def test_running_and_queued_debates_are_cancelled_and_their_holds_released(
         backend: str, tmp_path: Path) -> None:
     async with stack(backend, tmp_path, workers=0) as h:
-        for team in (T1, T2):
-            await install(h, Install(team))
         running = await debate_in(h, T1, "Should we adopt Kafka?")
         queued = await debate_in(h, T1, "Should we adopt Pulsar?")
         other = await debate_in(h, T2, "Should we adopt NATS?")
@@ -239,8 +235,6 @@ async def test_running_and_queued_debates_are_cancelled_and_their_holds_released
 async def test_a_purge_cut_short_is_finished_by_the_next_start(
         backend: str, tmp_path: Path) -> None:
     async with stack(backend, tmp_path, workers=None) as h:
-        for team in (T1, T2):
-            await install(h, Install(team))
         gone = [await debate_in(h, T1, f"Should we adopt tool {n}?") for n in (1, 2, 3)]
         for record in gone:
             await h.wait_finished(record.id)
@@ -271,8 +265,7 @@ async def test_a_purge_cut_short_is_finished_by_the_next_start(
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_running_debate_is_erased_once_its_lease_is_over(
         backend: str, tmp_path: Path) -> None:
-    async with stack(backend, tmp_path, workers=0) as h:
-        await install(h, Install(T1))
+    async with stack(backend, tmp_path, teams=(T1,), workers=0) as h:
         running = await debate_in(h, T1, "Should we adopt Kafka?")
         now = h.rt.service.clock()
         async with h.rt.db.transaction() as session:
