@@ -142,7 +142,9 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         installed = InstalledWorkspaces(store)
         app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
                        oauth_settings=oauth, before_authorize=gate(installed),
-                       signing_secret=secret.get_secret_value() if secret is not None else "")
+                       signing_secret=secret.get_secret_value() if secret is not None else "",
+                       # events over Socket Mode only: nothing is POSTed to verify
+                       request_verification_enabled=secret is not None)
         register_revocation(app, store, on_uninstall=workspace_gone(ctx))
         app.middleware(bind_request_client)   # its listeners use the workspace's token
     else:

@@ -68,11 +68,12 @@ class SlackSettings(BaseModel):
     @property
     def multi_workspace(self) -> bool:
         """Installed from a link in many workspaces (OAuth v2): no bot token, the app's client
-        id and secret, and a signing secret (events over HTTP). With a bot token, the service
-        is that token's workspace's alone, whatever else is set."""
+        id and secret, and a signing secret (events over HTTP) and/or an app token (events over
+        Socket Mode; "Add to Slack" and its redirect are still served over HTTP). With a bot
+        token, the service is that token's workspace's alone, whatever else is set."""
         return (self.slack_bot_token is None and bool(self.slack_client_id)
                 and self.slack_client_secret is not None
-                and self.slack_signing_secret is not None)
+                and (self.slack_signing_secret is not None or self.slack_app_token is not None))
 
     @property
     def enabled(self) -> bool:
