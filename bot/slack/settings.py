@@ -31,7 +31,8 @@ class SlackSettings(BaseModel):
     slack_client_secret: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "slack_client_secret"))
-    # multi-workspace mode (no SLACK_BOT_TOKEN; SLACK_CLIENT_ID/SECRET and a signing secret):
+    # multi-workspace mode (no SLACK_BOT_TOKEN; SLACK_CLIENT_ID/SECRET, a signing secret and/or
+    # an app token):
     # the Fernet keys that encrypt the stored tokens, comma-separated, the first encrypts
     token_keys: SecretStr | None = None
     # what an uninstall (or a revoked bot token) does with the workspace's data once its
