@@ -17,6 +17,7 @@ budget ledger is kept: a purge erases content, not money.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Callable
@@ -54,9 +55,11 @@ class PurgeReport:
 
 
 async def uninstalled(db: Database, *, team_id: str, enterprise_id: str | None,
-                      data: UninstallData, clock: Clock, actor: str = "slack") -> Stopped:
+                      data: UninstallData, clock: Clock, actor: str = "slack",
+                      lease_seconds: float = 0.0) -> Stopped:
     """The workspace uninstalled the app (its tokens are gone already): stop its work and, if
-    configured, purge its data (the purge's first batches now; a restart finishes it)."""
+    configured, purge its data: now, and once more after `lease_seconds` if a debate was still
+    running (its worker has stopped it by then); housekeeping finishes anything left."""
     now = clock()
     async with db.transaction() as session:
         stopped = await purges.stop(session, team_id, why=UNINSTALLED, actor=actor, now=now)
@@ -74,7 +77,10 @@ async def uninstalled(db: Database, *, team_id: str, enterprise_id: str | None,
              len(stopped.cancelled), stopped.released_usd, stopped.deliveries, stopped.starts,
              "being purged" if data == "purge" else "kept")
     if data == "purge":
-        await purge(db, team_id, clock=clock)
+        report = await purge(db, team_id, clock=clock)
+        if not report.done and lease_seconds > 0:
+            await asyncio.sleep(lease_seconds)
+            await purge(db, team_id, clock=clock)
     return stopped
 
 

@@ -121,7 +121,8 @@ def workspace_gone(ctx: SlackContext) -> Callable[[str, str | None], Awaitable[S
         return await uninstalls.uninstalled(ctx.rt.db, team_id=team_id,
                                             enterprise_id=enterprise_id,
                                             data=ctx.settings.uninstall_data,
-                                            clock=ctx.rt.service.clock)
+                                            clock=ctx.rt.service.clock,
+                                            lease_seconds=ctx.rt.service.settings.lease_seconds)
     return gone
 
 

@@ -47,11 +47,11 @@ CONTENT = ("debates", "steps", "reviews", "panels", "feedback", "deliveries", "s
 
 @asynccontextmanager
 async def stack(backend: str, tmp_path: Path, teams: tuple[str, ...] = (T1, T2),
-                **settings: Any) -> AsyncIterator[Harness]:
+                latency: float = 0.0, **settings: Any) -> AsyncIterator[Harness]:
     """The multi-workspace stack on SQLite, or on a PostgreSQL database of its own, its
     debates argued by the fake OpenAI server (priced: real holds and spend), `teams`
     installed through "Add to Slack"."""
-    async with FakeOpenAI() as openai, contextlib.AsyncExitStack() as stack:
+    async with FakeOpenAI(latency=latency) as openai, contextlib.AsyncExitStack() as stack:
         if backend == "postgresql":
             database = await stack.enter_async_context(migrated_database(backend, tmp_path))
             settings["database_url"] = database.url.render_as_string(hide_password=False)
@@ -128,6 +128,11 @@ async def purge_state(h: Harness, team: str) -> purges.Purge | None:
         return await purges.get(session, team)
 
 
+async def purged(h: Harness, team: str) -> bool:
+    state = await purge_state(h, team)
+    return state is not None and state.status == purges.DONE
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_uninstall_with_keep_removes_the_tokens_and_keeps_the_data(
         backend: str, tmp_path: Path) -> None:
@@ -167,11 +172,7 @@ async def test_uninstall_with_purge_erases_that_workspaces_data_only(
         assert sum(day[2] for day in money) > 0             # real spend to keep counted
 
         await uninstall(h, T1)
-
-        async def purged() -> bool:
-            state = await purge_state(h, T1)
-            return state is not None and state.status == purges.DONE
-        await h.wait_until(purged, what="T1's purge")
+        await h.wait_until(lambda: purged(h, T1), what="T1's purge")
         for table in CONTENT:
             assert await owned(h, table, gone_ids) == 0, table
             assert await owned(h, table, others) == before[table], table
@@ -229,6 +230,34 @@ async def test_running_and_queued_debates_are_cancelled_and_their_holds_released
         assert sorted(link["cancelled"]) == sorted([running.id, queued.id])
         assert link["released_usd"] == pytest.approx(sum(held.values()))
         assert all(a[1:3] == a[3:] for a in await books(h))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_worker_stops_the_running_debate_of_a_workspace_that_left_and_it_is_erased(
+        backend: str, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A real worker runs a T1 debate (each model call 0.5 s); T1 uninstalls with purge: the
+    debate is cancelled, the worker stops its copy at its next renewal, and the uninstall
+    erases it once the lease is over; the spend of the replies it got stays counted."""
+    async with stack(backend, tmp_path, latency=0.5, workers=None, uninstall_data="purge",
+                     lease_seconds=1.0) as h:
+        running = await debate_in(h, T1, "Should we adopt Kafka?")
+
+        async def debating() -> bool:   # running, and some replies in (and paid for)
+            return ((await h.rt.service.get(running.id)).status is DebateStatus.DEBATING
+                    and await owned(h, "steps", {running.id}) > 0)
+        await h.wait_until(debating, what="the debate to run")
+        await uninstall(h, T1)
+        await h.wait_until(lambda: purged(h, T1), what="T1's purge", timeout=20)
+        link = (await global_links(h, "workspace_uninstalled"))[0]["data"]
+        assert link["cancelled"] == [running.id]
+        assert f"debate {running.id} interrupted" in caplog.text   # the worker stopped it
+        assert "crashed" not in caplog.text
+        assert await owned(h, "debates", {running.id}) == 0
+        assert not await chain_of(h, running.id)
+        assert (await verified(h)).ok
+        assert all(day[1:3] == day[3:] for day in await books(h))
+        assert sum(e["amount_usd"] for e in await rows(h, "budget_ledger")
+                   if e["debate_id"] == running.id and e["kind"] == "settle") > 0
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
