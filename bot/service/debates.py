@@ -407,6 +407,8 @@ class DebateService:
             if record.status not in (DebateStatus.FAILED, DebateStatus.TIMED_OUT):
                 raise InvalidRequest(f"only failed or timed-out debates can be retried; this one "
                                      f"is {record.status.value}")
+            if record.error.startswith(CANCELLED_PREFIX):
+                raise InvalidRequest(f"this debate was {record.error}; it cannot be retried")
             remaining = max(record.reserved_usd - record.cost_usd, 0.0)
             await budget.reserve(session, day=budget_day(self.clock()),
                                  cap_usd=self.settings.daily_budget_usd, amount_usd=remaining,

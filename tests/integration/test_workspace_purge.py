@@ -152,6 +152,30 @@ async def test_uninstall_with_keep_removes_the_tokens_and_keeps_the_data(
         assert (await verified(h)).ok
 
 
+async def test_a_revoked_bot_token_stops_the_workspaces_work_like_an_uninstall(
+        tmp_path: Path) -> None:
+    async with stack("sqlite", tmp_path, workers=0) as h:
+        queued = await debate_in(h, T1, "Should we adopt Kafka?")
+        revoked = json.loads(home_opened(T1))
+        revoked["event"] = {"type": "tokens_revoked", "tokens": {"bot": ["UBOTT1ONE"]}}
+        revoked["event_id"] = "EvRevokedT1"
+        assert (await h.send(json.dumps(revoked), "application/json")).status == 200
+        await h.wait_until(lambda: global_links(h, "workspace_uninstalled"), what="revocation")
+        record = await h.rt.service.get(queued.id)
+        assert record.status is DebateStatus.FAILED and record.error.startswith(CANCELLED_PREFIX)
+        with pytest.raises(InvalidRequest, match="cannot be retried"):
+            await h.rt.service.retry(queued.id, actor="cli")
+        user_only = json.loads(home_opened(T2))
+        user_only["event"] = {"type": "tokens_revoked", "tokens": {"oauth": ["UALICE"]}}
+        user_only["event_id"] = "EvRevokedUser"
+        await h.send(json.dumps(user_only), "application/json")
+        await h.send(json.dumps({**json.loads(home_opened(T2)), "event_id": "EvAfter"}),
+                     "application/json")
+        await h.wait_until(lambda: h.fake.calls_to("views.publish"), what="T2 still served")
+        assert [r["data"]["team_id"] for r in await global_links(h, "workspace_uninstalled")] \
+            == [T1]   # a user's token revoked: the workspace stays, and so does its work
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_uninstall_with_purge_erases_that_workspaces_data_only(
         backend: str, tmp_path: Path) -> None:
