@@ -41,6 +41,7 @@ PURGED = "the operator purges the workspace's data"
 BLANK_REASON = "say why the workspace's data is purged (--reason with visible text)"
 Clock = Callable[[], datetime]
 TEAM_ID = re.compile(r"[TE][A-Z0-9]{1,31}")
+MAX_REASON = 1000   # characters of a purge's reason kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,7 @@ async def request_purge(db: Database, team_id: str, *, reason: str, actor: str, 
     """The operator's purge: refused for an installed workspace unless `force`d; its unfinished
     work stopped first (as an uninstall does), then erased."""
     team_id = checked_team(team_id)
-    why = require_visible(reason, BLANK_REASON)
+    why = require_visible(reason, BLANK_REASON)[:MAX_REASON]
     now = clock()
     async with db.transaction() as session:
         installed = await purges.installed(session, team_id)
