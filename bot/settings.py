@@ -355,6 +355,11 @@ class Settings(BaseSettings):
         command that runs debates (a `serve` or `worker` delivers it)."""
         return self.slack.enabled
 
+    @property
+    def multi_workspace(self) -> bool:
+        """Installed from a link in many Slack workspaces: reviewer links name a workspace."""
+        return self.slack.multi_workspace
+
 
 # --------------------------------------------------------------------------------------------
 # loading, with mistakes as one line

@@ -62,6 +62,9 @@ class CliSettings(Protocol):
     @property
     def slack_enabled(self) -> bool: ...
 
+    @property
+    def multi_workspace(self) -> bool: ...
+
     def secrets(self) -> tuple[str, ...]: ...
 
 

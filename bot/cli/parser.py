@@ -221,6 +221,13 @@ def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     link.add_argument("user", help="the reviewer's user id, e.g. U0123ABC")
     link.add_argument("--days", type=Real(0, MAX_LINK_DAYS, open_low=True), default=7.0,
                       help=f"how long it works, at most {MAX_LINK_DAYS} days (default 7)")
+    link.add_argument("--team", default=None, metavar="T0123ABC",
+                      help="the Slack workspace the link opens (its team id); required when "
+                           "the service is installed in many workspaces, where the user must "
+                           "be a reviewer of that workspace")
+    link.add_argument("--enterprise", default=None, metavar="E0123ABC",
+                      help="the workspace's Enterprise Grid organisation, for an org-wide "
+                           "install")
     link.set_defaults(func=Lazy("bot.cli.reviews", "link"))
 
 

@@ -13,7 +13,9 @@ from bot.cli.parser import EXIT_OK
 from bot.service.grants import reviewer_link
 from bot.service.reviews import Reviewers
 from bot.service.sessions import issue_reviewer_grant
+from engine.errors import InvalidRequest
 from storage.records import DecisionAbout, Origin, ReviewStatus
+from storage.tenancy import Workspace
 
 DECISIONS = {"approve": ReviewStatus.APPROVED, "escalate": ReviewStatus.ESCALATED,
              "rerun": ReviewStatus.RERUN}
@@ -56,16 +58,26 @@ async def decide(ctx: CliContext, args: argparse.Namespace) -> int:
 
 async def link(ctx: CliContext, args: argparse.Namespace) -> int:
     service, seconds = ctx.settings.service, args.days * 86400
+    team = (args.team or "").strip()
     listed = Reviewers(service.reviewers)
-    if args.user.strip() in listed.users or not listed.groups:
+    if team and not ctx.settings.multi_workspace:
+        raise InvalidRequest("this service serves one Slack workspace: leave out --team")
+    if ctx.settings.multi_workspace and not team:
+        raise InvalidRequest("this service is installed in many Slack workspaces: name the one "
+                             "the link opens with --team T0123ABC")
+    if not team and (args.user.strip() in listed.users or not listed.groups):
         grant = await issue_reviewer_grant(service, listed, args.user, seconds=seconds)
-    else:   # perhaps a member of a listed user group: the runtime asks Slack
+    else:   # a workspace's link, or perhaps a member of a listed user group: ask the runtime
         require_database(ctx.settings.storage)
         ctx.host.setup_logging(ctx.settings, quiet=True)
+        workspace = Workspace(team, (args.enterprise or "").strip() or None) if team else None
         async with ctx.host.hosted(ctx.settings, workers=0) as hosted:
-            grant = await issue_reviewer_grant(service, hosted.rt.reviews.reviewers, args.user,
-                                               seconds=seconds)
-    ctx.console.print(f"reviewer link for {args.user.strip()}, valid {args.days:g} days:\n"
+            grant = await issue_reviewer_grant(service, hosted.rt.reviews, args.user,
+                                               seconds=seconds, workspace=workspace,
+                                               workspaces=hosted.rt.workspaces)
+    scope = f" of workspace {team}" if team else ""
+    ctx.console.print(f"reviewer link for {args.user.strip()}{scope}, valid {args.days:g} "
+                      "days:\n"
                       f"{reviewer_link(service, grant)}\n"
                       f"token (as the API's bearer, or pasted at /signin):\n{grant}",
                       markup=False, soft_wrap=True)

@@ -14,12 +14,15 @@ the OpenAPI document, so they cannot disagree.
     oversight.py the judge audit and routing against the reviewers: /api/judges, /api/routing
                  and the console's Judges page
     signin.py    reviewer sign-in: Sign in with Slack (OpenID Connect, this workspace's
-                 reviewers) or a reviewer link (its page's button POSTs it); signing out
+                 reviewers; in multi-workspace mode, the workspace signed in with) or a
+                 reviewer link (its page's button POSTs it); signing out
     openapi.py   the OpenAPI document, generated from the route table
     auth.py      who may, and what: the token (everything), a reviewer token or session (the
-                 reviewer's part, while a reviewer), a signed link (one transcript); the
+                 reviewer's part, while a reviewer; one workspace's part in multi-workspace
+                 mode), a signed link (one transcript); the
                  browser guard (JSON bodies, same origin by scheme, host and port, Host)
     session.py   the console's signed, expiring session cookie, ended by signing out
+    scoping.py   what a workspace's sign-in reads: its debates, reviews and spend only
     errors.py    the JSON error shape and the exception -> status mapping
     state.py     what the app holds: runtime, scheduler, Slack on/off, the route table; and
                  per request, who it is

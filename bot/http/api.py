@@ -11,6 +11,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from bot.http import errors as err
+from bot.http import scoping
 from bot.http.routes import (
     Reply,
     Route,
@@ -223,13 +224,12 @@ async def post_estimate(request: web.Request, body: DebateIn) -> web.Response:
 
 async def get_debate(request: web.Request) -> web.Response:
     """The debate's request, lifecycle, cost and (once finished) result."""
-    record = await request.app[RUNTIME].service.get(request.match_info["id"])
-    return json_reply(record)
+    return json_reply(await scoping.debate(request, request.match_info["id"]))
 
 
 async def list_debates(request: web.Request, query: ListQuery) -> web.Response:
     """The newest debates first."""
-    records = await request.app[RUNTIME].service.recent(status=query.status, limit=query.limit)
+    records = await scoping.recent(request, status=query.status, limit=query.limit)
     return json_reply(DebateListOut(debates=[DebateSummaryOut.of(r) for r in records]))
 
 

@@ -14,7 +14,11 @@ open everything. A reviewer's link, token or session opens the reviewer's part o
 (`review_allows`): the console's pages, the read API they need, deciding reviews and signing out;
 not submitting, retrying or replaying debates, not schedules, budgets or `/metrics`. It opens
 that only while its person is a reviewer (`DIALECTIC_REVIEWERS`, asked at each request by
-`identify`) and, for a session, until they sign out (bot/service/sessions.py).
+`identify`) and, for a session, until they sign out (bot/service/sessions.py). In
+multi-workspace mode a reviewer's sign-in belongs to one Slack workspace (`workspace_of`): it
+opens that workspace's records only (scoping.py), its own settings page (its admins edit it:
+workspace_settings.may_edit), and none of the operator's pages over every workspace
+(`workspace_allows`: judges, evaluations, MCP, other workspaces' settings).
 
 Deciding a review needs more than access: a reviewer's identity, from the session or a reviewer
 token (`reviewer_of`). The API token alone names nobody.
@@ -45,6 +49,7 @@ from bot.service import sessions
 from bot.service.grants import Identity, Purpose, Scope, key_of, unseal
 from bot.service.links import same_secret, transcript_link_valid
 from bot.service.runtime import Runtime
+from storage.tenancy import Workspace
 
 BEARER = "bearer "
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -65,6 +70,12 @@ REVIEW_READS = re.compile(r"/(?:reviews|judges|evaluations(?:/[^/]+)?|static/[^/
 #: ...deciding reviews and signing out; signing in is anyone's.
 REVIEW_WRITES = re.compile(r"/api/reviews/[^/]+/decision|/signout")
 REVIEW_ONLY = "a reviewer's sign-in reads the debates and decides reviews, nothing else"
+#: Pages over every workspace's records, which a workspace's sign-in never opens.
+OPERATOR_WIDE = re.compile(r"/(?:judges|evaluations(?:/[^/]+)?|mcp)")
+#: A workspace's settings (page and API): a workspace's sign-in reaches its own only.
+SETTINGS_PATH = re.compile(r"/(?:api/)?workspaces/([^/]+)/settings")
+WORKSPACE_ONLY = ("a workspace's sign-in reads its own workspace's debates and decides its "
+                  "reviews; this page is the operator's")
 #: Paths that need nobody's identity (no session read, no database asked).
 ANONYMOUS = ("/static/", "/healthz", "/slack/", "/.well-known/")
 
@@ -97,15 +108,35 @@ def review_allows(method: str, path: str) -> bool:
     return allowed.fullmatch(path) is not None
 
 
+def workspace_allows(method: str, path: str, team_id: str) -> bool:
+    """Whether a sign-in of workspace `team_id` opens `method path`: a reviewer's part, less the
+    pages over every workspace, plus its own workspace's settings (who may change them is
+    workspace_settings.may_edit's question)."""
+    own = SETTINGS_PATH.fullmatch(path)
+    if own is not None:
+        return own[1] == team_id
+    return review_allows(method, path) and OPERATOR_WIDE.fullmatch(path) is None
+
+
+def workspace_of(request: web.Request) -> Workspace | None:
+    """The workspace whose records alone this request's sign-in opens (None: not scoped)."""
+    bearer = _bearer(request)
+    secret = secret_of(request.app[RUNTIME])
+    if secret is not None and bearer and same_secret(bearer, secret):
+        return None   # the API token: everything, whatever cookie came along
+    who = session.current(request) or bearer_reviewer(request)
+    return who.workspace if who is not None and who.scope is Scope.REVIEW else None
+
+
 async def _read_bearer_reviewer(request: web.Request) -> None:
     """The reviewer token in `Authorization: Bearer …`, if it is one that still holds."""
-    key = key_of(request.app[RUNTIME].settings)
+    rt = request.app[RUNTIME]
+    key = key_of(rt.settings)
     token = _bearer(request)
     grant = None if key is None or not token else unseal(key, Purpose.REVIEWER, token)
     if grant is None:
         return
-    why = await sessions.refusal(grant, reviewers=request.app[RUNTIME].reviews.reviewers,
-                                 db=None)
+    why = await sessions.refusal(grant, desk=rt.reviews, db=None, workspaces=rt.workspaces)
     if why is None:
         request[BEARER_REVIEWER] = grant
     else:
@@ -144,9 +175,11 @@ async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if bearer and same_secret(bearer, secret):
         return await handler(request)   # the API token: everything
     who = session.current(request) or bearer_reviewer(request)
-    if who is not None and who.scope is Scope.REVIEW and \
-            not review_allows(request.method, request.path):
-        return error(403, REVIEW_ONLY)
+    if who is not None and who.scope is Scope.REVIEW:
+        if who.team_id and not workspace_allows(request.method, request.path, who.team_id):
+            return error(403, WORKSPACE_ONLY)
+        if not who.team_id and not review_allows(request.method, request.path):
+            return error(403, REVIEW_ONLY)
     if not needs_token(request.path) or who is not None or _signed_read(request, secret):
         return await handler(request)
     why = session.refused(request) or request.get(BEARER_REFUSED)

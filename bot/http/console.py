@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.http import session
+from bot.http import scoping, session
 from bot.http.auth import console_allowed, console_login, reviewer_of
 from bot.http.pages import StaticQuery, html, render, static_file
 from bot.http.routes import Reply, Route, route, route_with_query
@@ -141,8 +141,8 @@ async def index(request: web.Request, query: IndexQuery) -> web.Response:
     if not console_allowed(request):
         return html(locked_page())
     rt = request.app[RUNTIME]
-    page = index_page(records=await rt.service.recent(limit=50),
-                      budget=await rt.service.budget_today(), presets=all_presets(rt.engine),
+    page = index_page(records=await scoping.recent(request, limit=50),
+                      budget=await scoping.budget(request), presets=all_presets(rt.engine),
                       rehearsal=rt.is_rehearsal, viewer=session.current(request))
     return html(page)
 
@@ -162,8 +162,8 @@ async def _debate(request: web.Request, sig: str, exp: str
             "or sign in to the console.", back=f"/signin?to=/debates/{debate_id}"))
     rt = request.app[RUNTIME]
     try:
-        record = await rt.service.get(debate_id)
-    except NotFound:
+        record = await scoping.debate(request, debate_id)
+    except NotFound:   # unknown, or not this sign-in's workspace's: the same page
         raise web.HTTPNotFound(content_type="text/html", text=message_page(
             "No such debate", f"There is no debate {debate_id!r} here: it may have been "
             "started on another service.", viewer=session.current(request))) from None
@@ -205,8 +205,8 @@ async def review_queue(request: web.Request) -> web.Response:
         return html(locked_page())
     rt = request.app[RUNTIME]
     items = []
-    for review in await rt.reviews.pending():
-        record = await rt.service.get(review.debate_id)
+    for review in await scoping.pending_reviews(request):
+        record = await scoping.debate(request, review.debate_id)
         c = record.result.consensus if record.result is not None else None
         alpha = "" if c is None or record.result is None else alpha_text(
             c.alpha, routed_by(rt.engine, record.result))

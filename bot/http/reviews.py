@@ -15,10 +15,12 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.http import errors as err
-from bot.http.auth import reviewer_of
+from bot.http import scoping
+from bot.http.auth import reviewer_of, workspace_of
 from bot.http.routes import Reply, Route, json_reply, route, route_with_body
 from bot.http.state import RUNTIME
 from bot.service.reviews import MAX_NOTE
+from storage.errors import NotFound
 from storage.records import DebateStatus, DecisionAbout, Origin, Review, ReviewStatus
 
 DECISIONS: dict[str, ReviewStatus] = {"approve": ReviewStatus.APPROVED,
@@ -60,12 +62,21 @@ async def decide_review(request: web.Request, body: DecisionIn) -> web.Response:
                               "as a reviewer, or send a reviewer token (dialectic reviewers "
                               "link) as the bearer")
     rt = request.app[RUNTIME]
-    decision = await rt.reviews.decide(request.match_info["id"], DECISIONS[body.decision],
+    review_id, workspace = request.match_info["id"], workspace_of(request)
+    if workspace is not None:   # another workspace's review (or the operator's): no such one
+        try:
+            await scoping.debate(request, (await rt.reviews.get(review_id)).debate_id)
+        except NotFound:
+            raise NotFound("review", review_id) from None
+    decision = await rt.reviews.decide(review_id, DECISIONS[body.decision],
                                        by=reviewer, note=body.reason, surface="web",
-                                       about=body.about, winner=body.winner)
+                                       about=body.about, winner=body.winner,
+                                       workspace=workspace)
     rerun_id = None
-    if decision.review.status is ReviewStatus.RERUN:
-        sub = await rt.reviews.rerun(decision, origin=Origin(surface="api", user_id=reviewer))
+    if decision.review.status is ReviewStatus.RERUN:   # the re-run is the workspace's too
+        origin = Origin(surface="api", user_id=reviewer,
+                        team_id=workspace.team_id if workspace is not None else None)
+        sub = await rt.reviews.rerun(decision, origin=origin)
         rt.notify_workers()
         rerun_id = sub.record.id
     out = DecisionOut(review=decision.review, debate_id=decision.record.id,
@@ -75,7 +86,7 @@ async def decide_review(request: web.Request, body: DecisionIn) -> web.Response:
 
 async def list_reviews(request: web.Request) -> web.Response:
     """The reviews waiting for a decision, oldest first."""
-    return json_reply(ReviewsOut(reviews=await request.app[RUNTIME].reviews.pending()))
+    return json_reply(ReviewsOut(reviews=await scoping.pending_reviews(request)))
 
 
 ROUTES: tuple[Route, ...] = (

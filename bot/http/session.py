@@ -33,6 +33,7 @@ from bot.service.grants import (
     seal,
     unseal,
 )
+from storage.tenancy import Workspace
 
 COOKIE = "dialectic_session"
 log = logging.getLogger("dialectic.http.session")
@@ -57,7 +58,7 @@ async def resolve(request: web.Request) -> None:
     if found is None:
         return
     rt = request.app[RUNTIME]
-    why = await sessions.refusal(found, reviewers=rt.reviews.reviewers, db=rt.db)
+    why = await sessions.refusal(found, desk=rt.reviews, db=rt.db, workspaces=rt.workspaces)
     if why is not None:
         log.info("session of %r refused: %s", found.user or "the operator", why)
         request[SESSION_REFUSED] = why
@@ -80,10 +81,11 @@ def secure(request: web.Request) -> bool:
 
 
 async def begin(request: web.Request, user: str, *, via: str, scope: Scope, to: str = "/",
-                until: float | None = None) -> web.Response:
-    """A page that sets the session for `user` (opening `scope`) and continues to `to` (a local
-    path). `until`: when what vouched for them ends (a link's expiry); the session ends no
-    later."""
+                until: float | None = None, workspace: Workspace | None = None
+                ) -> web.Response:
+    """A page that sets the session for `user` (opening `scope`; of `workspace` only, when
+    given) and continues to `to` (a local path). `until`: when what vouched for them ends (a
+    link's expiry); the session ends no later."""
     rt = request.app[RUNTIME]
     now = _now(request)
     seconds = min(rt.settings.console_session_hours * 3600,
@@ -91,7 +93,9 @@ async def begin(request: web.Request, user: str, *, via: str, scope: Scope, to: 
     if until is not None:
         seconds = min(seconds, until - now)
     identity = Identity(user, now + seconds, via, scope,
-                        await sessions.generation(rt.db, user))
+                        await sessions.generation(rt.db, user),
+                        team_id=workspace.team_id if workspace else "",
+                        enterprise_id=(workspace.enterprise_id or "") if workspace else "")
     value = seal(request.app[SESSION_KEY], Purpose.SESSION, identity)
     target = same_origin_path(to, request.url.origin())  # callers check; so does this
     page = html(render("signed_in.html", user=user, to=target, refresh=None, viewer=identity))

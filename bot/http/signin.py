@@ -6,7 +6,13 @@ rule, checked at every decision.
 
 A link is not a sign-in by itself: opening it (GET) shows a page whose button POSTs the grant
 from this origin, so a cross-site page cannot sign a browser in as someone else (login CSRF).
-A session begun from a link ends when the link does, if that is sooner."""
+A session begun from a link ends when the link does, if that is sooner.
+
+In multi-workspace mode each sign-in is one workspace's: a link carries the workspace it was
+issued for, and Slack's answer names the workspace the person signed in with. The session is
+that workspace's, begun only while it is installed and the person reviews it (its own reviewers,
+else the operator's) or, signed in with Slack, administers it (bot/service/sessions.py); a
+refusal is one line on the page, in the log and in the audit chain, and begins nothing."""
 
 from __future__ import annotations
 
@@ -21,8 +27,9 @@ from bot.http.pages import html, render
 from bot.http.redirects import same_origin_path
 from bot.http.routes import Reply, Route, route, route_with_query
 from bot.http.state import RUNTIME, SESSION_KEY
+from bot.service import sessions
 from bot.service.grants import Identity, Purpose, Scope, SignInFailed, key_of, seal, unseal
-from bot.service.sessions import not_a_reviewer
+from bot.service.sessions import VIA_SLACK
 
 STATE_COOKIE = "dialectic_signin"
 STATE_SECONDS = 600
@@ -73,10 +80,16 @@ async def _grant_refusal(request: web.Request, grant: Identity | None, *, key: b
         return ("this server has no DIALECTIC_API_TOKEN, so it issues no reviewer links"
                 if not key else "that reviewer link is not valid or has expired: ask your "
                 "operator for a new one")
-    reviewers = request.app[RUNTIME].reviews.reviewers
-    if not (grant.user and await reviewers.is_reviewer(grant.user)):
-        return not_a_reviewer(grant.user, reviewers)
-    return None
+    rt = request.app[RUNTIME]
+    return await sessions.refusal(grant, desk=rt.reviews, db=None, workspaces=rt.workspaces)
+
+
+async def _refused(request: web.Request, who: Identity, why: str, *, to: str
+                   ) -> web.Response:
+    """A sign-in refused: audited and logged in one line; the page says why; nothing begun."""
+    rt = request.app[RUNTIME]
+    await sessions.audit_sign_in(rt.db, who, refused=why, now=rt.service.clock())
+    return _signin_page(request, to=to, error=why, status=403)
 
 
 def _read_grant(request: web.Request, value: str) -> tuple[Identity | None, bool]:
@@ -119,10 +132,15 @@ async def signin_link_post(request: web.Request) -> web.Response:
                             error="that sign-in form was not one this server sends")
     grant, key = _read_grant(request, query.grant)
     why = await _grant_refusal(request, grant, key=key)
-    if why is not None or grant is None:
+    if grant is None:
         return _signin_page(request, to=query.to, error=why or "", status=403)
+    if why is not None:
+        return await _refused(request, grant, why, to=query.to)
+    rt = request.app[RUNTIME]
+    await sessions.audit_sign_in(rt.db, grant, refused=None, now=rt.service.clock())
     return await session.begin(request, grant.user, via="link", scope=Scope.REVIEW,
-                               to=local_path(request, query.to), until=grant.expires_at)
+                               to=local_path(request, query.to), until=grant.expires_at,
+                               workspace=grant.workspace)
 
 
 def _redirect_uri(request: web.Request) -> str:
@@ -161,15 +179,21 @@ async def signin_slack_callback(request: web.Request, query: CallbackQuery) -> w
         return _signin_page(request, to=memo.via, status=403,
                             error=f"Slack did not sign you in ({query.error or 'no code'})")
     try:
-        user = await provider.identify(code=query.code, redirect_uri=_redirect_uri(request),
-                                       nonce=nonce)
+        person = await provider.identify(code=query.code, redirect_uri=_redirect_uri(request),
+                                         nonce=nonce)
     except SignInFailed as exc:
         return _signin_page(request, to=memo.via, status=403, error=str(exc))
-    reviewers = request.app[RUNTIME].reviews.reviewers
-    if not await reviewers.is_reviewer(user):
-        return _signin_page(request, to=memo.via, status=403,
-                            error=not_a_reviewer(user, reviewers))
-    response = await session.begin(request, user, via="slack", scope=Scope.REVIEW, to=memo.via)
+    rt = request.app[RUNTIME]
+    scoped = rt.workspaces is not None   # many workspaces: the session is the person's one's
+    who = Identity(person.user, 0.0, VIA_SLACK, Scope.REVIEW,
+                   team_id=person.team_id if scoped else "",
+                   enterprise_id=person.enterprise_id if scoped else "")
+    why = await sessions.refusal(who, desk=rt.reviews, db=None, workspaces=rt.workspaces)
+    if why is not None:
+        return await _refused(request, who, why, to=memo.via)
+    await sessions.audit_sign_in(rt.db, who, refused=None, now=rt.service.clock())
+    response = await session.begin(request, person.user, via=VIA_SLACK, scope=Scope.REVIEW,
+                                   to=memo.via, workspace=who.workspace)
     response.del_cookie(STATE_COOKIE, path="/signin")
     return response
 

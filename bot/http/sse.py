@@ -21,6 +21,7 @@ from typing import Annotated
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from bot.http import scoping
 from bot.http.state import HTTP_SETTINGS, RUNTIME
 from bot.http.streams import STREAM_LIMITS, TooManyStreams, client_of, refusal
 from bot.service.runtime import Runtime
@@ -51,7 +52,8 @@ async def stream_events(request: web.Request, query: EventsQuery) -> web.StreamR
     client knows not to reconnect."""
     rt = request.app[RUNTIME]
     debate_id = request.match_info["id"]
-    await rt.service.get(debate_id)  # 404 before the stream starts
+    await scoping.debate(request, debate_id)  # 404 before the stream starts (or not this
+    # sign-in's workspace's: the same answer)
     after = _resume_after(request, query)
     try:
         with request.app[STREAM_LIMITS].slot(client_of(request)):

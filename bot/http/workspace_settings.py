@@ -1,9 +1,11 @@
 """A workspace's settings from the console and the API: `GET/POST /api/workspaces/{team}/settings`
 and the console's page `/workspaces/{team}/settings` (a form). The same rule as App Home
 (bot/service/workspace_settings.py): the operator (the API token, its console session) reads and
-changes any workspace's; a reviewer's sign-in opens neither (auth.py). A console session scoped
-to a workspace is not there yet (sessions name a person, not a workspace): when it is, its
-workspace's admins get the same page for that workspace only (`may_edit` is the one place).
+changes any workspace's; a reviewer's sign-in opens neither (auth.py). In multi-workspace mode a
+sign-in is one workspace's: its admins and owners signed in with Slack (Slack's `users.info`,
+asked with that workspace's token) get the same page and API for that workspace only, their
+changes audited as theirs; its other reviewers and every other workspace are refused (`may_edit`
+is the one place).
 Slack is not asked here whether the reviewers and channel exist (App Home does): the console
 checks their form only."""
 
@@ -17,13 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.http import errors as err
 from bot.http import session
-from bot.http.auth import console_allowed
-from bot.http.console import PAGE, locked_page
+from bot.http.auth import console_allowed, workspace_of
+from bot.http.console import PAGE, locked_page, message_page
 from bot.http.pages import html, render
 from bot.http.routes import Reply, Route, json_reply, route, route_with_body
 from bot.http.state import RUNTIME
 from bot.service import workspace_settings as ws
 from bot.service.grants import Scope
+from bot.service.sessions import VIA_SLACK
 from engine.errors import InvalidRequest
 
 OPERATOR = "operator"
@@ -53,10 +56,23 @@ class SettingsIn(BaseModel):
         "alpha cut-offs per preset: `decision high=0.9 escalate=0.6; market tentative=0.7`"))
 
 
-def may_edit(request: web.Request, team_id: str) -> bool:
-    """The operator (no token configured: loopback only; or the API token's session)."""
+async def may_edit(request: web.Request, team_id: str) -> bool:
+    """The operator (no token configured: loopback only; or the API token's session or bearer),
+    or an admin or owner of workspace `team_id` signed in with Slack into that workspace."""
+    workspace = workspace_of(request)
+    if workspace is None:
+        viewer = session.current(request)
+        return viewer is None or viewer.scope is Scope.FULL
     viewer = session.current(request)
-    return viewer is None or viewer.scope is Scope.FULL
+    directory = request.app[RUNTIME].workspaces
+    return (viewer is not None and viewer.via == VIA_SLACK and workspace.team_id == team_id
+            and directory is not None and await directory.is_admin(viewer.user, workspace))
+
+
+def _by(request: web.Request) -> str:
+    """Whom a change is audited as: the signed-in admin, else the operator."""
+    viewer = session.current(request)
+    return viewer.user if viewer is not None and viewer.team_id else OPERATOR
 
 
 def _defaults(request: web.Request) -> ws.Defaults:
@@ -78,7 +94,7 @@ async def _save(request: web.Request, team: str, form: dict[str, str]) -> None:
     changes = ws.changes_from_form(
         form, operator_cap_usd=rt.settings.daily_budget_usd,
         presets={name: force.thresholds for name, force in in_force.items()})
-    await ws.save(rt.db, team, changes, by=OPERATOR, admin=may_edit(request, team),
+    await ws.save(rt.db, team, changes, by=_by(request), admin=await may_edit(request, team),
                   now=rt.service.clock())
 
 
@@ -92,10 +108,27 @@ def _no_team() -> web.Response:
     return err.error(404, "no such workspace: give its Slack team id (T…)")
 
 
+ADMINS_ONLY = "only the workspace's admins and owners, signed in with Slack, open its settings"
+
+
+async def _refusal(request: web.Request, team: str, *, page: bool = False
+                   ) -> web.Response | None:
+    """A workspace's sign-in that may not edit `team`'s settings may not read them either: a
+    403 (the console's page says it as a page)."""
+    if workspace_of(request) is None or await may_edit(request, team):
+        return None
+    if page:
+        return html(message_page("Not your settings to open", ADMINS_ONLY,
+                                 viewer=session.current(request)), status=403)
+    return err.error(403, ADMINS_ONLY)
+
+
 async def get_settings(request: web.Request) -> web.Response:
     """The workspace's settings in force, and which are its own."""
     team = _team(request)
-    return _no_team() if team is None else json_reply(await _found(request, team))
+    if team is None:
+        return _no_team()
+    return await _refusal(request, team) or json_reply(await _found(request, team))
 
 
 async def put_settings(request: web.Request, body: SettingsIn) -> web.Response:
@@ -116,7 +149,9 @@ async def settings_page(request: web.Request) -> web.Response:
     if not console_allowed(request):
         return html(locked_page())
     team = _team(request)
-    return _no_team() if team is None else await _page(request, team)
+    if team is None:
+        return _no_team()
+    return await _refusal(request, team, page=True) or await _page(request, team)
 
 
 async def settings_form(request: web.Request) -> web.Response:
@@ -125,6 +160,11 @@ async def settings_form(request: web.Request) -> web.Response:
     team = _team(request)
     if team is None:
         return _no_team()
+    refused = await _refusal(request, team, page=True)
+    if refused is not None:   # audited as any refused change is
+        await ws.refused(request.app[RUNTIME].db, team, by=_by(request),
+                         now=request.app[RUNTIME].service.clock())
+        return refused
     posted = await request.post()
     form = {k: str(posted.get(k) or "")
             for k in (ws.BUDGET, ws.REVIEWERS, ws.CHANNEL, ws.THRESHOLDS)}
@@ -150,7 +190,8 @@ async def _page(request: web.Request, team: str, *, status: int = 200, **shown: 
         ws.THRESHOLDS: found_text(found)}
     context: dict[str, Any] = {"saved": False, "error": "", "field": "", **shown}
     page = render("workspace_settings.html", found=found, form=form,
-                  editable=may_edit(request, team), viewer=session.current(request), **context)
+                  editable=await may_edit(request, team), viewer=session.current(request),
+                  **context)
     return html(page, status=status)
 
 

@@ -2,10 +2,12 @@
 links and tokens an operator issues (`dialectic reviewers link U123`).
 
 Each is `itsdangerous`'s URL-safe, timestamped signature over `{"u": user, "exp": epoch, "s":
-scope, "g": generation}` with a salt per purpose, so a reviewer link cannot be replayed as a
-session and neither as anything else signed with the same key. The scope says what it opens:
-everything (the operator, signed in with the API token) or a reviewer's part (reading debates,
-deciding reviews; bot/service/sessions.py checks the person is still a reviewer at each use).
+scope, "g": generation}` (and, in multi-workspace mode, `"t": team, "e": enterprise`: the Slack
+workspace it belongs to, whose records alone it opens) with a salt per purpose, so a reviewer
+link cannot be replayed as a session and neither as anything else signed with the same key.
+The scope says what it opens: everything (the operator, signed in with the API token) or a
+reviewer's part (reading debates, deciding reviews; bot/service/sessions.py checks the person
+is still a reviewer at each use).
 The key comes from `DIALECTIC_API_TOKEN` (every replica and the CLI share it); without a token
 a process signs its sessions with a key of its own (it serves loopback only then) and cannot
 issue reviewer links.
@@ -25,6 +27,7 @@ from itsdangerous import BadData, URLSafeTimedSerializer
 from bot.service.settings import ServiceSettings
 from engine.errors import ConfigurationError, DialecticError, InvalidRequest
 from engine.vocabulary import MAX_LINK_DAYS
+from storage.tenancy import Workspace
 
 MAX_GRANT_SECONDS = MAX_LINK_DAYS * 24 * 3600   # nothing signed here lives longer than 30 days
 SESSION_SECONDS = 12 * 3600
@@ -50,6 +53,16 @@ class SignInFailed(DialecticError):
     """The identity provider did not vouch for anyone (a refused, expired or forged answer)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Person:
+    """Whom an identity provider vouched for: a Slack user id, and the workspace (team id, and
+    its Enterprise Grid organisation's id) they signed in with."""
+
+    user: str
+    team_id: str = ""
+    enterprise_id: str = ""
+
+
 class IdentityProvider(Protocol):
     """Who someone is, by OpenID Connect (Slack's "Sign in with Slack" when configured)."""
 
@@ -59,22 +72,45 @@ class IdentityProvider(Protocol):
         """Where to send the browser to sign in; it comes back to `redirect_uri`."""
         ...
 
-    async def identify(self, *, code: str, redirect_uri: str, nonce: str) -> str:
-        """The user id the provider's `code` stands for; SignInFailed otherwise."""
+    async def identify(self, *, code: str, redirect_uri: str, nonce: str) -> Person:
+        """Whom the provider's `code` stands for; SignInFailed otherwise."""
+        ...
+
+
+class WorkspaceDirectory(Protocol):
+    """Multi-workspace mode's answers about a Slack workspace (bot/slack/directory.py): whether
+    it is installed now, and whether someone administers it (Slack's `users.info`, asked with
+    that workspace's own token)."""
+
+    async def installed(self, *, team_id: str, enterprise_id: str | None) -> Workspace | None:
+        """The workspace while the app is installed in it (or org-wide in its organisation)."""
+        ...
+
+    async def is_admin(self, user: str, workspace: Workspace) -> bool:
+        """Whether `user` is an admin or owner of `workspace` (False when Slack cannot say)."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
 class Identity:
     """Who a signed value names: a Slack user id (a reviewer), or "" for the console's operator
-    (signed in with the API token); until when; how they signed in; what it opens; and, for a
-    session, the sign-out generation it began in (bot/service/sessions.py)."""
+    (signed in with the API token); until when; how they signed in; what it opens; for a
+    session, the sign-out generation it began in (bot/service/sessions.py); and, in
+    multi-workspace mode, the workspace it belongs to (`team_id`, and `enterprise_id` for an
+    org-wide install): it opens that workspace's records only."""
 
     user: str
     expires_at: float
     via: str
     scope: Scope = Scope.REVIEW
     generation: int = 0
+    team_id: str = ""
+    enterprise_id: str = ""
+
+    @property
+    def workspace(self) -> Workspace | None:
+        """The workspace whose records alone it opens; None: not scoped to one."""
+        return Workspace(self.team_id, self.enterprise_id or None) if self.team_id else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +143,12 @@ def key_of(settings: ServiceSettings) -> bytes | None:
 def seal(key: bytes, purpose: Purpose, identity: Identity) -> str:
     """The signed value for `identity`."""
     serializer = URLSafeTimedSerializer(key, salt=purpose.value)
-    return str(serializer.dumps({"u": identity.user, "exp": int(identity.expires_at),
-                                 "via": identity.via, "s": identity.scope.value,
-                                 "g": identity.generation}))
+    data: dict[str, str | int] = {"u": identity.user, "exp": int(identity.expires_at),
+                                  "via": identity.via, "s": identity.scope.value,
+                                  "g": identity.generation}
+    if identity.team_id:
+        data.update(t=identity.team_id, e=identity.enterprise_id)
+    return str(serializer.dumps(data))
 
 
 def unseal(key: bytes, purpose: Purpose, value: str, *,
@@ -127,16 +166,22 @@ def unseal(key: bytes, purpose: Purpose, value: str, *,
     expires, generation = data.get("exp"), data.get("g", 0)
     if not isinstance(expires, int) or expires <= clock() or not isinstance(generation, int):
         return None
-    # anything not signed as the operator's opens a reviewer's part at most
-    scope = Scope.FULL if data.get("s") == Scope.FULL.value else Scope.REVIEW
-    return Identity(data["u"], float(expires), str(data.get("via") or ""), scope, generation)
+    team, enterprise = data.get("t") or "", data.get("e") or ""
+    if not isinstance(team, str) or not isinstance(enterprise, str):
+        return None
+    # anything not signed as the operator's (who names no workspace) opens a reviewer's part
+    scope = Scope.FULL if data.get("s") == Scope.FULL.value and not team else Scope.REVIEW
+    return Identity(data["u"], float(expires), str(data.get("via") or ""), scope, generation,
+                    team, enterprise)
 
 
 def reviewer_grant(settings: ServiceSettings, user: str, *, seconds: float = LINK_SECONDS,
-                   clock: Callable[[], float] = time.time) -> str:
-    """A reviewer token for `user` (review scope), valid for `seconds`; ConfigurationError
-    without a token to sign it with (the server could not check it), InvalidRequest for no
-    user. Whether `user` is a reviewer is sessions.issue_reviewer_grant's question."""
+                   clock: Callable[[], float] = time.time,
+                   workspace: Workspace | None = None) -> str:
+    """A reviewer token for `user` (review scope; of `workspace` only, when given), valid for
+    `seconds`; ConfigurationError without a token to sign it with (the server could not check
+    it), InvalidRequest for no user. Whether `user` is a reviewer (of that workspace) is
+    sessions.issue_reviewer_grant's question."""
     if not user.strip():
         raise InvalidRequest("a reviewer link names a reviewer: give their Slack user id "
                              "(e.g. U0123ABC)")
@@ -147,7 +192,9 @@ def reviewer_grant(settings: ServiceSettings, user: str, *, seconds: float = LIN
     if not 0 < seconds <= MAX_GRANT_SECONDS:
         raise ConfigurationError(f"a reviewer link lives at most {MAX_GRANT_SECONDS // 86400} "
                                  "days")
-    return seal(key, Purpose.REVIEWER, Identity(user.strip(), clock() + seconds, "link"))
+    team, enterprise = (workspace.team_id, workspace.enterprise_id or "") if workspace else ("", "")
+    return seal(key, Purpose.REVIEWER, Identity(user.strip(), clock() + seconds, "link",
+                                                team_id=team, enterprise_id=enterprise))
 
 
 def reviewer_link(settings: ServiceSettings, grant: str) -> str:
@@ -155,5 +202,6 @@ def reviewer_link(settings: ServiceSettings, grant: str) -> str:
     return settings.public_url.rstrip("/") + f"/signin/link?grant={grant}"
 
 
-__all__ = ["LINK_SECONDS", "SESSION_SECONDS", "Identity", "IdentityProvider", "Purpose",
-           "Scope", "SignInFailed", "key_of", "reviewer_grant", "reviewer_link", "seal", "unseal"]
+__all__ = ["LINK_SECONDS", "SESSION_SECONDS", "Identity", "IdentityProvider", "Person",
+           "Purpose", "Scope", "SignInFailed", "WorkspaceDirectory", "key_of", "reviewer_grant",
+           "reviewer_link", "seal", "unseal"]

@@ -160,7 +160,14 @@ class ReviewDesk:
                 team = (await debates.get(session, review.debate_id)).origin.team_id
             except NotFound:
                 return self.reviewers
-            own = (await workspace_settings.get(session, team)).reviewers
+        return await self.reviewers_of_team(team)
+
+    async def reviewers_of_team(self, team_id: str | None) -> Reviewers:
+        """The reviewers workspace `team_id` set, if it set any, else the operator's."""
+        if not team_id:
+            return self.reviewers
+        async with self.service.db.transaction(readonly=True) as session:
+            own = (await workspace_settings.get(session, team_id)).reviewers
         return self.reviewers if own is None else Reviewers(own, self.reviewers.directory)
 
     async def decide(self, review_id: str, decision: ReviewStatus, *, by: str,

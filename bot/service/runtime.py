@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.service import telemetry
 from bot.service.debates import DebateService
-from bot.service.grants import IdentityProvider
+from bot.service.grants import IdentityProvider, WorkspaceDirectory
 from bot.service.providers import describe, make_llm
 from bot.service.reviews import ReviewDesk, Reviewers
 from bot.service.settings import ServiceSettings
@@ -58,6 +58,9 @@ class Runtime:
     reviews: ReviewDesk
     workers: list[Worker] = field(default_factory=list)
     sign_in: IdentityProvider | None = None   # "Sign in with Slack", when Slack is configured
+    #: multi-workspace mode's installed workspaces and their admins (None: one workspace's
+    #: service); sessions and reviewer links are then each scoped to one workspace
+    workspaces: WorkspaceDirectory | None = None
     #: Outside connections that are down, by name ("slack": Socket Mode cannot connect): what
     #: `/healthz` says beside the process's own health.
     link_problems: dict[str, str] = field(default_factory=dict)

@@ -17,11 +17,12 @@ __all__ = ["Workspace", "budget_today", "debate", "in_channel", "in_thread", "ma
 SCOPE_WORKSPACE = "workspace"
 
 
-async def recent(service: DebateService, workspace: Workspace, *, limit: int
-                 ) -> list[DebateRecord]:
-    """The workspace's latest debates, newest first."""
+async def recent(service: DebateService, workspace: Workspace, *, limit: int,
+                 status: str | None = None) -> list[DebateRecord]:
+    """The workspace's latest debates (in `status`, when given), newest first."""
     async with service.db.transaction(readonly=True) as session:
-        return await debates.list_recent(session, limit=limit, workspace=workspace)
+        return await debates.list_recent(session, limit=limit, workspace=workspace,
+                                         status=status)
 
 
 async def debate(service: DebateService, debate_id: str, workspace: Workspace

@@ -83,10 +83,11 @@ class SlackSettings(BaseModel):
 
     @property
     def sign_in(self) -> bool:
-        """Sign in with Slack is configured (and Slack itself is, with a bot token: the
-        console's sign-in is one workspace's in this version)."""
-        return self.enabled and self.slack_bot_token is not None and \
-            bool(self.slack_client_id) and self.slack_client_secret is not None
+        """Sign in with Slack is configured (and Slack itself is): the bot token's workspace's
+        people sign in, or, in multi-workspace mode, anyone's of an installed workspace, into
+        that workspace's part of the console."""
+        return self.enabled and bool(self.slack_client_id) and \
+            self.slack_client_secret is not None
 
     def secrets(self) -> tuple[str, ...]:
         values = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token,

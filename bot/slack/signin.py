@@ -5,9 +5,13 @@ against the same reviewer list and user groups as the review buttons.
 The browser goes to Slack's authorize page; Slack sends it back with a code, which
 `openid.connect.token` exchanges for an ID token. The token comes straight from Slack over the
 Web API's connection, so its claims are read without checking a signature (OpenID Connect Core
-3.1.3.7); its nonce must be the one this browser's round trip carries, and its workspace
-(`https://slack.com/team_id`) the bot's own, as the bot token's `auth.test` names it (asked once):
-someone from another workspace is refused however the app's OAuth client is distributed.
+3.1.3.7); its nonce must be the one this browser's round trip carries. It names the workspace
+the person signed in with (`https://slack.com/team_id`, and `https://slack.com/enterprise_id` in
+an Enterprise Grid organisation). With a bot token that workspace must be the bot's own, as the
+token's `auth.test` names it (asked once): someone from another workspace is refused however the
+app's OAuth client is distributed. In multi-workspace mode (no bot token) the workspace is
+returned with the person; the console begins a session of that workspace only if it is installed
+and they review or administer it (bot/service/sessions.py).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from aiohttp import ClientError
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.service.grants import SignInFailed
+from bot.service.grants import Person, SignInFailed
 from bot.slack.client import basic_auth
 from bot.slack.settings import SlackSettings
 
@@ -31,6 +35,7 @@ log = logging.getLogger("dialectic.slack.signin")
 
 USER_CLAIM = "https://slack.com/user_id"
 TEAM_CLAIM = "https://slack.com/team_id"
+ENTERPRISE_CLAIM = "https://slack.com/enterprise_id"
 SCOPES = "openid profile"
 
 
@@ -61,14 +66,13 @@ class SlackSignIn:
                  bot: AsyncWebClient | None = None) -> None:
         if settings.slack_client_id is None or settings.slack_client_secret is None:
             raise ValueError("Sign in with Slack needs SLACK_CLIENT_ID and SLACK_CLIENT_SECRET")
-        if bot is None and settings.slack_bot_token is None:
-            raise ValueError("Sign in with Slack needs SLACK_BOT_TOKEN (whose workspace it is)")
         # no bot token: the token exchange authenticates as the app's OAuth client
         self.client = client or AsyncWebClient(base_url=settings.slack_api_url)
-        # the bot's client: which workspace this service belongs to (auth.test)
-        self.bot = bot or AsyncWebClient(
-            token=settings.slack_bot_token.get_secret_value() if settings.slack_bot_token
-            else None, base_url=settings.slack_api_url)
+        # the bot's client: which workspace this service belongs to (auth.test); None in
+        # multi-workspace mode, where the person's workspace is the console's to check
+        self.bot = bot if bot is not None or settings.slack_bot_token is None else \
+            AsyncWebClient(token=settings.slack_bot_token.get_secret_value(),
+                           base_url=settings.slack_api_url)
         self.team_id: str | None = None
         self.client_id = settings.slack_client_id
         self.client_secret = settings.slack_client_secret.get_secret_value()
@@ -79,7 +83,7 @@ class SlackSignIn:
                            "state": state, "nonce": nonce, "redirect_uri": redirect_uri})
         return f"{self.authorize}?{query}"
 
-    async def identify(self, *, code: str, redirect_uri: str, nonce: str) -> str:
+    async def identify(self, *, code: str, redirect_uri: str, nonce: str) -> Person:
         # the client's credentials as HTTP Basic, by hand (client.py `basic_auth`)
         try:
             reply = await self.client.api_call(
@@ -97,14 +101,18 @@ class SlackSignIn:
         user = claims.get(USER_CLAIM) or claims.get("sub")
         if not isinstance(user, str) or not user:
             raise SignInFailed("Slack's answer named nobody")
-        if claims.get(TEAM_CLAIM) != await self.workspace():
+        team, enterprise = claims.get(TEAM_CLAIM), claims.get(ENTERPRISE_CLAIM) or ""
+        if not isinstance(team, str) or not team or not isinstance(enterprise, str):
+            raise SignInFailed("Slack's answer named no workspace")
+        if self.bot is not None and team != await self.workspace():
             raise SignInFailed("you signed in to another Slack workspace than this service's: "
                                "sign in with your account in its workspace")
-        return user
+        return Person(user, team, enterprise)
 
     async def workspace(self) -> str:
         """The bot's workspace (team id), asked of Slack once; SignInFailed if it cannot be."""
         if self.team_id is None:
+            assert self.bot is not None
             try:
                 reply = await self.bot.auth_test()
             except SlackApiError as exc:

@@ -4,7 +4,8 @@
 finished hook, so this process's debates post their updates; every process that runs debates
 does it (a worker-only process too). It also gives the runtime Slack's user groups (for the
 reviewer rule), tells Slack of reviews decided elsewhere and, with a client id and secret,
-"Sign in with Slack" for the console.
+"Sign in with Slack" for the console; in multi-workspace mode, the directory of installed
+workspaces and their admins that scopes the console's sessions and reviewer links.
 `attach_slack(...)` builds the Bolt app around it, mounts it at POST /slack/events on the
 process's aiohttp application (or connects Socket Mode).
 """
@@ -27,6 +28,7 @@ from bot.slack.clients import WorkspaceClients
 from bot.slack.context import SlackContext
 from bot.slack.decisions import told_in_slack
 from bot.slack.delivery import SlackDispatcher
+from bot.slack.directory import SlackWorkspaces
 from bot.slack.installations import installation_store
 from bot.slack.notifier import SlackNotifier
 from bot.slack.pacing import ChannelPacer
@@ -48,6 +50,7 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
     if settings.multi_workspace:   # each workspace's calls with its own token
         notifier.clients = WorkspaceClients(notifier.base_client,
                                             installation_store(settings, rt.db))
+        rt.workspaces = SlackWorkspaces(notifier.clients)   # sessions are a workspace's
     rt.service.sink_factories.append(notifier.sink_for)
     rt.service.finished_hooks.append(notifier.on_finished)
     dm_status = DmStatus(notifier)   # after the notifier's: its posts clear the status line
@@ -56,7 +59,8 @@ def attach_notifier(rt: Runtime, settings: SlackSettings) -> SlackNotifier:
     rt.reviews.reviewers.directory = SlackUserGroups(notifier.client)  # `S…` reviewer entries
     rt.reviews.decided_hooks.append(told_in_slack(notifier))   # decided in the console or CLI
     if settings.sign_in:   # the console's "Sign in with Slack"
-        rt.sign_in = SlackSignIn(settings, bot=notifier.client)
+        rt.sign_in = SlackSignIn(settings, bot=None if settings.multi_workspace
+                                 else notifier.client)
     return notifier
 
 

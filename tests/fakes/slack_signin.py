@@ -25,17 +25,21 @@ class SlackSignIn(CallLog):
         self._oidc: tuple[str, str] | None = None          # (client id, secret)
         self._consenting: str | None = None                # who signs in at the authorize page
         self._consenting_team: str | None = None           # from which workspace (None: this)
+        self._consenting_org: str | None = None            # its Grid organisation, if any
         self._codes: dict[str, dict[str, str]] = {}
 
     def oidc_client(self, client_id: str, client_secret: str) -> None:
         """The app's OAuth client: `openid.connect.token` accepts only these credentials."""
         self._oidc = (client_id, client_secret)
 
-    def sign_in_as(self, user_id: str | None, *, team_id: str | None = None) -> None:
+    def sign_in_as(self, user_id: str | None, *, team_id: str | None = None,
+                   enterprise_id: str | None = None) -> None:
         """Who consents at the authorize page (None: the person cancels), signed in to
         `team_id` (None: this workspace; another one's id, as a person of another workspace
-        gets from Slack's authorize page when the app is distributed)."""
+        gets from Slack's authorize page when the app is distributed), of the Enterprise Grid
+        organisation `enterprise_id` (None: a workspace of no organisation)."""
         self._consenting, self._consenting_team = user_id, team_id
+        self._consenting_org = enterprise_id
 
     async def _handle_authorize(self, request: web.Request) -> web.Response:
         """Slack's sign-in page, consenting (or not) at once: back to redirect_uri."""
@@ -49,7 +53,8 @@ class SlackSignIn(CallLog):
             code = secrets.token_urlsafe(12)
             self._codes[code] = {"user": self._consenting, "nonce": q.get("nonce", ""),
                                  "redirect_uri": q.get("redirect_uri", ""),
-                                 "team": self._consenting_team or self.team_id}
+                                 "team": self._consenting_team or self.team_id,
+                                 "enterprise": self._consenting_org or ""}
             answer = {"code": code, "state": q.get("state", "")}
         raise web.HTTPFound(f"{q.get('redirect_uri', '')}?{urlencode(answer)}")
 
@@ -66,6 +71,8 @@ class SlackSignIn(CallLog):
         claims = {"iss": "https://slack.com", "sub": grant["user"], "aud": self._oidc[0],
                   "nonce": grant["nonce"], "https://slack.com/user_id": grant["user"],
                   "https://slack.com/team_id": grant["team"]}
+        if grant["enterprise"]:   # Slack names the organisation of a Grid workspace too
+            claims["https://slack.com/enterprise_id"] = grant["enterprise"]
         part = base64.urlsafe_b64encode(json.dumps(claims).encode()).decode().rstrip("=")
         return ok(access_token="xoxp-signin", token_type="Bearer",
                   id_token=f"eyJhbGciOiJub25lIn0.{part}.")
