@@ -56,8 +56,9 @@ DISPATCHER: web.AppKey[SlackDispatcher | None] = web.AppKey("dispatcher", SlackD
 Cleanup = Callable[[web.Application], AsyncIterator[None]]
 SLACK_OFF = ("Slack is off: set SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET (HTTP) or "
              "SLACK_APP_TOKEN (Socket Mode) for one workspace, or SLACK_CLIENT_ID, "
-             "SLACK_CLIENT_SECRET, SLACK_SIGNING_SECRET and DIALECTIC_TOKEN_KEYS for \"Add to "
-             "Slack\" (docs/slack-install.md); the API and console still run")
+             "SLACK_CLIENT_SECRET, SLACK_SIGNING_SECRET (or SLACK_APP_TOKEN) and "
+             "DIALECTIC_TOKEN_KEYS for \"Add to Slack\" (docs/slack-install.md); the API and "
+             "console still run")
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Engine, and_, delete, func, select, text
 from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
@@ -74,6 +74,37 @@ async def append(
             return event
     raise Conflict(f"audit chain {chain}: lost {_APPEND_ATTEMPTS} races for the next seq",
                    constraint="uq_audit_events_chain_seq")
+
+
+async def erase_chains(session: AsyncSession, debate_ids: list[str]) -> dict[str, ChainEnd]:
+    """Delete the chains of `debate_ids` (their debates are being erased) and return each one's
+    last link, for the caller to attest in the global chain in the same transaction: so
+    `verify` still checks every chain that exists, and the erasure itself is on the record."""
+    chains = sorted({chain_of(d) for d in debate_ids} - {GLOBAL_CHAIN})
+    if not chains:
+        return {}
+    for chain in chains:
+        await _lock_chain(session, chain)
+    last = (select(AuditEventRow.chain, func.max(AuditEventRow.seq).label("seq"))
+            .where(AuditEventRow.chain.in_(chains)).group_by(AuditEventRow.chain).subquery())
+    rows = await session.execute(
+        select(AuditEventRow.chain, AuditEventRow.seq, AuditEventRow.hash)
+        .join(last, and_(AuditEventRow.chain == last.c.chain, AuditEventRow.seq == last.c.seq)))
+    ends = {chain: ChainEnd(seq, hash_) for chain, seq, hash_ in rows}
+    await session.execute(delete(AuditEventRow).where(AuditEventRow.chain.in_(chains))
+                          .execution_options(synchronize_session=False))
+    heads = _heads_for_session(session)
+    for chain in chains:   # a cached head would continue a chain that is gone
+        if heads is not None:
+            heads.known.pop(chain, None)
+    return ends
+
+
+class ChainEnd(NamedTuple):
+    """A chain's last link: how many links it had and the hash that sealed them."""
+
+    seq: int
+    hash: str
 
 
 def _fields(event: Event) -> tuple[str, str, dict[str, Any], datetime]:

@@ -23,3 +23,9 @@ class DebateStatus(StrEnum):
     AWAITING_REVIEW = "awaiting_review"
     APPROVED = "approved"
     ESCALATED = "escalated"
+
+
+#: how a cancelled debate's error begins: a failed debate nobody resumes (its workspace
+#: uninstalled the app, or the operator purged its data); its worker, renewing its lease, stops
+#: its copy on seeing it (storage/queue.py)
+CANCELLED_PREFIX = "cancelled:"

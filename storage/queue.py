@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage import audit, debates
 from storage.debates import to_record
+from storage.lifecycle import CANCELLED_PREFIX
 from storage.models import DebateRow
 from storage.records import DebateRecord, DebateStatus
 
@@ -125,15 +126,17 @@ async def renew_many(
 async def taken_elsewhere(session: AsyncSession, *, debate_ids: list[str], worker_id: str
                           ) -> set[str]:
     """Of `debate_ids` (leases `worker_id` could not renew), those it has really lost: still to
-    run (queued again, or running) under another owner or none. A debate that finished is not
-    lost: its worker is only finishing up, and what it owes is in the outbox."""
+    run (queued again, or running) under another owner or none, or cancelled (its workspace
+    uninstalled the app: storage/purges.py). A debate that finished is not lost: its worker is
+    only finishing up, and what it owes is in the outbox."""
     if not debate_ids:
         return set()
+    elsewhere = and_(DebateRow.status.in_((DebateStatus.QUEUED.value, *ACTIVE_STATUSES)),
+                     or_(DebateRow.lease_owner.is_(None), DebateRow.lease_owner != worker_id))
+    cancelled = and_(DebateRow.status == DebateStatus.FAILED.value,
+                     DebateRow.error.startswith(CANCELLED_PREFIX))
     rows = await session.scalars(
-        select(DebateRow.id).where(
-            DebateRow.id.in_(debate_ids),
-            DebateRow.status.in_((DebateStatus.QUEUED.value, *ACTIVE_STATUSES)),
-            or_(DebateRow.lease_owner.is_(None), DebateRow.lease_owner != worker_id)))
+        select(DebateRow.id).where(DebateRow.id.in_(debate_ids), or_(elsewhere, cancelled)))
     return set(rows)
 
 

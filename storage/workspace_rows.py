@@ -1,16 +1,16 @@
 """The per-workspace tables: settings (storage/workspace_settings.py is its repository), what a
-workspace's admins set over the operator's defaults, and schedules
-(storage/workspace_schedules.py), the digests its admins defined. A settings column left NULL is
-not set, and the operator's default (environment / dialectic.toml) applies. Beside
-storage/models.py (same Base and column types), imported by its repositories, the database
-module and the migration environment."""
+workspace's admins set over the operator's defaults; schedules (storage/workspace_schedules.py),
+the digests its admins defined; and the purges of workspaces' data (storage/purges.py). A
+settings column left NULL is not set, and the operator's default (environment / dialectic.toml)
+applies. Beside storage/models.py (same Base and column types), imported by its repositories,
+the database module and the migration environment."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, Float, String, UniqueConstraint
+from sqlalchemy import Boolean, Float, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from storage.models import Base, UTCDateTime, json_type
@@ -48,3 +48,19 @@ class WorkspaceScheduleRow(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_by: Mapped[str] = mapped_column(String(64))
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class WorkspacePurgeRow(Base):
+    """A workspace whose data is being erased (`running`) or was (`done`): written before the
+    first batch, so a process that dies half-way leaves it for the next one to finish."""
+
+    __tablename__ = "workspace_purges"
+
+    team_id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text)
+    requested_by: Mapped[str] = mapped_column(String(255))
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # rows erased so far, by table (summed over the batches)
+    counts: Mapped[dict[str, Any]] = mapped_column(json_type())
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

@@ -178,6 +178,20 @@ def _schedules(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     run.set_defaults(func=Lazy("bot.cli.schedule", "run_schedule"))
 
 
+def _workspaces(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("workspaces", help="Slack workspaces' data: purge a workspace's")
+    actions = _actions(parser, "workspaces_action")
+    purge = actions.add_parser("purge", help="erase everything stored for a workspace (its "
+                               "debates, reviews, feedback, settings; the spend stays counted)")
+    purge.add_argument("team_id", help="the workspace's team id, e.g. T0123ABC")
+    purge.add_argument("--reason", default="", help="why (required, kept in the audit log)")
+    purge.add_argument("--force", action="store_true",
+                       help="purge even though the workspace is still installed")
+    purge.add_argument("--dry-run", action="store_true",
+                       help="only count what would be erased")
+    purge.set_defaults(func=Lazy("bot.cli.workspaces", "purge"))
+
+
 def _reviews(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("reviews", help="the review queue: list it, or decide a review")
     actions = _actions(parser, "reviews_action")
@@ -355,6 +369,7 @@ def build_parser() -> argparse.ArgumentParser:
     _service(sub)
     _schedules(sub)
     _reviews(sub)
+    _workspaces(sub)
     _oversight(sub)
     _evaluations(sub)
     _verbose(parser, default=False)   # before or after the command: `dialectic run -v ...`

@@ -59,6 +59,7 @@ from storage import (
 )
 from storage.db import Database
 from storage.errors import AlreadyExists, KeyReused
+from storage.lifecycle import CANCELLED_PREFIX
 from storage.records import DebateRecord, DebateStatus, Origin, Review
 from storage.steps import DbCheckpointStore
 
@@ -324,6 +325,9 @@ class DebateService:
         finished_at = self.clock()
         async with self.db.transaction() as session:
             current = await debates.get(session, debate_id, for_update=True)
+            if current.status is DebateStatus.FAILED and current.error.startswith(
+                    CANCELLED_PREFIX):   # its workspace left while it ran: its replies are
+                return current           # charged, its hold was released, it owes nothing
             found = await debates.flag(session, debate_id, result.injection, stage="run",
                                        actor=actor)
             result = _flagged_result(result, [*current.injection, *found])
@@ -403,6 +407,8 @@ class DebateService:
             if record.status not in (DebateStatus.FAILED, DebateStatus.TIMED_OUT):
                 raise InvalidRequest(f"only failed or timed-out debates can be retried; this one "
                                      f"is {record.status.value}")
+            if record.error.startswith(CANCELLED_PREFIX):
+                raise InvalidRequest(f"this debate was {record.error}; it cannot be retried")
             remaining = max(record.reserved_usd - record.cost_usd, 0.0)
             await budget.reserve(session, day=budget_day(self.clock()),
                                  cap_usd=self.settings.daily_budget_usd, amount_usd=remaining,

@@ -1,7 +1,8 @@
 """Forgetting what is no longer needed, hourly in every process that serves or works: expired
 judge-cache entries (their 24 h are over), dedupe keys after `DEDUPE_TTL` (Slack stops retrying
 a delivery after minutes), Slack starts that ended as long ago, and the heartbeats of processes
-gone as long. Replicas doing it at
+gone as long; and it finishes the workspace purges a crash cut short (bot/service/uninstalls.py).
+Replicas doing it at
 once is harmless; a database error is logged and tried again next time."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+from bot.service import uninstalls
 from bot.service.runtime import Runtime
 from storage import caches, dedupe, heartbeats, starts
 from storage.errors import DATABASE_ERRORS
@@ -35,6 +37,11 @@ async def purge_once(rt: Runtime) -> dict[str, int]:
             "Slack starts": started}
 
 
+async def unfinished_purges(rt: Runtime) -> dict[str, int]:
+    """The workspace purges left unfinished, finished (a restart's first housekeeping)."""
+    return await uninstalls.resume(rt.db, clock=rt.service.clock)
+
+
 async def _loop(rt: Runtime, purges: tuple[Purge, ...], every: float) -> None:
     while True:
         for purge in purges:
@@ -53,7 +60,8 @@ async def _loop(rt: Runtime, purges: tuple[Purge, ...], every: float) -> None:
 async def housekeeping(rt: Runtime, *extra: Purge,
                        every: float = EVERY_SECONDS) -> AsyncIterator[None]:
     """Purge now and every `every` seconds while the block runs (`extra`: a surface's own)."""
-    task = asyncio.create_task(_loop(rt, (purge_once, *extra), every), name="housekeeping")
+    task = asyncio.create_task(_loop(rt, (purge_once, unfinished_purges, *extra), every),
+                               name="housekeeping")
     try:
         yield
     finally:

@@ -213,8 +213,8 @@ class Worker:
             for debate_id in lost:
                 work = running[debate_id]
                 if not work.done():
-                    log.warning("lost the lease on %s to another worker; stopping my copy",
-                                debate_id)
+                    log.warning("lost the lease on %s (taken by another worker, or the "
+                                "debate was cancelled); stopping my copy", debate_id)
                     work.cancel()
 
     async def _renew(self, debate_ids: list[str]) -> set[str]:

@@ -29,6 +29,8 @@ from slack_bolt.response import BoltResponse
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.service import uninstalls
+from bot.service.uninstalls import Stopped
 from bot.slack.client import WebClient
 from bot.slack.clients import bind_request_client
 from bot.slack.context import SlackContext
@@ -114,6 +116,17 @@ def _bolt_logger() -> logging.Logger:
     return logger
 
 
+def workspace_gone(ctx: SlackContext) -> Callable[[str, str | None], Awaitable[Stopped]]:
+    """What an uninstall does with the workspace's data (DIALECTIC_UNINSTALL_DATA)."""
+    async def gone(team_id: str, enterprise_id: str | None) -> Stopped:
+        return await uninstalls.uninstalled(ctx.rt.db, team_id=team_id,
+                                            enterprise_id=enterprise_id,
+                                            data=ctx.settings.uninstall_data,
+                                            clock=ctx.rt.service.clock,
+                                            lease_seconds=ctx.rt.service.settings.lease_seconds)
+    return gone
+
+
 def build_bolt_app(ctx: SlackContext) -> AsyncApp:
     """The Bolt app with every listener registered, requests of workspaces that are not
     installed refused (gate.py) and repeated event deliveries dropped."""
@@ -131,8 +144,10 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         installed = InstalledWorkspaces(store)
         app = AsyncApp(client=ctx.client, name="dialectic", logger=_bolt_logger(),
                        oauth_settings=oauth, before_authorize=gate(installed),
-                       signing_secret=secret.get_secret_value() if secret is not None else "")
-        register_revocation(app, store)
+                       signing_secret=secret.get_secret_value() if secret is not None else "",
+                       # events over Socket Mode only: nothing is POSTed to verify
+                       request_verification_enabled=secret is not None)
+        register_revocation(app, store, on_uninstall=workspace_gone(ctx))
         app.middleware(bind_request_client)   # its listeners use the workspace's token
     else:
         installed = Installed(ctx.client)

@@ -8,13 +8,15 @@ first encrypts and every one decrypts, so a key is rotated by putting the new on
 database never holds a token in clear. `InstalledWorkspaces` answers the gate's question (is the
 workspace a request was delivered to installed?) from the same store, org-wide installs of an
 Enterprise Grid organisation included. `app_uninstalled` and `tokens_revoked` remove the
-workspace's tokens; its debates and reviews are kept.
+workspace's tokens, then hand the workspace to `on_uninstall` (bot/service/uninstalls.py: its
+unfinished work stopped, its data kept or purged as configured).
 """
 
 from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -29,9 +31,19 @@ from engine.errors import ConfigurationError
 from storage.db import Database
 from storage.tenancy import Workspace
 
-__all__ = ["BOT_SCOPES", "INSTALL_PATH", "REDIRECT_PATH", "InstalledWorkspaces",
-           "SealedInstallationStore", "TokenCipher", "installation_store", "oauth_settings",
-           "register_revocation", "state_store"]
+__all__ = [
+    "BOT_SCOPES",
+    "INSTALL_PATH",
+    "REDIRECT_PATH",
+    "InstalledWorkspaces",
+    "OnUninstall",
+    "SealedInstallationStore",
+    "TokenCipher",
+    "installation_store",
+    "oauth_settings",
+    "register_revocation",
+    "state_store",
+]
 
 log = logging.getLogger("dialectic.slack.installations")
 
@@ -142,19 +154,35 @@ class InstalledWorkspaces:
         return Workspace(team_id, bot.enterprise_id or enterprise_id)
 
 
-def register_revocation(app: AsyncApp, store: SealedInstallationStore) -> None:
-    """`app_uninstalled` and a revoked bot token remove the workspace's tokens (its debates
-    and reviews stay); a revoked user token removes that user's installation."""
+#: what is done once a workspace's tokens are gone: (team_id, enterprise_id)
+OnUninstall = Callable[[str, str | None], Awaitable[object]]
+
+
+def register_revocation(app: AsyncApp, store: SealedInstallationStore,
+                        on_uninstall: OnUninstall | None = None) -> None:
+    """`app_uninstalled` and a revoked bot token remove the workspace's tokens, then hand the
+    workspace to `on_uninstall`; a revoked user token removes that user's installation."""
     def where(context: AsyncBoltContext) -> dict[str, str | None]:
         org_wide = bool(context.is_enterprise_install)
         return {"enterprise_id": context.enterprise_id,
                 "team_id": None if org_wide else context.team_id}
+
+    async def gone(context: AsyncBoltContext) -> None:
+        if on_uninstall is None:
+            return
+        if not context.team_id:   # an organisation's org-wide install: no one workspace
+            log.warning("the org-wide install of %s is gone; its workspaces' data is kept "
+                        "(purge each with `dialectic workspaces purge TEAM_ID`)",
+                        context.enterprise_id)
+            return
+        await on_uninstall(context.team_id, context.enterprise_id)
 
     @app.event("app_uninstalled")
     async def uninstalled(context: AsyncBoltContext) -> None:
         await store.async_delete_all(**where(context))
         log.info("Slack workspace %s (enterprise %s) uninstalled the app: its tokens are gone",
                  context.team_id, context.enterprise_id)
+        await gone(context)
 
     @app.event("tokens_revoked")
     async def revoked(event: dict[str, Any], context: AsyncBoltContext) -> None:
@@ -165,6 +193,7 @@ def register_revocation(app: AsyncApp, store: SealedInstallationStore) -> None:
             await store.async_delete_all(**where(context))
             log.info("Slack workspace %s revoked the bot token: its tokens are gone",
                      context.team_id)
+            await gone(context)
 
 
 #: the bot scopes an install asks for: manifest.yml's (tests/integration/test_manifest.py)

@@ -31,9 +31,13 @@ class SlackSettings(BaseModel):
     slack_client_secret: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("SLACK_CLIENT_SECRET", "slack_client_secret"))
-    # multi-workspace mode (no SLACK_BOT_TOKEN; SLACK_CLIENT_ID/SECRET and a signing secret):
+    # multi-workspace mode (no SLACK_BOT_TOKEN; SLACK_CLIENT_ID/SECRET, a signing secret and/or
+    # an app token):
     # the Fernet keys that encrypt the stored tokens, comma-separated, the first encrypts
     token_keys: SecretStr | None = None
+    # what an uninstall (or a revoked bot token) does with the workspace's data once its
+    # unfinished work is stopped: keep it, or purge it (bot/service/uninstalls.py)
+    uninstall_data: Literal["keep", "purge"] = "keep"
     slack_post_interval: float = Field(default=1.0, ge=0)   # seconds between posts per channel
     # stream each debate as a plan in its thread where the workspace allows it ("off": the
     # status message and phase replies, as before streaming existed)
@@ -65,11 +69,12 @@ class SlackSettings(BaseModel):
     @property
     def multi_workspace(self) -> bool:
         """Installed from a link in many workspaces (OAuth v2): no bot token, the app's client
-        id and secret, and a signing secret (events over HTTP). With a bot token, the service
-        is that token's workspace's alone, whatever else is set."""
+        id and secret, and a signing secret (events over HTTP) and/or an app token (events over
+        Socket Mode; "Add to Slack" and its redirect are still served over HTTP). With a bot
+        token, the service is that token's workspace's alone, whatever else is set."""
         return (self.slack_bot_token is None and bool(self.slack_client_id)
                 and self.slack_client_secret is not None
-                and self.slack_signing_secret is not None)
+                and (self.slack_signing_secret is not None or self.slack_app_token is not None))
 
     @property
     def enabled(self) -> bool:

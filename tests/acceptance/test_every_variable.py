@@ -57,6 +57,7 @@ def every_variable(tmp_path: Path, port: int, openai: str, slack: str) -> dict[s
         "DIALECTIC_MCP_AUTHORIZATION_SERVERS": "https://idp.example/tenant",
         "DIALECTIC_MCP_AUDIENCE": "api://dialectic",
         "DIALECTIC_TOKEN_KEYS": "ZXZlcnktdmFyaWFibGUtdGVzdC1rZXktMzItYnl0ZXM=",
+        "DIALECTIC_UNINSTALL_DATA": "purge",
         "DIALECTIC_CONSOLE_SESSION_HOURS": "8", "DIALECTIC_LOG_LEVEL": "INFO",
         "DIALECTIC_IDLE_TIMEOUT_SECONDS": "20", "DIALECTIC_BODY_TIMEOUT_SECONDS": "20",
         "DIALECTIC_SSE_PER_CLIENT": "4", "DIALECTIC_SSE_GLOBAL": "50",

@@ -146,6 +146,9 @@ MEANINGS: dict[str, str] = {
     "token_keys": "Fernet keys (comma-separated; the first encrypts, every one decrypts) for the "
                   "bot tokens stored by \"Add to Slack\" installs "
                   "([slack-install.md](slack-install.md))",
+    "uninstall_data": "what an uninstall (or a revoked bot token) does with the workspace's "
+                      "data once its unfinished debates are cancelled: `keep` it, or `purge` it "
+                      "([workspaces.md](workspaces.md))",
     # MCP sign-in (docs/mcp.md)
     "mcp_authorization_servers": "issuer URLs of the identity provider(s) whose access tokens "
                                  "`/mcp` accepts beside the API token; needs "
@@ -166,5 +169,5 @@ COMMON: frozenset[str] = frozenset({
     "slack_app_token", "slack_api_url", "slack_client_id", "slack_client_secret",
     "slack_streaming", "slack_status_refresh", "review_channel", "reviewers",
     "spot_check_fraction", "audit_window_days", "log_level", "read_timeout", "token_keys",
-    "mcp_authorization_servers", "mcp_audience",
+    "uninstall_data", "mcp_authorization_servers", "mcp_audience",
 })
