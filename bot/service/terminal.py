@@ -5,7 +5,9 @@ its lease renewed while it runs here, its result stored (`dialectic list`, `show
 
 Interrupted (Ctrl-C), it ends failed with what it spent, rather than waiting for a worker to
 resume a debate nobody is watching; a retry (the console, the API) resumes it from its saved
-steps.
+steps. If this process loses the lease instead (it stalled past it and a worker took the debate
+over), it stops its copy and follows the worker's to its end: the debate is the worker's now,
+and this process must not record it failed under it.
 """
 
 from __future__ import annotations
@@ -24,10 +26,10 @@ from bot.service.settings import ServiceSettings
 from engine.domain import CostBreakdown
 from engine.ports import EventSink
 from engine.settings import EngineSettings
-from storage import budget, queue
+from storage import budget, debates, queue
 from storage.db import Database
 from storage.errors import DATABASE_ERRORS
-from storage.records import DebateRecord
+from storage.records import DebateRecord, DebateStatus
 from storage.settings import StorageSettings
 
 log = logging.getLogger("dialectic.terminal")
@@ -67,10 +69,14 @@ async def run_here(service: DebateService, record: DebateRecord, *, worker_id: s
     if sink is not None:
         service.sink_factories.append(lambda r: sink if r.id == record.id else None)
     work = asyncio.ensure_future(service.execute(record, worker_id=worker_id))
-    keeper = asyncio.ensure_future(_keep_lease(service, record.id, worker_id, work))
+    lost = asyncio.Event()
+    keeper = asyncio.ensure_future(_keep_lease(service, record.id, worker_id, work, lost))
     try:
         return await asyncio.shield(work)
     except asyncio.CancelledError:
+        this = asyncio.current_task()
+        if lost.is_set() and this is not None and not this.cancelling():
+            return await _followed(service, record.id)   # taken over, not interrupted
         work.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await work
@@ -83,8 +89,9 @@ async def run_here(service: DebateService, record: DebateRecord, *, worker_id: s
 
 
 async def _keep_lease(service: DebateService, debate_id: str, worker_id: str,
-                      work: asyncio.Future[DebateRecord]) -> None:
-    """Renew the lease every lease/3 s; stop our copy if another worker has taken it."""
+                      work: asyncio.Future[DebateRecord], lost_it: asyncio.Event) -> None:
+    """Renew the lease every lease/3 s; stop our copy (and say so in `lost_it`) if another
+    worker has taken it."""
     lease = service.settings.lease_seconds
     while not work.done():
         await asyncio.sleep(max(lease / 3, 0.05))
@@ -98,8 +105,30 @@ async def _keep_lease(service: DebateService, debate_id: str, worker_id: str,
             log.warning("could not renew the lease on %s (%s); trying again", debate_id, exc)
             continue
         if lost and not work.done():   # the workers' rule: a finished debate is never lost
-            log.warning("debate %s was taken by another worker; stopping here", debate_id)
+            log.warning("debate %s was taken over by another worker; following it there",
+                        debate_id)
+            lost_it.set()
             work.cancel()
+
+
+#: a debate still being run (by whichever worker holds it)
+RUNNING = frozenset({DebateStatus.CREATED, DebateStatus.QUEUED, DebateStatus.DEBATING,
+                     DebateStatus.JUDGING})
+
+
+async def _followed(service: DebateService, debate_id: str) -> DebateRecord:
+    """The debate once the worker that took it over has run it to its end."""
+    pause = max(service.settings.poll_interval, 0.05)
+    while True:
+        try:
+            async with service.db.transaction(readonly=True) as session:
+                record = await debates.get(session, debate_id)
+        except DATABASE_ERRORS as exc:
+            log.warning("could not read %s (%s); trying again", debate_id, exc)
+        else:
+            if record.status not in RUNNING:
+                return record
+        await asyncio.sleep(pause)
 
 
 async def _interrupted(service: DebateService, record: DebateRecord, worker_id: str) -> None:

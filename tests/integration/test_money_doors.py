@@ -224,7 +224,8 @@ async def test_a_debate_claimed_at_submit_is_never_seen_queued(db: Database) -> 
     """On SQLite and PostgreSQL: the terminal's claim is taken in the transaction that queues
     the debate, so a worker polling all along claims nothing, and running it here keeps the
     lease until it is stored."""
-    svc = service(db, rehearsal_settings(poll_interval=0.01, lease_seconds=0.3))
+    svc = service(db, rehearsal_settings(poll_interval=0.01, lease_seconds=1.5))   # a loaded machine
+    # stalls for tenths of a second: a shorter lease is lost (that case is the test below)
     async with running_worker(svc, concurrency=2, worker_id="serve-worker"):
         sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"),
                                origin=Origin(surface="terminal"), claim="terminal:test")
@@ -263,3 +264,48 @@ async def test_a_terminal_run_routed_to_a_reviewer_owes_slack_its_review_request
         await db.dispose()
     assert record.status is DebateStatus.AWAITING_REVIEW
     assert [(d.kind, d.status) for d in owed] == [("review_request", "pending")]
+
+
+async def test_a_terminal_that_loses_its_lease_follows_the_worker_that_took_over(
+        db: Database) -> None:
+    """A terminal run that stalls past its lease (here: its first event waits until the lease
+    has run out and a worker has taken the debate) stops its copy and returns the worker's
+    result; it never records the debate failed under the worker that now runs it."""
+    svc = service(db, rehearsal_settings(poll_interval=0.01, lease_seconds=0.5))
+    taken = asyncio.Event()
+
+    class Stalls:
+        async def emit(self, event: object) -> None:
+            if not taken.is_set():
+                await taken.wait()
+
+    async with running_worker(svc, concurrency=2, worker_id="serve-worker"):
+        sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"),
+                               origin=Origin(surface="terminal"), claim="terminal:test")
+
+        async def take_over() -> None:
+            async with db.transaction() as session:   # the terminal's lease runs out
+                row = await session.get(debates.DebateRow, sub.record.id)
+                assert row is not None
+                row.lease_expires_at = datetime(2000, 1, 1, tzinfo=UTC)
+
+            async def claimed() -> bool:
+                async with db.transaction(readonly=True) as session:
+                    return (await debates.get(session, sub.record.id)).lease_owner == \
+                        "serve-worker"
+
+            while not await claimed():
+                await asyncio.sleep(0.01)
+            taken.set()
+
+        mover = asyncio.ensure_future(take_over())
+        record = await run_here(svc, sub.record, worker_id="terminal:test", sink=Stalls())
+        await mover
+    async with db.transaction(readonly=True) as session:
+        events = await audit.events(session, record.id)
+    await svc.aclose()
+    assert record.status is DebateStatus.COMPLETED and record.result is not None
+    assert [e.actor for e in events if e.kind in ("claimed", "reclaimed")] == \
+        ["terminal:test", "serve-worker"]
+    assert not [e for e in events if e.kind == "status_changed" and
+                e.data.get("to") == DebateStatus.FAILED.value]
