@@ -236,6 +236,10 @@ class EngineSettings(BaseModel):
     # which model answers for each name asked at the endpoint, as learned (engine/money/
     # answering.py): not a setting, a book shared by every copy of these settings
     _answers: AnsweringModels = PrivateAttr(default_factory=AnsweringModels)
+    # the price quotes given so far, by model (a pure function of the frozen fields, asked a dozen
+    # times a call): (the id of the settings they are for, quotes). A copy (`model_copy`,
+    # `for_provider`) carries its original's and starts its own, since its prices may differ.
+    _quotes: tuple[int, dict[str, PriceQuote]] = PrivateAttr(default=(0, {}))
 
     @field_validator("openai_base_url")
     @classmethod
@@ -387,6 +391,16 @@ class EngineSettings(BaseModel):
         """`model`'s price at this endpoint and its source: configured in `prices`, builtin,
         the genai-prices library, or `default_price` for a model nobody knows. A `NAME:model`
         is priced by its provider (its prices, its host for the library)."""
+        owner, quotes = self._quotes
+        if owner != id(self):
+            quotes = {}
+            self._quotes = (id(self), quotes)
+        found = quotes.get(model)
+        if found is None:
+            found = quotes[model] = self._quote(model)
+        return found
+
+    def _quote(self, model: str) -> PriceQuote:
         provider, bare = self.route(model)
         if provider is not None and model not in self.prices:
             return self.for_provider(provider).price_quote(bare)
