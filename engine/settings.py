@@ -240,6 +240,8 @@ class EngineSettings(BaseModel):
     # times a call): (the id of the settings they are for, quotes). A copy (`model_copy`,
     # `for_provider`) carries its original's and starts its own, since its prices may differ.
     _quotes: tuple[int, dict[str, PriceQuote]] = PrivateAttr(default=(0, {}))
+    # `priced_model`'s answers by model, as `_quotes` (for one version of the book of answers)
+    _priced: tuple[int, int, dict[str, str]] = PrivateAttr(default=(0, -1, {}))
 
     @field_validator("openai_base_url")
     @classmethod
@@ -367,7 +369,7 @@ class EngineSettings(BaseModel):
         found = family_of(model, self.families)
         if found != UNKNOWN:
             return found
-        answered = self._answers.answering(self.endpoint_key, model)
+        answered = self.answers.answering(self.endpoint_key, model)
         return family_of(answered, self.families) if answered else UNKNOWN
 
     def effort_for(self, role: str) -> ReasoningEffort | None:
@@ -391,10 +393,11 @@ class EngineSettings(BaseModel):
         """`model`'s price at this endpoint and its source: configured in `prices`, builtin,
         the genai-prices library, or `default_price` for a model nobody knows. A `NAME:model`
         is priced by its provider (its prices, its host for the library)."""
-        owner, quotes = self._quotes
+        private = self._private()
+        owner, quotes = private["_quotes"]
         if owner != id(self):
             quotes = {}
-            self._quotes = (id(self), quotes)
+            private["_quotes"] = (id(self), quotes)
         found = quotes.get(model)
         if found is None:
             found = quotes[model] = self._quote(model)
@@ -410,7 +413,12 @@ class EngineSettings(BaseModel):
     @property
     def answers(self) -> AnsweringModels:
         """The models that answered for names asked here (learned; the service stores them)."""
-        return self._answers
+        return self._private()["_answers"]  # type: ignore[no-any-return]
+
+    def _private(self) -> dict[str, Any]:
+        """The private attributes, read without pydantic's `__getattr__` (which costs a few
+        microseconds an access: it looks for a descriptor by raising AttributeError)."""
+        return self.__pydantic_private__  # type: ignore[return-value]
 
     @property
     def endpoint_key(self) -> str:
@@ -421,13 +429,25 @@ class EngineSettings(BaseModel):
         """The model a call asking for `model` is priced as in holds, predictions and estimates:
         the one that answered for it here, else the name when the catalogue knows it, else the
         pessimistic stand-in (engine/money/answering.py)."""
+        private = self._private()
+        owner, version, priced = private["_priced"]
+        book: AnsweringModels = private["_answers"]
+        if owner != id(self) or version != book.version:
+            priced = {}
+            private["_priced"] = (id(self), book.version, priced)
+        found = priced.get(model)
+        if found is None:
+            found = priced[model] = self._priced_model(model)
+        return found
+
+    def _priced_model(self, model: str) -> str:
         if self.is_rehearsal or model == "rehearsal":
             return "rehearsal"
         provider, bare = self.route(model)
         if provider is not None:
             found = self.for_provider(provider).priced_model(bare)
             return found if found == STAND_IN else qualified(provider, found)
-        return priced_model(model, endpoint=self.endpoint_key, book=self._answers,
+        return priced_model(model, endpoint=self.endpoint_key, book=self.answers,
                             catalogued=lambda name: self.price_quote(name).known)
 
     def endpoint(self) -> str:
