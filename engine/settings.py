@@ -10,6 +10,7 @@ environment variable is `DIALECTIC_<FIELD>` unless it names its own (the provide
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import (
     AliasChoices,
@@ -236,12 +237,9 @@ class EngineSettings(BaseModel):
     # which model answers for each name asked at the endpoint, as learned (engine/money/
     # answering.py): not a setting, a book shared by every copy of these settings
     _answers: AnsweringModels = PrivateAttr(default_factory=AnsweringModels)
-    # the price quotes given so far, by model (a pure function of the frozen fields, asked a dozen
-    # times a call): (the id of the settings they are for, quotes). A copy (`model_copy`,
-    # `for_provider`) carries its original's and starts its own, since its prices may differ.
-    _quotes: tuple[int, dict[str, PriceQuote]] = PrivateAttr(default=(0, {}))
-    # `priced_model`'s answers by model, as `_quotes` (for one version of the book of answers)
-    _priced: tuple[int, int, dict[str, str]] = PrivateAttr(default=(0, -1, {}))
+    # memos (`_memo`): price quotes, and `priced_model` for one version of the book of answers
+    _quotes: tuple[int, int, dict[str, PriceQuote]] = PrivateAttr(default=(0, 0, {}))
+    _priced: tuple[int, int, dict[str, str]] = PrivateAttr(default=(0, 0, {}))
 
     @field_validator("openai_base_url")
     @classmethod
@@ -393,15 +391,10 @@ class EngineSettings(BaseModel):
         """`model`'s price at this endpoint and its source: configured in `prices`, builtin,
         the genai-prices library, or `default_price` for a model nobody knows. A `NAME:model`
         is priced by its provider (its prices, its host for the library)."""
-        private = self._private()
-        owner, quotes = private["_quotes"]
-        if owner != id(self):
-            quotes = {}
-            private["_quotes"] = (id(self), quotes)
-        found = quotes.get(model)
-        if found is None:
-            found = quotes[model] = self._quote(model)
-        return found
+        quotes: dict[str, PriceQuote] = self._memo("_quotes", 0)
+        if model not in quotes:
+            quotes[model] = self._quote(model)
+        return quotes[model]
 
     def _quote(self, model: str) -> PriceQuote:
         provider, bare = self.route(model)
@@ -413,12 +406,17 @@ class EngineSettings(BaseModel):
     @property
     def answers(self) -> AnsweringModels:
         """The models that answered for names asked here (learned; the service stores them)."""
-        return self._private()["_answers"]  # type: ignore[no-any-return]
+        return self.__pydantic_private__["_answers"]  # type: ignore[index,no-any-return]
 
-    def _private(self) -> dict[str, Any]:
-        """The private attributes, read without pydantic's `__getattr__` (which costs a few
-        microseconds an access: it looks for a descriptor by raising AttributeError)."""
-        return self.__pydantic_private__  # type: ignore[return-value]
+    def _memo(self, slot: str, version: int) -> dict[str, Any]:
+        """These settings' memo `slot` (a copy starts its own), emptied when `version` moves;
+        read without pydantic's `__getattr__` (it raises AttributeError to find a private one)."""
+        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
+        owner, seen, memo = private[slot]
+        if owner != id(self) or seen != version:
+            memo = {}
+            private[slot] = (id(self), version, memo)
+        return memo  # type: ignore[no-any-return]
 
     @property
     def endpoint_key(self) -> str:
@@ -429,16 +427,10 @@ class EngineSettings(BaseModel):
         """The model a call asking for `model` is priced as in holds, predictions and estimates:
         the one that answered for it here, else the name when the catalogue knows it, else the
         pessimistic stand-in (engine/money/answering.py)."""
-        private = self._private()
-        owner, version, priced = private["_priced"]
-        book: AnsweringModels = private["_answers"]
-        if owner != id(self) or version != book.version:
-            priced = {}
-            private["_priced"] = (id(self), book.version, priced)
-        found = priced.get(model)
-        if found is None:
-            found = priced[model] = self._priced_model(model)
-        return found
+        priced: dict[str, str] = self._memo("_priced", self.answers.version)
+        if model not in priced:
+            priced[model] = self._priced_model(model)
+        return priced[model]
 
     def _priced_model(self, model: str) -> str:
         if self.is_rehearsal or model == "rehearsal":

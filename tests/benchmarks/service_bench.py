@@ -218,8 +218,8 @@ async def postgres_run(provider: Provider, pg_url: str, workers: int) -> Service
 
 def print_header() -> None:
     print(f"\nService: concurrent consensus debates ({CALLS_PER_DEBATE} calls each, 4 dependent "
-          f"rounds: ideal wall {4 * LATENCY:.1f} s), `dialectic {PROCESS}` processes, fake provider "
-          f"at {LATENCY * 1000:.0f} ms in its own process, {REPLIES} replies.\nCPU/call = "
+          f"rounds: ideal wall {4 * LATENCY:.1f} s), `dialectic {PROCESS}` processes, fake "
+          f"provider at {LATENCY * 1000:.0f} ms in its own process, {REPLIES} replies.\nCPU/call = "
           "(workers + PostgreSQL server) / LLM calls, target <= 3 ms; cut = calls cut off at "
           "their output cap (and so sent again), target < 2 %; calls/core-s = calls per "
           "CPU-second of the service; RSS = each worker's own peak")
