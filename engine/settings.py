@@ -10,6 +10,7 @@ environment variable is `DIALECTIC_<FIELD>` unless it names its own (the provide
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pydantic import (
     AliasChoices,
@@ -236,6 +237,9 @@ class EngineSettings(BaseModel):
     # which model answers for each name asked at the endpoint, as learned (engine/money/
     # answering.py): not a setting, a book shared by every copy of these settings
     _answers: AnsweringModels = PrivateAttr(default_factory=AnsweringModels)
+    # memos (`_memo`): price quotes, and `priced_model` for one version of the book of answers
+    _quotes: tuple[int, int, dict[str, PriceQuote]] = PrivateAttr(default=(0, 0, {}))
+    _priced: tuple[int, int, dict[str, str]] = PrivateAttr(default=(0, 0, {}))
 
     @field_validator("openai_base_url")
     @classmethod
@@ -363,7 +367,7 @@ class EngineSettings(BaseModel):
         found = family_of(model, self.families)
         if found != UNKNOWN:
             return found
-        answered = self._answers.answering(self.endpoint_key, model)
+        answered = self.answers.answering(self.endpoint_key, model)
         return family_of(answered, self.families) if answered else UNKNOWN
 
     def effort_for(self, role: str) -> ReasoningEffort | None:
@@ -387,6 +391,12 @@ class EngineSettings(BaseModel):
         """`model`'s price at this endpoint and its source: configured in `prices`, builtin,
         the genai-prices library, or `default_price` for a model nobody knows. A `NAME:model`
         is priced by its provider (its prices, its host for the library)."""
+        quotes: dict[str, PriceQuote] = self._memo("_quotes", 0)
+        if model not in quotes:
+            quotes[model] = self._quote(model)
+        return quotes[model]
+
+    def _quote(self, model: str) -> PriceQuote:
         provider, bare = self.route(model)
         if provider is not None and model not in self.prices:
             return self.for_provider(provider).price_quote(bare)
@@ -396,7 +406,17 @@ class EngineSettings(BaseModel):
     @property
     def answers(self) -> AnsweringModels:
         """The models that answered for names asked here (learned; the service stores them)."""
-        return self._answers
+        return self.__pydantic_private__["_answers"]  # type: ignore[index,no-any-return]
+
+    def _memo(self, slot: str, version: int) -> dict[str, Any]:
+        """These settings' memo `slot` (a copy starts its own), emptied when `version` moves;
+        read without pydantic's `__getattr__` (it raises AttributeError to find a private one)."""
+        private: dict[str, Any] = self.__pydantic_private__  # type: ignore[assignment]
+        owner, seen, memo = private[slot]
+        if owner != id(self) or seen != version:
+            memo = {}
+            private[slot] = (id(self), version, memo)
+        return memo  # type: ignore[no-any-return]
 
     @property
     def endpoint_key(self) -> str:
@@ -407,13 +427,19 @@ class EngineSettings(BaseModel):
         """The model a call asking for `model` is priced as in holds, predictions and estimates:
         the one that answered for it here, else the name when the catalogue knows it, else the
         pessimistic stand-in (engine/money/answering.py)."""
+        priced: dict[str, str] = self._memo("_priced", self.answers.version)
+        if model not in priced:
+            priced[model] = self._priced_model(model)
+        return priced[model]
+
+    def _priced_model(self, model: str) -> str:
         if self.is_rehearsal or model == "rehearsal":
             return "rehearsal"
         provider, bare = self.route(model)
         if provider is not None:
             found = self.for_provider(provider).priced_model(bare)
             return found if found == STAND_IN else qualified(provider, found)
-        return priced_model(model, endpoint=self.endpoint_key, book=self._answers,
+        return priced_model(model, endpoint=self.endpoint_key, book=self.answers,
                             catalogued=lambda name: self.price_quote(name).known)
 
     def endpoint(self) -> str:

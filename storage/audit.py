@@ -282,9 +282,14 @@ class _ChainHeads:
                 heads[chain] = self.known.get(chain) or await _locked_head(session, chain)
             kind, actor, payload, at = _fields(event)
             seq, prev = heads[chain]
-            link = _link(chain, event.debate_id, seq + 1, prev, kind, actor, payload, at)
-            rows.append({"chain": chain, **link.model_dump()})
-            heads[chain] = (link.seq, link.hash)
+            # the row `_link(...).model_dump()` gives, without validating and copying the
+            # payload twice (it is plain JSON data already)
+            digest = link_hash(prev, seq=seq + 1, chain=chain, kind=kind, actor=actor,
+                               data=payload, at=at)
+            rows.append({"chain": chain, "seq": seq + 1, "debate_id": event.debate_id,
+                         "kind": kind, "actor": actor, "data": payload, "at": at,
+                         "prev_hash": prev, "hash": digest})
+            heads[chain] = (seq + 1, digest)
         went_in = await session.execute(
             ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ, returning=_CHAIN_SEQ),
             rows)

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import ColumnElement, func, inspect, or_, select
+from sqlalchemy import ColumnElement, func, inspect, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -256,6 +256,27 @@ async def transition(
         data={"from": current.value, "to": to.value, "reason": reason}, at=now,
     )
     return to_record(row)
+
+
+async def advance(session: AsyncSession, debate_id: str, source: DebateStatus, to: DebateStatus,
+                  *, actor: str, reason: str = "") -> bool:
+    """`transition` from `source` only, to a status that stamps nothing else (not queued, not
+    finished), in one conditional UPDATE with no read: False, and nothing written, when the
+    debate is not (or no longer) in `source`. Audited as `transition` audits."""
+    if not can_transition(source, to) or to in _FINISHED or to is DebateStatus.QUEUED:
+        raise IllegalTransition(debate_id, source.value, to.value)
+    now = utcnow()
+    moved = await session.execute(
+        update(DebateRow).where(DebateRow.id == debate_id, DebateRow.status == source.value)
+        .values(status=to.value, updated_at=now).returning(DebateRow.id)
+        .execution_options(synchronize_session=False))
+    if moved.first() is None:
+        return False
+    await audit.append(
+        session, debate_id=debate_id, kind="status_changed", actor=actor,
+        data={"from": source.value, "to": to.value, "reason": reason}, at=now,
+    )
+    return True
 
 
 async def update_origin(session: AsyncSession, debate_id: str, origin: Origin) -> DebateRecord:

@@ -363,11 +363,10 @@ class DebateService:
         return record
 
     async def mark_judging(self, debate_id: str) -> None:
-        async with self.db.transaction() as session:
-            current = await debates.get(session, debate_id, for_update=True)
-            if current.status is DebateStatus.DEBATING:
-                await debates.transition(session, debate_id, DebateStatus.JUDGING,
-                                         actor="engine", reason="judging started")
+        async with self.db.transaction() as session:   # one UPDATE: nothing to read first
+            await debates.advance(session, debate_id, DebateStatus.DEBATING,
+                                  DebateStatus.JUDGING, actor="engine",
+                                  reason="judging started")
 
     async def replay(self, source_id: str, *, more_rounds: int | None = None,
                      synthesizer: str | None = None, actor: str = "cli",

@@ -51,6 +51,8 @@ class AnsweringModels:
     def __init__(self) -> None:
         self._known: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
+        #: how many times what the book says has changed (what was priced by it is stale then)
+        self.version = 0
 
     def answering(self, endpoint: str, asked: str) -> str | None:
         """The model that answered for `asked` at `endpoint`, or None when none has yet."""
@@ -65,13 +67,16 @@ class AnsweringModels:
             if self._known.get((endpoint, asked)) == answered:
                 return False
             self._known[(endpoint, asked)] = answered
+            self.version += 1
             return True
 
     def merge(self, endpoint: str, known: Mapping[str, str]) -> None:
         """What another process learned (read from the database)."""
         with self._lock:
             for asked, answered in known.items():
-                self._known[(endpoint, asked)] = answered
+                if self._known.get((endpoint, asked)) != answered:
+                    self._known[(endpoint, asked)] = answered
+                    self.version += 1
 
     def known(self, endpoint: str) -> dict[str, str]:
         with self._lock:

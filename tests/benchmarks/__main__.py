@@ -1,6 +1,6 @@
 """Runs every benchmark and prints the figures (with the date and the machine); writes the
 scaling plot. `python -m tests.benchmarks [section ...]` runs only the named sections:
-engine, cli, peer, service, slack, estimates, tracing."""
+engine, floor, cli, peer, service, slack, estimates, tracing."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tests.benchmarks import (
     cli_bench,
     engine_bench,
     estimate_bench,
+    floor_bench,
     peer_bench,
     plot,
     service_bench,
@@ -22,7 +23,7 @@ from tests.benchmarks import (
     tracing_bench,
 )
 
-SECTIONS = ("engine", "cli", "peer", "service", "slack", "estimates", "tracing")
+SECTIONS = ("engine", "floor", "cli", "peer", "service", "slack", "estimates", "tracing")
 
 
 def machine() -> str:
@@ -45,6 +46,8 @@ async def main(argv: list[str]) -> int:
     print(f"Dialectic benchmarks — {stamp} — {machine()}", flush=True)
     if "engine" in chosen:
         engine_bench.print_modes(await engine_bench.bench_modes())
+    if "floor" in chosen:
+        await floor_bench.run()
     if "cli" in chosen:
         await cli_bench.run()
     if "peer" in chosen:

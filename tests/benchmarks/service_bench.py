@@ -49,6 +49,11 @@ SQLITE_DEBATES = tuple(int(n) for n in os.environ.get("BENCH_SQLITE_DEBATES",
                                                       "200,1000").split(",") if n)
 PG_DEBATES = int(os.environ.get("BENCH_PG_DEBATES", "200"))
 PG_WORKERS = tuple(int(n) for n in os.environ.get("BENCH_PG_WORKERS", "1,2,4").split(",") if n)
+#: the process measured: "worker" (`dialectic worker`) or "serve" (`dialectic serve`, what
+#: `make run` starts: the HTTP server, the scheduler and the workers in one process)
+PROCESS = os.environ.get("BENCH_PROCESS", "worker")
+#: a file to write the measured process's cProfile to (one process: the SQLite runs)
+PROFILE = os.environ.get("BENCH_PROFILE", "")
 DONE = tuple(s.value for s in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW,
                                DebateStatus.FAILED, DebateStatus.TIMED_OUT))
 COUNT_DONE = ("SELECT status, count(*) FROM debates WHERE status IN ("
@@ -102,6 +107,15 @@ def worker_env(base_url: str, database_url: str) -> dict[str, str]:
     return env
 
 
+def process_argv(slots: int) -> list[str]:
+    """The measured process's command line (`BENCH_PROCESS`): serve on a free loopback port, or
+    a worker with `slots` debates at once (serve takes them from DIALECTIC_WORKER_CONCURRENCY)."""
+    python = [sys.executable, *(("-m", "cProfile", "-o", PROFILE) if PROFILE else ())]
+    if PROCESS == "serve":
+        return [*python, "-m", "bot", "serve", "--host", "127.0.0.1", "--port", "0"]
+    return [*python, "-m", "bot", "worker", "--concurrency", str(slots)]
+
+
 async def submit_all(base_url: str, database_url: str, debates: int) -> None:
     """Queue the debates (before any worker runs: submission is not what is measured)."""
     settings = _settings(base_url, database_url)
@@ -135,8 +149,8 @@ async def measure(run: ServiceRun, provider: Provider, database_url: str,
     """Start the workers, time them from ready to the last settled debate, stop them."""
     await submit_all(provider.base_url, database_url, run.debates)
     slots = math.ceil(run.debates / run.workers)
-    children = [Child([sys.executable, "-m", "bot", "worker", "--concurrency", str(slots)],
-                      env=worker_env(provider.base_url, database_url))
+    children = [Child(process_argv(slots), env={**worker_env(provider.base_url, database_url),
+                                                "DIALECTIC_WORKER_CONCURRENCY": str(slots)})
                 for _ in range(run.workers)]
     try:
         await asyncio.gather(*(c.wait_for_line(" started (", 120) for c in children))
@@ -204,8 +218,8 @@ async def postgres_run(provider: Provider, pg_url: str, workers: int) -> Service
 
 def print_header() -> None:
     print(f"\nService: concurrent consensus debates ({CALLS_PER_DEBATE} calls each, 4 dependent "
-          f"rounds: ideal wall {4 * LATENCY:.1f} s), `dialectic worker` processes, fake provider "
-          f"at {LATENCY * 1000:.0f} ms in its own process, {REPLIES} replies.\nCPU/call = "
+          f"rounds: ideal wall {4 * LATENCY:.1f} s), `dialectic {PROCESS}` processes, fake "
+          f"provider at {LATENCY * 1000:.0f} ms in its own process, {REPLIES} replies.\nCPU/call = "
           "(workers + PostgreSQL server) / LLM calls, target <= 3 ms; cut = calls cut off at "
           "their output cap (and so sent again), target < 2 %; calls/core-s = calls per "
           "CPU-second of the service; RSS = each worker's own peak")

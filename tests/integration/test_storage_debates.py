@@ -199,3 +199,44 @@ def test_topic_key_normalises_case_space_and_punctuation() -> None:
     assert debates.topic_key(a, "default") == debates.topic_key(b, "default")
     assert debates.topic_key(a, "default") != debates.topic_key(c, "default")
     assert debates.topic_key(a, "default") != debates.topic_key(a, "market")
+
+
+async def test_advance_moves_only_from_its_source_status_and_audits_as_transition(
+        db: Database) -> None:
+    record = await add_debate(db)
+    async with db.transaction() as session:   # queued, not debating: nothing happens
+        moved = await debates.advance(session, record.id, DebateStatus.DEBATING,
+                                      DebateStatus.JUDGING, actor="engine", reason="r")
+    assert moved is False
+    async with db.transaction() as session:
+        await debates.transition(session, record.id, DebateStatus.DEBATING, actor="w1")
+    async with db.transaction() as session:
+        moved = await debates.advance(session, record.id, DebateStatus.DEBATING,
+                                      DebateStatus.JUDGING, actor="engine",
+                                      reason="judging started")
+        again = await debates.advance(session, record.id, DebateStatus.DEBATING,
+                                      DebateStatus.JUDGING, actor="engine")
+        unknown = await debates.advance(session, "no-such-debate", DebateStatus.DEBATING,
+                                        DebateStatus.JUDGING, actor="engine")
+    assert (moved, again, unknown) == (True, False, False)
+    async with db.transaction(readonly=True) as session:
+        stored = await debates.get(session, record.id)
+        chain = await audit.events(session, record.id)
+        report = await audit.verify(session, record.id)
+    assert stored.status is DebateStatus.JUDGING and stored.updated_at >= record.updated_at
+    last = chain[-1]
+    assert (last.kind, last.actor, last.data) == (
+        "status_changed", "engine", {"from": "debating", "to": "judging",
+                                     "reason": "judging started"})
+    assert report.ok and len(chain) == 3
+
+
+@pytest.mark.parametrize("source,to", [(DebateStatus.DEBATING, DebateStatus.COMPLETED),
+                                       (DebateStatus.JUDGING, DebateStatus.QUEUED),
+                                       (DebateStatus.QUEUED, DebateStatus.JUDGING)])
+async def test_advance_refuses_what_stamps_more_than_a_status(
+        db: Database, source: DebateStatus, to: DebateStatus) -> None:
+    record = await add_debate(db)
+    with pytest.raises(IllegalTransition):
+        async with db.transaction() as session:
+            await debates.advance(session, record.id, source, to, actor="engine")

@@ -51,3 +51,21 @@ def test_what_one_endpoint_answered_is_not_taken_for_another() -> None:
 
 def test_a_rehearsal_is_priced_as_the_free_offline_model() -> None:
     assert EngineSettings().priced_model("prod-reasoner") == "rehearsal"
+
+
+def test_what_the_book_learns_or_merges_later_reprices_at_once() -> None:
+    """Prices are remembered per model; news in the book of answers forgets them."""
+    settings = EngineSettings(openai_api_key="k", openai_base_url=AZURE)
+    assert settings.priced_model("prod-deployment") == STAND_IN
+    settings.answers.learn(endpoint_key(AZURE), "prod-deployment", "gpt-4o-mini")
+    assert settings.priced_model("prod-deployment") == "gpt-4o-mini"
+    settings.answers.merge(endpoint_key(AZURE), {"prod-deployment": "gpt-4o"})
+    assert settings.priced_model("prod-deployment") == "gpt-4o"
+
+
+def test_a_copy_with_other_prices_quotes_its_own() -> None:
+    settings = EngineSettings(openai_api_key="k")
+    library = settings.price_quote("gpt-4o-mini")
+    copy = settings.model_copy(update={"prices": {"gpt-4o-mini": ModelPrice(input=9, output=9)}})
+    assert copy.price_quote("gpt-4o-mini").price == ModelPrice(input=9, output=9)
+    assert settings.price_quote("gpt-4o-mini") == library and library.source == "library"
