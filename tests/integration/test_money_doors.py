@@ -224,8 +224,8 @@ async def test_a_debate_claimed_at_submit_is_never_seen_queued(db: Database) -> 
     """On SQLite and PostgreSQL: the terminal's claim is taken in the transaction that queues
     the debate, so a worker polling all along claims nothing, and running it here keeps the
     lease until it is stored."""
-    svc = service(db, rehearsal_settings(poll_interval=0.01, lease_seconds=1.5))   # a loaded machine
-    # stalls for tenths of a second: a shorter lease is lost (that case is the test below)
+    # a loaded machine stalls for tenths of a second: a shorter lease is lost (the next test)
+    svc = service(db, rehearsal_settings(poll_interval=0.01, lease_seconds=1.5))
     async with running_worker(svc, concurrency=2, worker_id="serve-worker"):
         sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"),
                                origin=Origin(surface="terminal"), claim="terminal:test")
