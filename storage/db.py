@@ -237,19 +237,21 @@ def dialect_of(session: AsyncSession) -> str:
 
 
 def insert_ignoring(
-    session: AsyncSession, model: type[Base], values: Mapping[str, Any], *,
-    conflict: Iterable[str],
+    session: AsyncSession, model: type[Base],
+    values: Mapping[str, Any] | list[dict[str, Any]], *, conflict: Iterable[str],
 ) -> Insert:
-    """INSERT ... ON CONFLICT (conflict) DO NOTHING, for the session's dialect.
+    """INSERT ... ON CONFLICT (conflict) DO NOTHING, for the session's dialect; for one row, or
+    many (one multi-row INSERT).
 
     A concurrent duplicate is skipped rather than raised, so the transaction stays usable on
     PostgreSQL without a savepoint; add `.returning(...)` to learn whether the row went in.
     """
+    rows = values if isinstance(values, list) else dict(values)
     if dialect_of(session) == "postgresql":
-        return postgresql.insert(model).values(dict(values)).on_conflict_do_nothing(
+        return postgresql.insert(model).values(rows).on_conflict_do_nothing(
             index_elements=list(conflict)
         )
-    return sqlite.insert(model).values(dict(values)).on_conflict_do_nothing(
+    return sqlite.insert(model).values(rows).on_conflict_do_nothing(
         index_elements=list(conflict)
     )
 
