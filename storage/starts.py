@@ -1,8 +1,9 @@
-"""Slack starts not yet through: the intent to start a debate, written right after Slack's ack.
+"""Slack starts not yet through: the intent to start a debate, written before `/debate`'s ack
+(and as soon as a mention, DM or shortcut's listener runs: Bolt acknowledges events first).
 
-Slack does not send an acknowledged slash command again, and Bolt acknowledges events before the
-listener runs; a process that dies between the ack and the submission would lose the debate
-while the person reads "starting…". So the listener writes the start down first (the request and
+Slack does not send an acknowledged slash command again; a process that dies between the ack
+and the submission would lose the debate while the person reads "starting…". So the listener
+writes the start down first (`intend_many`: the starts of a burst share one INSERT; the request and
 where it is shown, claimed by its process for a lease), records the "starting" message's ts once
 it is posted, and marks the start through once the debate is submitted or refused. A start whose
 lease ran out unfinished is claimed by another process (or the same one restarted) and finished:

@@ -32,7 +32,7 @@ from engine.domain import DebateRequest, Estimate, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import slack as slack_store
 from storage import starts
-from storage.journal import journal_for
+from storage.journal import urgent_journal_for
 from storage.records import DebateRecord, DebateStatus, Origin
 
 NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found"})
@@ -187,7 +187,7 @@ async def keep_start(ctx: Starts, request: DebateRequest, place: Place, key: str
     owner = worker_name()
     intent = starts.Intent(key, asdict(place), request.model_dump(mode="json"), owner,
                            utcnow(), start_lease(ctx.rt))
-    kept: bool = await journal_for(ctx.rt.db).write(starts.intend_many, intent)
+    kept: bool = await urgent_journal_for(ctx.rt.db).write(starts.intend_many, intent)
     return owner if kept else None
 
 
