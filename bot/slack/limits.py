@@ -5,10 +5,10 @@ slack_sdk's `AsyncRateLimitErrorRetryHandler` sleeps Retry-After and retries eac
 on its own: 50 debates streaming at once that hit a method's limit together all sleep the same
 Retry-After and come back together, and most are refused again (a 429 storm). `PacedRateLimits`
 is that handler with a memory shared by every call of the client: a 429 closes the method (per
-workspace token) until its Retry-After has passed, and from then on, for a minute after the
-last 429, the method is paced at its documented tier (a sliding minute of at most that many
-calls; docs.slack.dev "Rate limits", each method's page names its tier). A method Slack never
-refused is not paced (the tiers are floors, and Slack allows bursts). The per-channel pacing of
+workspace token) until its Retry-After has passed, and from then on the method is paced at its
+documented tier in that workspace (a sliding minute of at most that many calls; docs.slack.dev
+"Rate limits", each method's page names its tier). A method Slack never refused is not paced
+(the tiers are floors, and Slack allows bursts). The per-channel pacing of
 posts is bot/slack/pacing.py's; the coalescing of updates is the notifier's and the plan's.
 """
 
@@ -40,13 +40,13 @@ DEFAULT_RETRY_AFTER = 1.0
 @dataclass(slots=True)
 class _Method:
     closed_until: float = 0.0
-    paced_until: float = 0.0
+    paced: bool = False   # Slack refused it here once: its tier is enforced, keep to it
     sent: deque[float] = field(default_factory=deque)
 
 
 class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
     """Retries a 429 after its Retry-After, holding back the method's other callers too, and
-    paces the method at its tier while Slack has lately refused it."""
+    paces the method at its tier once Slack has refused it."""
 
     def __init__(self, max_retry_count: int = 5, *, window: float = MINUTE,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -69,8 +69,7 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
             while state.sent and state.sent[0] <= now - self.window:
                 state.sent.popleft()
             wait = state.closed_until - now
-            paced = limit is not None and now < state.paced_until
-            if paced and limit is not None and len(state.sent) >= limit:
+            if state.paced and limit is not None and len(state.sent) >= limit:
                 wait = max(wait, state.sent[0] + self.window + MARGIN - now)
             if wait <= 0:
                 state.sent.append(now)
@@ -81,10 +80,10 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
         """Slack said 429: the method waits `retry_after` for everyone, then is paced."""
         state, now = self._of(token, method), self.clock()
         state.closed_until = max(state.closed_until, now + retry_after)
-        state.paced_until = now + retry_after + self.window
+        state.paced = True
         self.received[method] += 1
-        log.info("Slack: %s rate limited; every call to it waits %.0f s, then goes at most %s "
-                 "a minute", method, retry_after, TIERS.get(method, "as Slack allows"))
+        log.info("Slack: %s rate limited; every call to it waits %.0f s, then at most %s go "
+                 "a minute", method, retry_after, TIERS.get(method, "as many as Slack allows"))
 
     async def prepare_for_next_attempt_async(
             self, *, state: RetryState, request: HttpRequest,

@@ -28,8 +28,10 @@ async def test_fifty_streaming_debates_stay_within_slacks_limits(tmp_path: Path)
     assert len(load.debates) == DEBATES
     assert all(load.landed.values()), [d for d, ok in load.landed.items() if not ok]
     # a 429 at most for each call in flight when its method was first refused (one a channel:
-    # posts are paced per channel), per method that has a tier; never one per retry
-    assert sum(load.refused.values()) <= CHANNELS * len(TIERS), load.refused
+    # a channel's calls go one at a time), then none: never one per retry (slack_sdk's own
+    # handler, each refused call retrying on its own, got 15-19 for chat.startStream here)
+    for method, refused in load.refused.items():
+        assert refused <= CHANNELS, (method, load.refused)
     for method, most in load.busiest_minute.items():
         if method in TIERS:   # what Slack let through never exceeded its limit
             assert most <= TIERS[method], (method, most)
