@@ -348,6 +348,24 @@ async def state(
     return _state(day, cap, row.reserved_usd, row.spent_usd, row.alerted, alert_fraction)
 
 
+async def committed_many(session: AsyncSession, asked: list[tuple[date, float, str | None]],
+                         fresh: bool = False) -> tuple[list[tuple[float, Share | None]], None]:
+    """For each (day, cap, workspace): what is held and spent that day, and the workspace's own
+    cap and share (None without one); storage/journal.py's batch-read shape, each distinct day
+    and workspace read once (the estimates of a burst of /debate acks share one read)."""
+    states: dict[tuple[date, float], BudgetState] = {}
+    shares: dict[tuple[date, str | None], Share | None] = {}
+    found: list[tuple[float, Share | None]] = []
+    for day, cap_usd, team_id in asked:
+        if (day, cap_usd) not in states:
+            states[day, cap_usd] = await state(session, day, cap_usd=cap_usd)
+        if (day, team_id) not in shares:
+            shares[day, team_id] = await share(session, day, team_id)
+        held = states[day, cap_usd]
+        found.append((held.reserved_usd + held.spent_usd, shares[day, team_id]))
+    return found, None
+
+
 @dataclass(frozen=True, slots=True)
 class WorkspaceSpend:
     """What one workspace's own debates hold and spent on a day (the ledger's sums over them)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+from collections import deque
 from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -50,6 +51,39 @@ SQLITE_LOCK_WAIT_S = 60.0
 _MIGRATION_LOCK = 0x0D1A_0001  # pg_advisory_xact_lock key held while migrating
 
 
+
+class WriteTurns:
+    """SQLite's one writer, taken in turn by this process's writers: the urgent first, then the
+    others, each in the order they asked (an asyncio.Lock with two queues)."""
+
+    def __init__(self) -> None:
+        self._held = False
+        self._urgent: deque[asyncio.Future[None]] = deque()
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    async def acquire(self, urgent: bool = False) -> None:
+        if not self._held and not self._urgent and not self._waiting:
+            self._held = True
+            return
+        turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        (self._urgent if urgent else self._waiting).append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():   # handed over as it was cancelled
+                self.release()
+            raise
+
+    def release(self) -> None:
+        for queue in (self._urgent, self._waiting):
+            while queue:
+                turn = queue.popleft()
+                if not turn.done():
+                    turn.set_result(None)   # the lock passes to it, still held
+                    return
+        self._held = False
+
+
 class Database:
     """An async engine and its sessions. Build one per process; `dispose()` on shutdown."""
 
@@ -83,7 +117,7 @@ class Database:
         else:  # BEGIN READ ONLY in one statement: a stray write fails, and no SET per read
             read_only["postgresql_readonly"] = True
         self._writer = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._sqlite_writer = asyncio.Lock()
+        self._sqlite_writer = WriteTurns()
         self._reader = async_sessionmaker(self.engine.execution_options(**read_only),
                                           expire_on_commit=False)
 
@@ -102,15 +136,18 @@ class Database:
         return self.engine.dialect.name
 
     @asynccontextmanager
-    async def transaction(self, *, readonly: bool = False) -> AsyncIterator[AsyncSession]:
+    async def transaction(self, *, readonly: bool = False, urgent: bool = False
+                          ) -> AsyncIterator[AsyncSession]:
         """A session in one transaction: committed on success, rolled back on any exception.
+        `urgent`: on SQLite, it takes the write lock before the writers already waiting (a
+        short write someone waits on: a Slack start before its ack).
 
         `readonly=True` starts a deferred transaction on SQLite, so readers do not queue behind
         writers; do not write in one. Do not open a second transaction inside one on SQLite: the
         inner would wait for the outer's write lock until the busy timeout.
         """
         maker = self._reader if readonly else self._writer
-        async with self._write_turn(readonly):
+        async with self._write_turn(readonly, urgent):
             try:
                 async with maker() as session, session.begin():
                     yield session
@@ -120,7 +157,7 @@ class Database:
                 raise unavailable(exc, self.where) or exc from exc
 
     @asynccontextmanager
-    async def _write_turn(self, readonly: bool) -> AsyncIterator[None]:
+    async def _write_turn(self, readonly: bool, urgent: bool) -> AsyncIterator[None]:
         """SQLite allows one writer: this process's writers queue on a lock instead of spinning
         in SQLite's busy handler (which, with dozens of debates writing at once, times out with
         "database is locked"). Other processes still meet the busy timeout."""
@@ -128,7 +165,7 @@ class Database:
             yield
             return
         try:
-            await asyncio.wait_for(self._sqlite_writer.acquire(), SQLITE_LOCK_WAIT_S)
+            await asyncio.wait_for(self._sqlite_writer.acquire(urgent), SQLITE_LOCK_WAIT_S)
         except TimeoutError:
             raise DatabaseUnavailable(
                 f"waited {SQLITE_LOCK_WAIT_S:.0f} s for SQLite's write lock (is a transaction "
@@ -237,19 +274,21 @@ def dialect_of(session: AsyncSession) -> str:
 
 
 def insert_ignoring(
-    session: AsyncSession, model: type[Base], values: Mapping[str, Any], *,
-    conflict: Iterable[str],
+    session: AsyncSession, model: type[Base],
+    values: Mapping[str, Any] | list[dict[str, Any]], *, conflict: Iterable[str],
 ) -> Insert:
-    """INSERT ... ON CONFLICT (conflict) DO NOTHING, for the session's dialect.
+    """INSERT ... ON CONFLICT (conflict) DO NOTHING, for the session's dialect; for one row, or
+    many (one multi-row INSERT).
 
     A concurrent duplicate is skipped rather than raised, so the transaction stays usable on
     PostgreSQL without a savepoint; add `.returning(...)` to learn whether the row went in.
     """
+    rows = values if isinstance(values, list) else dict(values)
     if dialect_of(session) == "postgresql":
-        return postgresql.insert(model).values(dict(values)).on_conflict_do_nothing(
+        return postgresql.insert(model).values(rows).on_conflict_do_nothing(
             index_elements=list(conflict)
         )
-    return sqlite.insert(model).values(dict(values)).on_conflict_do_nothing(
+    return sqlite.insert(model).values(rows).on_conflict_do_nothing(
         index_elements=list(conflict)
     )
 

@@ -322,6 +322,16 @@ async def find_cached(
     return to_record(row) if row is not None else None
 
 
+async def find_cached_many(session: AsyncSession, asked: list[tuple[str, datetime]],
+                           fresh: bool = False) -> tuple[list[DebateRecord | None], None]:
+    """`find_cached` for each (topic key, since), each distinct one read once; the batch-read
+    shape of storage/journal.py (the estimates of a burst of /debate acks share a transaction)."""
+    found: dict[tuple[str, datetime], DebateRecord | None] = {}
+    for key, since in asked:
+        if (key, since) not in found:
+            found[key, since] = await find_cached(session, topic_key=key, since=since)
+    return [found[key, since] for key, since in asked], None
+
 async def requests_of(session: AsyncSession, debate_ids: set[str]) -> dict[str, DebateRequest]:
     """The requests of these debates, by id (one query, the request column only)."""
     if not debate_ids:

@@ -53,9 +53,10 @@ class Journal:
     """The group commit of one database in this process (`journal_for(db)`), or its batched
     reads (`lookups_for(db)`: read-only transactions)."""
 
-    def __init__(self, db: Database, *, readonly: bool = False) -> None:
+    def __init__(self, db: Database, *, readonly: bool = False, urgent: bool = False) -> None:
         self.db = db
         self.readonly = readonly
+        self.urgent = urgent
         self.pending: list[_Write] = []
         self.flusher: asyncio.Task[None] | None = None
         self.transactions = 0        # committed batches (for tests and benchmarks)
@@ -102,7 +103,7 @@ class Journal:
             kinds.setdefault(item.writer, []).append(index)
         results: list[Any] = [None] * len(batch)
         hooks: list[AfterCommit] = []
-        async with self.db.transaction(readonly=self.readonly) as session:
+        async with self.db.transaction(readonly=self.readonly, urgent=self.urgent) as session:
             for writer, indexes in kinds.items():
                 values, hook = await writer(session, [batch[i].payload for i in indexes], fresh)
                 for i, value in zip(indexes, values, strict=True):
@@ -152,3 +153,16 @@ def lookups_for(db: Database) -> Journal:
     if lookups is None:
         lookups = _LOOKUPS[db] = Journal(db, readonly=True)
     return lookups
+
+
+_URGENT: WeakKeyDictionary[Database, Journal] = WeakKeyDictionary()
+
+
+def urgent_journal_for(db: Database) -> Journal:
+    """The group commit of writes someone is waiting on (a Slack start before its ack): on
+    SQLite its transactions take the write lock before the writers already waiting."""
+    journal = _URGENT.get(db)
+    if journal is None:
+        journal = _URGENT[db] = Journal(db, urgent=True)
+    return journal
+

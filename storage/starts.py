@@ -1,8 +1,9 @@
-"""Slack starts not yet through: the intent to start a debate, written right after Slack's ack.
+"""Slack starts not yet through: the intent to start a debate, written before `/debate`'s ack
+(and as soon as a mention, DM or shortcut's listener runs: Bolt acknowledges events first).
 
-Slack does not send an acknowledged slash command again, and Bolt acknowledges events before the
-listener runs; a process that dies between the ack and the submission would lose the debate
-while the person reads "starting…". So the listener writes the start down first (the request and
+Slack does not send an acknowledged slash command again; a process that dies between the ack
+and the submission would lose the debate while the person reads "starting…". So the listener
+writes the start down first (`intend_many`: the starts of a burst share one INSERT; the request and
 where it is shown, claimed by its process for a lease), records the "starting" message's ts once
 it is posted, and marks the start through once the debate is submitted or refused. A start whose
 lease ran out unfinished is claimed by another process (or the same one restarted) and finished:
@@ -42,17 +43,60 @@ class Start:
     created_at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class Intent:
+    """A start to write down, held by `owner` for `lease_seconds` from `now`."""
+
+    key: str
+    place: dict[str, Any]
+    request: dict[str, Any]
+    owner: str
+    now: datetime
+    lease_seconds: float
+
+    def row(self) -> dict[str, Any]:
+        return {"key": self.key, "place": self.place, "request": self.request,
+                "status": PENDING, "message_ts": None, "debate_id": None, "attempts": 0,
+                "claimed_by": self.owner,
+                "claimed_until": self.now + timedelta(seconds=self.lease_seconds),
+                "last_error": "", "created_at": self.now, "updated_at": self.now}
+
+
 async def intend(session: AsyncSession, *, key: str, place: dict[str, Any],
                  request: dict[str, Any], owner: str, now: datetime, lease_seconds: float
                  ) -> bool:
     """Write a start down, held by `owner`; False when it was already (a repeated delivery)."""
-    values = {"key": key, "place": place, "request": request, "status": PENDING,
-              "message_ts": None, "debate_id": None, "attempts": 0, "claimed_by": owner,
-              "claimed_until": now + timedelta(seconds=lease_seconds), "last_error": "",
-              "created_at": now, "updated_at": now}
+    intent = Intent(key, place, request, owner, now, lease_seconds)
+    [kept], _ = await intend_many(session, [intent], False)
+    return kept
+
+
+async def intend_many(session: AsyncSession, intents: list[Intent], fresh: bool = False
+                      ) -> tuple[list[bool], None]:
+    """Write starts down in one INSERT (storage/journal.py's batch-writer shape: the starts of
+    every command acknowledged at the same moment share one transaction); for each, False when
+    it was already written (a key twice in the batch: the first is written)."""
+    first: dict[str, Intent] = {}
+    for intent in intents:
+        first.setdefault(intent.key, intent)
     result = await session.execute(
-        insert_ignoring(session, SlackStartRow, values, conflict=("key",))
+        insert_ignoring(session, SlackStartRow, [i.row() for i in first.values()],
+                        conflict=("key",))
         .returning(SlackStartRow.key))
+    went = set(result.scalars())
+    return [intent.key in went and first[intent.key] is intent for intent in intents], None
+
+
+async def renew(session: AsyncSession, key: str, *, owner: str, now: datetime,
+                lease_seconds: float) -> bool:
+    """Extend `owner`'s hold on a pending start; False when it no longer holds it (its lease ran
+    out while it waited, and another process took it)."""
+    result = await session.execute(
+        update(SlackStartRow)
+        .where(SlackStartRow.key == key, SlackStartRow.claimed_by == owner,
+               SlackStartRow.status == PENDING)
+        .values(updated_at=now, claimed_until=now + timedelta(seconds=lease_seconds))
+        .returning(SlackStartRow.key).execution_options(synchronize_session=False))
     return result.scalar_one_or_none() is not None
 
 
@@ -128,5 +172,5 @@ async def purge(session: AsyncSession, *, before: datetime) -> int:
     return len(result.all())
 
 
-__all__ = ["DONE", "FAILED", "PENDING", "Start", "any_stale", "claim_stale", "ended", "intend",
-           "opened", "purge", "status_of"]
+__all__ = ["DONE", "FAILED", "PENDING", "Intent", "Start", "any_stale", "claim_stale", "ended",
+           "intend", "intend_many", "opened", "purge", "renew", "status_of"]

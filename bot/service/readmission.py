@@ -14,6 +14,7 @@ from engine.money.cost import budget_refusal, usd, within_ceiling
 from engine.money.sizing import ceiling
 from storage import budget
 from storage.db import Database
+from storage.journal import lookups_for
 
 _EPSILON = 1e-9
 
@@ -24,10 +25,9 @@ async def today(db: Database | None, day: date, cap_usd: float, *,
     workspace's own cap and share too, if it set one."""
     if db is None:
         return Day(cap_usd, 0.0)
-    async with db.transaction(readonly=True) as session:
-        state = await budget.state(session, day, cap_usd=cap_usd)
-        own = await budget.share(session, day, team_id)
-    return Day(cap_usd, state.reserved_usd + state.spent_usd, own)
+    # the estimates of the moment (a burst of /debate acks) share one read-only transaction
+    committed, own = await lookups_for(db).read(budget.committed_many, (day, cap_usd, team_id))
+    return Day(cap_usd, committed, own)
 
 
 @dataclass(frozen=True, slots=True)

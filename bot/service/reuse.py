@@ -22,6 +22,7 @@ from engine.money.step_models import plan_models
 from engine.settings import EngineSettings
 from storage import debates
 from storage.db import Database
+from storage.journal import lookups_for
 from storage.records import DebateRecord
 
 
@@ -57,9 +58,9 @@ async def cached(db: Database, settings: EngineSettings, prepared: Prepared, *, 
     if ttl_seconds <= 0:
         return None
     key = cache_key(settings, prepared, replay_of=replay_of)
-    async with db.transaction(readonly=True) as session:
-        return await debates.find_cached(session, topic_key=key,
-                                         since=now - timedelta(seconds=ttl_seconds))
+    hit: DebateRecord | None = await lookups_for(db).read(
+        debates.find_cached_many, (key, now - timedelta(seconds=ttl_seconds)))
+    return hit
 
 
 def answered_by(estimate: Estimate, hit: DebateRecord) -> Estimate:

@@ -26,7 +26,6 @@ from slack_bolt.logger.messages import (
 )
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
-from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service import uninstalls
@@ -36,6 +35,7 @@ from bot.slack.clients import bind_request_client
 from bot.slack.context import SlackContext
 from bot.slack.gate import Installed, gate
 from bot.slack.installations import InstalledWorkspaces, oauth_settings, register_revocation
+from bot.slack.limits import PacedRateLimits
 from bot.slack.listeners import (
     actions,
     commands,
@@ -54,7 +54,7 @@ from engine.errors import ConfigurationError
 log = logging.getLogger("dialectic.slack")
 
 EVENTS_PATH = "/slack/events"
-RATE_LIMIT_RETRIES = 3
+RATE_LIMIT_RETRIES = 5
 Cleanup = Callable[[web.Application], AsyncIterator[None]]
 
 
@@ -66,7 +66,8 @@ def make_client(settings: SlackSettings) -> AsyncWebClient:
     # multi-workspace mode: no token of its own; each request's client carries its workspace's
     token = settings.slack_bot_token.get_secret_value() if settings.slack_bot_token else None
     client = WebClient(token=token, base_url=settings.slack_api_url)
-    client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=RATE_LIMIT_RETRIES))
+    # a 429 holds back every caller of that method, then paces it (bot/slack/limits.py)
+    client.retry_handlers.append(PacedRateLimits(max_retry_count=RATE_LIMIT_RETRIES))
     return client
 
 

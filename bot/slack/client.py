@@ -18,6 +18,8 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
+from bot.slack.limits import limits_token, paced_limits
+
 SLACK_ERRORS = (SlackApiError, ClientError, TimeoutError)
 NOT_JSON = "not_json"
 PREVIEW_CHARS = 80
@@ -29,6 +31,10 @@ class WebClient(AsyncWebClient):
 
     async def _request(self, *, http_verb: str, api_url: str, req_args: dict[str, Any]
                        ) -> dict[str, Any]:
+        limits = paced_limits(self)
+        if limits is not None:   # a method Slack lately refused waits its turn
+            await limits.acquire(limits_token(req_args.get("headers")),
+                                 api_url.rsplit("/", 1)[-1])
         try:
             res: dict[str, Any] = await super()._request(http_verb=http_verb, api_url=api_url,
                                                          req_args=req_args)

@@ -1,4 +1,5 @@
-"""Per-channel pacing: posts to one channel run one at a time, at least `interval` seconds apart.
+"""Per-channel pacing: posts to one channel run one at a time, at least `interval` seconds apart
+(from the start of one and from its answer to the start of the next).
 
 Slack allows about one `chat.postMessage` per second per channel; bursts beyond that earn 429s
 and, worse, replies that land out of order. Each channel gets a FIFO queue drained by one task,
@@ -84,6 +85,9 @@ class ChannelPacer:
                     raise
             self._last[channel] = self.clock()
             await _run(job)
+            # counted again from the answer: a call that waited to be sent (a method Slack
+            # paces, bot/slack/limits.py) must not land right behind the next one
+            self._last[channel] = self.clock()
 
     async def close(self) -> None:
         """Stop every channel's task; queued calls that never ran are cancelled."""

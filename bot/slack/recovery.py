@@ -2,7 +2,7 @@
 
 A person typed `/debate`, Slack showed our "starting…" ack, and the process that took it died
 before submitting the debate. Slack will not send the command again, so the start written down
-after the ack is the only trace of it. Every process that delivers to Slack (its dispatcher,
+before the ack is the only trace of it. Every process that delivers to Slack (its dispatcher,
 bot/slack/delivery.py) looks for starts whose lease ran out and finishes them as the listener
 would have: the "starting" message is reused when it was posted (else posted now), the debate is
 submitted with the start's idempotency key (a submission that went through just before the crash

@@ -32,6 +32,7 @@ from engine.domain import DebateRequest, Estimate, utcnow
 from engine.errors import BudgetExceeded, InvalidRequest
 from storage import slack as slack_store
 from storage import starts
+from storage.journal import urgent_journal_for
 from storage.records import DebateRecord, DebateStatus, Origin
 
 NOT_IN_CHANNEL = frozenset({"not_in_channel", "channel_not_found"})
@@ -177,17 +178,28 @@ async def start_debate(ctx: Starts, request: DebateRequest, place: Place, *,
                                   submit=submit)
 
 
-async def _start_kept(ctx: Starts, request: DebateRequest, place: Place, key: str) -> Started:
-    """`start_debate` with the start written down first, and its message and end recorded: what
-    a process that dies midway leaves for another to finish (storage/starts.py)."""
-    owner, lease = worker_name(), start_lease(ctx.rt)
+async def keep_start(ctx: Starts, request: DebateRequest, place: Place, key: str
+                     ) -> str | None:
+    """Write the start down, held by a new owner (one group-committed INSERT: the starts of
+    every request of the moment share a transaction); the owner, or None when it was written
+    already (a repeated delivery, or another replica's). `/debate` does this before its ack, so
+    an acknowledged start survives a SIGKILL (bot/slack/recovery.py finishes it)."""
+    owner = worker_name()
+    intent = starts.Intent(key, asdict(place), request.model_dump(mode="json"), owner,
+                           utcnow(), start_lease(ctx.rt))
+    kept: bool = await urgent_journal_for(ctx.rt.db).write(starts.intend_many, intent)
+    return owner if kept else None
+
+
+async def run_kept(ctx: Starts, request: DebateRequest, place: Place, key: str, owner: str
+                   ) -> Started | None:
+    """Start a debate `keep_start` wrote down for `owner`; None when it no longer holds it (it
+    waited past its lease and another process is finishing it)."""
+    lease = start_lease(ctx.rt)
     async with ctx.rt.db.transaction() as session:
-        kept = await starts.intend(session, key=key, place=asdict(place),
-                                   request=request.model_dump(mode="json"), owner=owner,
-                                   now=utcnow(), lease_seconds=lease)
-    if not kept:   # written down already: its idempotency key still starts it once
-        opening = await open_debate(ctx, request, place)
-        return await submit_opening(ctx, opening, idempotency_key=key)
+        held = await starts.renew(session, key, owner=owner, now=utcnow(), lease_seconds=lease)
+    if not held:
+        return None
     try:
         opening = await open_debate(ctx, request, place)
     except (NotInChannel, InvalidRequest, *SLACK_ERRORS) as exc:   # the listener says why
@@ -202,6 +214,19 @@ async def _start_kept(ctx: Starts, request: DebateRequest, place: Place, key: st
     return started
 
 
+async def _start_kept(ctx: Starts, request: DebateRequest, place: Place, key: str) -> Started:
+    """`start_debate` with the start written down first, and its message and end recorded: what
+    a process that dies midway leaves for another to finish (storage/starts.py)."""
+    owner = await keep_start(ctx, request, place, key)
+    if owner is None:   # written down already: its idempotency key still starts it once
+        opening = await open_debate(ctx, request, place)
+        return await submit_opening(ctx, opening, idempotency_key=key)
+    started = await run_kept(ctx, request, place, key, owner)
+    if started is None:   # cannot happen within a lease of writing it; said, not hidden
+        raise RuntimeError(f"the start {key} was taken by another process at once")
+    return started
+
+
 async def _end(ctx: Starts, key: str, *, status: starts.StartStatus, debate_id: str | None = None,
                error: str = "") -> None:
     async with ctx.rt.db.transaction() as session:
@@ -210,4 +235,5 @@ async def _end(ctx: Starts, key: str, *, status: starts.StartStatus, debate_id: 
 
 
 __all__ = ["MIN_START_LEASE", "NOT_IN_CHANNEL", "NotInChannel", "Opening", "Place", "Started",
-           "Starts", "open_debate", "start_debate", "start_lease", "submit_opening"]
+           "Starts", "keep_start", "open_debate", "run_kept", "start_debate", "start_lease",
+           "submit_opening"]

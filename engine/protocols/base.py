@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Protocol
 
 from engine.core.runner import DebateContext
@@ -60,10 +61,21 @@ class PlanInput:
         `untrusted` texts (a panelist's perspective) spotlighted (datamarks cost more than
         spaces), and `texts` (a persona, a judge's lens) as they are. A plan adds it to every
         call whose prompt carries it."""
-        spotlit = [self.topic, self.policy, *untrusted] + ([self.context] if context else [])
-        wrapped = (_PLANNED_SPOT.wrap(text, label=TOPIC) for text in spotlit if text.strip())
-        return (token_bound(_PLANNED_SPOT.rule) + sum(token_bound(w) for w in wrapped)
-                + sum(token_bound(text) for text in texts))
+        spotlit = (self.topic, self.policy, *untrusted) + ((self.context,) if context else ())
+        return _spotlit_bound(spotlit) + sum(_bound(text) for text in texts)
+
+
+@lru_cache(maxsize=1024)
+def _spotlit_bound(texts: tuple[str, ...]) -> int:
+    """The spotlight's rule and `texts` wrapped: the same for every call of a plan, so computed
+    once (wrapping and bounding a long policy for each planned call was most of an estimate)."""
+    wrapped = (_PLANNED_SPOT.wrap(text, label=TOPIC) for text in texts if text.strip())
+    return token_bound(_PLANNED_SPOT.rule) + sum(token_bound(w) for w in wrapped)
+
+
+@lru_cache(maxsize=1024)
+def _bound(text: str) -> int:
+    return token_bound(text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from tests.benchmarks import (
     plot,
     service_bench,
     slack_bench,
+    slack_stream_bench,
     tracing_bench,
 )
 
@@ -59,7 +60,11 @@ async def main(argv: list[str]) -> int:
         print(f"\nScaling plot: {png}" if png else "\nScaling plot: not written (matplotlib "
               "missing: pip install -r tests/benchmarks/requirements.txt)")
     if "slack" in chosen:
-        await slack_bench.run()
+        parts = os.environ.get("BENCH_SLACK_PARTS", "acks,stream")
+        if "acks" in parts:
+            await slack_bench.run()
+        if "stream" in parts:
+            await slack_stream_bench.run()
     if "estimates" in chosen:
         await estimate_bench.run()
     if "tracing" in chosen:

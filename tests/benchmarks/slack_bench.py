@@ -1,22 +1,41 @@
-"""Ack latency of `/debate`: 100 concurrent signed slash commands against the real Bolt app on
-loopback (FakeSlack, rehearsal model, SQLite), time from sending to the HTTP 200. Prints p50 and
-p99; asserts nothing. No workers run, so the figure is the ack path alone (parse, estimate,
-ack); the root messages and submissions that follow are awaited only to shut down cleanly."""
+"""Ack latency of `/debate`, measured as Slack sees it: a real `dialectic serve` process (HTTP
+mode; SQLite, and PostgreSQL when `DIALECTIC_TEST_PG_URL` is set) with its worker, the fake
+Slack Web API and the fake provider in this process, and the load generator in a process of its
+own (tests/benchmarks/slack_load.py: signed slash commands, the time from sending a request to
+its HTTP 200). 20 commands one at a time, then 100 at once; p50/p95/p99/max and the machine's
+load with each. `BENCH_SLACK_BEFORE=/path/to/other/tree` serves that tree too, interleaved with
+this one (`BENCH_SLACK_ROUNDS` rounds, 2 by default). Prints figures; asserts nothing. The
+streaming half of the section (50 debates' plans against the rate-limited fake) is
+slack_stream_bench; `BENCH_SLACK_PARTS=acks` or `stream` runs one half."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
+import sys
 import tempfile
 import time
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.slack_fixtures import Harness, slack_harness
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.slack_server import FakeSlack
+from tests.support.served_process import ServedProcess, serve_env
+from tests.support.storage_fixtures import admin_sql
 
-COMMANDS = 100
-SEQUENTIAL = 20
+BURST = 100
+SERIAL = 20
 CHANNELS = 10
-SETTLE_TIMEOUT = 120.0
+SECRET = "bench-signing-secret"
+SETTLE_TIMEOUT = 180.0
+ROUNDS = int(os.environ.get("BENCH_SLACK_ROUNDS", "2"))
+HERE = Path(__file__).resolve().parents[2]
+SERVE_SETTINGS = {"DIALECTIC_LOG_LEVEL": "WARNING", "DIALECTIC_DAILY_BUDGET_USD": "100",
+                  "DIALECTIC_SLACK_STREAMING": "off", "DIALECTIC_POLL_INTERVAL": "0.2",
+                  "DIALECTIC_CALL_TIMEOUT": "10"}
 
 
 def percentile(ordered: list[float], q: float) -> float:
@@ -25,46 +44,99 @@ def percentile(ordered: list[float], q: float) -> float:
     return ordered[index]
 
 
-async def _timed(h: Harness, body: str) -> tuple[float, int]:
-    start = time.perf_counter()
-    reply = await h.send(body, "application/x-www-form-urlencoded")
-    return time.perf_counter() - start, reply.status
+@dataclass(frozen=True, slots=True)
+class Burst:
+    seconds: list[float]
+    ok: int
+    load: float
+
+    def line(self) -> str:
+        ms = sorted(1000 * s for s in self.seconds)
+        return (f"p50 {percentile(ms, .5):6.1f}  p95 {percentile(ms, .95):6.1f}  "
+                f"p99 {percentile(ms, .99):6.1f}  max {ms[-1]:6.1f} ms  "
+                f"{self.ok}/{len(ms)} acked  load {self.load:.1f}")
 
 
-async def bench_acks(tmp: Path) -> dict[str, float | int]:
-    async with slack_harness(tmp, workers=0) as h:
-        alone = sorted([(await _timed(h, h.command_body(f"Should we warm up {i}?",
-                                                         channel=f"CWARM{i}")))[0]
-                        for i in range(SEQUENTIAL)])
-        bodies = [h.command_body(f"Should we adopt option {i}? --mode simple",
-                                 channel=f"CBENCH{i % CHANNELS}") for i in range(COMMANDS)]
-        started = time.perf_counter()
-        results = await asyncio.gather(*(_timed(h, body) for body in bodies))
-        wall = time.perf_counter() - started
-        await h.wait_until(lambda: len(h.fake.calls_to("chat.update")) >= COMMANDS + SEQUENTIAL,
-                           timeout=SETTLE_TIMEOUT, what="every debate to be submitted")
-        debates = len(await h.rt.service.recent(limit=COMMANDS * 2)) - SEQUENTIAL
-    latencies = sorted(seconds for seconds, _ in results)
-    return {"p50_ms": 1000 * percentile(latencies, 0.50),
-            "p99_ms": 1000 * percentile(latencies, 0.99),
-            "max_ms": 1000 * latencies[-1], "wall_s": wall,
-            "alone_p50_ms": 1000 * percentile(alone, 0.50),
-            "alone_p99_ms": 1000 * percentile(alone, 0.99),
-            "ok": sum(1 for _, status in results if status == 200), "debates": debates}
+async def load(base: str, *, count: int, burst: bool, tag: str, slack: FakeSlack) -> Burst:
+    """The load generator, a process of its own; its JSON line read back."""
+    argv = [sys.executable, "-m", "tests.benchmarks.slack_load", base, SECRET, "--team",
+            slack.team_id, "--count", str(count), "--channels", str(CHANNELS), "--tag", tag,
+            "--response-url", slack.response_url("")]
+    if burst:
+        argv.append("--burst")
+    proc = await asyncio.create_subprocess_exec(*argv, cwd=str(HERE),
+                                                stdout=asyncio.subprocess.PIPE)
+    out, _ = await proc.communicate()
+    found = json.loads(out.decode().strip().splitlines()[-1])
+    return Burst(found["seconds"], sum(1 for s in found["statuses"] if s == 200),
+                 os.getloadavg()[0])
+
+
+async def _started(slack: FakeSlack, tag: str, count: int) -> int:
+    """How many of the tagged debates got their "started" message (submitted), waiting up to
+    SETTLE_TIMEOUT for all of them."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT
+
+    def done() -> int:
+        return sum(1 for c in slack.calls_to("chat.update") if f"{tag}-" in json.dumps(c.args))
+
+    while done() < count and time.monotonic() < deadline:
+        await asyncio.sleep(0.5)
+    return done()
+
+
+async def one_run(tree: Path, database_url: str, slack: FakeSlack, provider: FakeOpenAI,
+                  tmp: Path, label: str) -> tuple[Burst, Burst, int]:
+    env = serve_env(database_url, provider.base_url, **SERVE_SETTINGS,
+                    SLACK_BOT_TOKEN="xoxb-bench", SLACK_SIGNING_SECRET=SECRET,
+                    SLACK_API_URL=slack.base_url)
+    server = ServedProcess(env, tmp / f"serve-{label}.log", cwd=tree)
+    await server.start()
+    try:
+        tag = uuid.uuid4().hex[:6]
+        serial = await load(server.base, count=SERIAL, burst=False, tag=f"s{tag}", slack=slack)
+        await _started(slack, f"s{tag}", SERIAL)
+        burst = await load(server.base, count=BURST, burst=True, tag=f"b{tag}", slack=slack)
+        started = await _started(slack, f"b{tag}", BURST)
+    finally:
+        await server.terminate()
+    return serial, burst, started
+
+
+async def _postgres(url: str) -> str:
+    name = f"bench_slack_{uuid.uuid4().hex[:8]}"
+    await admin_sql(url, f"CREATE DATABASE {name}")
+    return url.rsplit("/", 1)[0] + f"/{name}"
+
+
+async def bench_acks() -> None:
+    trees = [("after", HERE)]
+    before = os.environ.get("BENCH_SLACK_BEFORE")
+    if before:
+        trees.insert(0, ("before", Path(before).resolve()))
+    pg = os.environ.get("DIALECTIC_TEST_PG_URL")
+    print(f"\nSlack /debate ack (signed request sent -> HTTP 200 received; `dialectic serve` "
+          f"with its worker, load generator in its own process; {SERIAL} one at a time, then "
+          f"{BURST} at once over {CHANNELS} channels):", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-slack.") as tmp:
+        async with FakeSlack() as slack, FakeOpenAI(latency=0.2) as provider:
+            for round_ in range(ROUNDS):
+                for name, tree in trees:
+                    databases = [("SQLite", f"sqlite+aiosqlite:///{tmp}/{name}{round_}.db")]
+                    if pg and round_ == 0:
+                        databases.append(("PostgreSQL", await _postgres(pg)))
+                    for db_name, url in databases:
+                        serial, burst, started = await one_run(
+                            tree, url, slack, provider, Path(tmp), f"{name}{round_}{db_name}")
+                        print(f"  {name:6} {db_name:10} round {round_ + 1}  one at a time: "
+                              f"{serial.line()}", flush=True)
+                        print(f"  {'':6} {'':10}          {BURST} at once:   {burst.line()}; "
+                              f"{started}/{BURST} started", flush=True)
 
 
 async def run() -> None:
     logging.getLogger("dialectic").setLevel(logging.WARNING)
-    with tempfile.TemporaryDirectory() as tmp:
-        figures = await bench_acks(Path(tmp))
-    print("\nSlack /debate ack latency (signed request -> HTTP 200 from Bolt; FakeSlack, "
-          "rehearsal, SQLite; client and server share one event loop):")
-    print(f"  one at a time ({SEQUENTIAL}):   p50 {figures['alone_p50_ms']:.1f} ms   "
-          f"p99 {figures['alone_p99_ms']:.1f} ms")
-    print(f"  {COMMANDS} concurrent:        p50 {figures['p50_ms']:.1f} ms   "
-          f"p99 {figures['p99_ms']:.1f} ms   "
-          f"max {figures['max_ms']:.1f} ms   all sent in {figures['wall_s']:.2f} s   "
-          f"{figures['ok']}/{COMMANDS} acked, {figures['debates']} debates queued")
+    await bench_acks()
 
 
 if __name__ == "__main__":

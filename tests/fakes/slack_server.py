@@ -7,6 +7,7 @@
         slack.fail("views.open", "expired_trigger_id")
         slack.not_json("chat.getPermalink", 502)   # a proxy's HTML error page instead
         slack.slow("chat.postMessage", 3.0)        # posted at once, answered 3 s later
+        slack.enforce_tiers()                      # Slack's per-method limits (slack_tiers.py)
         await client.chat_postMessage(channel="C1", text="hi")
         assert slack.messages("C1")[0]["text"] == "hi"
 
@@ -58,6 +59,7 @@ from tests.fakes.slack_requests import (
 from tests.fakes.slack_signin import SlackSignIn
 from tests.fakes.slack_socket import SocketMode
 from tests.fakes.slack_streams import SlackStreams
+from tests.fakes.slack_tiers import SlackTiers
 
 __all__ = ["JSON_ARGS", "MAX_BLOCKS", "MAX_BLOCKS_CHARS", "MAX_TEXT", "PROXY_PAGES", "Call",
            "FakeSlack", "Fault", "Predicate", "blocks_problem", "decode_args", "err", "main", "ok",
@@ -67,7 +69,7 @@ RESPONSE_URL_USES = 5
 
 
 class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackInstalls,
-                SlackFaults):
+                SlackFaults, SlackTiers):
     """A fake Slack Web API with state, fault injection and a record of every call."""
 
     def __init__(self, *, host: str = "127.0.0.1", port: int = 0, team_id: str = "T0FAKE",
@@ -76,6 +78,7 @@ class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackI
         SlackSignIn.__init__(self)
         SlackInstalls.__init__(self)
         SlackFaults.__init__(self)
+        SlackTiers.__init__(self)                          # Slack's rate limits, when asked
         self.init_streams()                                # chat.startStream and the rest
         self.init_entities()                               # unfurls, flexpanes, feedback
         self.host, self.port = host, port
@@ -179,6 +182,9 @@ class FakeSlack(SlackAssistant, SlackStreams, SlackEntities, SlackSignIn, SlackI
             return 200, self.socket_mode.open(token, f"http://{self.host}:{self.port}"), {}
         if not token.startswith(("xoxb-", "xoxp-")):
             return 200, err("invalid_auth"), {}
+        over = self.over_tier(token, method, args)
+        if over is not None:
+            return 429, err("ratelimited"), {"Retry-After": str(over)}
         limited = take(self._rate_limits, method)
         if limited is not None:
             return 429, err("ratelimited"), {"Retry-After": str(limited.retry_after)}

@@ -1,5 +1,5 @@
 """A `/debate` acknowledged in Slack is not lost when its process dies before submitting it: the
-start written down after the ack is finished by the dispatcher of a process still running (or
+start written down before the ack is finished by the dispatcher of a process still running (or
 restarted), whichever step the dead process reached, and once only.
 
 The whole stack runs (the real Bolt app, the worker, the dispatcher, the real slack_sdk client
@@ -145,3 +145,16 @@ async def test_a_start_nobody_can_read_is_given_up_not_retried_forever(tmp_path:
         h.dispatcher.notify()
         status, _ = await _ended(h)
     assert status == starts.FAILED
+
+
+async def test_a_start_is_written_down_before_its_ack_is_sent(tmp_path: Path) -> None:
+    """Slack never sends an acknowledged command again: by the time its 200 arrives, the start
+    must be in the database (a SIGKILL right after the ack leaves it for recovery to finish)."""
+    async with slack_harness(tmp_path) as h:
+        h.fake.slow("chat.postMessage", 2.0, times=1)   # what follows the ack cannot get far
+        reply = await h.command(f"{TOPIC} --mode simple --rounds 0")
+        async with h.rt.db.transaction(readonly=True) as session:
+            rows = list(await session.scalars(select(SlackStartRow)))
+    assert reply.status == 200 and "Estimate" in reply.json()["text"]
+    assert [(r.status, r.message_ts, r.debate_id) for r in rows] == [(starts.PENDING, None, None)]
+    assert TOPIC in json.dumps(rows[0].request)

@@ -37,8 +37,10 @@ def serve_env(database_url: str, openai_base_url: str, **settings: str) -> dict[
 
 
 class ServedProcess:
-    def __init__(self, env: dict[str, str], log_path: Path, *, port: int | None = None) -> None:
+    def __init__(self, env: dict[str, str], log_path: Path, *, port: int | None = None,
+                 cwd: Path | None = None) -> None:
         self.env = env
+        self.cwd = cwd   # another tree's `bot` (python -m looks in the working directory first)
         self.log_path = log_path
         self.port = port or free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -48,7 +50,7 @@ class ServedProcess:
         with self.log_path.open("ab") as log:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "bot", "serve", "--port", str(self.port), env=self.env,
-                stdout=log, stderr=log)
+                stdout=log, stderr=log, cwd=self.cwd)
         async with asyncio.timeout(STARTUP_TIMEOUT):
             while True:
                 if self.process.returncode is not None:

@@ -20,7 +20,7 @@ from bot.slack.context import SlackContext
 from bot.slack.gate import workspace_of
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import MODES, USAGE, Command, CommandError, parse_command
-from bot.slack.starter import NotInChannel, Place, start_debate
+from bot.slack.starter import NotInChannel, Place, keep_start, run_kept, start_debate
 from bot.slack.views import debate as views
 from bot.slack.views import notices
 from bot.slack.views.brief import brief_planned
@@ -159,7 +159,8 @@ async def status_message(ctx: SlackContext, record: DebateRecord) -> Message:
 
 async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                  respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
-    """Ack with the estimate (no database yet), then dedupe, post the thread root, submit."""
+    """Estimate, write the start down (one short group-committed write: a start acknowledged
+    survives a SIGKILL), ack with the estimate; then post the thread root and submit."""
     user = str(body.get("user_id") or "")
     try:
         request = command.request(requested_by=user)
@@ -167,24 +168,29 @@ async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
     except (InvalidRequest, ValueError) as exc:
         await ack(**notices.usage_error(str(exc), USAGE).kwargs())
         return
-    rehearsal = ctx.rehearsal
-    await ack(**notices.starting(command.topic, estimate, rehearsal=rehearsal).kwargs())
-    await ctx.track(_start_after_ack(ctx, request, body, respond, ws))
-
-
-async def _start_after_ack(ctx: SlackContext, request: DebateRequest, body: dict[str, Any],
-                           respond: AsyncRespond, workspace: Workspace) -> None:
     trigger = str(body.get("trigger_id") or "")
-    if not await ctx.first_time("command", trigger):
+    place = place_of(body, ws)
+    key = f"slack:{trigger}" if trigger else None
+    owner = None if key is None else await keep_start(ctx, request, place, key)
+    await ack(**notices.starting(command.topic, estimate, rehearsal=ctx.rehearsal).kwargs())
+    if key is not None and owner is None:   # the start's unique key decides: replicas agree
+        log.info("ignoring a repeated Slack delivery (command %s)", trigger)
         return
+    await ctx.track(_start_after_ack(ctx, request, place, respond,
+                                     None if key is None or owner is None else (key, owner)))
+
+
+async def _start_after_ack(ctx: SlackContext, request: DebateRequest, place: Place,
+                           respond: AsyncRespond, kept: tuple[str, str] | None) -> None:
     try:
-        await start_debate(ctx, request, place_of(body, workspace),
-                           idempotency_key=f"slack:{trigger}" if trigger else None)
+        if kept is None:
+            await start_debate(ctx, request, place, idempotency_key=None)
+        else:
+            await run_kept(ctx, request, place, *kept)
     except NotInChannel as exc:
         await respond(**notices.not_in_channel(exc.channel_id).kwargs())
     except SLACK_ERRORS as exc:
-        log.warning("could not start a debate in %s: %s", body.get("channel_id"),
-                    slack_error(exc))
+        log.warning("could not start a debate in %s: %s", place.channel_id, slack_error(exc))
         await respond(**notices.post_failed(slack_error(exc)).kwargs())
 
 

@@ -1,0 +1,79 @@
+"""The load generator of the Slack bench, run as a process of its own: signed `/debate` slash
+commands POSTed to a served `dialectic`, all at once or one at a time; prints one JSON line
+with each request's seconds (request sent -> HTTP 200 received) and status.
+
+    python -m tests.benchmarks.slack_load URL SECRET --team T0FAKE --count 100 --burst
+
+Bodies are built and signed before the clock starts (Slack signs with its own CPU, not ours);
+each request opens its own connection, as Slack's do."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from urllib.parse import urlencode
+
+import aiohttp
+from slack_sdk.signature import SignatureVerifier
+
+
+def bodies(args: argparse.Namespace) -> list[tuple[bytes, dict[str, str]]]:
+    signer, stamp = SignatureVerifier(args.secret), str(int(time.time()))
+    built = []
+    for i in range(args.count):
+        body = urlencode({
+            "token": "legacy", "team_id": args.team, "team_domain": "fake",
+            "channel_id": f"{args.channel_prefix}{i % args.channels}", "user_id": f"U0LOAD{i}",
+            "command": "/debate", "text": f"{args.topic} {args.tag}-{i}? --mode simple",
+            "api_app_id": "A0FAKE", "response_url": f"{args.response_url}{args.tag}-{i}",
+            "trigger_id": f"trigger.{args.tag}.{i}"})
+        headers = {"Content-Type": "application/x-www-form-urlencoded",
+                   "X-Slack-Request-Timestamp": stamp,
+                   "X-Slack-Signature": str(signer.generate_signature(timestamp=stamp,
+                                                                      body=body))}
+        built.append((body.encode(), headers))
+    return built
+
+
+async def one(url: str, body: bytes, headers: dict[str, str]) -> tuple[float, int]:
+    connector = aiohttp.TCPConnector(force_close=True)
+    async with aiohttp.ClientSession(connector=connector) as session:
+        started = time.perf_counter()
+        async with session.post(url, data=body, headers=headers) as reply:
+            await reply.read()
+            return time.perf_counter() - started, reply.status
+
+
+async def run(args: argparse.Namespace) -> dict[str, object]:
+    signed, url = bodies(args), args.url.rstrip("/") + "/slack/events"
+    started = time.perf_counter()
+    if args.burst:
+        results = await asyncio.gather(*(one(url, b, h) for b, h in signed))
+    else:
+        results = [await one(url, b, h) for b, h in signed]
+    return {"seconds": [s for s, _ in results], "statuses": [c for _, c in results],
+            "wall": time.perf_counter() - started}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("url")
+    parser.add_argument("secret")
+    parser.add_argument("--team", default="T0FAKE")
+    parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--channels", type=int, default=10)
+    parser.add_argument("--channel-prefix", default="CLOAD")
+    parser.add_argument("--topic", default="Should we adopt option")
+    parser.add_argument("--tag", default="load")
+    parser.add_argument("--response-url", default="http://127.0.0.1:9/response/")
+    parser.add_argument("--burst", action="store_true", help="all at once (else one by one)")
+    args = parser.parse_args(argv)
+    print(json.dumps(asyncio.run(run(args))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
