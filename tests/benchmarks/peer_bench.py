@@ -6,7 +6,9 @@ PyPI, or from `BENCH_PEER_SOURCE` (a local checkout or sdist of 0.3.1) when PyPI
 Its provider URL is a constant (OpenRouter's), so a small launcher points it, and its pricing
 prefetch, at the fake provider and turns off its background PyPI version check: no request of the
 bench leaves the machine. Both tools are measured the same way: the whole process (wall, CPU,
-peak RSS, from wait4) and the provider window (first request's arrival to last reply)."""
+peak RSS, from wait4) and the provider window (first request's arrival to last reply). The fake
+answers as the service section's does (`BENCH_REPLIES`, default "typical": replies as long as
+real models write them; "minimal" for the short replies of the figures before 2026-11-27)."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from pathlib import Path
 from tests.benchmarks.cli_bench import TOPIC, clean_env, dialectic
 from tests.benchmarks.procs import Exited, run_measured
 from tests.benchmarks.proxy import Provider, arrivals, dependent_rounds, fake_provider
+from tests.benchmarks.service_bench import REPLIES
 
 PEER = "mutual-dissent==0.3.1"
 ROUNDS = (1, 2)
@@ -104,7 +107,7 @@ async def bench() -> tuple[list[Measured], str | None]:
         peer_python = str(Path(tmp) / "peer" / "bin" / "python")
         rows: list[Measured] = []
         for latency, pairs in LATENCIES:
-            async with fake_provider(latency) as provider:
+            async with fake_provider(latency, REPLIES) as provider:
                 for _ in range(pairs):
                     for rounds in ROUNDS:
                         rows.extend(await bench_pair(peer_python, provider, rounds, tmp))
@@ -113,7 +116,8 @@ async def bench() -> tuple[list[Measured], str | None]:
 
 def print_rows(rows: list[Measured], why_not: str | None) -> None:
     print("\nSide by side with mutual-dissent 0.3.1: 3 panelists, R reflection rounds, one "
-          "synthesizer, same fake provider, interleaved (ranges over the runs);\nin-debate = "
+          f"synthesizer, same fake provider ({REPLIES} replies), interleaved (ranges over the "
+          "runs);\nin-debate = "
           "provider window (first arrival to last reply), ratio = in-debate / (rounds x "
           "latency), target <= 1.04; whole wall target <= in-debate + 0.3 s")
     if why_not is not None:
