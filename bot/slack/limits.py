@@ -76,6 +76,19 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
                 return
             await asyncio.sleep(wait)
 
+    def saturated(self, token: str, method: str) -> bool:
+        """Whether a call to `method` now would wait, or be refused, in the token's workspace:
+        closed by a 429, or its tier's calls already made in the last minute (counted whether
+        or not Slack has refused it yet: the tier is what Slack promises)."""
+        state = self._methods.get((token, method))
+        if state is None:
+            return False
+        now = self.clock()
+        while state.sent and state.sent[0] <= now - self.window:
+            state.sent.popleft()
+        limit = TIERS.get(method)
+        return state.closed_until > now or (limit is not None and len(state.sent) >= limit)
+
     def refused(self, token: str, method: str, retry_after: float) -> None:
         """Slack said 429: the method waits `retry_after` for everyone, then is paced."""
         state, now = self._of(token, method), self.clock()

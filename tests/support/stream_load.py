@@ -29,6 +29,8 @@ class StreamLoad:
     busiest_minute: dict[str, int] = field(default_factory=dict)
     landed: dict[str, bool] = field(default_factory=dict)
     late: dict[str, float] = field(default_factory=dict)   # seconds from finish to its end shown
+    as_message: set[str] = field(default_factory=set)   # ended with the result as a message
+    left_open: list[str] = field(default_factory=list)   # streams started and never stopped
     bot_saw_429: Counter[str] = field(default_factory=Counter)
     wall: float = 0.0
 
@@ -79,12 +81,17 @@ def _count(h: Harness, load: StreamLoad, scale: float) -> None:
         load.busiest_minute[method] = _busiest(sorted(times), MINUTE * scale)
     stops = {c.args.get("ts"): c for c in h.fake.calls
              if c.method == "chat.stopStream" and c.status == 200 and c.ok}
+    started = [str(c.response.get("ts")) for c in h.fake.calls
+               if c.method == "chat.startStream" and c.status == 200 and c.ok]
+    load.left_open = [ts for ts in started if ts not in stops]
     for record in load.debates:
         stream_ts = record.origin.stream_ts
         stop = stops.get(stream_ts) if stream_ts else None
         summary = _summary_posted(h, record)
         load.landed[record.id] = stop is not None or summary is not None
-        shown = stop.at if stop is not None else summary
+        if summary is not None:   # the result shows when it is posted, whatever the stream did
+            load.as_message.add(record.id)
+        shown = summary if summary is not None else stop.at if stop is not None else None
         if shown is not None and record.finished_at is not None:
             load.late[record.id] = max(0.0, shown - record.finished_at.timestamp())
 
