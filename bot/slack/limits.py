@@ -80,14 +80,26 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
         """Whether a call to `method` now would wait, or be refused, in the token's workspace:
         closed by a 429, or its tier's calls already made in the last minute (counted whether
         or not Slack has refused it yet: the tier is what Slack promises)."""
+        return self._until_room(token, method) > 0
+
+    async def room(self, token: str, method: str) -> None:
+        """Wait until `saturated` is False: for calls that can wait their turn rather than
+        risk a 429 (a coalesced status update), whether or not Slack has refused the method."""
+        while (wait := self._until_room(token, method)) > 0:
+            await asyncio.sleep(wait)
+
+    def _until_room(self, token: str, method: str) -> float:
         state = self._methods.get((token, method))
         if state is None:
-            return False
+            return 0.0
         now = self.clock()
         while state.sent and state.sent[0] <= now - self.window:
             state.sent.popleft()
+        wait = state.closed_until - now
         limit = TIERS.get(method)
-        return state.closed_until > now or (limit is not None and len(state.sent) >= limit)
+        if limit is not None and len(state.sent) >= limit:
+            wait = max(wait, state.sent[0] + self.window + MARGIN - now)
+        return wait
 
     def refused(self, token: str, method: str, retry_after: float) -> None:
         """Slack said 429: the method waits `retry_after` for everyone, then is paced."""

@@ -25,6 +25,7 @@ from bot.service.results import routed_by
 from bot.service.runtime import Runtime
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.clients import WorkspaceClients, current
+from bot.slack.limits import paced_limits
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
 from bot.slack.views import debate as views
@@ -267,6 +268,16 @@ class SlackNotifier:
         return str(reply.get("permalink") or "") or None
 
 
+async def _room_for_update(client: AsyncWebClient) -> None:
+    """A status update waits (up to half the settle timeout) while the workspace's minute of
+    chat.update is used up, rather than risk a 429 (bot/slack/limits.py)."""
+    limits = paced_limits(client)
+    if limits is not None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(limits.room(client.token or "", "chat.update"),
+                                   SETTLE_TIMEOUT / 2)
+
+
 class ThreadSink:
     """One debate run's Slack updates. `emit` only records and queues: it never waits on Slack.
 
@@ -366,10 +377,11 @@ class ThreadSink:
     async def _flush(self) -> None:
         """Coalesced chat.update: only the latest state is sent, at most once per update_gap."""
         while self._dirty and self.status_ts is not None and not self._closed:
+            client = await self.n.client_for(self.record)
+            await _room_for_update(client)
             self._dirty = False
             try:
-                await self.n.update(self.channel, self.status_ts, self._render(),
-                                    client=await self.n.client_for(self.record))
+                await self.n.update(self.channel, self.status_ts, self._render(), client=client)
             except SLACK_ERRORS as exc:
                 log.warning("Slack: could not update the status of %s: %s", self.record.id,
                             slack_error(exc))
