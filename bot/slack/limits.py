@@ -55,6 +55,7 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
         self.clock = clock
         self.received: Counter[str] = Counter()   # 429s by method, for logs and the bench
         self._methods: dict[tuple[str, str], _Method] = {}
+        self._turns: dict[tuple[str, str], asyncio.Lock] = {}
 
     def _of(self, token: str, method: str) -> _Method:
         return self._methods.setdefault((token, method), _Method())
@@ -82,9 +83,14 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
         or not Slack has refused it yet: the tier is what Slack promises)."""
         return self._until_room(token, method) > 0
 
+    def turn(self, token: str, method: str) -> asyncio.Lock:
+        """Held by calls that can wait (a coalesced status update) around `room` and the call:
+        one at a time, so waiters woken together do not all go at once into a 429."""
+        return self._turns.setdefault((token, method), asyncio.Lock())
+
     async def room(self, token: str, method: str) -> None:
         """Wait until `saturated` is False: for calls that can wait their turn rather than
-        risk a 429 (a coalesced status update), whether or not Slack has refused the method."""
+        risk a 429, whether or not Slack has refused the method (hold its `turn`)."""
         while (wait := self._until_room(token, method)) > 0:
             await asyncio.sleep(wait)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -268,14 +268,20 @@ class SlackNotifier:
         return str(reply.get("permalink") or "") or None
 
 
-async def _room_for_update(client: AsyncWebClient) -> None:
-    """A status update waits (up to half the settle timeout) while the workspace's minute of
-    chat.update is used up, rather than risk a 429 (bot/slack/limits.py)."""
+@contextlib.asynccontextmanager
+async def _room_for_update(client: AsyncWebClient) -> AsyncIterator[None]:
+    """Status updates go one at a time per workspace, each waiting (up to half the settle
+    timeout) while the workspace's minute of chat.update is used up, rather than risk a 429
+    (bot/slack/limits.py)."""
     limits = paced_limits(client)
-    if limits is not None:
+    if limits is None:
+        yield
+        return
+    token = client.token or ""
+    async with limits.turn(token, "chat.update"):
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(limits.room(client.token or "", "chat.update"),
-                                   SETTLE_TIMEOUT / 2)
+            await asyncio.wait_for(limits.room(token, "chat.update"), SETTLE_TIMEOUT / 2)
+        yield
 
 
 class ThreadSink:
@@ -378,13 +384,14 @@ class ThreadSink:
         """Coalesced chat.update: only the latest state is sent, at most once per update_gap."""
         while self._dirty and self.status_ts is not None and not self._closed:
             client = await self.n.client_for(self.record)
-            await _room_for_update(client)
-            self._dirty = False
-            try:
-                await self.n.update(self.channel, self.status_ts, self._render(), client=client)
-            except SLACK_ERRORS as exc:
-                log.warning("Slack: could not update the status of %s: %s", self.record.id,
-                            slack_error(exc))
+            async with _room_for_update(client):
+                self._dirty = False
+                try:
+                    await self.n.update(self.channel, self.status_ts, self._render(),
+                                        client=client)
+                except SLACK_ERRORS as exc:
+                    log.warning("Slack: could not update the status of %s: %s", self.record.id,
+                                slack_error(exc))
             if self._dirty:
                 await asyncio.sleep(self.n.update_gap)
 
