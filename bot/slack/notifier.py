@@ -270,18 +270,31 @@ class SlackNotifier:
 
 @contextlib.asynccontextmanager
 async def _room_for_update(client: AsyncWebClient) -> AsyncIterator[None]:
-    """Status updates go one at a time per workspace, each waiting (up to half the settle
-    timeout) while the workspace's minute of chat.update is used up, rather than risk a 429
-    (bot/slack/limits.py)."""
+    """Status updates go one at a time per workspace, each waiting while the workspace's minute
+    of chat.update is used up rather than risk a 429 (bot/slack/limits.py); after half the
+    settle timeout in all it goes anyway (a 429 is then retried after its Retry-After), so a
+    final status is never held past the settle."""
     limits = paced_limits(client)
     if limits is None:
         yield
         return
     token = client.token or ""
-    async with limits.turn(token, "chat.update"):
+    turn = limits.turn(token, "chat.update")
+    held = False
+
+    async def take() -> None:
+        nonlocal held
+        await turn.acquire()
+        held = True
+        await limits.room(token, "chat.update")
+
+    try:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(limits.room(token, "chat.update"), SETTLE_TIMEOUT / 2)
+            await asyncio.wait_for(take(), SETTLE_TIMEOUT / 2)
         yield
+    finally:
+        if held:
+            turn.release()
 
 
 class ThreadSink:
