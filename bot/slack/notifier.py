@@ -271,30 +271,15 @@ class SlackNotifier:
 @contextlib.asynccontextmanager
 async def _room_for_update(client: AsyncWebClient) -> AsyncIterator[None]:
     """Status updates go one at a time per workspace, each waiting while the workspace's minute
-    of chat.update is used up rather than risk a 429 (bot/slack/limits.py); after half the
-    settle timeout in all it goes anyway (a 429 is then retried after its Retry-After), so a
-    final status is never held past the settle."""
+    of chat.update is used up rather than risk a 429 (bot/slack/limits.py)."""
     limits = paced_limits(client)
     if limits is None:
         yield
         return
     token = client.token or ""
-    turn = limits.turn(token, "chat.update")
-    held = False
-
-    async def take() -> None:
-        nonlocal held
-        await turn.acquire()
-        held = True
+    async with limits.turn(token, "chat.update"):
         await limits.room(token, "chat.update")
-
-    try:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(take(), SETTLE_TIMEOUT / 2)
         yield
-    finally:
-        if held:
-            turn.release()
 
 
 class ThreadSink:
@@ -409,7 +394,8 @@ class ThreadSink:
                 await asyncio.sleep(self.n.update_gap)
 
     async def settle(self, record: DebateRecord) -> None:
-        """Show the stored, finished record in the status message; wait for it to be sent."""
+        """Show the stored, finished record in the status message; wait for it to be sent, unless
+        the workspace's chat.update minute is spent (it is sent when there is room)."""
         self.record, self.final = record, True
         self.rehearsal = self.rehearsal or bool(record.result and record.result.rehearsal)
         running = self._flusher
@@ -418,8 +404,12 @@ class ThreadSink:
                 running.cancel()
             await asyncio.wait({running}, timeout=SETTLE_TIMEOUT)  # its errors are logged
         self._dirty, self._closed = True, False
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._flush(), SETTLE_TIMEOUT)
+        final = self.n.spawn(self._flush())   # never cancelled: the status ends final
+        client = await self.n.client_for(self.record)
+        limits = paced_limits(client)
+        if limits is None or not limits.saturated(client.token or "", "chat.update"):
+            await asyncio.wait({final}, timeout=SETTLE_TIMEOUT)
+        # else it waits for room in chat.update's minute: the result need not wait for it
 
 
 __all__ = ["SLACK_ERRORS", "Settled", "SlackNotifier", "Thread", "ThreadSink", "result_message",
