@@ -191,9 +191,9 @@ class PlanSink:
         budget for streams is spent (bot/slack/stream_support.py), the thread gets the status
         message."""
         origin = self.record.origin
-        if not stream_affordable(await self._slack()):
-            log.debug("Slack: debate %s is not streamed (chat.startStream/stopStream at their "
-                      "limit): status message instead", self.record.id)
+        if self.record.finished_at is not None or not stream_affordable(await self._slack()):
+            log.debug("Slack: debate %s is not streamed (finished, or chat.startStream/"
+                      "stopStream at their limit): status message instead", self.record.id)
             await self._fall_back()
             return False
         opening = views.opening_text(rehearsal=self.rehearsal)
