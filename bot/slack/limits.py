@@ -55,6 +55,7 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
         self.clock = clock
         self.received: Counter[str] = Counter()   # 429s by method, for logs and the bench
         self._methods: dict[tuple[str, str], _Method] = {}
+        self._turns: dict[tuple[str, str], asyncio.Lock] = {}
 
     def _of(self, token: str, method: str) -> _Method:
         return self._methods.setdefault((token, method), _Method())
@@ -75,6 +76,36 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
                 state.sent.append(now)
                 return
             await asyncio.sleep(wait)
+
+    def saturated(self, token: str, method: str) -> bool:
+        """Whether a call to `method` now would wait, or be refused, in the token's workspace:
+        closed by a 429, or its tier's calls already made in the last minute (counted whether
+        or not Slack has refused it yet: the tier is what Slack promises)."""
+        return self._until_room(token, method) > 0
+
+    def turn(self, token: str, method: str) -> asyncio.Lock:
+        """Held by calls that can wait (a coalesced status update) around `room` and the call:
+        one at a time, so waiters woken together do not all go at once into a 429."""
+        return self._turns.setdefault((token, method), asyncio.Lock())
+
+    async def room(self, token: str, method: str) -> None:
+        """Wait until `saturated` is False: for calls that can wait their turn rather than
+        risk a 429, whether or not Slack has refused the method (hold its `turn`)."""
+        while (wait := self._until_room(token, method)) > 0:
+            await asyncio.sleep(wait)
+
+    def _until_room(self, token: str, method: str) -> float:
+        state = self._methods.get((token, method))
+        if state is None:
+            return 0.0
+        now = self.clock()
+        while state.sent and state.sent[0] <= now - self.window:
+            state.sent.popleft()
+        wait = state.closed_until - now
+        limit = TIERS.get(method)
+        if limit is not None and len(state.sent) >= limit:
+            wait = max(wait, state.sent[0] + self.window + MARGIN - now)
+        return wait
 
     def refused(self, token: str, method: str, retry_after: float) -> None:
         """Slack said 429: the method waits `retry_after` for everyone, then is paced."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -25,6 +25,7 @@ from bot.service.results import routed_by
 from bot.service.runtime import Runtime
 from bot.slack.client import SLACK_ERRORS, slack_error
 from bot.slack.clients import WorkspaceClients, current
+from bot.slack.limits import paced_limits
 from bot.slack.pacing import ChannelPacer
 from bot.slack.settings import SlackSettings
 from bot.slack.views import debate as views
@@ -267,6 +268,20 @@ class SlackNotifier:
         return str(reply.get("permalink") or "") or None
 
 
+@contextlib.asynccontextmanager
+async def _room_for_update(client: AsyncWebClient) -> AsyncIterator[None]:
+    """Status updates go one at a time per workspace, each waiting while the workspace's minute
+    of chat.update is used up rather than risk a 429 (bot/slack/limits.py)."""
+    limits = paced_limits(client)
+    if limits is None:
+        yield
+        return
+    token = client.token or ""
+    async with limits.turn(token, "chat.update"):
+        await limits.room(token, "chat.update")
+        yield
+
+
 class ThreadSink:
     """One debate run's Slack updates. `emit` only records and queues: it never waits on Slack.
 
@@ -366,18 +381,21 @@ class ThreadSink:
     async def _flush(self) -> None:
         """Coalesced chat.update: only the latest state is sent, at most once per update_gap."""
         while self._dirty and self.status_ts is not None and not self._closed:
-            self._dirty = False
-            try:
-                await self.n.update(self.channel, self.status_ts, self._render(),
-                                    client=await self.n.client_for(self.record))
-            except SLACK_ERRORS as exc:
-                log.warning("Slack: could not update the status of %s: %s", self.record.id,
-                            slack_error(exc))
+            client = await self.n.client_for(self.record)
+            async with _room_for_update(client):
+                self._dirty = False
+                try:
+                    await self.n.update(self.channel, self.status_ts, self._render(),
+                                        client=client)
+                except SLACK_ERRORS as exc:
+                    log.warning("Slack: could not update the status of %s: %s", self.record.id,
+                                slack_error(exc))
             if self._dirty:
                 await asyncio.sleep(self.n.update_gap)
 
     async def settle(self, record: DebateRecord) -> None:
-        """Show the stored, finished record in the status message; wait for it to be sent."""
+        """Show the stored, finished record in the status message; wait for it to be sent, unless
+        the workspace's chat.update minute is spent (it is sent when there is room)."""
         self.record, self.final = record, True
         self.rehearsal = self.rehearsal or bool(record.result and record.result.rehearsal)
         running = self._flusher
@@ -386,8 +404,12 @@ class ThreadSink:
                 running.cancel()
             await asyncio.wait({running}, timeout=SETTLE_TIMEOUT)  # its errors are logged
         self._dirty, self._closed = True, False
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._flush(), SETTLE_TIMEOUT)
+        final = self.n.spawn(self._flush())   # never cancelled: the status ends final
+        client = await self.n.client_for(self.record)
+        limits = paced_limits(client)
+        if limits is None or not limits.saturated(client.token or "", "chat.update"):
+            await asyncio.wait({final}, timeout=SETTLE_TIMEOUT)
+        # else it waits for room in chat.update's minute: the result need not wait for it
 
 
 __all__ = ["SLACK_ERRORS", "Settled", "SlackNotifier", "Thread", "ThreadSink", "result_message",

@@ -17,6 +17,10 @@ thread reads as it always did. An error that says the workspace has no streaming
 and after a restart, go straight to the status message, and streaming is tried again a day later
 (`RETRY_STREAMING`).
 
+A stream costs two Tier-2 calls (its start and its stop): a debate is streamed only while the
+workspace has them to spare, and one that finished before its stream started gets none
+(`stream_affordable`); both get the status message instead, as above.
+
 A stream lost midway (an append refused for good, or `LOST_AFTER` appends in a row refused) falls
 back the same way; the lost stream is first stopped with a line saying the debate continues below
 as a status message, when Slack still allows it, else it is left as it is and that is logged.
@@ -28,122 +32,39 @@ import asyncio
 import contextlib
 import logging
 from collections import Counter
-from collections.abc import Callable
-from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import progress_for
 from bot.slack.client import SLACK_ERRORS, error_code, slack_error
 from bot.slack.notifier import SETTLE_TIMEOUT, Settled, SlackNotifier, ThreadSink, thread_of
+from bot.slack.stream_support import (
+    RETRY_STREAMING,
+    UNAVAILABLE,
+    StreamingMode,
+    StreamSupport,
+    stream_affordable,
+)
 from bot.slack.views import plan as views
 from bot.slack.views.common import Message
 from engine.core.planning import prepare
-from engine.domain import DebateRequest, Event, EventKind, utcnow
+from engine.domain import DebateRequest, Event, EventKind
 from engine.errors import DialecticError
 from engine.ports import EventSink
 from engine.settings import EngineSettings
 from storage import debates
-from storage import slack as slack_store
-from storage.db import Database
 from storage.records import DebateRecord
-from storage.slack import StreamingRefusal
 
 log = logging.getLogger("dialectic.slack")
 
-StreamingMode = Literal["auto", "off"]
-#: chat.startStream errors that say this workspace (or app) cannot stream at all.
-UNAVAILABLE = frozenset({"unknown_method", "not_allowed", "feature_not_enabled",
-                         "not_allowed_token_type", "method_deprecated", "missing_scope",
-                         "team_not_allowed", "not_enabled"})
 #: chat.appendStream / chat.stopStream errors after which the stream takes nothing more.
 GONE = frozenset({"message_not_in_streaming_state", "message_not_found", "channel_not_found",
                   "is_archived"})
 WHYS = {EventKind.STEP_REFUSED: "refused", EventKind.STEP_DEGRADED: "degraded",
         EventKind.STEP_FILTERED: "filtered"}
-
-
-#: How long a workspace's refusal to stream holds before streaming is tried there again.
-RETRY_STREAMING = timedelta(days=1)
 #: Appends refused in a row (for any reason) after which a stream is taken as lost.
 LOST_AFTER = 3
-
-
-class StreamSupport:
-    """Whether to stream, per workspace: the setting, and the teams found not to allow it (in
-    the database, so every process and a restart know; retried after `RETRY_STREAMING`)."""
-
-    def __init__(self, mode: StreamingMode, db: Database, *,
-                 clock: Callable[[], datetime] = utcnow) -> None:
-        self.mode = mode
-        self.db = db
-        self.clock = clock
-        self.unavailable: dict[str, StreamingRefusal] = {}   # team id -> what refused, when
-        self._retrying: set[str] = set()   # refusals older than a day: try, and forget on success
-
-    def usable(self, record: DebateRecord) -> bool:
-        """Stream this debate: on, its workspace not known to refuse, a recipient known when
-        its conversation is a channel (a DM needs none)."""
-        origin = record.origin
-        if self.mode == "off" or origin.status_ts or not origin.channel_id:
-            return False
-        if origin.stream_ts:
-            return True
-        if self._refused(origin.team_id or ""):
-            return False
-        return origin.channel_id.startswith("D") or bool(origin.team_id and origin.user_id)
-
-    def _refused(self, team: str) -> bool:
-        known = self.unavailable.get(team)
-        return known is not None and self.clock() - known.at < RETRY_STREAMING
-
-    async def refused_lately(self, team_id: str | None) -> bool:
-        """Whether the workspace refused streaming less than a day ago: this process knows, or
-        the database does (another process, or before a restart)."""
-        team = team_id or ""
-        if self._refused(team):
-            return True
-        async with self.db.transaction(readonly=True) as session:
-            found = await slack_store.streaming_refusal(session, team)
-        if found is None:
-            return False
-        if self.clock() - found.at >= RETRY_STREAMING:
-            self._retrying.add(team)
-            return False
-        self.unavailable[team] = found
-        log.info("Slack: streaming is unavailable in workspace %s (%s, learnt %s): status "
-                 "messages there until %s", team or "?", found.error, found.at.isoformat(),
-                 (found.at + RETRY_STREAMING).isoformat())
-        return True
-
-    async def refused(self, team_id: str | None, code: str) -> None:
-        """Remember (in the database; logged once per team) that the workspace cannot stream."""
-        team = team_id or ""
-        if code not in UNAVAILABLE:
-            return
-        first = not self._refused(team)
-        refusal = StreamingRefusal(team, code, self.clock())
-        self.unavailable[team] = refusal
-        self._retrying.discard(team)
-        async with self.db.transaction() as session:
-            await slack_store.refuse_streaming(session, team_id=team, error=code,
-                                               now=refusal.at)
-        if first:
-            log.warning("Slack: streaming is unavailable in workspace %s (%s): debates there "
-                        "post a status message and phase replies instead (tried again in "
-                        "%d hour(s))", team or "?", code, RETRY_STREAMING // timedelta(hours=1))
-
-    async def streamed(self, team_id: str | None) -> None:
-        """A stream started where a refusal had expired: forget the refusal."""
-        team = team_id or ""
-        if team not in self._retrying:
-            return
-        self._retrying.discard(team)
-        self.unavailable.pop(team, None)
-        async with self.db.transaction() as session:
-            await slack_store.allow_streaming(session, team)
-        log.info("Slack: streaming works again in workspace %s", team or "?")
 
 
 def planned_calls(settings: EngineSettings, request: DebateRequest) -> dict[str, int]:
@@ -266,8 +187,15 @@ class PlanSink:
         return await self.n.client_for(self.record)
 
     async def _start(self, title: str, tasks: list[dict[str, Any]]) -> bool:
-        """chat.startStream with the whole plan; on failure the thread gets the status message."""
+        """chat.startStream with the whole plan; on failure, or when the workspace's Tier-2
+        budget for streams is spent (bot/slack/stream_support.py), the thread gets the status
+        message."""
         origin = self.record.origin
+        if self.record.finished_at is not None or not stream_affordable(await self._slack()):
+            log.debug("Slack: debate %s is not streamed (finished, or chat.startStream/"
+                      "stopStream at their limit): status message instead", self.record.id)
+            await self._fall_back()
+            return False
         opening = views.opening_text(rehearsal=self.rehearsal)
         chunks = ([views.text_chunk(opening)] if opening else []) + [views.plan_chunk(title),
                                                                       *tasks]
@@ -365,12 +293,12 @@ class PlanSink:
             if self.closed:
                 running.cancel()
             await asyncio.wait({running}, timeout=SETTLE_TIMEOUT)
-        if self.stream_ts is None and self.fallback is None:
-            self.closed = False
-            await self._started()
+        if self.stream_ts is None:   # finished before its stream started: none is started
+            await self._fall_back()
         self.closed = True
         if self.fallback is not None:
             await self.fallback.settle(record)
+        if self.fallback is not None or self.stream_ts is None:
             return Settled(carried=False)
         with contextlib.suppress(TimeoutError):
             code = await asyncio.wait_for(self._stop(record, summary), SETTLE_TIMEOUT)

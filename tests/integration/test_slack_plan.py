@@ -16,6 +16,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service.progress import phases_of
+from bot.slack.limits import TIERS, paced_limits
 from bot.slack.streaming import LOST_AFTER, RETRY_STREAMING
 from bot.slack.views.common import usd
 from bot.slack.views.plan import CONTINUED, task_id
@@ -240,6 +241,30 @@ async def test_streaming_off_keeps_the_status_message(tmp_path: Path) -> None:
     async with slack_harness(tmp_path, slack_streaming="off") as h:
         await _fallback_debate(h, "Should we adopt Kafka?")
         assert not h.fake.calls_to("chat.startStream")
+
+
+@pytest.mark.parametrize("method", ["chat.startStream", "chat.stopStream"])
+async def test_no_stream_is_started_when_its_tier_2_budget_is_spent(tmp_path: Path,
+                                                                     method: str) -> None:
+    """A stream costs a chat.startStream and a chat.stopStream (Tier 2): when either has spent
+    its minute in the workspace, the debate is not streamed but gets what streaming off gives
+    (status message, phase replies, the result as a message), and the next one streams again."""
+    async with slack_harness(tmp_path, slack_streaming="auto") as h:
+        limits = paced_limits(h.notifier.client)
+        assert limits is not None
+        token = h.notifier.client.token or ""
+        for _ in range(TIERS[method]):   # the minute's calls, as other debates spent them
+            await limits.acquire(token, method)
+        await _fallback_debate(h, "Should we adopt Kafka?")
+        assert not h.fake.calls_to("chat.startStream") and not h.fake.streams
+        limits.window = 0.0   # the minute has passed
+        topic = "Should we adopt Pulsar?"
+        await h.command(topic)
+        record = await h.wait_until(lambda: _by_topic(h, topic), what="the debate")
+        await h.wait_finished(record.id)
+        await h.wait_until(lambda: any(s.stopped for s in h.fake.streams.values()),
+                           what="the stream to stop")
+        assert [c.ok for c in h.fake.calls_to("chat.startStream")] == [True]
 
 
 def test_a_request_plans_the_phases_the_stream_shows() -> None:

@@ -1,7 +1,9 @@
 """Slack's per-method rate limits, honoured: many debates streaming their plans at once against
 the fake Slack enforcing Slack's documented tiers (tests/fakes/slack_tiers.py, every minute made
 3 s long in the fake and in the bot alike) get a bounded number of 429s, not a storm, and every
-debate's end lands. A 429 holds back every caller of its method (bot/slack/limits.py)."""
+debate's end lands exactly once, no stream left open. A 429 holds back every caller of its
+method (bot/slack/limits.py); a plan is streamed only while the workspace has Tier-2 calls to
+spare for its start and stop (bot/slack/stream_support.py)."""
 
 from __future__ import annotations
 
@@ -26,7 +28,10 @@ async def test_fifty_streaming_debates_stay_within_slacks_limits(tmp_path: Path)
                                  text="Should we adopt option --mode simple --rounds 1",
                                  scale=SCALE, timeout=240)
     assert len(load.debates) == DEBATES
-    assert all(load.landed.values()), [d for d, ok in load.landed.items() if not ok]
+    # every debate's result shown exactly once (by its stream's stop or as a message), and no
+    # stream left streaming
+    assert all(n == 1 for n in load.shown.values()), load.shown
+    assert load.left_open == []
     # a 429 at most for each call in flight when its method was first refused (one a channel:
     # a channel's calls go one at a time), then none: never one per retry (slack_sdk's own
     # handler, each refused call retrying on its own, got 15-19 for chat.startStream here)
@@ -36,3 +41,6 @@ async def test_fifty_streaming_debates_stay_within_slacks_limits(tmp_path: Path)
         if method in TIERS:   # what Slack let through never exceeded its limit
             assert most <= TIERS[method], (method, most)
     assert load.calls["chat.startStream"] >= 1 and load.calls["chat.appendStream"] >= 1
+    # a stream costs a start and a stop (Tier 2): the debates past that budget were not
+    # streamed but got the status message and their result as a message
+    assert load.calls["chat.startStream"] < DEBATES and load.as_message

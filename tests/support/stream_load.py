@@ -1,7 +1,9 @@
 """Many debates streaming their plans at once against the fake Slack enforcing Slack's documented
 rate limits (tests/fakes/slack_tiers.py): what the rate-limit test asserts and the Slack bench
 prints. Started with signed `/debate` commands over a few channels; measured from the fake's
-record of every call (accepted and refused) and the debates' own records."""
+record of every call (accepted and refused) and the debates' own records. A debate's end is the
+first call that showed its result (the stream's stop carrying it, or the result posted as a
+message)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from bot.slack.limits import paced_limits
+from bot.slack.views.feedback import feedback_value
 from storage.records import DebateRecord
 from tests.fakes.slack_tiers import MINUTE
 from tests.support.slack_fixtures import Harness
@@ -29,6 +32,9 @@ class StreamLoad:
     busiest_minute: dict[str, int] = field(default_factory=dict)
     landed: dict[str, bool] = field(default_factory=dict)
     late: dict[str, float] = field(default_factory=dict)   # seconds from finish to its end shown
+    as_message: set[str] = field(default_factory=set)   # ended with the result as a message
+    shown: dict[str, int] = field(default_factory=dict)   # times each debate's result was shown
+    left_open: list[str] = field(default_factory=list)   # streams started and never stopped
     bot_saw_429: Counter[str] = field(default_factory=Counter)
     wall: float = 0.0
 
@@ -77,29 +83,32 @@ def _count(h: Harness, load: StreamLoad, scale: float) -> None:
             accepted[call.method].append(call.at)
     for method, times in accepted.items():
         load.busiest_minute[method] = _busiest(sorted(times), MINUTE * scale)
-    stops = {c.args.get("ts"): c for c in h.fake.calls
-             if c.method == "chat.stopStream" and c.status == 200 and c.ok}
+    stopped = {c.args.get("ts") for c in h.fake.calls
+               if c.method == "chat.stopStream" and c.status == 200 and c.ok}
+    started = [str(c.response.get("ts")) for c in h.fake.calls
+               if c.method == "chat.startStream" and c.status == 200 and c.ok]
+    load.left_open = [ts for ts in started if ts not in stopped]
     for record in load.debates:
-        stream_ts = record.origin.stream_ts
-        stop = stops.get(stream_ts) if stream_ts else None
-        summary = _summary_posted(h, record)
-        load.landed[record.id] = stop is not None or summary is not None
-        shown = stop.at if stop is not None else summary
-        if shown is not None and record.finished_at is not None:
-            load.late[record.id] = max(0.0, shown - record.finished_at.timestamp())
+        shown = _results_shown(h, record)
+        load.shown[record.id] = len(shown)
+        load.landed[record.id] = bool(shown)
+        if any(method == "chat.postMessage" for _, method in shown):
+            load.as_message.add(record.id)
+        if shown and record.finished_at is not None:
+            load.late[record.id] = max(0.0, shown[0][0] - record.finished_at.timestamp())
 
 
-def _summary_posted(h: Harness, record: DebateRecord) -> float | None:
-    """When the debate's result was posted in its thread as a message (a stream that could not
-    carry it, or a debate that fell back to the status message)."""
-    origin = record.origin
-    for call in h.fake.calls:
-        if (call.method == "chat.postMessage" and call.ok
-                and call.args.get("channel") == origin.channel_id
-                and call.args.get("thread_ts") == origin.thread_ts
-                and record.id in str(call.args)):
-            return call.at
-    return None
+def _results_shown(h: Harness, record: DebateRecord) -> list[tuple[float, str]]:
+    """When and how the debate's result reached its thread: the calls Slack accepted that carry
+    it (its feedback buttons, which only the result has), a stream's stop or a message."""
+    origin, marker = record.origin, feedback_value("up", record.id)
+    return sorted((call.at, call.method) for call in h.fake.calls
+                  if call.ok and call.status == 200 and marker in str(call.args)
+                  and ((call.method == "chat.postMessage"
+                        and call.args.get("channel") == origin.channel_id
+                        and call.args.get("thread_ts") == origin.thread_ts)
+                       or (call.method == "chat.stopStream"
+                           and call.args.get("channel") == origin.channel_id)))
 
 
 def _busiest(times: list[float], window: float) -> int:
