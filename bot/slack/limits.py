@@ -64,18 +64,9 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
         """Wait until a call to `method` may go: the method open again after a 429, and, while
         it is paced, fewer than its tier's calls in the last minute."""
         state = self._of(token, method)
-        limit = TIERS.get(method)
-        while True:
-            now = self.clock()
-            while state.sent and state.sent[0] <= now - self.window:
-                state.sent.popleft()
-            wait = state.closed_until - now
-            if state.paced and limit is not None and len(state.sent) >= limit:
-                wait = max(wait, state.sent[0] + self.window + MARGIN - now)
-            if wait <= 0:
-                state.sent.append(now)
-                return
+        while (wait := self._wait(state, method, paced_only=True)) > 0:
             await asyncio.sleep(wait)
+        state.sent.append(self.clock())
 
     def saturated(self, token: str, method: str) -> bool:
         """Whether a call to `method` now would wait, or be refused, in the token's workspace:
@@ -96,14 +87,17 @@ class PacedRateLimits(AsyncRateLimitErrorRetryHandler):
 
     def _until_room(self, token: str, method: str) -> float:
         state = self._methods.get((token, method))
-        if state is None:
-            return 0.0
+        return 0.0 if state is None else self._wait(state, method, paced_only=False)
+
+    def _wait(self, state: _Method, method: str, *, paced_only: bool) -> float:
+        """Seconds until a call to `method` may go: closed by a 429, or its tier's calls made
+        in the last minute (`paced_only`: only once Slack has refused it here)."""
         now = self.clock()
         while state.sent and state.sent[0] <= now - self.window:
             state.sent.popleft()
         wait = state.closed_until - now
         limit = TIERS.get(method)
-        if limit is not None and len(state.sent) >= limit:
+        if limit is not None and (state.paced or not paced_only) and len(state.sent) >= limit:
             wait = max(wait, state.sent[0] + self.window + MARGIN - now)
         return wait
 

@@ -38,7 +38,8 @@ class SlackUserGroups:
         if self.clients is None or self.clients.store is None:
             return self.client
         if team_id is None:   # a Slack request's own workspace, if one is bound
-            return current(self.client) if current(self.client) is not self.client else None
+            bound = current(self.client)
+            return bound if bound is not self.client else None
         return await self.clients.for_workspace(team_id=team_id)
 
     async def members(self, group: str, *, team_id: str | None = None) -> frozenset[str]:
