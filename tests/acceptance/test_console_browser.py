@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from selenium import webdriver
 
+from bot.scheduling import workspace as wsched
+from bot.scheduling.workspace import parse_form
 from bot.service.grants import reviewer_grant
 from bot.service.runtime import Runtime
 from bot.settings import Settings
@@ -212,5 +214,32 @@ async def test_every_mode_fits_a_phone(review_stack: tuple[Browser, Runtime, Set
         assert await browser.js(OVERFLOWING) == []
         if mode is Mode.CONSENSUS:
             assert len(await browser.find_all("svg.heatmap")) >= 3   # pro, con, claims
+    finally:
+        await browser.resize((1280, 900))
+
+
+async def test_a_workspaces_settings_and_schedules_fit_a_phone(
+        review_stack: tuple[Browser, Runtime, Settings]) -> None:
+    """The operator's pages of one workspace: the schedules table becomes cards on a 390 px
+    phone (nothing past the right edge), and both pages pass axe."""
+    browser, rt, _ = review_stack
+    fields = parse_form({"name": "morning", "preset": "market", "topics": "Will the ECB cut "
+                         "rates in December?\nBrent crude breaks $90 this week?",
+                         "cron": "0 8 * * 1-5", "timezone": "Europe/Paris",
+                         "channel": "C0123ABC"}, presets=["market"])
+    await wsched.add(rt.db, "T0123ABC", fields, by="operator", admin=True,
+                     now=rt.service.clock())
+    await browser.resize(PHONE, mobile=True)
+    try:
+        await browser.goto(f"/?token={TOKEN}")
+        for path in ("/workspaces/T0123ABC/schedules", "/workspaces/T0123ABC/settings"):
+            await browser.goto(path)
+            assert "T0123ABC" in await browser.text("h1"), path
+            assert await browser.js(OVERFLOWING) == [], path
+            width = await browser.js("return [window.innerWidth, "
+                                     "document.documentElement.scrollWidth]")
+            assert width == [PHONE[0], PHONE[0]], f"{path} is {width} wide on a phone"
+            violations = await browser.axe()
+            assert not violations, f"{path}:\n{describe(violations)}"
     finally:
         await browser.resize((1280, 900))
