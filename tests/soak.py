@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import platform
 import random
@@ -201,6 +202,11 @@ class Soak:
         deadline = time.monotonic() + timeout
         records: dict[str, dict[str, Any]] = {}
         while time.monotonic() < deadline:
+            if any(i not in self.ids for i in self.from_slack):
+                # a /debate whose process was killed after its ack is started by another's
+                # recovery once its lease is over (bot/slack/recovery.py): look for it again
+                with contextlib.suppress(aiohttp.ClientError, OSError):
+                    await self.slack_ids()
             for debate_id in self.ids.values():
                 try:
                     status, record = await self.server.get(f"/api/debates/{debate_id}")
@@ -209,7 +215,8 @@ class Soak:
                 if status == 200:
                     records[debate_id] = record
             if len(records) == len(self.ids) and all(
-                    r["status"] in SETTLED for r in records.values()):
+                    r["status"] in SETTLED for r in records.values()) and all(
+                    i in self.ids for i in self.from_slack):
                 break
             await asyncio.sleep(1.0)
         return records
