@@ -31,6 +31,7 @@ from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by, to_reviewers
 from bot.service.reuse import answered_by, cache_key, replay_source
 from bot.service.settings import ServiceSettings
+from bot.service.step_writes import DbStepWrites
 from bot.service.submission import Submission as Submission
 from bot.service.traces import traced_origin
 from bot.service.tracing import tracing
@@ -277,11 +278,12 @@ class DebateService:
             return await self.give_up(record, worker_id=worker_id)
         prepared = await self.oversight.prepare_run(record.id, prepare(
             self.engine, record.request), team_id=record.origin.team_id)
-        sinks: list[EventSink] = [audit.DbEventSink(self.db),
-                                  JudgingSink(self.mark_judging, record.id,
+        chain = audit.DbEventSink(self.db)
+        sinks: list[EventSink] = [JudgingSink(self.mark_judging, record.id,
                                               prepared.protocol.judging_phases)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
-        store: CheckpointStore = DbCheckpointStore(self.db)
+        checkpoints = DbCheckpointStore(self.db)
+        store: CheckpointStore = checkpoints
         if record.reused_steps and record.parent_id:
             store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
         sizes = await self.learned_sizes()
@@ -298,7 +300,10 @@ class DebateService:
                         ceiling_usd=checked.ceiling_usd, clock=self.clock)
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
-            store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
+            store=store, sink=FanOutSink(chain, *sinks),
+            evidence=evidence.DbEvidenceSource(self.db),
+            writes=DbStepWrites(self.db, store=checkpoints, purse=purse, audit=chain,
+                                after=FanOutSink(*sinks)),
             # a replay pays exactly the calls it announced: no judge cache (its key would follow
             # the replay's own id, so an earlier replay's verdicts answered at random)
             step_cache=None if record.reused_steps else self._judge_cache(),
