@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from engine.ports import Purse
 
 _EPSILON = 1e-9
+_TOP_UPS = 3
 
 
 @dataclass(slots=True)
@@ -67,10 +68,7 @@ class Spending:
             if self.exhausted is None or (judging and self._made):
                 if not self._started:
                     self.available, self._started = await self.purse.held(), True
-                short = self.pending + predicted + rest - self.available
-                if short > _EPSILON:
-                    granted = await self.purse.top_up(short)   # `settled` may run meanwhile
-                    self.available += granted
+                await self._top_up(predicted + rest)
                 if self.pending + predicted + rest - self.available <= _EPSILON:
                     self.pending += predicted
                     self._made = True
@@ -80,6 +78,19 @@ class Spending:
             assert self.exhausted is not None
             self.exhausted.refused += 1
             return False
+
+    async def _top_up(self, wanted: float) -> None:
+        """Hold enough for the calls in flight and `wanted` more. A call that ends while the
+        purse is asked (`settled` does not wait for the lock) may leave it short again: it is
+        asked again, as long as it grants all it is asked."""
+        for _ in range(_TOP_UPS):
+            short = self.pending + wanted - self.available
+            if short <= _EPSILON:
+                return
+            granted = await self.purse.top_up(short)   # `settled` may run meanwhile
+            self.available += granted
+            if granted < short - _EPSILON:
+                return   # the day or the ceiling has no more room
 
     async def settle(self, predicted: float, billed: float) -> None:
         """A call that was admitted has ended: its prediction is freed and what it billed is
