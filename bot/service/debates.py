@@ -41,7 +41,7 @@ from engine.core.replay import ReplayStore
 from engine.domain import DebateRequest, DebateResult, Estimate, Evidence, utcnow
 from engine.errors import InvalidRequest
 from engine.money.sizing import SizeBook
-from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
+from engine.ports import CheckpointStore, EventSink, FanOutSink
 from engine.provider.llm import LLMClient
 from engine.settings import EngineSettings
 from engine.untrusted.injection import Finding
@@ -298,15 +298,16 @@ class DebateService:
         purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
                         cap_usd=self.settings.daily_budget_usd,
                         ceiling_usd=checked.ceiling_usd, clock=self.clock)
+        # a replay pays exactly the calls it announced: no judge cache (its key would follow
+        # the replay's own id, so an earlier replay's verdicts answered at random)
+        judged = None if record.reused_steps else self._judge_cache()
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
             store=store, sink=FanOutSink(chain, *sinks),
             evidence=evidence.DbEvidenceSource(self.db),
             writes=DbStepWrites(self.db, store=checkpoints, purse=purse, audit=chain,
-                                after=FanOutSink(*sinks)),
-            # a replay pays exactly the calls it announced: no judge cache (its key would follow
-            # the replay's own id, so an earlier replay's verdicts answered at random)
-            step_cache=None if record.reused_steps else self._judge_cache(),
+                                after=FanOutSink(*sinks), cache=judged),
+            step_cache=judged,
             judge_history=await self.history.judge_scores(),
             purse=purse, sizes=sizes, tracer=tracing().tracer,
         )
@@ -381,7 +382,7 @@ class DebateService:
                                     synthesizer=synthesizer, actor=actor, origin=origin,
                                     no_cache=no_cache)
 
-    def _judge_cache(self) -> StepCache | None:
+    def _judge_cache(self) -> caches.DbStepCache | None:
         ttl = self.settings.judge_cache_ttl_seconds
         return caches.DbStepCache(self.db, ttl_seconds=ttl) if ttl > 0 else None
 

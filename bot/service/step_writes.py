@@ -19,6 +19,7 @@ from bot.service.purse import DbPurse
 from engine.domain import Event, StepRecord
 from engine.ports import EventSink
 from storage.audit import DbEventSink
+from storage.caches import DbStepCache
 from storage.db import Database
 from storage.journal import BatchWriter, journal_for
 from storage.steps import DbCheckpointStore
@@ -26,21 +27,25 @@ from storage.steps import DbCheckpointStore
 
 class DbStepWrites:
     def __init__(self, db: Database, *, store: DbCheckpointStore, purse: DbPurse | None,
-                 audit: DbEventSink, after: EventSink) -> None:
+                 audit: DbEventSink, after: EventSink, cache: DbStepCache | None = None) -> None:
         self.db = db
+        self.cache = cache    # the judge cache: a judge's scorecard kept with its step
         self.store = store    # the run's own (a replay's store wraps it and puts through it)
         self.purse = purse
         self.audit = audit
         self.after = after    # every sink but the audit chain's
 
     async def commit(self, debate_id: str, *, record: StepRecord | None, charge_usd: float,
-                     event: Event) -> StepRecord | None:
+                     event: Event, cached_as: str | None = None) -> StepRecord | None:
         writes: list[tuple[BatchWriter, Any]] = []
         if record is not None:
             writes.append(self.store.write_of(debate_id, record))
         if charge_usd > 0 and self.purse is not None:
             writes.append(self.purse.write_of(charge_usd))
         writes.append(self.audit.write_of(event))
+        if cached_as is not None and self.cache is not None and record is not None \
+                and record.output is not None:
+            writes.append(self.cache.write_of(cached_as, record.output))
         results = await journal_for(self.db).write_together(writes)
         stored: StepRecord | None = None
         if record is not None:

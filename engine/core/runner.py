@@ -121,7 +121,7 @@ class DebateContext:
         self.phases: list[PhaseSummary] = []
         self.evidence: list[Evidence] = []
         self.spending = Spending(purse)
-        self.writes = writes or SeparateWrites(store, purse, sink)
+        self.writes = writes or SeparateWrites(store, purse, sink, step_cache)
         plan = plan or Plan(mode=request.mode, calls=())
         self.forecast = Forecast(plan, models=plan_models(settings, request.options, plan),
                                  sizes=replace(sizes or SizeBook(), effort_for=settings.effort_for),
@@ -166,11 +166,12 @@ class DebateContext:
     def _event(self, kind: EventKind, **data: Any) -> Event:
         return Event(kind=kind, debate_id=self.debate_id, data=data, rehearsal=self.rehearsal)
 
-    async def _commit(self, record: StepRecord, event: Event, *, stored: bool = True
-                      ) -> StepRecord:
-        """A step's checkpoint (unless not `stored`), its bill and its event as one write."""
+    async def _commit(self, record: StepRecord, event: Event, *, stored: bool = True,
+                      cached_as: str | None = None) -> StepRecord:
+        """A step's checkpoint (unless not `stored`), bill, event, cache entry: one write."""
         kept = await self.writes.commit(self.debate_id, record=record if stored else None,
-                                        charge_usd=self.spending.owed(record.key), event=event)
+                                        charge_usd=self.spending.owed(record.key), event=event,
+                                        cached_as=cached_as)
         return kept or record
 
     @asynccontextmanager
@@ -269,9 +270,7 @@ class DebateContext:
                                         prompt, exc.refusal, meter)
         except LLMError as exc:
             return await self._degrade(key, role, phase_name, model, prompt, str(exc), meter)
-        record = await self._store_reply(key, role, phase_name, prompt, reply, started)
-        if cache_key is not None and self.step_cache is not None and record.output is not None:
-            await self.step_cache.put(cache_key, record.output)
+        record = await self._store_reply(key, role, phase_name, prompt, reply, started, cache_key)
         return StepOutcome(key, StepStatus.OK, schema.model_validate(record.output), record)
 
     async def _paid_call(self, spec: CallSpec[T], predicted: float,
@@ -302,7 +301,8 @@ class DebateContext:
                 await self.spending.book(spec.step)
 
     async def _store_reply(self, key: str, role: str, phase: str, prompt: Prompt,
-                           reply: Reply[Any], started: float) -> StepRecord:
+                           reply: Reply[Any], started: float, cached_as: str | None
+                           ) -> StepRecord:
         record = StepRecord(
             key=key, role=role, phase=phase, model=reply.model, status=StepStatus.OK,
             output=reply.value.model_dump(mode="json"), prompt_hash=prompt_hash(prompt),
@@ -317,7 +317,7 @@ class DebateContext:
             completion_tokens=record.usage.completion_tokens,
             cached_tokens=record.usage.cached_tokens,
             reasoning_tokens=record.usage.reasoning_tokens, attempts=record.attempts,
-        ))
+        ), cached_as=cached_as)
         self.records[key] = record
         return record
 

@@ -85,7 +85,7 @@ class Spending:
         asked again, as long as it grants all it is asked."""
         for _ in range(_TOP_UPS):
             short = self.pending + wanted - self.available
-            if short <= _EPSILON:
+            if short <= _EPSILON or self.purse is None:
                 return
             granted = await self.purse.top_up(short)   # `settled` may run meanwhile
             self.available += granted
