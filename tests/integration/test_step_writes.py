@@ -5,11 +5,14 @@ leaves none of them, so the resumed debate makes the call again and charges it o
 from __future__ import annotations
 
 import asyncio
+import signal
+import sys
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import event
@@ -21,6 +24,7 @@ from storage.records import DebateStatus, Origin
 from tests.support.service_fixtures import priced, running_worker, service, wait_done
 
 TOPIC = "Should we move billing to PostgreSQL?"
+ROOT = Path(__file__).resolve().parents[2]
 API = Origin(surface="api")
 
 
@@ -109,34 +113,24 @@ async def test_a_steps_checkpoint_charge_and_audit_link_commit_in_one_transactio
 
 async def test_a_kill_between_a_reply_and_its_commit_replays_the_step_and_charges_it_once(
         db: Database) -> None:
-    """The first worker's database dies as the step's write reaches it (as a process killed
-    after the reply arrived: nothing of that write, nor anything after, is committed); another
-    worker resumes the debate once the lease runs out."""
-    url = db.url.render_as_string(hide_password=False)
-    doomed = Database(url)
+    """A worker process SIGKILLs itself as a step's write reaches the database, after the reply
+    arrived (tests/support/doomed_worker.py): nothing of that write, nor after it, is committed.
+    Another worker resumes the debate once the lease runs out."""
     target = "simple/rebuttal/1/con"
-    killed: list[str] = []
-
-    def kill(_conn: Any, _cursor: Any, statement: str, _params: Any, context: Any,
-             _many: bool) -> None:
-        if not killed and context is not None and context.isinsert \
-                and context.compiled.statement.table.name == "steps" \
-                and any(p.get("key") == target for p in context.compiled_parameters):
-            killed.append(statement)
-        if killed:
-            raise OSError("the worker process is gone")
-
-    event.listen(doomed.engine.sync_engine, "before_cursor_execute", kill)
-    first = service(doomed, priced(daily_budget_usd=1000.0, lease_seconds=60.0))
     sub = await service(db, priced(daily_budget_usd=1000.0)).submit(
         DebateRequest(topic=TOPIC, mode="simple"), origin=API)
     debate_id = sub.record.id
+    doomed = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.support.doomed_worker",
+        db.url.render_as_string(hide_password=False), target,
+        cwd=str(ROOT), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
     try:
-        async with running_worker(first, concurrency=1):
-            while not killed:
-                await asyncio.sleep(0.02)
+        _, err = await asyncio.wait_for(doomed.communicate(), 90)
     finally:
-        await doomed.dispose()
+        if doomed.returncode is None:
+            doomed.kill()
+            await doomed.wait()
+    assert doomed.returncode == -signal.SIGKILL, err.decode()[-2000:]
     async with db.transaction(readonly=True) as session:
         before = {s.key for s in await steps.list_steps(session, debate_id)}
         charged_before = await budget.spent(session, debate_id)
