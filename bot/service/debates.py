@@ -61,10 +61,11 @@ from storage import (
 from storage.db import Database
 from storage.errors import AlreadyExists, KeyReused
 from storage.lifecycle import CANCELLED_PREFIX
-from storage.records import DebateRecord, DebateStatus, Origin, Review
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin, Review
 from storage.steps import DbCheckpointStore
 
 log = logging.getLogger("dialectic.service")
+_FINISHED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
 
 ROUTED = frozenset({"human_review", "escalate"})
 
@@ -334,6 +335,8 @@ class DebateService:
             if current.status is DebateStatus.FAILED and current.error.startswith(
                     CANCELLED_PREFIX):   # its workspace left while it ran: its replies are
                 return current           # charged, its hold was released, it owes nothing
+            if current.status in _FINISHED and current.lease_owner != actor:
+                return current   # finished by the worker that took it over while ours ran on
             found = await debates.flag(session, debate_id, result.injection, stage="run",
                                        actor=actor)
             result = _flagged_result(result, [*current.injection, *found])
