@@ -55,6 +55,42 @@ class Purse(Protocol):
         ...
 
 
+class StepWrites(Protocol):
+    """A finished step's writes made as one, after its reply (DBOS Transact's "one write per
+    step"): its checkpoint (None: a degraded step is not stored), what its reply billed (booked
+    out of the debate's hold; 0 without a purse or a bill), its event, to every sink, and with
+    `cached_as` its output in the step cache under that key. The service commits them in one
+    transaction (bot/service/step_writes.py), so a crash leaves all of them or none: the step is
+    then made again, and charged once. Returns the stored checkpoint (another worker's, if it
+    stored the key first)."""
+
+    async def commit(self, debate_id: str, *, record: StepRecord | None, charge_usd: float,
+                     event: Event, cached_as: str | None = None) -> StepRecord | None: ...
+
+
+class SeparateWrites:
+    """StepWrites one after another on the three ports (the terminal's memory stores, tests):
+    the charge first, so a crash after it loses no money."""
+
+    def __init__(self, store: CheckpointStore, purse: Purse | None, sink: EventSink,
+                 cache: StepCache | None = None) -> None:
+        self.store = store
+        self.purse = purse
+        self.sink = sink
+        self.cache = cache
+
+    async def commit(self, debate_id: str, *, record: StepRecord | None, charge_usd: float,
+                     event: Event, cached_as: str | None = None) -> StepRecord | None:
+        if charge_usd > 0 and self.purse is not None:
+            await self.purse.charge(charge_usd)
+        stored = await self.store.put(debate_id, record) if record is not None else None
+        if cached_as is not None and self.cache is not None and record is not None \
+                and record.output is not None:
+            await self.cache.put(cached_as, record.output)
+        await self.sink.emit(event)
+        return stored
+
+
 class PanelStatistics(Protocol):
     """What a judging phase computes over its panel's scores (engine/reading/verdicts.py, on numpy).
     `run_debate` hands it to the protocols through their context, so planning a debate (an

@@ -26,7 +26,7 @@ from sqlalchemy.orm import Session, SessionTransaction
 from engine.domain import Event, canonical_json, sha256, utcnow
 from storage.db import Database, dialect_of, ignoring_insert, insert_ignoring
 from storage.errors import Conflict
-from storage.journal import AfterCommit, Stale, journal_for
+from storage.journal import AfterCommit, BatchWriter, Stale, journal_for
 from storage.models import AuditEventRow, jsonable
 from storage.records import AuditEvent
 
@@ -251,7 +251,11 @@ class DbEventSink:
         self._heads = _heads_for(db)
 
     async def emit(self, event: Event) -> None:
-        await journal_for(self.db).write(self._heads.append_events, event)
+        await journal_for(self.db).write(*self.write_of(event))
+
+    def write_of(self, event: Event) -> tuple[BatchWriter, Any]:
+        """`emit` as a journal write, for a caller that submits it with others."""
+        return self._heads.append_events, event
 
 
 MAX_CACHED_CHAINS = 20_000

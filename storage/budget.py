@@ -238,20 +238,22 @@ async def charge(
 async def charge_many(session: AsyncSession, charges: list[Charge], *,
                       now: datetime | None = None) -> None:
     """`charge` for many replies at once (the journal's group commit, storage/journal.py): the
-    debates' ledgers read in one query, the days locked once, the ledger rows in one INSERT."""
+    debates' ledgers read in one query, the days changed once each, the ledger rows in one
+    INSERT. On PostgreSQL the days are locked before the ledgers are read again under the lock;
+    on SQLite `BEGIN IMMEDIATE` already holds the database, so each day is one UPDATE, unread."""
     totals: dict[tuple[str, date], float] = defaultdict(float)
     for item in charges:
         if item.amount_usd > 0:
             totals[(item.debate_id, item.day)] += item.amount_usd
     if not totals:
         return
-    debates = {debate_id for debate_id, _ in totals}
-    before = await _ledgers(session, debates)
+    before = await _ledgers(session, {debate_id for debate_id, _ in totals})
     days = {day for _, day in totals} | {d for led in before.values() for d in led.outstanding}
-    rows = await _lock_days(session, days)
+    rows = await _lock_days(session, days) if dialect_of(session) != "sqlite" else None
     ledgers = await _relocked(session, before)
     at = now or utcnow()
     entries: list[dict[str, object]] = []
+    moved: dict[date, list[float]] = defaultdict(lambda: [0.0, 0.0])  # day: [released, spent]
     for (debate_id, day), amount in totals.items():
         outstanding = ledgers[debate_id].outstanding
         left = round(amount, 9)
@@ -260,16 +262,37 @@ async def charge_many(session: AsyncSession, charges: list[Charge], *,
                 break
             used = round(min(outstanding[hold_day], left), 9)
             outstanding[hold_day] = round(outstanding[hold_day] - used, 9)
-            rows[hold_day].reserved_usd = round(max(rows[hold_day].reserved_usd - used, 0.0), 9)
-            rows[hold_day].spent_usd = round(rows[hold_day].spent_usd + used, 9)
+            moved[hold_day][0] += used
+            moved[hold_day][1] += used
             entries += [_entry(hold_day, debate_id, RELEASE, used, at),
                         _entry(hold_day, debate_id, SETTLE, used, at)]
             left = round(left - used, 9)
         if left > 0:
-            rows[day].spent_usd = round(rows[day].spent_usd + left, 9)
+            moved[day][1] += left
             entries.append(_entry(day, debate_id, SETTLE, left, at))
+    for day in sorted(moved):   # date order: no two transactions wait on each other in a circle
+        released, spent = (round(v, 9) for v in moved[day])
+        row = rows[day] if rows is not None else await _moved_unread(session, day, released,
+                                                                      spent)
+        if row is not None:
+            row.reserved_usd = round(max(row.reserved_usd - released, 0.0), 9)
+            row.spent_usd = round(row.spent_usd + spent, 9)
     await session.execute(insert(cast(Table, BudgetLedgerRow.__table__)), entries)  # Core
     await session.flush()
+
+
+async def _moved_unread(session: AsyncSession, day: date, released: float, spent: float
+                        ) -> BudgetDayRow | None:
+    """SQLite: move money on `day`'s row in one UPDATE; the row to change in Python instead,
+    locked and created, when it does not exist yet."""
+    changed = await session.execute(
+        update(_DAYS).where(_DAYS.c.day == day)
+        .values(reserved_usd=func.round(func.max(_DAYS.c.reserved_usd - released, 0.0), 9),
+                spent_usd=func.round(_DAYS.c.spent_usd + spent, 9)))
+    return None if changed.rowcount else await _lock_day(session, day, None)   # type: ignore[attr-defined]
+
+
+_DAYS = cast(Table, BudgetDayRow.__table__)
 
 
 def _entry(day: date, debate_id: str, kind: str, amount: float, at: datetime

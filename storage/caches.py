@@ -11,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from storage.db import Database, upsert
-from storage.journal import journal_for, lookups_for
+from storage.journal import BatchWriter, journal_for, lookups_for
 from storage.models import JudgeCacheRow, jsonable
 
 
@@ -76,8 +76,11 @@ class DbStepCache:
 
     async def put(self, key: str, output: dict[str, Any]) -> None:
         """Committed with the running debates' other writes (the journal's group commit)."""
-        await journal_for(self.db).write(judge_cache_put_batch,
-                                         (key, output, utcnow() + self.ttl))
+        await journal_for(self.db).write(*self.write_of(key, output))
+
+    def write_of(self, key: str, output: dict[str, Any]) -> tuple[BatchWriter, Any]:
+        """`put` as a journal write, for a caller that submits it with others (a step's)."""
+        return judge_cache_put_batch, (key, output, utcnow() + self.ttl)
 
 
 async def judge_cache_purge(session: AsyncSession, now: datetime) -> int:

@@ -6,9 +6,12 @@ Each write is submitted with the batch function that knows its table (storage/st
 what is pending, calls each function once with all of its kind, in the order the kinds first
 appear, and commits. Every caller returns only when its own write is committed (or failed), so a
 write is exactly as durable as in a transaction of its own; under load it costs a fraction of the
-transactions, statements and fsyncs. A batch that fails is retried write by write, so one bad
-write does not sink the others; a batch function that finds a cached view stale (an audit chain
-another process appended to) asks, with `Stale`, for the whole batch again without its caches.
+transactions, statements and fsyncs. Writes submitted together (`write_together`: a step's
+checkpoint, its charge and its audit link, bot/service/step_writes.py) always share one
+transaction, never split between batches. A batch that fails is retried submission by
+submission, so one bad write does not sink the others; a batch function that finds a cached
+view stale (an audit chain another process appended to) asks, with `Stale`, for the whole batch
+again without its caches.
 
 Reads that many debates make at the same moment (their evidence, the judge cache) are batched the
 same way by a read-only journal (`lookups_for(db)`): one query and one read-only transaction for
@@ -57,28 +60,46 @@ class Journal:
         self.db = db
         self.readonly = readonly
         self.urgent = urgent
-        self.pending: list[_Write] = []
+        self.pending: list[list[_Write]] = []   # submissions: each commits whole, or not
         self.flusher: asyncio.Task[None] | None = None
         self.transactions = 0        # committed batches (for tests and benchmarks)
 
     async def write(self, writer: BatchWriter, payload: Any) -> Any:
         """Write `payload` with the others pending; its result once committed."""
         done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending.append(_Write(writer, payload, done))
+        self._submit([_Write(writer, payload, done)])
+        return await asyncio.shield(done)  # a cancelled caller's write is still made
+
+    async def write_together(self, writes: list[tuple[BatchWriter, Any]]) -> list[Any]:
+        """Several writes as one submission: committed in one transaction (with others pending,
+        maybe), or none of them; their results, in order, once committed."""
+        loop = asyncio.get_running_loop()
+        submission = [_Write(writer, payload, loop.create_future()) for writer, payload in writes]
+        self._submit(submission)
+        # shielded: a cancelled caller's writes are still made
+        results = await asyncio.shield(asyncio.gather(*(item.done for item in submission),
+                                                      return_exceptions=True))
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
+
+    def _submit(self, submission: list[_Write]) -> None:
+        self.pending.append(submission)
         if self.flusher is None or self.flusher.done():
             self.flusher = asyncio.create_task(self._flush(), name="journal-group-commit")
-        return await asyncio.shield(done)  # a cancelled caller's write is still made
 
     #: a lookup (on `lookups_for(db)`): the same batching, for a batch function that only reads
     read = write
 
     async def _flush(self) -> None:
         while self.pending:
-            batch, self.pending = self.pending[:MAX_BATCH], self.pending[MAX_BATCH:]
+            submissions = _take(self.pending)
+            batch = [item for submission in submissions for item in submission]
             try:
                 results = await self._commit(batch)
             except DATABASE_ERRORS:
-                await self._one_by_one(batch)  # one bad write must not sink the others
+                await self._one_by_one(submissions)  # one bad write must not sink the others
                 continue
             except BaseException as exc:  # a bug, or cancellation: every waiter hears of it
                 _fail(batch, exc)
@@ -115,16 +136,28 @@ class Journal:
             hook()
         return results
 
-    async def _one_by_one(self, batch: list[_Write]) -> None:
-        for item in batch:
+    async def _one_by_one(self, submissions: list[list[_Write]]) -> None:
+        for submission in submissions:
             try:
-                [result] = await self._commit([item])
+                results = await self._commit(submission)
             except DATABASE_ERRORS as exc:
-                if not item.done.done():
-                    item.done.set_exception(exc)
+                _fail(submission, exc)
             else:
-                if not item.done.done():
-                    item.done.set_result(result)
+                for item, result in zip(submission, results, strict=True):
+                    if not item.done.done():
+                        item.done.set_result(result)
+
+
+def _take(pending: list[list[_Write]]) -> list[list[_Write]]:
+    """The next batch: whole submissions, in order, until MAX_BATCH writes (at least one);
+    what is left stays pending."""
+    count = taken = 0
+    while taken < len(pending) and (taken == 0 or count + len(pending[taken]) <= MAX_BATCH):
+        count += len(pending[taken])
+        taken += 1
+    batch = pending[:taken]
+    del pending[:taken]
+    return batch
 
 
 def _fail(batch: list[_Write], exc: BaseException) -> None:

@@ -18,7 +18,7 @@ from engine.money.sizing import Observed, step_kind
 from engine.vocabulary import StepStatus
 from storage.db import Database, ignoring_insert
 from storage.errors import NotFound
-from storage.journal import AfterCommit, journal_for, lookups_for
+from storage.journal import AfterCommit, BatchWriter, journal_for, lookups_for
 from storage.models import StepRow, jsonable
 
 _DEGRADED = "degraded"
@@ -167,13 +167,22 @@ class DbCheckpointStore:
             return known
 
     async def put(self, debate_id: str, record: StepRecord) -> StepRecord:
-        stored: StepRecord = await journal_for(self.db).write(put_steps, (debate_id, record))
+        stored: StepRecord = await journal_for(self.db).write(*self.write_of(debate_id, record))
+        self.remember(debate_id, stored)
+        return stored
+
+    def write_of(self, debate_id: str, record: StepRecord) -> tuple[BatchWriter, Any]:
+        """`put` as a journal write, for a caller that submits it with others (then it calls
+        `remember` with the result)."""
+        return put_steps, (debate_id, record)
+
+    def remember(self, debate_id: str, stored: StepRecord) -> None:
+        """A checkpoint now committed, kept for this run's `get`s."""
         known = self._known.get(debate_id)
         if known is not None:
             known[stored.key] = stored
         else:
             self._put_while_loading.setdefault(debate_id, {})[stored.key] = stored
-        return stored
 
 
 async def recent_usage(session: AsyncSession, *, limit: int) -> list[Observed]:

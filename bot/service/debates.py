@@ -31,6 +31,7 @@ from bot.service.purse import DbPurse
 from bot.service.results import review_reason, routed_by, to_reviewers
 from bot.service.reuse import answered_by, cache_key, replay_source
 from bot.service.settings import ServiceSettings
+from bot.service.step_writes import DbStepWrites
 from bot.service.submission import Submission as Submission
 from bot.service.traces import traced_origin
 from bot.service.tracing import tracing
@@ -40,7 +41,7 @@ from engine.core.replay import ReplayStore
 from engine.domain import DebateRequest, DebateResult, Estimate, Evidence, utcnow
 from engine.errors import InvalidRequest
 from engine.money.sizing import SizeBook
-from engine.ports import CheckpointStore, EventSink, FanOutSink, StepCache
+from engine.ports import CheckpointStore, EventSink, FanOutSink
 from engine.provider.llm import LLMClient
 from engine.settings import EngineSettings
 from engine.untrusted.injection import Finding
@@ -60,10 +61,11 @@ from storage import (
 from storage.db import Database
 from storage.errors import AlreadyExists, KeyReused
 from storage.lifecycle import CANCELLED_PREFIX
-from storage.records import DebateRecord, DebateStatus, Origin, Review
+from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin, Review
 from storage.steps import DbCheckpointStore
 
 log = logging.getLogger("dialectic.service")
+_FINISHED = TERMINAL_STATUSES | {DebateStatus.AWAITING_REVIEW}
 
 ROUTED = frozenset({"human_review", "escalate"})
 
@@ -277,11 +279,12 @@ class DebateService:
             return await self.give_up(record, worker_id=worker_id)
         prepared = await self.oversight.prepare_run(record.id, prepare(
             self.engine, record.request), team_id=record.origin.team_id)
-        sinks: list[EventSink] = [audit.DbEventSink(self.db),
-                                  JudgingSink(self.mark_judging, record.id,
+        chain = audit.DbEventSink(self.db)
+        sinks: list[EventSink] = [JudgingSink(self.mark_judging, record.id,
                                               prepared.protocol.judging_phases)]
         sinks += [s for f in self.sink_factories if (s := f(record)) is not None]
-        store: CheckpointStore = DbCheckpointStore(self.db)
+        checkpoints = DbCheckpointStore(self.db)
+        store: CheckpointStore = checkpoints
         if record.reused_steps and record.parent_id:
             store = ReplayStore(store, source_id=record.parent_id, reuse=record.reused_steps)
         sizes = await self.learned_sizes()
@@ -296,12 +299,16 @@ class DebateService:
         purse = DbPurse(self.db, debate_id=record.id, day=budget_day(record.created_at),
                         cap_usd=self.settings.daily_budget_usd,
                         ceiling_usd=checked.ceiling_usd, clock=self.clock)
+        # a replay pays exactly the calls it announced: no judge cache (its key would follow
+        # the replay's own id, so an earlier replay's verdicts answered at random)
+        judged = None if record.reused_steps else self._judge_cache()
         result = await run_debate(
             prepared, debate_id=record.id, settings=self.engine, llm=self.llm(),
-            store=store, sink=FanOutSink(*sinks), evidence=evidence.DbEvidenceSource(self.db),
-            # a replay pays exactly the calls it announced: no judge cache (its key would follow
-            # the replay's own id, so an earlier replay's verdicts answered at random)
-            step_cache=None if record.reused_steps else self._judge_cache(),
+            store=store, sink=FanOutSink(chain, *sinks),
+            evidence=evidence.DbEvidenceSource(self.db),
+            writes=DbStepWrites(self.db, store=checkpoints, purse=purse, audit=chain,
+                                after=FanOutSink(*sinks), cache=judged),
+            step_cache=judged,
             judge_history=await self.history.judge_scores(),
             purse=purse, sizes=sizes, tracer=tracing().tracer,
         )
@@ -328,6 +335,8 @@ class DebateService:
             if current.status is DebateStatus.FAILED and current.error.startswith(
                     CANCELLED_PREFIX):   # its workspace left while it ran: its replies are
                 return current           # charged, its hold was released, it owes nothing
+            if current.status in _FINISHED and current.lease_owner != actor:
+                return current   # finished by the worker that took it over while ours ran on
             found = await debates.flag(session, debate_id, result.injection, stage="run",
                                        actor=actor)
             result = _flagged_result(result, [*current.injection, *found])
@@ -376,7 +385,7 @@ class DebateService:
                                     synthesizer=synthesizer, actor=actor, origin=origin,
                                     no_cache=no_cache)
 
-    def _judge_cache(self) -> StepCache | None:
+    def _judge_cache(self) -> caches.DbStepCache | None:
         ttl = self.settings.judge_cache_ttl_seconds
         return caches.DbStepCache(self.db, ttl_seconds=ttl) if ttl > 0 else None
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date, datetime
+from typing import Any
 
 from storage import budget
 from storage.db import Database
-from storage.journal import journal_for, lookups_for
+from storage.journal import BatchWriter, journal_for, lookups_for
 
 
 class DbPurse:
@@ -39,6 +40,10 @@ class DbPurse:
                                        amount_usd=wanted, debate_id=self.debate_id)
 
     async def charge(self, usd: float) -> None:
-        """Committed with the step's checkpoint and audit links (the journal's group commit)."""
-        await journal_for(self.db).write(budget.charge_batch,
-                                         budget.Charge(self.day, self.debate_id, usd))
+        """A charge of its own (a call cancelled, or failed for good); a step's is committed
+        with its checkpoint and audit link (bot/service/step_writes.py)."""
+        await journal_for(self.db).write(*self.write_of(usd))
+
+    def write_of(self, usd: float) -> tuple[BatchWriter, Any]:
+        """`charge` as a journal write, for a caller that submits it with others."""
+        return budget.charge_batch, budget.Charge(self.day, self.debate_id, usd)

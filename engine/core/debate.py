@@ -33,6 +33,7 @@ from engine.ports import (
     PanelStatistics,
     Purse,
     StepCache,
+    StepWrites,
 )
 from engine.protocols import Outcome
 from engine.provider.llm import KnowsWindows, LLMClient
@@ -72,18 +73,22 @@ async def run_debate(
     purse: Purse | None = None,
     sizes: SizeBook | None = None,
     tracer: Tracer = NO_TRACER,
+    writes: StepWrites | None = None,
 ) -> DebateResult:
     """Run (or resume) a debate. Never raises for the debate's own failures: the result says.
     With a `purse`, no call starts unless the debate's money covers it and the rest of its plan
     at the high reply sizes of `sizes` (engine/money/sizing.py; the prior without): the debate then
     ends incomplete, saying where its budget ran out. With a `tracer`, the debate is one
-    `invoke_workflow` span (engine/tracing.py) with the judges' scores as evaluation events."""
+    `invoke_workflow` span (engine/tracing.py) with the judges' scores as evaluation events.
+    With `writes`, each step's checkpoint, charge and event are made through it as one
+    (engine/ports.py StepWrites; its events reach its own sinks, not `sink`)."""
     context = functools.partial(
         DebateContext, debate_id=debate_id, request=prepared.request, preset=prepared.preset,
         judges=prepared.judges, settings=settings, llm=llm, store=store,
         evidence=evidence or NoEvidence(), statistics=PANEL_STATISTICS, clock=clock,
         judge_history=judge_history, step_cache=step_cache, purse=purse, plan=prepared.plan,
-        sizes=sizes, judging_phases=prepared.protocol.judging_phases, tracer=tracer)
+        sizes=sizes, judging_phases=prepared.protocol.judging_phases, tracer=tracer,
+        writes=writes)
     if not tracer.enabled:
         return await _run(prepared, context(sink=sink))
     with tracer.span(f"invoke_workflow {WORKFLOW}", workflow_attributes(

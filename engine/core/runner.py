@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from engine.core.step_outcome import StepOutcome as StepOutcome  # the protocols import it from here
+from engine.core.step_outcome import prompt_hash
 from engine.domain import (
     DebateRequest,
     Event,
@@ -33,8 +34,6 @@ from engine.domain import (
     Plan,
     StepRecord,
     Usage,
-    canonical_json,
-    sha256,
 )
 from engine.errors import LLMAuthError, LLMContentFiltered, LLMError, LLMRefused
 from engine.money.cost import price, token_bound
@@ -47,7 +46,9 @@ from engine.ports import (
     EvidenceSource,
     PanelStatistics,
     Purse,
+    SeparateWrites,
     StepCache,
+    StepWrites,
 )
 from engine.provider.llm import CallSpec, LLMClient, Meter, Prompt, Reply
 from engine.settings import EngineSettings, JudgeSpec, PresetSpec
@@ -97,6 +98,7 @@ class DebateContext:
         sizes: SizeBook | None = None,
         judging_phases: frozenset[str] = frozenset(),
         tracer: Tracer = NO_TRACER,
+        writes: StepWrites | None = None,
     ) -> None:
         self.debate_id = debate_id
         self.tracer = tracer
@@ -119,6 +121,7 @@ class DebateContext:
         self.phases: list[PhaseSummary] = []
         self.evidence: list[Evidence] = []
         self.spending = Spending(purse)
+        self.writes = writes or SeparateWrites(store, purse, sink, step_cache)
         plan = plan or Plan(mode=request.mode, calls=())
         self.forecast = Forecast(plan, models=plan_models(settings, request.options, plan),
                                  sizes=replace(sizes or SizeBook(), effort_for=settings.effort_for),
@@ -158,9 +161,18 @@ class DebateContext:
         return self.clock() >= self.deadline
 
     async def emit(self, kind: EventKind, **data: Any) -> None:
-        await self.sink.emit(
-            Event(kind=kind, debate_id=self.debate_id, data=data, rehearsal=self.rehearsal)
-        )
+        await self.sink.emit(self._event(kind, **data))  # a step's own: `_commit`
+
+    def _event(self, kind: EventKind, **data: Any) -> Event:
+        return Event(kind=kind, debate_id=self.debate_id, data=data, rehearsal=self.rehearsal)
+
+    async def _commit(self, record: StepRecord, event: Event, *, stored: bool = True,
+                      cached_as: str | None = None) -> StepRecord:
+        """A step's checkpoint (unless not `stored`), bill, event, cache entry: one write."""
+        kept = await self.writes.commit(self.debate_id, record=record if stored else None,
+                                        charge_usd=self.spending.owed(record.key), event=event,
+                                        cached_as=cached_as)
+        return kept or record
 
     @asynccontextmanager
     async def phase(self, name: str) -> AsyncIterator[PhaseSummary]:
@@ -258,20 +270,25 @@ class DebateContext:
                                         prompt, exc.refusal, meter)
         except LLMError as exc:
             return await self._degrade(key, role, phase_name, model, prompt, str(exc), meter)
-        record = await self._store_reply(key, role, phase_name, prompt, reply, started)
-        if cache_key is not None and self.step_cache is not None and record.output is not None:
-            await self.step_cache.put(cache_key, record.output)
+        record = await self._store_reply(key, role, phase_name, prompt, reply, started, cache_key)
         return StepOutcome(key, StepStatus.OK, schema.model_validate(record.output), record)
 
     async def _paid_call(self, spec: CallSpec[T], predicted: float,
                          remaining: float) -> Reply[T]:
         """The provider call, charged however it ends: every billed reply is money spent."""
         reply: Reply[T] | None = None
+        alone = False   # the step writes nothing after this: the bill is booked on its own
         try:
             reply = await traced_complete(self.tracer, self.llm, spec, timeout=remaining,
                                           phase=(_phase.get() or ("",))[0],
                                           conversation=self.debate_id)
             return reply
+        except (TimeoutError, LLMError) as exc:   # the step degrades or withholds: `_commit`
+            alone = isinstance(exc, LLMAuthError)
+            raise
+        except BaseException:   # cancelled, or a bug
+            alone = True
+            raise
         finally:
             meter = spec.meter or Meter()
             billed = (self._cost(reply.usage, reply.model) if reply is not None
@@ -279,27 +296,29 @@ class DebateContext:
             if reply is not None:  # what this debate's replies are like predicts its rest
                 self.forecast.observe(spec.step, spec.model, spec.role, "", reply.usage,
                                       reply.calls, effort=spec.reasoning_effort)
-            await self.spending.settle(predicted, billed)
+            self.spending.settled(spec.step, predicted, billed)
+            if alone:
+                await self.spending.book(spec.step)
 
     async def _store_reply(self, key: str, role: str, phase: str, prompt: Prompt,
-                           reply: Reply[Any], started: float) -> StepRecord:
+                           reply: Reply[Any], started: float, cached_as: str | None
+                           ) -> StepRecord:
         record = StepRecord(
             key=key, role=role, phase=phase, model=reply.model, status=StepStatus.OK,
-            output=reply.value.model_dump(mode="json"), prompt_hash=_prompt_hash(prompt),
+            output=reply.value.model_dump(mode="json"), prompt_hash=prompt_hash(prompt),
             usage=reply.usage, cost_usd=self._cost(reply.usage, reply.model),
             latency_s=round(self.clock() - started, 4), attempts=reply.attempts,
             calls=reply.calls, rehearsal=self.rehearsal,
         )
-        record = await self.store.put(self.debate_id, record)
-        self.records[key] = record
-        await self.emit(
+        record = await self._commit(record, self._event(
             EventKind.STEP_FINISHED,
             key=key, role=role, phase=phase, model=record.model,
             cost_usd=record.cost_usd, prompt_tokens=record.usage.prompt_tokens,
             completion_tokens=record.usage.completion_tokens,
             cached_tokens=record.usage.cached_tokens,
             reasoning_tokens=record.usage.reasoning_tokens, attempts=record.attempts,
-        )
+        ), cached_as=cached_as)
+        self.records[key] = record
         return record
 
     async def _from_cache(self, cache_key: str, key: str, role: str, phase: str, model: str,
@@ -314,13 +333,13 @@ class DebateContext:
         except ValidationError:
             return None  # written by an older schema: call the model instead
         record = StepRecord(key=key, role=role, phase=phase, model=model, status=StepStatus.OK,
-                            output=output, prompt_hash=_prompt_hash(prompt), attempts=0,
+                            output=output, prompt_hash=prompt_hash(prompt), attempts=0,
                             calls=0, rehearsal=self.rehearsal)
-        record = await self.store.put(self.debate_id, record)
+        self.forecast.start(key)
+        record = await self._commit(record, self._event(
+            EventKind.STEP_REUSED, key=key, role=role, phase=phase, cached=True))
         self.records[key] = record
         self.reused += 1
-        self.forecast.start(key)
-        await self.emit(EventKind.STEP_REUSED, key=key, role=role, phase=phase, cached=True)
         return StepOutcome(key, StepStatus.OK, value, record, reused=True)
 
     def _temperature(self, requested: float | None) -> float | None:
@@ -403,12 +422,13 @@ class DebateContext:
     ) -> StepOutcome[Any]:
         record = StepRecord(
             key=key, role=role, phase=phase, status=StepStatus.DEGRADED,
-            prompt_hash=_prompt_hash(prompt), attempts=max(meter.calls, attempts),
+            prompt_hash=prompt_hash(prompt), attempts=max(meter.calls, attempts),
             error=reason, rehearsal=self.rehearsal, **self._billed(model, meter),
         )
         self.records[key] = record  # not stored: a resumed debate tries this step again
-        await self.emit(EventKind.STEP_DEGRADED, key=key, role=role, phase=phase, reason=reason,
-                        cost_usd=record.cost_usd, calls=record.calls)
+        await self._commit(record, self._event(
+            EventKind.STEP_DEGRADED, key=key, role=role, phase=phase, reason=reason,
+            cost_usd=record.cost_usd, calls=record.calls), stored=False)
         return StepOutcome(key, StepStatus.DEGRADED, None, record)
 
     async def _withheld(
@@ -419,16 +439,12 @@ class DebateContext:
         the model refused (`reason` is then its own words). Stored, so it is not paid again."""
         record = StepRecord(
             key=key, role=role, phase=phase, status=status,
-            prompt_hash=_prompt_hash(prompt), attempts=max(meter.calls, 1), error=reason,
+            prompt_hash=prompt_hash(prompt), attempts=max(meter.calls, 1), error=reason,
             rehearsal=self.rehearsal, **self._billed(model, meter),
         )
-        record = await self.store.put(self.debate_id, record)
-        self.records[key] = record
         kind = EventKind.STEP_FILTERED if status is StepStatus.FILTERED else EventKind.STEP_REFUSED
-        await self.emit(kind, key=key, role=role, phase=phase, reason=reason,
-                        cost_usd=record.cost_usd, calls=record.calls)
+        record = await self._commit(record, self._event(
+            kind, key=key, role=role, phase=phase, reason=reason, cost_usd=record.cost_usd,
+            calls=record.calls))
+        self.records[key] = record
         return StepOutcome(key, status, None, record)
-
-
-def _prompt_hash(prompt: Prompt) -> str:
-    return sha256(canonical_json({"system": prompt.system, "user": prompt.user}))

@@ -8,7 +8,8 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel
 
-from engine.domain import StepRecord
+from engine.domain import StepRecord, canonical_json, sha256
+from engine.provider.llm import Prompt
 from engine.vocabulary import StepStatus
 
 T = TypeVar("T", bound=BaseModel)
@@ -35,3 +36,8 @@ class StepOutcome(Generic[T]):
         if self.status is StepStatus.REFUSED:
             return f"[refused: the model declined to answer, saying: {self.record.error}]"
         return f"[degraded: no output — {self.record.error or 'the call did not finish'}]"
+
+
+def prompt_hash(prompt: Prompt) -> str:
+    """What a step's record keeps of its prompt: the hash of its canonical JSON."""
+    return sha256(canonical_json({"system": prompt.system, "user": prompt.user}))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from engine.ports import Purse
 
 _EPSILON = 1e-9
+_TOP_UPS = 3
 
 
 @dataclass(slots=True)
@@ -53,6 +54,7 @@ class Spending:
         self._started = False
         self._made = False        # a call was admitted: there is something to judge
         self._lock = asyncio.Lock()
+        self._owed: dict[str, float] = {}   # step key -> billed, not yet charged to the purse
 
     async def admit(self, predicted: float, *, phase: str, after: str | None,
                     rest: float = 0.0, judging: bool = False) -> bool:
@@ -66,9 +68,7 @@ class Spending:
             if self.exhausted is None or (judging and self._made):
                 if not self._started:
                     self.available, self._started = await self.purse.held(), True
-                short = self.pending + predicted + rest - self.available
-                if short > _EPSILON:
-                    self.available += await self.purse.top_up(short)
+                await self._top_up(predicted + rest)
                 if self.pending + predicted + rest - self.available <= _EPSILON:
                     self.pending += predicted
                     self._made = True
@@ -79,15 +79,44 @@ class Spending:
             self.exhausted.refused += 1
             return False
 
+    async def _top_up(self, wanted: float) -> None:
+        """Hold enough for the calls in flight and `wanted` more. A call that ends while the
+        purse is asked (`settled` does not wait for the lock) may leave it short again: it is
+        asked again, as long as it grants all it is asked."""
+        for _ in range(_TOP_UPS):
+            short = self.pending + wanted - self.available
+            if short <= _EPSILON or self.purse is None:
+                return
+            granted = await self.purse.top_up(short)   # `settled` may run meanwhile
+            self.available += granted
+            if granted < short - _EPSILON:
+                return   # the day or the ceiling has no more room
+
     async def settle(self, predicted: float, billed: float) -> None:
         """A call that was admitted has ended: its prediction is freed and what it billed is
         charged (turned from held into spent money)."""
+        self.settled("", predicted, billed)
+        await self.book("")
+
+    def settled(self, key: str, predicted: float, billed: float) -> None:
+        """`settle` without the charge: what step `key` billed is owed to the purse until the
+        caller books it with the step's other writes (`owed`, engine/ports.py StepWrites) or
+        alone (`book`)."""
+        self.spent += billed
         if self.purse is None:
-            self.spent += billed
             return
-        async with self._lock:
-            self.pending = max(self.pending - predicted, 0.0)
-            self.available -= billed
-            self.spent += billed
+        # no await here, so no lock: `admit` reads these fields afresh after each of its awaits
+        self.pending = max(self.pending - predicted, 0.0)
+        self.available -= billed
         if billed > 0:
-            await self.purse.charge(billed)
+            self._owed[key] = self._owed.get(key, 0.0) + billed
+
+    def owed(self, key: str) -> float:
+        """What step `key` billed and nobody booked yet; the caller books it now."""
+        return self._owed.pop(key, 0.0)
+
+    async def book(self, key: str) -> None:
+        """Charge what step `key` owes on its own (a call cancelled or failed for good)."""
+        owed = self.owed(key)
+        if owed > 0 and self.purse is not None:
+            await self.purse.charge(owed)

@@ -1,0 +1,159 @@
+"""One write per step: a step's checkpoint, what its reply billed and its audit link commit in one
+transaction (bot/service/step_writes.py), and a process that dies between a reply and that commit
+leaves none of them, so the resumed debate makes the call again and charges it once."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event
+
+from engine.domain import DebateRequest, utcnow
+from storage import audit, budget, steps
+from storage.db import Database
+from storage.records import DebateStatus, Origin
+from tests.support.service_fixtures import priced, running_worker, service, wait_done
+
+TOPIC = "Should we move billing to PostgreSQL?"
+ROOT = Path(__file__).resolve().parents[2]
+API = Origin(surface="api")
+
+
+@dataclass
+class _Transaction:
+    """The rows one committed transaction inserted, per table (their bound values)."""
+
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
+
+
+@contextmanager
+def _committed(db: Database) -> Iterator[list[_Transaction]]:
+    """Every transaction committed on `db` meanwhile, with the rows it inserted (read from each
+    INSERT's compiled parameters: one dict per row, multi-row INSERTs included)."""
+    open_: dict[int, _Transaction] = {}
+    done: list[_Transaction] = []
+    seen: set[int] = set()
+    engine = db.engine.sync_engine
+
+    def begin(conn: Any) -> None:
+        open_[id(conn)] = _Transaction()
+
+    def execute(conn: Any, _cursor: Any, _statement: str, _params: Any, context: Any,
+                _many: bool) -> None:
+        if context is None or not context.isinsert or id(context) in seen:
+            return
+        seen.add(id(context))   # a multi-row INSERT may run in batches: its rows once
+        table = context.compiled.statement.table.name
+        current = open_.get(id(conn))
+        if current is not None:
+            current.rows[table] += [dict(p) for p in context.compiled_parameters]
+
+    def commit(conn: Any) -> None:
+        current = open_.pop(id(conn), None)
+        if current is not None:
+            done.append(current)
+
+    def rollback(conn: Any) -> None:
+        open_.pop(id(conn), None)
+
+    hooks = [("begin", begin), ("before_cursor_execute", execute), ("commit", commit),
+             ("rollback", rollback)]
+    for name, fn in hooks:
+        event.listen(engine, name, fn)
+    try:
+        yield done
+    finally:
+        for name, fn in hooks:
+            event.remove(engine, name, fn)
+
+
+async def test_a_steps_checkpoint_charge_and_audit_link_commit_in_one_transaction(
+        db: Database) -> None:
+    svc = service(db, priced(daily_budget_usd=1000.0))
+    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
+    debate_id = sub.record.id
+    with _committed(db) as transactions:
+        async with running_worker(svc, concurrency=1):
+            record = await wait_done(svc, debate_id)
+    assert record.status in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
+    async with db.transaction(readonly=True) as session:
+        stored = await steps.list_steps(session, debate_id)
+        assert (await audit.verify(session, debate_id)).ok
+    paid = [s for s in stored if s.calls > 0 and s.cost_usd > 0]
+    assert len(paid) == len(stored) >= 5
+    step_transactions = 0
+    for tx in transactions:
+        own = [r for r in tx.rows["steps"] if r["debate_id"] == debate_id]
+        settled = sum(r["amount_usd"] for r in tx.rows["budget_ledger"]
+                      if r["debate_id"] == debate_id and r["kind"] == budget.SETTLE)
+        if not own:
+            # the finish books only what no step did (nothing: every reply was charged with
+            # its step); no other transaction charges the debate
+            assert settled < 1e-6, tx.rows
+            continue
+        step_transactions += 1
+        finished = {r["data"]["key"] for r in tx.rows["audit_events"]
+                    if r["chain"] == debate_id and r["kind"] == "step_finished"}
+        assert finished == {r["key"] for r in own}
+        assert abs(settled - sum(r["cost_usd"] for r in own)) < 1e-9
+    assert {r["key"] for tx in transactions for r in tx.rows["steps"]
+            if r["debate_id"] == debate_id} == {s.key for s in paid}
+    # one transaction per step, or fewer: the two sides of a round may share one
+    assert len(paid) / 2 <= step_transactions <= len(paid)
+
+
+async def test_a_kill_between_a_reply_and_its_commit_replays_the_step_and_charges_it_once(
+        db: Database) -> None:
+    """A worker process SIGKILLs itself as a step's write reaches the database, after the reply
+    arrived (tests/support/doomed_worker.py): nothing of that write, nor after it, is committed.
+    Another worker resumes the debate once the lease runs out."""
+    target = "simple/rebuttal/1/con"
+    sub = await service(db, priced(daily_budget_usd=1000.0)).submit(
+        DebateRequest(topic=TOPIC, mode="simple"), origin=API)
+    debate_id = sub.record.id
+    doomed = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.support.doomed_worker",
+        db.url.render_as_string(hide_password=False), target,
+        cwd=str(ROOT), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        _, err = await asyncio.wait_for(doomed.communicate(), 90)
+    finally:
+        if doomed.returncode is None:
+            doomed.kill()
+            await doomed.wait()
+    assert doomed.returncode == -signal.SIGKILL, err.decode()[-2000:]
+    async with db.transaction(readonly=True) as session:
+        before = {s.key for s in await steps.list_steps(session, debate_id)}
+        charged_before = await budget.spent(session, debate_id)
+    assert target not in before and before, before
+
+    second = service(db, priced(daily_budget_usd=1000.0))
+    second.clock = lambda: utcnow() + timedelta(seconds=120)   # the first's lease ran out
+    async with running_worker(second, concurrency=1):
+        record = await wait_done(second, debate_id)
+    assert record.status in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
+    assert record.attempts == 2
+    async with db.transaction(readonly=True) as session:
+        stored = await steps.list_steps(session, debate_id)
+        report = await audit.verify(session, debate_id)
+        links = await audit.events(session, debate_id)
+        charged = await budget.spent(session, debate_id)
+    keys = [s.key for s in stored]
+    assert len(keys) == len(set(keys)) and target in keys and before < set(keys)
+    assert report.ok, report.first_broken
+    assert [e.data["key"] for e in links if e.kind == "step_finished"].count(target) == 1
+    # what was charged before the kill is the steps stored before it, and every reply is charged
+    # once: the ledger's spend is the stored steps' cost, which is the debate's
+    cost_before = sum(s.cost_usd for s in stored if s.key in before)
+    assert abs(charged_before - cost_before) < 1e-9
+    assert abs(charged - sum(s.cost_usd for s in stored)) < 1e-9
+    assert abs(charged - record.cost_usd) < 1e-6
