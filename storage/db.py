@@ -327,10 +327,9 @@ def ignoring_insert(session: AsyncSession, model: type[Base], *, conflict: tuple
         if key[0] == "postgresql":
             from sqlalchemy.dialects import postgresql  # with its drivers: on PostgreSQL only
 
-            base = postgresql.insert(table)
+            stmt = postgresql.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
         else:
-            base = sqlite.insert(table)
-        stmt = base.on_conflict_do_nothing(index_elements=list(conflict))
+            stmt = sqlite.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
         if returning:
             stmt = stmt.returning(*(table.c[name] for name in returning))
         _STATEMENTS[key] = stmt
