@@ -30,14 +30,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.dml import Insert
 
-from storage import (
-    evaluation_rows,  # noqa: F401  # their tables join Base.metadata
-    installations,  # noqa: F401
-    outbox_rows,  # noqa: F401
-    permissions,
-    sqlite_driver,
-    workspace_rows,  # noqa: F401
-)
+from storage import permissions, sqlite_driver
 from storage.errors import DatabaseUnavailable, translate, unavailable
 from storage.models import Base
 
