@@ -73,10 +73,28 @@ def clean(text: str) -> str:
     return text
 
 
+#: `_library_lookalike`'s answer for the typographic characters most prose has (curly quotes,
+#: dashes, bullets, arrows), so a text with no others needs no table (a unit test checks each
+#: against the library)
+_TYPOGRAPHIC: dict[str, str | None] = {
+    "‘": "'", "’": "'", "‚": ",", "‛": "'", "“": '"', "”": '"', "„": None, "‟": '"',
+    "′": "'", "‐": "-", "‒": "-", "–": "-", "—": None, "―": None, "−": "-", "•": None,
+    "·": None, "«": None, "»": None, "‹": "<", "›": ">", "°": None, "×": "x", "→": None,
+    "←": None, "©": None, "®": None, "€": None, "£": None,
+}
+
+
 def _ascii_lookalike(ch: str) -> str | None:
+    """The ASCII prototype UTS #39 gives for `ch` (None: it has none)."""
+    if ch in _TYPOGRAPHIC:
+        return _TYPOGRAPHIC[ch]
+    return _library_lookalike(ch)
+
+
+def _library_lookalike(ch: str) -> str | None:
     """The ASCII prototype UTS #39 gives for `ch`, following up to three hops (〈 -> ❬ -> <)."""
-    # lazy: the table is a JSON file parsed at import (about 0.02 s), which only a non-ASCII
-    # character needs; a process whose texts are all ASCII never loads it
+    # lazy: the table is a JSON file parsed at import (about 0.02 s), which only a character
+    # outside ASCII and `_TYPOGRAPHIC` needs; a process whose texts have none never loads it
     from confusable_homoglyphs import confusables as _confusables
 
     for _ in range(_MAX_CHAIN):

@@ -43,11 +43,11 @@ DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.
             "bot.service.debates")
 #: Never part of a run on SQLite (the default database): PostgreSQL's dialect and its drivers; the
 #: tables a debate's path never touches, mapped only by the processes that use them
-#: (storage/schema.py); and the homoglyph table while every text is ASCII (the topic and the fake
-#: provider's replies are).
+#: (storage/schema.py); and the homoglyph table while every text is ASCII or common typography
+#: (curly quotes, dashes: engine/untrusted/glyphs.py), as the topic and the replies here are.
 UNUSED = ("sqlalchemy.dialects.postgresql", "storage.schema", "storage.schedule_rows",
           "storage.slack_rows", "storage.service_rows", "storage.evaluation_rows",
-          "storage.installations", "confusable_homoglyphs")   # (keep the table last)
+          "storage.installations", "confusable_homoglyphs")
 #: Only for a debate whose panel computes alpha and kappa (engine/reading/verdicts.py).
 STATISTICS = ("numpy", "krippendorff", "engine.reading.agreement", "engine.reading.verdicts")
 #: Only for a debate against a provider.
@@ -144,6 +144,5 @@ async def test_a_rehearsal_loads_no_provider_sdk(tmp_path: Path) -> None:
     code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", "structured", "--json")
     assert code == 0 and json.loads(out)["rehearsal"] is True
     assert _of(modules, REHEARSAL) == set(REHEARSAL)
-    # the rehearsal's own replies are not all ASCII, so the homoglyph table may load
-    assert _of(modules, SERVICE + SDK + CRON + TERMINAL + UNUSED[:-1]
+    assert _of(modules, SERVICE + SDK + CRON + TERMINAL + UNUSED
                + other_protocols("structured")) == set()
