@@ -61,7 +61,7 @@ test-fast: install
 	$(PY) -m pytest -n $(PYTEST_WORKERS) tests/unit
 
 ## make bench: speed and memory figures (prints them; asserts nothing about time); BENCH_ARGS
-## names sections (engine floor cli peer service slack estimates tracing); BENCH_PROCESS=serve
+## names sections (engine floor cli peer service slack estimates tracing pages); BENCH_PROCESS=serve
 ## measures `dialectic serve` in the service section, BENCH_PROFILE=FILE writes its cProfile.
 ## matplotlib (for the plot) and the peer tool
 ## install into the harness's own places, never as the product's dependencies

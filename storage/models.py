@@ -123,6 +123,7 @@ class DebateRow(Base):
     __table_args__ = (
         Index("ix_debates_status_created_at", "status", "created_at"),
         Index("ix_debates_topic_key_created_at", "topic_key", "created_at"),
+        Index("ix_debates_created_at_id", "created_at", "id"),   # newest first: listings
     )
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)

@@ -1,6 +1,6 @@
 """Runs every benchmark and prints the figures (with the date and the machine); writes the
 scaling plot. `python -m tests.benchmarks [section ...]` runs only the named sections:
-engine, floor, cli, peer, service, slack, estimates, tracing."""
+engine, floor, cli, peer, service, slack, estimates, tracing, pages."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from tests.benchmarks import (
     engine_bench,
     estimate_bench,
     floor_bench,
+    pages_bench,
     peer_bench,
     plot,
     service_bench,
@@ -24,7 +25,8 @@ from tests.benchmarks import (
     tracing_bench,
 )
 
-SECTIONS = ("engine", "floor", "cli", "peer", "service", "slack", "estimates", "tracing")
+SECTIONS = ("engine", "floor", "cli", "peer", "service", "slack", "estimates", "tracing",
+            "pages")
 
 
 def machine() -> str:
@@ -69,6 +71,8 @@ async def main(argv: list[str]) -> int:
         await estimate_bench.run()
     if "tracing" in chosen:
         await tracing_bench.run()
+    if "pages" in chosen:
+        await pages_bench.run()
     return 0
 
 

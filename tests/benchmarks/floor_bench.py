@@ -6,8 +6,9 @@ replies), 200 concurrent consensus debates run twice, CPU counted with `time.pro
     engine    the whole engine (prompts, screening, money, the gateway, the SDK) with the
               checkpoints and events in memory: no database, no service
     SDK       the same requests, byte for byte (recorded during the engine run), posted with
-              the openai client exactly as the gateway posts them, each reply parsed into the
-              SDK's `ChatCompletion`, as many at once: the SDK's own cost, which we cannot cut
+              the openai client exactly as the gateway posts them, each reply read into a
+              `ChatCompletion` as the gateway reads it (`completion_in`), as many at once: the
+              SDK's own cost, which we cannot cut
 
 The service's figure (service_bench.py) minus the engine's is persistence and the service; the
 engine's minus the SDK's is the engine's own work."""
@@ -19,12 +20,14 @@ import os
 import time
 from typing import Any
 
+import httpx2
 from openai.types.chat import ChatCompletion
 
 from engine.core.debate import prepare, run_debate
 from engine.domain import DebateRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink
 from engine.provider.gateway import OpenAIGateway
+from engine.provider.gateway.answers import completion_in
 from engine.provider.llm import CallSpec, T
 from tests.benchmarks.proxy import fake_provider
 from tests.fakes.fixtures import gateway_settings
@@ -65,10 +68,11 @@ async def _sdk(gateway: _Recording, bodies: list[dict[str, Any]]) -> float:
 
     async def post(body: dict[str, Any]) -> None:
         async with slots:
-            await client.post("/chat/completions", cast_to=ChatCompletion, body=body,
-                              options={"timeout": 60.0, "security": {"bearer_auth": True},
-                                       "headers": {"X-Dialectic-Role": "pro",
-                                                   "X-Dialectic-Step": "floor"}})
+            response = await client.post(
+                "/chat/completions", cast_to=httpx2.Response, body=body,
+                options={"timeout": 60.0, "security": {"bearer_auth": True},
+                         "headers": {"X-Dialectic-Role": "pro", "X-Dialectic-Step": "floor"}})
+            completion_in(response, endpoint="floor")
 
     cpu = time.process_time()
     await asyncio.gather(*(post(body) for body in bodies))

@@ -312,6 +312,10 @@ class FakeOpenAI(ProviderRules, ModelReplies):
         if fault is not None and fault.kind == "gateway_error":
             record.outcome = "gateway_error"
             return web.json_response({"error": {"code": fault.status, "message": fault.reply}})
+        if fault is not None and fault.kind == "proxy_page":
+            record.outcome = "proxy_page"
+            return web.Response(text="<html><body><h1>Sign in to continue</h1></body></html>",
+                                content_type="text/html")
         if fault is not None and fault.kind in ("content_filter", "empty_choices",
                                                 "null_content"):
             record.outcome = fault.kind

@@ -79,6 +79,10 @@ class ProviderRules:
         LiteLLM proxies do when the upstream failed after the response began."""
         self._faults.append(Rule(match, "gateway_error", times, status=code, reply=message))
 
+    def proxy_page(self, match: Matcher, times: int | None = 1) -> None:
+        """Answer HTTP 200 with an HTML page, as a captive portal or a misrouted proxy does."""
+        self._faults.append(Rule(match, "proxy_page", times))
+
     def empty_choices(self, match: Matcher, times: int | None = 1) -> None:
         """Answer 200 with `choices: []` (and usage): a provider's hiccup, not the model's."""
         self._faults.append(Rule(match, "empty_choices", times))

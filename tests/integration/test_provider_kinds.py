@@ -224,6 +224,26 @@ async def test_an_empty_answer_is_the_providers_fault_and_sent_again(
     assert reply.calls == 2 and len(sleeps.delays) == 1   # billed both, backed off once
 
 
+async def test_a_proxys_page_sent_with_200_is_sent_again_not_a_crash(
+        served: Callable[..., Any]) -> None:
+    """A captive portal or misrouted proxy answers 200 with HTML: the provider's fault, retried
+    (nothing is billed for it), never an AttributeError inside the gateway."""
+    sleeps = Sleeps()
+    fake, gateway = await served(sleep=sleeps)
+    fake.proxy_page(TOPIC)
+    reply = await gateway.complete(position("gpt-4o-mini"))
+    assert [r.outcome for r in fake.requests] == ["proxy_page", "reply"]
+    assert reply.value.claims and reply.attempts == 2 and len(sleeps.delays) == 1
+
+
+async def test_a_proxy_page_every_time_ends_as_a_transient_error(
+        served: Callable[..., Any]) -> None:
+    fake, gateway = await served(sleep=Sleeps())
+    fake.proxy_page(TOPIC, times=None)
+    with pytest.raises(LLMTransientError, match=r"not a chat completion \(text/html"):
+        await gateway.complete(position("gpt-4o-mini"))
+
+
 async def test_a_burst_of_503s_is_waited_out_within_the_overload_budget(
         served: Callable[..., Any]) -> None:
     sleeps = Sleeps()

@@ -54,7 +54,7 @@ from engine.errors import (
 from engine.provider.backoff import backoff_delay
 from engine.provider.circuit import Circuit
 from engine.provider.gateway import requests
-from engine.provider.gateway.answers import fault_in, refusal_in_prose
+from engine.provider.gateway.answers import completion_in, fault_in, refusal_in_prose
 from engine.provider.gateway.errors import map_openai_error, translate_errors
 from engine.provider.gateway.requests import DEFAULT_BASE_URL, strict_schema
 from engine.provider.gateway.windows import discover_window
@@ -283,13 +283,15 @@ class OpenAIGateway:
                                                                        self._secret):
             async with asyncio.timeout(spec.timeout):
                 # posted as built: the SDK's typed transform of `create` walks every message
-                # and the whole schema on every call (~1 ms of CPU) only to reproduce this JSON
-                return await self._client.post(
-                    "/chat/completions", cast_to=ChatCompletion, body=body,
+                # and the whole schema on every call (~1 ms of CPU) only to reproduce this JSON;
+                # the reply comes back as the SDK's response, read whole, and is parsed once
+                response = await self._client.post(
+                    "/chat/completions", cast_to=httpx2.Response, body=body,
                     options={"timeout": self._timeout(spec.timeout),
                              "security": {"bearer_auth": True},
                              "headers": {"X-Dialectic-Role": spec.role,
                                          "X-Dialectic-Step": spec.step or spec.role}})
+            return completion_in(response, endpoint=self._endpoint)
 
     def _timeout(self, total: float) -> float | httpx2.Timeout:
         """The call's timeout, with the read timeout (the longest silence while the reply is
