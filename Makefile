@@ -30,13 +30,21 @@ $(DEV_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e '.[dev,otel]'
 	touch $(DEV_STAMP) $(RUNTIME_STAMP)
 
+# An editable install leaves our own modules uncompiled, and with PYTHONDONTWRITEBYTECODE (set
+# in many containers and CI runners, and in this sandbox) Python never writes their .pyc, so
+# every process would compile all of them again (about 0.15 s a start). Compile them here, as
+# pip does for an installed wheel; compileall redoes only the modules changed since.
+COMPILE := $(PY) -m compileall -q -j 0 engine storage bot
+
 ## make install: the development install (the runtime, the test and lint tools)
 install: $(DEV_STAMP)
+	$(COMPILE)
 
 ## make run: install the runtime alone (no test or lint tools), migrate the embedded SQLite
 ## database, serve the API, console, Slack and workers
 run: $(RUNTIME_STAMP)
 	$(if $(DIALECTIC_EXTRAS),$(PY) -m pip install -q -e $(RUNTIME_TARGET),)
+	$(COMPILE)
 	$(VENV)/bin/dialectic serve
 
 ## make test: the whole suite on SQLite and on a throwaway PostgreSQL, the console in headless

@@ -16,8 +16,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from storage.errors import NotFound
-from storage.models import BriefRow, jsonable
+from storage.models import jsonable
 from storage.records import BriefStatus
+from storage.schedule_rows import BriefRow
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import Connection, Table, event, inspect, text
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
@@ -30,14 +30,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.dml import Insert
 
-from storage import (
-    evaluation_rows,  # noqa: F401  # their tables join Base.metadata
-    installations,  # noqa: F401
-    outbox_rows,  # noqa: F401
-    permissions,
-    sqlite_driver,
-    workspace_rows,  # noqa: F401
-)
+from storage import permissions, sqlite_driver
 from storage.errors import DatabaseUnavailable, translate, unavailable
 from storage.models import Base
 
@@ -285,6 +278,8 @@ def insert_ignoring(
     """
     rows = values if isinstance(values, list) else dict(values)
     if dialect_of(session) == "postgresql":
+        from sqlalchemy.dialects import postgresql  # with its drivers: on PostgreSQL only
+
         return postgresql.insert(model).values(rows).on_conflict_do_nothing(
             index_elements=list(conflict)
         )
@@ -301,6 +296,8 @@ def upsert(
     one row, or many (one multi-row INSERT; no key twice)."""
     rows = values if isinstance(values, list) else dict(values)
     if dialect_of(session) == "postgresql":
+        from sqlalchemy.dialects import postgresql  # with its drivers: on PostgreSQL only
+
         pg = postgresql.insert(model).values(rows)
         return pg.on_conflict_do_update(
             index_elements=list(conflict), set_={c: pg.excluded[c] for c in update}
@@ -320,8 +317,12 @@ def ignoring_insert(session: AsyncSession, model: type[Base], *, conflict: tuple
     stmt = _STATEMENTS.get(key)
     if stmt is None:
         table = cast(Table, model.__table__)   # Core: no ORM bookkeeping per row
-        base = postgresql.insert(table) if key[0] == "postgresql" else sqlite.insert(table)
-        stmt = base.on_conflict_do_nothing(index_elements=list(conflict))
+        if key[0] == "postgresql":
+            from sqlalchemy.dialects import postgresql  # with its drivers: on PostgreSQL only
+
+            stmt = postgresql.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
+        else:
+            stmt = sqlite.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
         if returning:
             stmt = stmt.returning(*(table.c[name] for name in returning))
         _STATEMENTS[key] = stmt

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from storage.db import insert_ignoring
-from storage.models import SlackDedupeRow
+from storage.slack_rows import SlackDedupeRow
 
 
 async def first_time(

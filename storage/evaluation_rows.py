@@ -1,6 +1,6 @@
 """The tables of `dialectic eval` (storage/evaluations.py is their repository): runs, outcomes
 per mode and item, baseline checkpoints. Beside storage/models.py (same Base and column types),
-imported by their repository and by the migration environment."""
+imported by their repository; storage/schema.py lists every table."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.db import upsert
-from storage.models import HeartbeatRow
+from storage.service_rows import HeartbeatRow
 
 
 async def beat(session: AsyncSession, *, owner: str, now: datetime) -> None:

@@ -12,7 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.domain import utcnow
 from storage.db import Database, upsert
 from storage.errors import DATABASE_ERRORS
-from storage.models import ProviderLessonRow, jsonable
+from storage.models import jsonable
+from storage.service_rows import ProviderLessonRow
 
 log = logging.getLogger(__name__)
 

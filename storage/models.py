@@ -1,8 +1,11 @@
-"""The whole schema as typed SQLAlchemy 2 models (`Base.metadata` is every table). Repositories
-turn these rows into engine types and the service's records.
+"""The schema as typed SQLAlchemy 2 models: `Base`, the column types, and the tables a debate's own
+path uses (every process that runs one maps these). The service's other tables are defined beside
+their repositories (*_rows.py, installations.py), so a process maps them only where it uses them;
+storage/schema.py's `METADATA` is every table. Repositories turn these rows into engine types and
+the service's records.
 
 Migrations (storage/migrations/versions) are written by hand from these models; a test compares
-the migrated database with this metadata on SQLite and PostgreSQL so the two cannot drift.
+the migrated database with `METADATA` on SQLite and PostgreSQL so the two cannot drift.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
@@ -67,9 +69,28 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+class JSONDocument(TypeDecorator[Any]):
+    """JSON on SQLite, JSONB on PostgreSQL; Python None is SQL NULL, not JSON 'null'.
+
+    `JSON().with_variant(JSONB(), "postgresql")` would say the same, but needs PostgreSQL's JSONB
+    class when the models are defined, and importing it imports SQLAlchemy's whole PostgreSQL
+    dialect and its five drivers (about 0.02 s), which a process on SQLite (`dialectic run`) never
+    uses: the dialect's type is chosen here once a connection asks for it."""
+
+    impl = JSON(none_as_null=True)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import JSONB
+
+            return dialect.type_descriptor(JSONB(none_as_null=True))
+        return dialect.type_descriptor(JSON(none_as_null=True))
+
+
 def json_type() -> TypeEngine[Any]:
     """JSON on SQLite, JSONB on PostgreSQL; Python None is SQL NULL, not JSON 'null'."""
-    return JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+    return JSONDocument()
 
 
 def jsonable(value: Any) -> Any:
@@ -290,98 +311,6 @@ class JudgeCacheRow(Base):
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
 
 
-class ScheduledRunRow(Base):
-    __tablename__ = "scheduled_runs"
-    __table_args__ = (UniqueConstraint("schedule_id", "slot"),)  # each slot fires once
-
-    id: Mapped[int] = mapped_column(big_id(), primary_key=True, autoincrement=True)
-    schedule_id: Mapped[str] = mapped_column(String(128))
-    slot: Mapped[str] = mapped_column(String(64))
-    status: Mapped[str] = mapped_column(String(16))
-    debate_ids: Mapped[list[str]] = mapped_column(json_type())
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    detail: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
-
-
-class SlackDedupeRow(Base):
-    __tablename__ = "slack_dedupe"
-
-    source: Mapped[str] = mapped_column(String(64), primary_key=True)
-    key: Mapped[str] = mapped_column(String(255), primary_key=True)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
-
-
-class ScheduleStateRow(Base):
-    __tablename__ = "schedules_state"
-
-    schedule_id: Mapped[str] = mapped_column(String(128), primary_key=True)
-    paused: Mapped[bool] = mapped_column(Boolean)
-    updated_by: Mapped[str] = mapped_column(String(255))
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
-class SlackMessageRow(Base):
-    __tablename__ = "slack_messages"
-    __table_args__ = (Index("ix_slack_messages_channel_id_thread_ts", "channel_id", "thread_ts"),)
-
-    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    ts: Mapped[str] = mapped_column(String(32), primary_key=True)
-    thread_ts: Mapped[str | None] = mapped_column(String(32))
-    user_id: Mapped[str] = mapped_column(String(64))
-    text: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
-
-
-class SlackThreadRow(Base):
-    __tablename__ = "slack_threads"
-
-    channel_id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    thread_ts: Mapped[str] = mapped_column(String(32), primary_key=True)
-    debate_id: Mapped[str] = mapped_column(
-        String(64), ForeignKey("debates.id", ondelete="CASCADE"), primary_key=True, index=True
-    )
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
-class BriefRow(Base):
-    __tablename__ = "briefs"
-    __table_args__ = (Index("ix_briefs_status_start_at", "status", "start_at"),)
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    topic: Mapped[str] = mapped_column(Text)
-    channel: Mapped[str] = mapped_column(String(128))
-    requested_by: Mapped[str] = mapped_column(String(255))
-    meeting_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    start_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    status: Mapped[str] = mapped_column(String(16))
-    debate_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    message_ts: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    detail: Mapped[dict[str, Any] | None] = mapped_column(json_type(), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
-class HeartbeatRow(Base):
-    """The last time a process proved it can write (its health probe commits one)."""
-
-    __tablename__ = "heartbeats"
-
-    owner: Mapped[str] = mapped_column(String(255), primary_key=True)
-    beat_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
-
-
-class SessionGenerationRow(Base):
-    """How many times a person signed out: a console session carries the generation it began
-    in, and is honoured only while that is still the person's (bot/service/sessions.py)."""
-
-    __tablename__ = "session_generations"
-
-    user_id: Mapped[str] = mapped_column(String(64), primary_key=True)   # "": the operator
-    generation: Mapped[int] = mapped_column(Integer)
-    changed_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
 class FeedbackRow(Base):
     """A reader's feedback on a result (👍 / 👎 and an optional "Why?"), one per reader and
     debate: a second press replaces the first. Kept apart from the reviewers' decisions
@@ -402,30 +331,6 @@ class FeedbackRow(Base):
     rehearsal: Mapped[bool] = mapped_column(Boolean)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
-class SlackWorkspaceRow(Base):
-    """What the bot learnt about a Slack workspace: that it refused streaming (the error and
-    when), so every process and a restart fall back without asking again for a day."""
-
-    __tablename__ = "slack_workspaces"
-
-    team_id: Mapped[str] = mapped_column(String(64), primary_key=True)   # "": unknown team
-    streaming_error: Mapped[str] = mapped_column(String(64))
-    streaming_refused_at: Mapped[datetime] = mapped_column(UTCDateTime())
-
-
-class ProviderLessonRow(Base):
-    """What a provider's 400s taught about a model at an endpoint (engine/provider/lessons.py):
-    parameters left out, the cap's name, the output mode, the context window; so the next
-    process starts knowing it."""
-
-    __tablename__ = "provider_lessons"
-
-    endpoint: Mapped[str] = mapped_column(String(512), primary_key=True)
-    model: Mapped[str] = mapped_column(String(256), primary_key=True)
-    lesson: Mapped[dict[str, Any]] = mapped_column(json_type())
-    learned_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class AnsweringModelRow(Base):

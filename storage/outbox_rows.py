@@ -1,7 +1,6 @@
 """The outbox's tables (storage/outbox.py is their repository): what finished debates owe the
 outside world, and where their links were unfurled (cards to refresh). Beside storage/models.py
-(same Base and column types), imported by its repository, the database module and the migration
-environment."""
+(same Base and column types), imported by its repository; storage/schema.py lists every table."""
 
 from __future__ import annotations
 

@@ -34,13 +34,11 @@ from storage.models import (
     FeedbackRow,
     PanelRow,
     ReviewRow,
-    SlackMessageRow,
-    SlackThreadRow,
-    SlackWorkspaceRow,
     StepRow,
 )
 from storage.outbox_rows import DeliveryRow, SlackStartRow, UnfurlRow
 from storage.records import DebateRecord
+from storage.slack_rows import SlackMessageRow, SlackThreadRow, SlackWorkspaceRow
 from storage.starts import FAILED as START_FAILED
 from storage.starts import PENDING as START_PENDING
 from storage.workspace_rows import WorkspacePurgeRow, WorkspaceScheduleRow, WorkspaceSettingsRow

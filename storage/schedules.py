@@ -17,8 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.domain import utcnow
 from storage.db import insert_ignoring, upsert
 from storage.errors import NotFound
-from storage.models import ScheduledRunRow, ScheduleStateRow, jsonable
+from storage.models import jsonable
 from storage.records import RunStatus
+from storage.schedule_rows import ScheduledRunRow, ScheduleStateRow
 
 
 @dataclass(frozen=True, slots=True)

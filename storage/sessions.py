@@ -11,7 +11,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage.db import dialect_of
-from storage.models import SessionGenerationRow
+from storage.service_rows import SessionGenerationRow
 
 Row = SessionGenerationRow
 

@@ -19,8 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.domain import utcnow
 from storage.db import insert_ignoring, upsert
 from storage.debates import to_record
-from storage.models import DebateRow, SlackMessageRow, SlackThreadRow, SlackWorkspaceRow
+from storage.models import DebateRow
 from storage.records import DebateRecord
+from storage.slack_rows import SlackMessageRow, SlackThreadRow, SlackWorkspaceRow
 from storage.tenancy import Workspace, owned_by
 
 

@@ -2,8 +2,8 @@
 workspace's admins set over the operator's defaults; schedules (storage/workspace_schedules.py),
 the digests its admins defined; and the purges of workspaces' data (storage/purges.py). A
 settings column left NULL is not set, and the operator's default (environment / dialectic.toml)
-applies. Beside storage/models.py (same Base and column types), imported by its repositories,
-the database module and the migration environment."""
+applies. Beside storage/models.py (same Base and column types), imported by its repositories;
+storage/schema.py lists every table."""
 
 from __future__ import annotations
 

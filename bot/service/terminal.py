@@ -25,6 +25,7 @@ from bot.service.providers import make_llm
 from bot.service.settings import ServiceSettings
 from engine.domain import CostBreakdown
 from engine.ports import EventSink
+from engine.provider import tls
 from engine.settings import EngineSettings
 from storage import budget, debates, queue
 from storage.db import Database
@@ -50,6 +51,8 @@ async def terminal_service(engine: EngineSettings, settings: ServiceSettings,
     """The service over the configured database (migrated first when it is behind). `slack`:
     Slack is configured, so what a finished debate owes it (a review request) goes to the outbox
     for a `serve` or `worker` to deliver, as from every other door."""
+    if not engine.is_rehearsal:
+        tls.prepare()   # the provider's TLS context loads in a thread while this one works
     db = Database(storage.database_url)
     try:
         await db.upgrade()

@@ -126,8 +126,11 @@ def library_price(model: str, provider: Provider) -> tuple[str, ModelPrice] | No
     n = SAMPLE_TOKENS
     today = datetime.now(UTC).replace(minute=45, second=0, microsecond=0)
     try:
+        # time-of-day prices (DeepSeek's off-peak): the dearest of six hours; a model the library
+        # prices the same all day needs one (each hour is four calculations)
+        hours = range(0, 24, 4) if _priced_by_time(model, provider) else (0,)
         samples = []
-        for hour in range(0, 24, 4):   # time-of-day prices (DeepSeek's off-peak): the dearest
+        for hour in hours:
             at = today.replace(hour=hour)
             base = calc(at)   # a per-request fee, where a provider has one, is no per-token rate
             samples.append([float((calc(at, **tokens).total_price - base.total_price)
@@ -139,3 +142,13 @@ def library_price(model: str, provider: Provider) -> tuple[str, ModelPrice] | No
         return None
     rates = [max(column) for column in zip(*samples, strict=True)]
     return base.provider.id, ModelPrice(input=rates[0], cached_input=rates[1], output=rates[2])
+
+
+def _priced_by_time(model: str, provider: Provider) -> bool:
+    """Whether the library's price for `model` depends on when it is called (conditional prices:
+    a time of day, a start date); LookupError when it does not know the model."""
+    from genai_prices import data_snapshot, types
+
+    _, info = data_snapshot.get_snapshot().find_provider_model(
+        model, None, provider.provider_id, provider.api_url)
+    return not isinstance(info.prices, types.ModelPrice)

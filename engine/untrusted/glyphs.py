@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from confusable_homoglyphs import confusables as _confusables
-
 # Unicode tag characters: invisible, and able to spell out a whole hidden ASCII message
 TAG_FIRST, TAG_LAST = 0xE0000, 0xE007F
 # explicit embeddings, overrides and isolates ("Trojan Source"); the marks LRM/RLM/ALM are not here
@@ -75,8 +73,30 @@ def clean(text: str) -> str:
     return text
 
 
+#: `_library_lookalike`'s answer for the typographic characters most prose has (curly quotes,
+#: dashes, bullets, arrows), so a text with no others needs no table (a unit test checks each
+#: against the library)
+_TYPOGRAPHIC: dict[str, str | None] = {
+    "‘": "'", "’": "'", "‚": ",", "‛": "'", "“": '"', "”": '"', "„": None, "‟": '"',
+    "′": "'", "‐": "-", "‒": "-", "–": "-", "—": None, "―": None, "−": "-", "•": None,
+    "·": None, "«": None, "»": None, "‹": "<", "›": ">", "°": None, "×": "x", "→": None,
+    "←": None, "©": None, "®": None, "€": None, "£": None,
+}
+
+
 def _ascii_lookalike(ch: str) -> str | None:
+    """The ASCII prototype UTS #39 gives for `ch` (None: it has none)."""
+    if ch in _TYPOGRAPHIC:
+        return _TYPOGRAPHIC[ch]
+    return _library_lookalike(ch)
+
+
+def _library_lookalike(ch: str) -> str | None:
     """The ASCII prototype UTS #39 gives for `ch`, following up to three hops (〈 -> ❬ -> <)."""
+    # lazy: the table is a JSON file parsed at import (about 0.02 s), which only a character
+    # outside ASCII and `_TYPOGRAPHIC` needs; a process whose texts have none never loads it
+    from confusable_homoglyphs import confusables as _confusables
+
     for _ in range(_MAX_CHAIN):
         if ch in _EXTRA_LOOKALIKES:
             return _EXTRA_LOOKALIKES[ch]

@@ -9,16 +9,10 @@ from alembic import context
 from sqlalchemy import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from storage import (  # noqa: F401  # their tables join Base.metadata
-    evaluation_rows,
-    installations,
-    outbox_rows,
-    workspace_rows,
-)
-from storage.models import Base
+from storage.schema import METADATA
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = METADATA
 
 
 def _configure(connection: Connection) -> None:

@@ -242,3 +242,18 @@ def test_make_run_installs_the_runtime_alone_and_make_test_upgrades(tmp_path: Pa
     (venv / ".dev-stamp").touch()                # what `make test` leaves behind
     for target in ("run", "test", "lint"):
         assert "pip install -q -e" not in make_dry_run(target, venv), target
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="no make on this machine")
+def test_make_install_and_run_compile_our_modules(tmp_path: Path) -> None:
+    """An editable install leaves engine, storage and bot uncompiled, and PYTHONDONTWRITEBYTECODE
+    (containers, CI) stops Python writing their .pyc: `make install` and `make run` compile them,
+    every time (compileall redoes only what changed), as pip does for an installed wheel."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").touch()
+    (venv / ".runtime-stamp").touch()
+    (venv / ".dev-stamp").touch()
+    for target in ("install", "run", "test", "bench"):
+        commands = make_dry_run(target, venv)
+        assert re.search(r"-m compileall .*\bengine storage bot\b", commands), target

@@ -2,7 +2,8 @@
 a person starts it (never its time): `run --help` loads the grammar alone; a run against the fake
 provider loads the SDK and the debate, and none of the service (Alembic, Slack, the HTTP server
 and its templates, the scheduler, metrics, OpenTelemetry, the charts) but its database (a run is a
-stored debate; Alembic only to migrate, before the first run), but not the statistics (numpy,
+stored debate; Alembic only to migrate, before the first run; on SQLite, not PostgreSQL's dialect
+nor the tables a debate never touches), but not the statistics (numpy,
 krippendorff) unless its mode computes them (consensus): the service's oversight loads them only
 for its reports; a rehearsal not even the `openai` SDK. A run loads the protocol of its own mode
 and no other's, no cron library (it has no schedule), and with `--json` not the terminal library
@@ -40,6 +41,13 @@ SERVICE = ("alembic", "asyncpg", "slack_sdk", "slack_bolt",
 #: database like any other (docs/money.md).
 DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.queue",
             "bot.service.debates")
+#: Never part of a run on SQLite (the default database): PostgreSQL's dialect and its drivers; the
+#: tables a debate's path never touches, mapped only by the processes that use them
+#: (storage/schema.py); and the homoglyph table while every text is ASCII or common typography
+#: (curly quotes, dashes: engine/untrusted/glyphs.py), as the topic and the replies here are.
+UNUSED = ("sqlalchemy.dialects.postgresql", "storage.schema", "storage.schedule_rows",
+          "storage.slack_rows", "storage.service_rows", "storage.evaluation_rows",
+          "storage.installations", "confusable_homoglyphs")
 #: Only for a debate whose panel computes alpha and kappa (engine/reading/verdicts.py).
 STATISTICS = ("numpy", "krippendorff", "engine.reading.agreement", "engine.reading.verdicts")
 #: Only for a debate against a provider.
@@ -94,7 +102,7 @@ async def test_run_help_loads_the_grammar_alone(tmp_path: Path) -> None:
     code, out, modules = await _imports(tmp_path, "run", "--help")
     assert code == 0 and "--mode" in out
     assert "bot.cli.parser" in modules
-    assert _of(modules, SERVICE + STATISTICS + SDK + COMMAND) == set()
+    assert _of(modules, SERVICE + STATISTICS + SDK + COMMAND + UNUSED) == set()
 
 
 @pytest.mark.parametrize("mode", ["critique", "simple", "structured", "panel", "redteam"])
@@ -106,7 +114,7 @@ async def test_a_run_loads_the_sdk_and_its_database_but_no_other_service(
         assert fake.requests   # the debate did call the provider
     assert code == 0 and json.loads(out)["status"] == "completed"
     assert _of(modules, SDK + DATABASE) == set(SDK + DATABASE)
-    assert _of(modules, SERVICE + STATISTICS + CRON + TERMINAL + REHEARSAL
+    assert _of(modules, SERVICE + STATISTICS + CRON + TERMINAL + REHEARSAL + UNUSED
                + other_protocols(mode)) == set()
 
 
@@ -118,7 +126,7 @@ async def test_a_consensus_run_loads_the_statistics_and_still_no_service(tmp_pat
     assert code == 0 and result["status"] == "completed"
     assert result["consensus"]["alpha"] is not None   # the panel's statistics were computed
     assert _of(modules, SDK + STATISTICS + DATABASE) == set(SDK + STATISTICS + DATABASE)
-    assert _of(modules, SERVICE + CRON + TERMINAL + REHEARSAL
+    assert _of(modules, SERVICE + CRON + TERMINAL + REHEARSAL + UNUSED
                + other_protocols("consensus")) == set()
     assert "engine.protocols.structured" in modules   # imported by the consensus protocol
 
@@ -129,12 +137,12 @@ async def test_a_run_in_the_terminal_loads_rich_and_still_no_cron(tmp_path: Path
                                             base_url=fake.base_url)
     assert code == 0 and "Verdict" in out, out[-2000:]
     assert _of(modules, TERMINAL) == set(TERMINAL)
-    assert _of(modules, SERVICE + CRON + other_protocols("simple")) == set()
+    assert _of(modules, SERVICE + CRON + UNUSED + other_protocols("simple")) == set()
 
 
 async def test_a_rehearsal_loads_no_provider_sdk(tmp_path: Path) -> None:
     code, out, modules = await _imports(tmp_path, "run", TOPIC, "--mode", "structured", "--json")
     assert code == 0 and json.loads(out)["rehearsal"] is True
     assert _of(modules, REHEARSAL) == set(REHEARSAL)
-    assert _of(modules, SERVICE + SDK + CRON + TERMINAL
+    assert _of(modules, SERVICE + SDK + CRON + TERMINAL + UNUSED
                + other_protocols("structured")) == set()

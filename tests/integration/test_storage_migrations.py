@@ -31,8 +31,9 @@ from sqlalchemy.exc import DBAPIError, StatementError
 from engine.domain import Usage
 from storage import debates, steps
 from storage.db import Database, alembic_config
-from storage.models import Base, DebateRow
+from storage.models import DebateRow
 from storage.records import DebateStatus
+from storage.schema import METADATA
 from tests.support import storage_fixtures as fx
 from tests.support.storage_fixtures import BACKENDS, add_debate, migrated_database
 
@@ -47,7 +48,7 @@ TABLES = {
 
 def _schema_diff(connection: Connection) -> list[object]:
     context = MigrationContext.configure(connection, opts={"compare_type": True})
-    return list(compare_metadata(context, Base.metadata))
+    return list(compare_metadata(context, METADATA))
 
 
 def _tables(connection: Connection) -> set[str]:

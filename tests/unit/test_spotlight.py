@@ -3,6 +3,8 @@ the rule, and the region parser. Table tests; the properties are in test_spotlig
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from engine.untrusted import glyphs
@@ -194,3 +196,20 @@ def test_a_wrap_from_another_request_is_not_this_requests_region() -> None:
 )
 def test_skeleton(text: str, skeleton: str) -> None:
     assert glyphs.fold(text).text == skeleton
+
+
+@pytest.mark.parametrize("ch", sorted(glyphs._TYPOGRAPHIC))
+def test_the_typographic_lookalikes_are_the_librarys(ch: str) -> None:
+    """The characters answered without loading the UTS #39 table answer as the table does."""
+    assert glyphs._TYPOGRAPHIC[ch] == glyphs._library_lookalike(ch)
+
+
+def test_prose_with_typographic_characters_folds_without_the_table(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    glyphs.skeleton_char.cache_clear()
+    monkeypatch.setitem(sys.modules, "confusable_homoglyphs", None)   # importing it now fails
+    try:
+        folded = glyphs.fold("It’s “fine” – mostly… 3 × 4 → «done» • ok").text
+    finally:
+        glyphs.skeleton_char.cache_clear()
+    assert folded == "It's \"fine\" - mostly... 3 x 4 → «done» • ok"

@@ -14,6 +14,7 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import ResponseFormat
 
+from engine.provider import tls
 from engine.provider.llm import CallSpec, T
 from engine.provider.profiles import ModelProfile, OutputMode
 from engine.provider.replies import JSON_ONLY, portable_schema, schema_name
@@ -107,4 +108,7 @@ def transport(base_url: str | None, timeout: float) -> openai.DefaultAioHttpClie
     parts = urlsplit(base_url or DEFAULT_BASE_URL)
     if parts.username is not None or parts.password is not None:
         return None
-    return openai.DefaultAioHttpClient(timeout=timeout)
+    verify = tls.context()   # the same context the SDK would build, loaded early (tls.py)
+    if verify is None:
+        return openai.DefaultAioHttpClient(timeout=timeout)
+    return openai.DefaultAioHttpClient(timeout=timeout, verify=verify)
