@@ -29,7 +29,7 @@ class PromptAck(AsyncAck):
 
     def __init__(self) -> None:
         self.answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        super().__init__()  # type: ignore[no-untyped-call]  # bolt leaves it untyped
+        super().__init__()
 
     @property  # type: ignore[override]  # a plain attribute in AsyncAck
     def response(self) -> BoltResponse | None:
@@ -97,7 +97,7 @@ class PromptRunner(AsyncioListenerRunner):
 def answer_promptly(app: AsyncApp) -> None:
     """Give `app` the prompt runner, with the handlers its own runner has."""
     own = app.listener_runner
-    app._async_listener_runner = PromptRunner(   # noqa: SLF001  # Bolt has no setter for it
+    app._async_listener_runner = PromptRunner(   # Bolt has no setter for it
         logger=own.logger, process_before_response=own.process_before_response,
         listener_error_handler=own.listener_error_handler,
         listener_start_handler=own.listener_start_handler,
