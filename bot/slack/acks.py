@@ -24,14 +24,15 @@ from slack_bolt.response import BoltResponse
 
 
 class PromptAck(AsyncAck):
-    """Bolt's ack, which also completes a future when its response is set (by the listener's
-    `ack()`, or by the runner's error handling)."""
+    """Bolt's ack, which also completes a future with its first response (the listener's
+    `ack()`, or the runner's 500 when the listener failed before acking)."""
 
     def __init__(self) -> None:
-        self.answered: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        super().__init__()
+        self.answered: asyncio.Future[BoltResponse] = (
+            asyncio.get_running_loop().create_future())
+        super().__init__()  # type: ignore[no-untyped-call]  # bolt leaves it untyped
 
-    @property  # type: ignore[override]  # a plain attribute in AsyncAck
+    @property
     def response(self) -> BoltResponse | None:
         return self._response
 
@@ -39,7 +40,7 @@ class PromptAck(AsyncAck):
     def response(self, value: BoltResponse | None) -> None:
         self._response = value
         if value is not None and not self.answered.done():
-            self.answered.set_result(None)
+            self.answered.set_result(value)
 
 
 class PromptRunner(AsyncioListenerRunner):
@@ -55,9 +56,10 @@ class PromptRunner(AsyncioListenerRunner):
                   listener_name: str, listener: AsyncListener,
                   starting_time: float | None = None) -> BoltResponse | None:
         if (self.process_before_response or request.lazy_only or listener.lazy_functions
-                or listener.auto_acknowledgement or "ack" in request.context):
+                or listener.auto_acknowledgement or request.context.ack.response is not None):
             return await super().run(request, response, listener_name, listener, starting_time)
         started = time.time() if starting_time is None else starting_time
+        # Bolt made the context's ack already (building the middleware's arguments); unused
         ack = request.context["ack"] = PromptAck()
         task = asyncio.ensure_future(self._listen(ack, request, response, listener))
         self._listening.add(task)   # held until done, as the loop holds tasks weakly
@@ -67,12 +69,15 @@ class PromptRunner(AsyncioListenerRunner):
                 await asyncio.shield(ack.answered)
         except TimeoutError:
             pass
-        if response is None and ack.response is None:
+        # the response acked, even if the listener failed since (Bolt's polling would read the
+        # None its error handling leaves, and answer 404 when the failure came within 10 ms)
+        answer = ack.answered.result() if ack.answered.done() else None
+        if response is None and answer is None:
             self.logger.warning(warning_did_not_call_ack(listener_name))
             return None
-        if response is None and ack.response is not None:
-            self._debug_log_completion(started, ack.response)
-            return ack.response
+        if response is None and answer is not None:
+            self._debug_log_completion(started, answer)
+            return answer
         return response
 
     async def _listen(self, ack: PromptAck, request: AsyncBoltRequest, response: BoltResponse,
