@@ -130,13 +130,14 @@ class DebateService:
             self._llm = None
 
     # --- submitting ---
-    async def estimate(self, request: DebateRequest, *, team_id: str | None = None
-                       ) -> Estimate:
+    async def estimate(self, request: DebateRequest, *, team_id: str | None = None,
+                       prepared: Prepared | None = None) -> Estimate:
         """The estimate, saying whether submitting would admit the debate now (the same rule:
-        bot/service/admission.py); `team_id`: as a debate of that workspace."""
+        bot/service/admission.py); `team_id`: as a debate of that workspace; `prepared`: the
+        request's `prepare()` (which refuses bad input with InvalidRequest), when made already."""
+        prepared = prepare(self.engine, request) if prepared is None else prepared
         day = await readmission.today(self.db, budget_day(self.clock()),
                                       self.settings.daily_budget_usd, team_id=team_id)
-        prepared = prepare(self.engine, request)
         quoted = await admission.quote(self.engine, prepared, self.priced, day)
         hit = None if request.no_cache else await self.cached(prepared)
         return quoted if hit is None else answered_by(quoted, hit)

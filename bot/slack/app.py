@@ -30,6 +30,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.service import uninstalls
 from bot.service.uninstalls import Stopped
+from bot.slack.acks import answer_promptly
 from bot.slack.client import WebClient
 from bot.slack.clients import bind_request_client
 from bot.slack.context import SlackContext
@@ -166,6 +167,7 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         await next()
         return None
 
+    answer_promptly(app)   # the 200 leaves as the listener acks, not at Bolt's next 10 ms poll
     if not ctx.settings.multi_workspace:
         app.middleware(gate(installed))   # first: another workspace's request leaves no trace
     app.middleware(drop_repeated_events)

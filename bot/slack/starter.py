@@ -227,6 +227,12 @@ async def _start_kept(ctx: Starts, request: DebateRequest, place: Place, key: st
     return started
 
 
+async def abandon_start(ctx: Starts, key: str, error: str) -> None:
+    """End a start written down for a command that was not acknowledged as started (its estimate
+    failed after the start was written): nobody may finish it."""
+    await _end(ctx, key, status=starts.FAILED, error=error)
+
+
 async def _end(ctx: Starts, key: str, *, status: starts.StartStatus, debate_id: str | None = None,
                error: str = "") -> None:
     async with ctx.rt.db.transaction() as session:
@@ -235,5 +241,5 @@ async def _end(ctx: Starts, key: str, *, status: starts.StartStatus, debate_id: 
 
 
 __all__ = ["MIN_START_LEASE", "NOT_IN_CHANNEL", "NotInChannel", "Opening", "Place", "Started",
-           "Starts", "keep_start", "open_debate", "run_kept", "start_debate", "start_lease",
-           "submit_opening"]
+           "Starts", "abandon_start", "keep_start", "open_debate", "run_kept", "start_debate",
+           "start_lease", "submit_opening"]

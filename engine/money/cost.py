@@ -13,7 +13,7 @@ from typing import Literal
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
 from engine.errors import BudgetExceeded
 from engine.money.prices import ModelPrice
-from engine.money.sizing import CEILING_MULTIPLE, SizeBook, ceiling
+from engine.money.sizing import CEILING_MULTIPLE, SizeBook, Which, ceiling
 
 PriceLookup = Callable[[str], ModelPrice]
 #: The token counts a cost breakdown totals, per debate and per model (Usage's fields).
@@ -87,6 +87,9 @@ def token_summary(cost: CostBreakdown) -> str:
     return f"{total} ({details})" if details else total
 
 
+_WAYS: tuple[Which, ...] = ("low", "typical", "high")
+
+
 def estimate(
     plan: Plan,
     *,
@@ -102,7 +105,9 @@ def estimate(
     `reused` step keys cost nothing. The ceiling is what the debate may hold at most:
     `max_debate_usd`, or a multiple of the high figure."""
     book = sizes or SizeBook()
-    tokens = {"low": Usage(), "typical": Usage(), "high": Usage()}
+    # plain sums, not Usage additions: a /debate ack estimates every planned call three ways
+    prompt = {"low": 0, "typical": 0, "high": 0}
+    completion = {"low": 0, "typical": 0, "high": 0}
     usd = {"low": 0.0, "typical": 0.0, "high": 0.0}
     at_caps = 0.0   # every reply at its output cap: the most the plan can cost
     calls = [c for c in plan.calls if c.key not in reused]
@@ -110,9 +115,10 @@ def estimate(
         model = model_for(call.key)
         rate = price_for(model)
         at_caps += price(book.at_cap(call, model), rate)
-        for which in ("low", "typical", "high"):
+        for which in _WAYS:
             usage = book.usage(call, model, which)
-            tokens[which] += usage
+            prompt[which] += usage.prompt_tokens
+            completion[which] += usage.completion_tokens
             usd[which] += price(usage, rate)
     high = round(usd["high"], 6)
     return Estimate(
@@ -120,9 +126,9 @@ def estimate(
         calls=len(calls),
         depth=len({call.depth for call in calls}),   # parallel calls are one round
         reused=len(plan.calls) - len(calls),
-        prompt_tokens=tokens["typical"].prompt_tokens,
-        completion_tokens=tokens["typical"].completion_tokens,
-        completion_tokens_high=tokens["high"].completion_tokens,
+        prompt_tokens=prompt["typical"],
+        completion_tokens=completion["typical"],
+        completion_tokens_high=completion["high"],
         usd=round(usd["typical"], 6),
         usd_low=round(usd["low"], 6),
         usd_high=high,

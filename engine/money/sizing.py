@@ -21,6 +21,7 @@ import re
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal, Protocol
 
 from engine.domain import Plan, PlannedCall, Usage
@@ -58,6 +59,7 @@ CEILING_MULTIPLE = 4.0
 _ROUND = re.compile(r"[\s/_-]*\d+$")
 
 
+@lru_cache(maxsize=4096)   # pure, and asked for every planned call of every estimate
 def step_kind(role: str, phase: str) -> str:
     """"side:opening", "judge:judging", "panelist:reflection": the role family (pro and con as
     one), the phase without its round number."""
@@ -92,6 +94,7 @@ class StepSize:
         return self.typical if which == "typical" else self.high
 
 
+@lru_cache(maxsize=4096)   # pure (StepSize is frozen), and asked for every planned call
 def prior(model: str, kind: str, effort: str | None = None) -> StepSize:
     """Sizes before any debate ran: a judge's scorecard runs longer than an argument, and a
     reasoning model adds its hidden reasoning (by effort; medium when unset)."""

@@ -145,6 +145,7 @@ def kind_of(model: str, endpoint: str | None, configured: str | None = None) -> 
 _SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
+@lru_cache(maxsize=4096)   # pure, and asked for every planned call of every estimate
 def undated(model: str) -> str:
     """The name a dated snapshot is asked by: the API answers "gpt-4o-mini" with
     "gpt-4o-mini-2024-07-18"; prices configured and sizes learned follow the name asked."""
@@ -157,6 +158,7 @@ def behind_prefix(model: str) -> str:
     return model.rsplit("/", 1)[-1]
 
 
+@lru_cache(maxsize=4096)   # pure, and asked for every planned call of every estimate
 def is_reasoning_model(model: str) -> bool:
     """Reasoning families by name: OpenAI's o1, o3, o4-mini …, gpt-5, gpt-5-mini, gpt-5.1 … (not
     gpt-5-chat, which is a chat model), and Gemini 2.5 and later, which think by default. A

@@ -3,6 +3,7 @@ budget. Bad input gets an ephemeral message with what was wrong and the usage.""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -20,7 +21,14 @@ from bot.slack.context import SlackContext
 from bot.slack.gate import workspace_of
 from bot.slack.notifier import SLACK_ERRORS, slack_error
 from bot.slack.parsing import MODES, USAGE, Command, CommandError, parse_command
-from bot.slack.starter import NotInChannel, Place, keep_start, run_kept, start_debate
+from bot.slack.starter import (
+    NotInChannel,
+    Place,
+    abandon_start,
+    keep_start,
+    run_kept,
+    start_debate,
+)
 from bot.slack.views import debate as views
 from bot.slack.views import notices
 from bot.slack.views.brief import brief_planned
@@ -28,6 +36,7 @@ from bot.slack.views.budget import budget
 from bot.slack.views.common import Message
 from bot.slack.views.digest import schedule_list
 from bot.slack.views.modals import debate_modal
+from engine.core.debate import prepare
 from engine.core.presets import all_presets
 from engine.domain import DebateRequest
 from engine.errors import InvalidRequest
@@ -159,19 +168,31 @@ async def status_message(ctx: SlackContext, record: DebateRecord) -> Message:
 
 async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack: AsyncAck,
                  respond: AsyncRespond, client: AsyncWebClient, ws: Workspace) -> None:
-    """Estimate, write the start down (one short group-committed write: a start acknowledged
-    survives a SIGKILL), ack with the estimate; then post the thread root and submit."""
+    """Check the request, write the start down (one short group-committed write: a start
+    acknowledged survives a SIGKILL) while estimating, ack with the estimate; then post the
+    thread root and submit."""
     user = str(body.get("user_id") or "")
     try:
         request = command.request(requested_by=user)
-        estimate = await ctx.service.estimate(request)
+        prepared = prepare(ctx.engine, request)   # bad input is refused here, before any write
     except (InvalidRequest, ValueError) as exc:
         await ack(**notices.usage_error(str(exc), USAGE).kwargs())
         return
     trigger = str(body.get("trigger_id") or "")
     place = place_of(body, ws)
     key = f"slack:{trigger}" if trigger else None
-    owner = None if key is None else await keep_start(ctx, request, place, key)
+    # the start is written while the estimate reads today's budget: one wait before the ack
+    keeping = None if key is None else asyncio.ensure_future(keep_start(ctx, request, place, key))
+    try:
+        estimate = await ctx.service.estimate(request, prepared=prepared)
+    except Exception as exc:   # not acknowledged as started: its written start is ended
+        if key is not None and keeping is not None and await keeping is not None:
+            await abandon_start(ctx, key, f"{type(exc).__name__}: {exc}")
+        if not isinstance(exc, InvalidRequest | ValueError):
+            raise
+        await ack(**notices.usage_error(str(exc), USAGE).kwargs())
+        return
+    owner = None if keeping is None else await keeping
     await ack(**notices.starting(command.topic, estimate, rehearsal=ctx.rehearsal).kwargs())
     if key is not None and owner is None:   # the start's unique key decides: replicas agree
         log.info("ignoring a repeated Slack delivery (command %s)", trigger)
