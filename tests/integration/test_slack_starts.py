@@ -191,3 +191,25 @@ async def test_a_command_refused_as_bad_input_writes_no_start(tmp_path: Path,
             rows = list(await session.scalars(select(SlackStartRow)))
         assert reply.status == 200 and "no-such-preset" in reply.json()["text"]
         assert rows == [] and await h.debates() == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_start_whose_estimate_fails_is_ended_never_recovered(
+        tmp_path: Path, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start is written while the estimate runs; when the estimate then fails (here: the
+    budget read raising, as a database that drops the read would), the command was never
+    acknowledged as started, so its written start is ended as failed and recovery leaves it."""
+    async with _on(backend, tmp_path) as h:
+        service = h.rt.service
+
+        async def failing(*_args: Any, **_kw: Any) -> Any:
+            raise ValueError("the day's budget could not be read")
+
+        monkeypatch.setattr(service, "estimate", failing)
+        reply = await h.command(f"{TOPIC} --mode simple --rounds 0")
+        async with h.rt.db.transaction(readonly=True) as session:
+            rows = list(await session.scalars(select(SlackStartRow)))
+        assert reply.status == 200 and "budget could not be read" in reply.json()["text"]
+        assert [(r.status, r.debate_id) for r in rows] == [(starts.FAILED, None)]
+        assert "budget could not be read" in rows[0].last_error
+        assert await h.debates() == [] and _roots(h) == []
