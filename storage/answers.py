@@ -8,7 +8,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.db import upsert
+from storage.db import upserting, write
 from storage.models import AnsweringModelRow
 
 
@@ -24,7 +24,6 @@ async def learn(session: AsyncSession, *, endpoint: str, asked: str, answered: s
                 now: datetime) -> None:
     """Record (or change) what answers for `asked` at `endpoint`; two processes learning the
     same at once both succeed."""
-    await session.execute(upsert(
-        session, AnsweringModelRow,
-        {"endpoint": endpoint, "asked": asked, "answered": answered, "learned_at": now},
-        conflict=("endpoint", "asked"), update=("answered", "learned_at")))
+    await write(session, upserting(session, AnsweringModelRow, conflict=("endpoint", "asked"),
+                                   update=("answered", "learned_at")),
+                {"endpoint": endpoint, "asked": asked, "answered": answered, "learned_at": now})

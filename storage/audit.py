@@ -15,16 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 from weakref import WeakKeyDictionary
 
-from sqlalchemy import Engine, and_, delete, func, select, text
+from sqlalchemy import Engine, Table, and_, bindparam, delete, func, select, text
 from sqlalchemy import event as sa_event
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
 
 from engine.domain import Event, canonical_json, sha256, utcnow
-from storage.db import Database, dialect_of, ignoring_insert, insert_ignoring
+from storage.db import Database, dialect_of, ignoring_insert, write
 from storage.errors import Conflict
 from storage.journal import AfterCommit, BatchWriter, Stale, journal_for
 from storage.models import AuditEventRow, jsonable
@@ -114,11 +114,14 @@ def _fields(event: Event) -> tuple[str, str, dict[str, Any], datetime]:
 
 
 async def _head(session: AsyncSession, chain: str) -> tuple[int, str]:
-    last = (await session.execute(
-        select(AuditEventRow.seq, AuditEventRow.hash)
-        .where(AuditEventRow.chain == chain).order_by(AuditEventRow.seq.desc()).limit(1)
-    )).first()
+    last = (await write(session, _HEAD, {"chain": chain})).first()
     return (last.seq, last.hash) if last is not None else (0, GENESIS_HASH)
+
+
+_LINKS = cast(Table, AuditEventRow.__table__)
+#: a chain's last link (built once: `write`)
+_HEAD = (select(_LINKS.c.seq, _LINKS.c.hash).where(_LINKS.c.chain == bindparam("chain"))
+         .order_by(_LINKS.c.seq.desc()).limit(1))
 
 
 def _link(chain: str, debate_id: str | None, seq: int, prev: str, kind: str, actor: str,
@@ -131,10 +134,9 @@ def _link(chain: str, debate_id: str | None, seq: int, prev: str, kind: str, act
 
 
 async def _insert(session: AsyncSession, chain: str, event: AuditEvent) -> bool:
-    inserted = await session.execute(
-        insert_ignoring(session, AuditEventRow, {"chain": chain, **event.model_dump()},
-                        conflict=("chain", "seq")).returning(AuditEventRow.id)
-    )
+    inserted = await write(
+        session, ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ, returning=("id",)),
+        {"chain": chain, **event.model_dump()})
     return inserted.scalar_one_or_none() is not None
 
 

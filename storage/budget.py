@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import cast
 
-from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy import Table, bindparam, func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from engine.money.cost import Share, within_caps
-from storage.db import dialect_of, insert_ignoring
+from storage.db import dialect_of, ignoring_insert, write
 from storage.models import BudgetDayRow, BudgetLedgerRow, DebateRow
 from storage.tenancy import Workspace, owned_by
 from storage.workspace_settings import daily_cap
@@ -79,12 +79,9 @@ async def _lock_day(session: AsyncSession, day: date, cap_usd: float | None) -> 
     but for the first change of a day: it is read (and locked) first, created only if absent."""
     row = await _locked_day(session, day)
     if row is None:
-        await session.execute(insert_ignoring(
-            session, BudgetDayRow,
-            {"day": day, "cap_usd": cap_usd or 0.0, "reserved_usd": 0.0, "spent_usd": 0.0,
-             "alerted": False},
-            conflict=("day",),
-        ))
+        await write(session, ignoring_insert(session, BudgetDayRow, conflict=("day",)),
+                    {"day": day, "cap_usd": cap_usd or 0.0, "reserved_usd": 0.0,
+                     "spent_usd": 0.0, "alerted": False})
         row = await _locked_day(session, day)
     if row is None:  # cannot happen: inserted above, or already there
         raise LookupError(f"budget day {day} vanished")
@@ -94,10 +91,12 @@ async def _lock_day(session: AsyncSession, day: date, cap_usd: float | None) -> 
 
 
 async def _locked_day(session: AsyncSession, day: date) -> BudgetDayRow | None:
-    return await session.scalar(
-        select(BudgetDayRow).where(BudgetDayRow.day == day).with_for_update()
-        .execution_options(populate_existing=True)
-    )
+    return await session.scalar(_LOCKED_DAY, {"day": day})
+
+
+#: statements built once (their values passed as parameters: docs/benchmarks.md)
+_LOCKED_DAY = (select(BudgetDayRow).where(BudgetDayRow.day == bindparam("day"))
+               .with_for_update().execution_options(populate_existing=True))
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +112,7 @@ async def _debate_ledger(session: AsyncSession, debate_id: str) -> _DebateLedger
 
 async def _ledgers(session: AsyncSession, debate_ids: set[str]) -> dict[str, _DebateLedger]:
     """Each debate's holds and spend so far, from its ledger rows (one query for them all)."""
-    rows = await session.execute(
-        select(BudgetLedgerRow.debate_id, BudgetLedgerRow.day, BudgetLedgerRow.kind,
-               func.sum(BudgetLedgerRow.amount_usd))
-        .where(BudgetLedgerRow.debate_id.in_(sorted(debate_ids)))
-        .group_by(BudgetLedgerRow.debate_id, BudgetLedgerRow.day, BudgetLedgerRow.kind)
-    )
+    rows = await write(session, _SUMS, {"ids": sorted(debate_ids)})
     held: dict[str, dict[date, float]] = {d: defaultdict(float) for d in debate_ids}
     settled_usd: dict[str, float] = defaultdict(float)
     settled: set[str] = set()
@@ -285,14 +279,18 @@ async def _moved_unread(session: AsyncSession, day: date, released: float, spent
                         ) -> BudgetDayRow | None:
     """SQLite: move money on `day`'s row in one UPDATE; the row to change in Python instead,
     locked and created, when it does not exist yet."""
-    changed = await session.execute(
-        update(_DAYS).where(_DAYS.c.day == day)
-        .values(reserved_usd=func.round(func.max(_DAYS.c.reserved_usd - released, 0.0), 9),
-                spent_usd=func.round(_DAYS.c.spent_usd + spent, 9)))
+    changed = await session.execute(_MOVE, {"on": day, "released": released, "spent": spent})
     return None if changed.rowcount else await _lock_day(session, day, None)   # type: ignore[attr-defined]
 
 
 _DAYS = cast(Table, BudgetDayRow.__table__)
+_MOVE = update(_DAYS).where(_DAYS.c.day == bindparam("on")).values(
+    reserved_usd=func.round(func.max(_DAYS.c.reserved_usd - bindparam("released"), 0.0), 9),
+    spent_usd=func.round(_DAYS.c.spent_usd + bindparam("spent"), 9))
+_LEDGER = cast(Table, BudgetLedgerRow.__table__)
+_SUMS = (select(_LEDGER.c.debate_id, _LEDGER.c.day, _LEDGER.c.kind, func.sum(_LEDGER.c.amount_usd))
+         .where(_LEDGER.c.debate_id.in_(bindparam("ids", expanding=True)))
+         .group_by(_LEDGER.c.debate_id, _LEDGER.c.day, _LEDGER.c.kind))
 
 
 def _entry(day: date, debate_id: str, kind: str, amount: float, at: datetime

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import copy
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, select
+from sqlalchemy import Table, bindparam, delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.dml import Insert
 
 from engine.domain import utcnow
-from storage.db import Database, upsert
+from storage.db import Database, upserting, write
 from storage.journal import BatchWriter, journal_for, lookups_for
 from storage.models import JudgeCacheRow, jsonable
 
@@ -25,10 +26,7 @@ async def judge_cache_get(session: AsyncSession, key: str, now: datetime) -> Any
 async def judge_cache_get_many(session: AsyncSession, keys: list[str], fresh: bool
                                ) -> tuple[list[Any | None], None]:
     """`judge_cache_get` of many keys, now, in one query (a batch function of `lookups_for`)."""
-    rows = await session.execute(
-        select(JudgeCacheRow.key, JudgeCacheRow.value)
-        .where(JudgeCacheRow.key.in_(set(keys)), JudgeCacheRow.expires_at > utcnow())
-    )
+    rows = await write(session, _GET_MANY, {"keys": list(set(keys)), "now": utcnow()})
     found: dict[str, Any] = {key: value for key, value in rows}
     values: list[Any | None] = []
     given: set[str] = set()
@@ -43,11 +41,8 @@ async def judge_cache_put(
     session: AsyncSession, key: str, value: Any, expires_at: datetime
 ) -> None:
     """Store or replace the value under `key`."""
-    await session.execute(upsert(
-        session, JudgeCacheRow,
-        {"key": key, "value": jsonable(value), "expires_at": expires_at},
-        conflict=("key",), update=("value", "expires_at"),
-    ))
+    await write(session, _put(session),
+                {"key": key, "value": jsonable(value), "expires_at": expires_at})
 
 
 async def judge_cache_put_batch(session: AsyncSession, items: list[tuple[str, Any, datetime]],
@@ -57,9 +52,19 @@ async def judge_cache_put_batch(session: AsyncSession, items: list[tuple[str, An
     latest = {key: (value, expires_at) for key, value, expires_at in items}
     rows = [{"key": key, "value": jsonable(value), "expires_at": expires_at}
             for key, (value, expires_at) in latest.items()]
-    await session.execute(upsert(session, JudgeCacheRow, rows, conflict=("key",),
-                                 update=("value", "expires_at")))
+    await write(session, _put(session), rows)
     return [None] * len(items), None
+
+
+def _put(session: AsyncSession) -> Insert:
+    return upserting(session, JudgeCacheRow, conflict=("key",), update=("value", "expires_at"))
+
+
+_CACHE = cast(Table, JudgeCacheRow.__table__)
+#: built once (its values passed as parameters: docs/benchmarks.md)
+_GET_MANY = (select(_CACHE.c.key, _CACHE.c.value)
+             .where(_CACHE.c.key.in_(bindparam("keys", expanding=True)),
+                    _CACHE.c.expires_at > bindparam("now")))
 
 
 class DbStepCache:

@@ -12,12 +12,12 @@ import asyncio
 import functools
 import re
 from collections import deque
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlalchemy import Connection, Table, event, inspect, text
+from sqlalchemy import Connection, Executable, Result, Table, event, inspect, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -266,67 +266,62 @@ def dialect_of(session: AsyncSession) -> str:
     return session.get_bind().dialect.name
 
 
-def insert_ignoring(
-    session: AsyncSession, model: type[Base],
-    values: Mapping[str, Any] | list[dict[str, Any]], *, conflict: Iterable[str],
-) -> Insert:
-    """INSERT ... ON CONFLICT (conflict) DO NOTHING, for the session's dialect; for one row, or
-    many (one multi-row INSERT).
-
-    A concurrent duplicate is skipped rather than raised, so the transaction stays usable on
-    PostgreSQL without a savepoint; add `.returning(...)` to learn whether the row went in.
-    """
-    rows = values if isinstance(values, list) else dict(values)
-    if dialect_of(session) == "postgresql":
-        from sqlalchemy.dialects import postgresql  # with its drivers: on PostgreSQL only
-
-        return postgresql.insert(model).values(rows).on_conflict_do_nothing(
-            index_elements=list(conflict)
-        )
-    return sqlite.insert(model).values(rows).on_conflict_do_nothing(
-        index_elements=list(conflict)
-    )
-
-
-def upsert(
-    session: AsyncSession, model: type[Base], values: Mapping[str, Any] | list[dict[str, Any]],
-    *, conflict: Iterable[str], update: Iterable[str],
-) -> Insert:
-    """INSERT ... ON CONFLICT (conflict) DO UPDATE SET each of `update` to the new value; for
-    one row, or many (one multi-row INSERT; no key twice)."""
-    rows = values if isinstance(values, list) else dict(values)
-    if dialect_of(session) == "postgresql":
-        from sqlalchemy.dialects import postgresql  # with its drivers: on PostgreSQL only
-
-        pg = postgresql.insert(model).values(rows)
-        return pg.on_conflict_do_update(
-            index_elements=list(conflict), set_={c: pg.excluded[c] for c in update}
-        )
-    lite = sqlite.insert(model).values(rows)
-    return lite.on_conflict_do_update(
-        index_elements=list(conflict), set_={c: lite.excluded[c] for c in update}
-    )
-
-
 def ignoring_insert(session: AsyncSession, model: type[Base], *, conflict: tuple[str, ...],
                     returning: tuple[str, ...] = ()) -> Insert:
-    """The statement of `insert_ignoring` without its values, built once per dialect, table and
-    shape: hot paths pass the rows as parameters (one row, or many as one multi-row INSERT), so
-    SQLAlchemy neither rebuilds the statement nor walks the values to key its compiled cache."""
-    key = (dialect_of(session), model.__tablename__, conflict, returning)
+    """INSERT ... ON CONFLICT (conflict) DO NOTHING for the session's dialect, without values:
+    the rows (keyed by column name) are passed when it is executed (`write`), one, or many as
+    one multi-row INSERT. A concurrent duplicate is skipped rather than raised, so the
+    transaction stays usable on PostgreSQL without a savepoint; `returning` tells which rows
+    went in.
+
+    Built once per dialect, table and shape on the Core table, so SQLAlchemy neither rebuilds the
+    statement nor walks the values to key its compiled cache (docs/benchmarks.md, "Statements
+    built once")."""
+    return _prebuilt(session, model, conflict, (), returning)
+
+
+def upserting(session: AsyncSession, model: type[Base], *, conflict: tuple[str, ...],
+              update: tuple[str, ...], returning: tuple[str, ...] = ()) -> Insert:
+    """INSERT ... ON CONFLICT (conflict) DO UPDATE SET each of `update` to the new value, built
+    once like `ignoring_insert`; for one row, or many (no key twice)."""
+    return _prebuilt(session, model, conflict, update, returning)
+
+
+def _prebuilt(session: AsyncSession, model: type[Base], conflict: tuple[str, ...],
+              update: tuple[str, ...], returning: tuple[str, ...]) -> Insert:
+    key = (dialect_of(session), model.__tablename__, conflict, update, returning)
     stmt = _STATEMENTS.get(key)
     if stmt is None:
         table = cast(Table, model.__table__)   # Core: no ORM bookkeeping per row
         if key[0] == "postgresql":
             from sqlalchemy.dialects import postgresql  # with its drivers: on PostgreSQL only
 
-            stmt = postgresql.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
+            pg = postgresql.insert(table)
+            stmt = pg.on_conflict_do_update(
+                index_elements=list(conflict), set_={c: pg.excluded[c] for c in update},
+            ) if update else pg.on_conflict_do_nothing(index_elements=list(conflict))
         else:
-            stmt = sqlite.insert(table).on_conflict_do_nothing(index_elements=list(conflict))
+            lite = sqlite.insert(table)
+            stmt = lite.on_conflict_do_update(
+                index_elements=list(conflict), set_={c: lite.excluded[c] for c in update},
+            ) if update else lite.on_conflict_do_nothing(index_elements=list(conflict))
         if returning:
             stmt = stmt.returning(*(table.c[name] for name in returning))
         _STATEMENTS[key] = stmt
     return stmt
 
 
-_STATEMENTS: dict[tuple[str, str, tuple[str, ...], tuple[str, ...]], Insert] = {}
+async def write(session: AsyncSession, stmt: Executable,
+                params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None
+                ) -> Result[*tuple[Any, ...]]:
+    """Execute a Core statement built once (`ignoring_insert`, `upserting`, a module's
+    prebuilt SELECT or UPDATE) with its values as parameters, after flushing what the session
+    has pending, as an ORM statement would (its autoflush): what the statement writes or reads
+    stays what it was when it was an ORM statement."""
+    if session.new or session.dirty or session.deleted:
+        await session.flush()
+    return await session.execute(stmt, params)
+
+
+_STATEMENTS: dict[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]],
+                  Insert] = {}

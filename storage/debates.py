@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, TypeAdapter
-from sqlalchemy import ColumnElement, func, inspect, or_, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, func, inspect, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import DebateRequest, DebateResult, canonical_json, sha256, utcnow
 from engine.untrusted.injection import Finding, summary
 from storage import audit
+from storage.db import write
 from storage.errors import AlreadyExists, IllegalTransition, NotFound, translate
 from storage.models import DebateRow, jsonable
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin, can_transition
@@ -145,15 +146,23 @@ async def _load(session: AsyncSession, debate_id: str, *, lock: bool) -> DebateR
     row = _held(session, debate_id)
     if row is not None:  # locked by this transaction: nobody else can have changed it
         return row
-    stmt = select(DebateRow).where(DebateRow.id == debate_id)
-    if lock:
-        stmt = stmt.with_for_update()
-    row = await session.scalar(stmt.execution_options(populate_existing=True))
+    row = await session.scalar(_LOCKED if lock else _READ, {"debate_id": debate_id})
     if row is None:
         raise NotFound("debate", debate_id)
     if lock:
         hold(session, row)
     return row
+
+
+#: statements built once (their values passed as parameters: docs/benchmarks.md)
+_READ = (select(DebateRow).where(DebateRow.id == bindparam("debate_id"))
+         .execution_options(populate_existing=True))
+_LOCKED = _READ.with_for_update()
+_DEBATES = cast(Table, DebateRow.__table__)
+_ADVANCE = (update(_DEBATES).where(_DEBATES.c.id == bindparam("debate_id"),
+                                   _DEBATES.c.status == bindparam("source"))
+            .values(status=bindparam("to"), updated_at=bindparam("now"))
+            .returning(_DEBATES.c.id))
 
 
 def hold(session: AsyncSession, row: DebateRow) -> None:
@@ -266,10 +275,8 @@ async def advance(session: AsyncSession, debate_id: str, source: DebateStatus, t
     if not can_transition(source, to) or to in _FINISHED or to is DebateStatus.QUEUED:
         raise IllegalTransition(debate_id, source.value, to.value)
     now = utcnow()
-    moved = await session.execute(
-        update(DebateRow).where(DebateRow.id == debate_id, DebateRow.status == source.value)
-        .values(status=to.value, updated_at=now).returning(DebateRow.id)
-        .execution_options(synchronize_session=False))
+    moved = await write(session, _ADVANCE, {"debate_id": debate_id, "source": source.value,
+                                            "to": to.value, "now": now})
     if moved.first() is None:
         return False
     await audit.append(

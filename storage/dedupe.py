@@ -13,7 +13,7 @@ from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
-from storage.db import insert_ignoring
+from storage.db import ignoring_insert, write
 from storage.slack_rows import SlackDedupeRow
 
 
@@ -22,10 +22,9 @@ async def first_time(
 ) -> bool:
     """True the first time (source, key) is seen, False every later time."""
     values = {"source": source, "key": key, "created_at": now or utcnow()}
-    result = await session.execute(
-        insert_ignoring(session, SlackDedupeRow, values, conflict=("source", "key"))
-        .returning(SlackDedupeRow.key)
-    )
+    result = await write(session, ignoring_insert(session, SlackDedupeRow,
+                                                  conflict=("source", "key"), returning=("key",)),
+                         values)
     return result.scalar_one_or_none() is not None
 
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import Evidence
-from storage.db import Database, insert_ignoring
+from storage.db import Database, ignoring_insert, write
 from storage.journal import lookups_for
 from storage.models import EvidenceRow
 
@@ -21,10 +21,8 @@ async def add(session: AsyncSession, *, debate_id: str, evidence: Evidence) -> b
     """Store the evidence; False when its `source_id` was stored before."""
     values = {"debate_id": debate_id, "author": evidence.author, "text": evidence.text,
               "source_id": evidence.source_id or None, "at": evidence.at}
-    result = await session.execute(
-        insert_ignoring(session, EvidenceRow, values, conflict=("source_id",))
-        .returning(EvidenceRow.id)
-    )
+    result = await write(session, ignoring_insert(session, EvidenceRow, conflict=("source_id",),
+                                                  returning=("id",)), values)
     return result.scalar_one_or_none() is not None
 
 

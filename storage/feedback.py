@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.oversight.feedback import RATINGS, FeedbackLabel, Rating
 from engine.vocabulary import Routing
-from storage.db import upsert
+from storage.db import upserting, write
 from storage.debates import in_oversight
 from storage.models import DebateRow, FeedbackRow
 
@@ -71,8 +71,8 @@ async def put(session: AsyncSession, *, debate_id: str, user_id: str, team_id: s
     update = ["updated_at", "team_id"]
     update += ["rating"] if rating is not None else []
     update += ["reason"] if reason is not None else []
-    await session.execute(upsert(session, FeedbackRow, values,
-                                 conflict=("debate_id", "user_id"), update=update))
+    await write(session, upserting(session, FeedbackRow, conflict=("debate_id", "user_id"),
+                                   update=tuple(update)), values)
     stored = await get(session, debate_id, user_id)
     assert stored is not None  # written just above, in this transaction
     return stored

@@ -11,14 +11,14 @@ from datetime import datetime
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.db import upsert
+from storage.db import upserting, write
 from storage.service_rows import HeartbeatRow
 
 
 async def beat(session: AsyncSession, *, owner: str, now: datetime) -> None:
     """Record that `owner` wrote at `now` (one row per owner, replaced each time)."""
-    await session.execute(upsert(session, HeartbeatRow, {"owner": owner, "beat_at": now},
-                                 conflict=("owner",), update=("beat_at",)))
+    await write(session, upserting(session, HeartbeatRow, conflict=("owner",),
+                                   update=("beat_at",)), {"owner": owner, "beat_at": now})
 
 
 async def purge(session: AsyncSession, *, before: datetime) -> int:

@@ -10,7 +10,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
-from storage.db import Database, upsert
+from storage.db import Database, upserting, write
 from storage.errors import DATABASE_ERRORS
 from storage.models import jsonable
 from storage.service_rows import ProviderLessonRow
@@ -29,8 +29,8 @@ async def keep_lesson(session: AsyncSession, *, endpoint: str, model: str,
                       lesson: dict[str, Any]) -> None:
     values = {"endpoint": endpoint, "model": model, "lesson": jsonable(lesson),
               "learned_at": utcnow()}
-    await session.execute(upsert(session, ProviderLessonRow, values,
-                                 conflict=("endpoint", "model"), update=("lesson", "learned_at")))
+    await write(session, upserting(session, ProviderLessonRow, conflict=("endpoint", "model"),
+                                   update=("lesson", "learned_at")), values)
 
 
 async def forget_lessons(session: AsyncSession, endpoint: str) -> int:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.db import insert_ignoring
+from storage.db import ignoring_insert, write
 from storage.outbox_rows import DeliveryRow, UnfurlRow
 
 DeliveryKind = Literal["thread_result", "review_request", "work_objects"]
@@ -76,8 +76,8 @@ async def owe(session: AsyncSession, *, debate_id: str, kind: DeliveryKind, ref:
               "status": PENDING, "attempts": 0, "due_at": now, "claimed_by": None,
               "claimed_until": None, "last_error": "", "state": None, "created_at": now,
               "updated_at": now, "delivered_at": None}
-    await session.execute(insert_ignoring(session, DeliveryRow, values,
-                                          conflict=("debate_id", "kind", "ref")))
+    await write(session, ignoring_insert(session, DeliveryRow,
+                                         conflict=("debate_id", "kind", "ref")), values)
 
 
 async def claim_due(session: AsyncSession, *, owner: str, now: datetime, lease_seconds: float,
@@ -220,8 +220,9 @@ async def remember_unfurl(session: AsyncSession, *, debate_id: str, channel_id: 
     """A debate's link was unfurled in a posted message (idempotent)."""
     values = {"debate_id": debate_id, "channel_id": channel_id, "message_ts": message_ts,
               "url": url, "created_at": now}
-    await session.execute(insert_ignoring(session, UnfurlRow, values,
-                                          conflict=("debate_id", "channel_id", "message_ts")))
+    await write(session, ignoring_insert(session, UnfurlRow,
+                                         conflict=("debate_id", "channel_id", "message_ts")),
+                values)
 
 
 async def unfurls_of(session: AsyncSession, debate_id: str, *, limit: int = 50) -> list[Unfurl]:

@@ -30,7 +30,7 @@ from engine.oversight.panel_records import (
 )
 from engine.oversight.routing_audit import ROUTED, RoutedOutcome
 from engine.vocabulary import Routing
-from storage.db import upsert
+from storage.db import upserting, write
 from storage.debates import in_oversight
 from storage.models import DebateRow, PanelRow, ReviewRow, jsonable
 from storage.records import DecisionAbout, ReviewStatus
@@ -71,8 +71,9 @@ async def record(session: AsyncSession, *, result: DebateResult, finished_at: da
         "thresholds": c.thresholds.model_dump(mode="json") if c.thresholds else None,
         "spot_check": spot_check, "spot_check_fraction": fraction,
     }
-    await session.execute(upsert(session, PanelRow, {"debate_id": result.id, **values},
-                                 conflict=("debate_id",), update=values))  # one statement
+    await write(session, upserting(session, PanelRow, conflict=("debate_id",),
+                                   update=tuple(values)),
+                {"debate_id": result.id, **values})  # one statement
     return True
 
 

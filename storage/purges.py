@@ -24,7 +24,7 @@ from sqlalchemy import ColumnElement, Table, and_, delete, func, or_, select, up
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage import budget, debates, outbox
-from storage.db import upsert
+from storage.db import upserting, write
 from storage.installations import BOTS
 from storage.lifecycle import CANCELLED_PREFIX, DebateStatus
 from storage.models import (
@@ -155,12 +155,11 @@ async def stop(session: AsyncSession, team_id: str, *, why: str, actor: str, now
 async def begin(session: AsyncSession, *, team_id: str, reason: str, requested_by: str,
                 now: datetime) -> None:
     """Record that the workspace's data is to be erased (again, if it was before)."""
-    await session.execute(upsert(
-        session, WorkspacePurgeRow,
+    await write(session, upserting(
+        session, WorkspacePurgeRow, conflict=("team_id",),
+        update=("status", "reason", "requested_by", "requested_at", "counts", "finished_at")),
         {"team_id": team_id, "status": RUNNING, "reason": reason, "requested_by": requested_by,
-         "requested_at": now, "counts": {}, "finished_at": None},
-        conflict=("team_id",),
-        update=("status", "reason", "requested_by", "requested_at", "counts", "finished_at")))
+         "requested_at": now, "counts": {}, "finished_at": None})
 
 
 async def running(session: AsyncSession) -> list[Purge]:

@@ -15,7 +15,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
-from storage.db import insert_ignoring, upsert
+from storage.db import ignoring_insert, upserting, write
 from storage.errors import NotFound
 from storage.models import jsonable
 from storage.records import RunStatus
@@ -47,10 +47,9 @@ async def claim_slot(
     """True for the one caller that gets to run this slot; False for everyone after it."""
     values = {"schedule_id": schedule_id, "slot": slot, "status": RunStatus.RUNNING,
               "debate_ids": [], "created_at": now or utcnow(), "finished_at": None, "detail": None}
-    result = await session.execute(
-        insert_ignoring(session, ScheduledRunRow, values, conflict=("schedule_id", "slot"))
-        .returning(ScheduledRunRow.id)
-    )
+    result = await write(session, ignoring_insert(session, ScheduledRunRow,
+                                                  conflict=("schedule_id", "slot"),
+                                                  returning=("id",)), values)
     return result.scalar_one_or_none() is not None
 
 
@@ -87,12 +86,10 @@ async def list_runs(
 async def set_paused(
     session: AsyncSession, schedule_id: str, paused: bool, by: str, now: datetime | None = None
 ) -> None:
-    await session.execute(upsert(
-        session, ScheduleStateRow,
-        {"schedule_id": schedule_id, "paused": paused, "updated_by": by,
-         "updated_at": now or utcnow()},
-        conflict=("schedule_id",), update=("paused", "updated_by", "updated_at"),
-    ))
+    await write(session, upserting(session, ScheduleStateRow, conflict=("schedule_id",),
+                                   update=("paused", "updated_by", "updated_at")),
+                {"schedule_id": schedule_id, "paused": paused, "updated_by": by,
+                 "updated_at": now or utcnow()})
 
 
 async def is_paused(session: AsyncSession, schedule_id: str) -> bool:

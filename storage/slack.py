@@ -17,7 +17,7 @@ from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
-from storage.db import insert_ignoring, upsert
+from storage.db import ignoring_insert, upserting, write
 from storage.debates import to_record
 from storage.models import DebateRow
 from storage.records import DebateRecord
@@ -43,9 +43,8 @@ async def remember_message(
     values = {"channel_id": message.channel_id, "ts": message.ts,
               "thread_ts": message.thread_ts, "user_id": message.user_id,
               "text": message.text, "created_at": now or utcnow()}
-    await session.execute(
-        upsert(session, SlackMessageRow, values, conflict=("channel_id", "ts"), update=("text",))
-    )
+    await write(session, upserting(session, SlackMessageRow, conflict=("channel_id", "ts"),
+                                   update=("text",)), values)
 
 
 async def thread_messages(
@@ -78,8 +77,8 @@ async def link_thread(
     """Record that the debate posts in this thread (idempotent)."""
     values = {"channel_id": channel_id, "thread_ts": thread_ts, "debate_id": debate_id,
               "created_at": now or utcnow()}
-    await session.execute(insert_ignoring(
-        session, SlackThreadRow, values, conflict=("channel_id", "thread_ts", "debate_id")))
+    await write(session, ignoring_insert(
+        session, SlackThreadRow, conflict=("channel_id", "thread_ts", "debate_id")), values)
 
 
 async def debates_in_thread(
@@ -129,8 +128,8 @@ async def refuse_streaming(session: AsyncSession, *, team_id: str, error: str,
     """Remember that the workspace refused streaming now (a later refusal moves the time)."""
     values = {"team_id": team_id, "streaming_error": error[:64],
               "streaming_refused_at": now or utcnow()}
-    await session.execute(upsert(session, SlackWorkspaceRow, values, conflict=("team_id",),
-                                 update=("streaming_error", "streaming_refused_at")))
+    await write(session, upserting(session, SlackWorkspaceRow, conflict=("team_id",),
+                                   update=("streaming_error", "streaming_refused_at")), values)
 
 
 async def streaming_refusal(session: AsyncSession, team_id: str) -> StreamingRefusal | None:

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage import audit
-from storage.db import insert_ignoring
+from storage.db import ignoring_insert, write
 from storage.workspace_rows import WorkspaceSettingsRow
 
 __all__ = ["AUDIT_KIND", "Overrides", "daily_cap", "get", "update"]
@@ -79,8 +79,8 @@ async def update(session: AsyncSession, team_id: str, changes: dict[str, Any], *
     row = await _locked(session, team_id)
     if row is None and _changes(Overrides(team_id=team_id), changes)[1]:
         # created empty (a concurrent first save's row is kept), then locked and read
-        await session.execute(insert_ignoring(session, WorkspaceSettingsRow, {
-            "team_id": team_id, "updated_by": by, "updated_at": now}, conflict=("team_id",)))
+        await write(session, ignoring_insert(session, WorkspaceSettingsRow, conflict=("team_id",)),
+                    {"team_id": team_id, "updated_by": by, "updated_at": now})
         row = await _locked(session, team_id)
     before = Overrides(team_id=team_id) if row is None else _of(row)
     after, changed = _changes(before, changes)
