@@ -68,3 +68,26 @@ async def test_a_failing_sink_does_not_keep_the_batch_from_the_others() -> None:
     else:
         raise AssertionError("the broken sink's error was swallowed")
     assert [e.kind for e in plain.events] == [EventKind.PHASE_FINISHED, EventKind.PHASE_STARTED]
+
+
+async def test_an_evaluation_baselines_phase_ends_in_its_events() -> None:
+    """The baseline of `dialectic eval` runs one phase and no debate end: its phase's end is
+    sent all the same (engine/evaluation/run.py)."""
+    import random
+
+    from engine.evaluation.dataset import Item
+    from engine.evaluation.run import baseline_context, baseline_plan, run_baseline
+    from engine.ports import MemoryCheckpointStore
+    from engine.provider.rehearsal import RehearsalModel
+    from engine.settings import EngineSettings
+
+    item = Item(id="q1", question="What is 2 + 2?", answer="4")
+    sink = MemoryEventSink()
+    plan = baseline_plan(item, "vote", 3, ())
+    ctx = baseline_context(EngineSettings(rehearsal=True), carrier_id="eval-1", item=item,
+                           plan=plan, llm=RehearsalModel(), store=MemoryCheckpointStore(),
+                           sink=sink, purse=None, nonce="0" * 32)
+    await run_baseline(ctx, item, "vote", samples=3, models=(), rng=random.Random(1))
+    kinds = [e.kind for e in sink.events]
+    assert kinds[0] is EventKind.PHASE_STARTED and kinds[-1] is EventKind.PHASE_FINISHED
+    assert kinds.count(EventKind.STEP_FINISHED) == 3
