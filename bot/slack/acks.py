@@ -22,7 +22,6 @@ from slack_bolt.logger.messages import warning_did_not_call_ack
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
-
 #: The longest work after an ack waits for the other requests' answers (under a steady stream
 #: of commands the process is never without one; a start's lease is at least 10 s)
 MAX_QUIET_WAIT = 1.0
