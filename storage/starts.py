@@ -22,7 +22,7 @@ from typing import Any, Literal
 from sqlalchemy import delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from storage.db import insert_ignoring
+from storage.db import ignoring_insert
 from storage.outbox_rows import SlackStartRow
 
 StartStatus = Literal["pending", "done", "failed"]
@@ -79,10 +79,11 @@ async def intend_many(session: AsyncSession, intents: list[Intent], fresh: bool 
     first: dict[str, Intent] = {}
     for intent in intents:
         first.setdefault(intent.key, intent)
+    # the statement built once, the rows its parameters: a burst's multi-row INSERT compiled
+    # afresh cost ~0.2 ms a row on the event loop, in front of every ack waiting for it
     result = await session.execute(
-        insert_ignoring(session, SlackStartRow, [i.row() for i in first.values()],
-                        conflict=("key",))
-        .returning(SlackStartRow.key))
+        ignoring_insert(session, SlackStartRow, conflict=("key",), returning=("key",)),
+        [i.row() for i in first.values()])
     went = set(result.scalars())
     return [intent.key in went and first[intent.key] is intent for intent in intents], None
 
