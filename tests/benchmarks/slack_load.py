@@ -19,6 +19,19 @@ from urllib.parse import urlencode, urlsplit
 import aiohttp
 from slack_sdk.signature import SignatureVerifier
 
+#: what people add to a topic: a burst's commands differ in length as real ones do (from a few
+#: words to a paragraph), so no two plans (their prompts are sized from the topic) need match
+DETAIL = ("for the payments team", "before the Q3 planning review, given the migration risk "
+          "and the two incidents last month", "in the EU region only", "considering the cost "
+          "of retraining support staff, the vendor's roadmap, the contract renewal in March "
+          "and what the security review found about its audit logging")
+
+
+def topic(base: str, i: int) -> str:
+    """The i-th command's topic: `base` with some of DETAIL, so lengths vary over the burst."""
+    words = " ".join(DETAIL[j % len(DETAIL)] for j in range(i % 5))
+    return f"{base} {words[: 7 * i % 260]}".strip()
+
 
 def bodies(args: argparse.Namespace) -> list[tuple[bytes, dict[str, str]]]:
     signer, stamp = SignatureVerifier(args.secret), str(int(time.time()))
@@ -27,7 +40,7 @@ def bodies(args: argparse.Namespace) -> list[tuple[bytes, dict[str, str]]]:
         body = urlencode({
             "token": "legacy", "team_id": args.team, "team_domain": "fake",
             "channel_id": f"{args.channel_prefix}{i % args.channels}", "user_id": f"U0LOAD{i}",
-            "command": "/debate", "text": f"{args.topic} {args.tag}-{i}? --mode simple",
+            "command": "/debate", "text": f"{topic(args.topic, i)} {args.tag}-{i}? --mode simple",
             "api_app_id": "A0FAKE", "response_url": f"{args.response_url}{args.tag}-{i}",
             "trigger_id": f"trigger.{args.tag}.{i}"})
         headers = {"Content-Type": "application/x-www-form-urlencoded",
