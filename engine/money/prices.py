@@ -21,7 +21,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.provider.profiles import behind_prefix, kind_of, provider_of, undated
+from engine.provider.profiles import behind_prefix, kind_of, on_private_host, provider_of, undated
 
 #: "local": a local server's model, which costs nothing unless a price is configured
 PriceSource = Literal["configured", "builtin", "library", "default", "local"]
@@ -76,6 +76,11 @@ def providers_for(base_url: str | None) -> tuple[Provider, ...]:
         return (Provider("azure"), Provider("openai"))
     if provider in ("openai", "deepseek"):
         return (Provider(provider), Provider())
+    if on_private_host(base_url):
+        # no provider the library prices serves a private address (its URL patterns are
+        # public hosts'): matching would only compile ~50 patterns to miss them all (a few ms
+        # of a run's start against a local gateway or the test suite's fake)
+        return (Provider(),)
     return (Provider(api_url=base_url), Provider())
 
 
