@@ -45,12 +45,12 @@ DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.
 #: Never part of a run on SQLite (the default database): PostgreSQL's dialect and its drivers; the
 #: tables a debate's path never touches, mapped only by the processes that use them
 #: (storage/schema.py), the outbox's among them while no Slack is configured (nothing is owed: bot/
-#: service/delivery.py); and the homoglyph table while every text is ASCII or common typography
+#: service/delivery.py) and the workspaces' (a terminal debate has none); and the homoglyph table while every text is ASCII or common typography
 #: (curly quotes, dashes: engine/untrusted/glyphs.py), as the topic and the replies here are.
 UNUSED = ("sqlalchemy.dialects.postgresql", "storage.schema", "storage.schedule_rows",
           "storage.slack_rows", "storage.service_rows", "storage.evaluation_rows",
           "storage.installations", "confusable_homoglyphs", "storage.outbox",
-          "storage.outbox_rows")
+          "storage.outbox_rows", "storage.workspace_rows")
 #: Only for a debate whose panel computes alpha and kappa (engine/reading/verdicts.py).
 STATISTICS = ("numpy", "krippendorff", "engine.reading.agreement", "engine.reading.verdicts")
 #: Only for a debate against a provider.
