@@ -44,9 +44,10 @@ DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.
             "bot.service.debates")
 #: Never part of a run on SQLite (the default database): PostgreSQL's dialect and its drivers; the
 #: tables a debate's path never touches, mapped only by the processes that use them
-#: (storage/schema.py), the outbox's among them while no Slack is configured (nothing is owed: bot/
-#: service/delivery.py) and the workspaces' (a terminal debate has none); and the homoglyph table while every text is ASCII or common typography
-#: (curly quotes, dashes: engine/untrusted/glyphs.py), as the topic and the replies here are.
+#: (storage/schema.py), the outbox's among them while no Slack is configured (nothing is owed:
+#: bot/service/delivery.py) and the workspaces' (a terminal debate has none); and the homoglyph
+#: table while every text is ASCII or common typography (curly quotes, dashes:
+#: engine/untrusted/glyphs.py), as the topic and the replies here are.
 UNUSED = ("sqlalchemy.dialects.postgresql", "storage.schema", "storage.schedule_rows",
           "storage.slack_rows", "storage.service_rows", "storage.evaluation_rows",
           "storage.installations", "confusable_homoglyphs", "storage.outbox",
