@@ -175,6 +175,17 @@ class MemoryEventSink:
         return queue
 
 
+async def emit_all(sink: EventSink, events: Sequence[Event]) -> None:
+    """`events` to `sink` in order: as one write where the sink can take them together (its
+    `emit_all`: the audit chain's is one transaction), else one by one."""
+    together = getattr(sink, "emit_all", None)
+    if together is not None:
+        await together(events)
+        return
+    for event in events:
+        await sink.emit(event)
+
+
 class FanOutSink:
     """Sends each event to several sinks in order; one failing sink does not starve the others."""
 
@@ -182,10 +193,13 @@ class FanOutSink:
         self.sinks = list(sinks)
 
     async def emit(self, event: Event) -> None:
+        await self.emit_all((event,))
+
+    async def emit_all(self, events: Sequence[Event]) -> None:
         errors: list[BaseException] = []
         for sink in self.sinks:
             try:
-                await sink.emit(event)
+                await emit_all(sink, events)
             except Exception as exc:  # recorded and re-raised below, after the other sinks ran
                 errors.append(exc)
         if errors:

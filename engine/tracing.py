@@ -21,13 +21,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from engine.domain import DebateResult, Event, EventKind
-from engine.ports import EventSink
+from engine.ports import EventSink, emit_all
 from engine.provider.llm import CallSpec, LLMClient, Reply, T
 from engine.untrusted.spotlight import BEGIN, END, regions
 
@@ -257,10 +257,14 @@ class EvaluationSink:
         self.span = span
 
     async def emit(self, event: Event) -> None:
-        if event.kind is EventKind.JUDGE_SCORED:
-            for attributes in evaluations(event):
-                self.span.event(EVALUATION_EVENT, attributes)
-        await self.sink.emit(event)
+        await self.emit_all((event,))
+
+    async def emit_all(self, events: Sequence[Event]) -> None:
+        for event in events:
+            if event.kind is EventKind.JUDGE_SCORED:
+                for attributes in evaluations(event):
+                    self.span.event(EVALUATION_EVENT, attributes)
+        await emit_all(self.sink, events)
 
 
 def workflow_attributes(debate_id: str, *, mode: str, preset: str, topic_chars: int

@@ -12,7 +12,7 @@ running debate's link costs one row of a multi-row INSERT, not a lock, a read an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, cast
@@ -254,6 +254,10 @@ class DbEventSink:
 
     async def emit(self, event: Event) -> None:
         await journal_for(self.db).write(*self.write_of(event))
+
+    async def emit_all(self, events: Sequence[Event]) -> None:
+        """Several events' links in one transaction (with other debates' writes, maybe)."""
+        await journal_for(self.db).write_together([self.write_of(event) for event in events])
 
     def write_of(self, event: Event) -> tuple[BatchWriter, Any]:
         """`emit` as a journal write, for a caller that submits it with others."""

@@ -79,6 +79,8 @@ async def intend_many(session: AsyncSession, intents: list[Intent], fresh: bool 
     first: dict[str, Intent] = {}
     for intent in intents:
         first.setdefault(intent.key, intent)
+    # the statement built once, the rows its parameters: a burst's multi-row INSERT compiled
+    # afresh cost ~0.2 ms a row on the event loop, in front of every ack waiting for it
     result = await write(
         session, ignoring_insert(session, SlackStartRow, conflict=("key",), returning=("key",)),
         [i.row() for i in first.values()])

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from storage import audit
 from storage.db import ignoring_insert, write
-from storage.workspace_rows import WorkspaceSettingsRow
+
+if TYPE_CHECKING:
+    from storage.workspace_rows import WorkspaceSettingsRow
 
 __all__ = ["AUDIT_KIND", "Overrides", "daily_cap", "get", "update"]
 
@@ -44,6 +46,14 @@ class Overrides:
 SETTABLE = ("daily_budget_usd", "reviewers", "review_channel", "thresholds")
 
 
+def _table() -> type[WorkspaceSettingsRow]:
+    """The workspace settings' table, mapped on first use: a process whose debates belong to no
+    workspace (`dialectic run`) never maps the workspace tables (a few ms of its start)."""
+    from storage.workspace_rows import WorkspaceSettingsRow
+
+    return WorkspaceSettingsRow
+
+
 def _of(row: WorkspaceSettingsRow) -> Overrides:
     return Overrides(
         team_id=row.team_id, daily_budget_usd=row.daily_budget_usd,
@@ -56,7 +66,7 @@ async def get(session: AsyncSession, team_id: str | None) -> Overrides:
     """The workspace's overrides (all unset for an unknown workspace or none)."""
     if not team_id:
         return Overrides(team_id="")
-    row = await session.get(WorkspaceSettingsRow, team_id, populate_existing=True)
+    row = await session.get(_table(), team_id, populate_existing=True)
     return Overrides(team_id=team_id) if row is None else _of(row)
 
 
@@ -64,8 +74,8 @@ async def daily_cap(session: AsyncSession, team_id: str | None) -> float | None:
     """The workspace's own daily cap, if its admins set one."""
     if not team_id:
         return None
-    cap = await session.scalar(select(WorkspaceSettingsRow.daily_budget_usd)
-                               .where(WorkspaceSettingsRow.team_id == team_id))
+    table = _table()
+    cap = await session.scalar(select(table.daily_budget_usd).where(table.team_id == team_id))
     return None if cap is None else float(cap)
 
 
@@ -79,7 +89,7 @@ async def update(session: AsyncSession, team_id: str, changes: dict[str, Any], *
     row = await _locked(session, team_id)
     if row is None and _changes(Overrides(team_id=team_id), changes)[1]:
         # created empty (a concurrent first save's row is kept), then locked and read
-        await write(session, ignoring_insert(session, WorkspaceSettingsRow, conflict=("team_id",)),
+        await write(session, ignoring_insert(session, _table(), conflict=("team_id",)),
                     {"team_id": team_id, "updated_by": by, "updated_at": now})
         row = await _locked(session, team_id)
     before = Overrides(team_id=team_id) if row is None else _of(row)
@@ -107,7 +117,7 @@ def _changes(before: Overrides, changes: dict[str, Any]) -> tuple[Overrides, set
 
 async def _locked(session: AsyncSession, team_id: str) -> WorkspaceSettingsRow | None:
     row: WorkspaceSettingsRow | None = await session.get(
-        WorkspaceSettingsRow, team_id, with_for_update=True, populate_existing=True)
+        _table(), team_id, with_for_update=True, populate_existing=True)
     return row
 
 

@@ -53,7 +53,6 @@ from storage import (
     caches,
     debates,
     evidence,
-    outbox,
     panels,
     queue,
     reviews,
@@ -361,12 +360,14 @@ class DebateService:
                                                   self.oversight.spot_check_fraction))
             await panels.record(session, result=result, finished_at=finished_at,
                                 spot_check=spot, fraction=self.oversight.spot_check_fraction)
-            unfurled = bool(self.outbox_targets) and bool(
-                await outbox.unfurls_of(session, debate_id, limit=1))
-            for owed in obligations(record, review, targets=self.outbox_targets,
-                                    now=finished_at, unfurled=unfurled):
-                await outbox.owe(session, debate_id=debate_id, kind=owed.kind, ref=owed.ref,
-                                 target=owed.target, now=finished_at)
+            if self.outbox_targets:   # else nothing is owed (bot/service/delivery.py)
+                from storage import outbox  # lazy: a terminal run without Slack never maps it
+
+                unfurled = bool(await outbox.unfurls_of(session, debate_id, limit=1))
+                for owed in obligations(record, review, targets=self.outbox_targets,
+                                        now=finished_at, unfurled=unfurled):
+                    await outbox.owe(session, debate_id=debate_id, kind=owed.kind,
+                                     ref=owed.ref, target=owed.target, now=finished_at)
         # what the debate owes is in the outbox now; the hooks only count and hand over (quick,
         # and shielded: a cancelled worker task cannot stop them half-way)
         await asyncio.shield(run_finished_hooks(self.finished_hooks, record, review))

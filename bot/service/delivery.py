@@ -14,9 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from storage.outbox import Backlog, DeliveryKind
 from storage.records import DebateRecord, Review
+
+if TYPE_CHECKING:   # the outbox's tables are mapped only where something is delivered: a
+    # terminal run without Slack never loads them (bot/service/debates.py `finish`)
+    from storage.outbox import Backlog, DeliveryKind
 
 SLACK = "slack"
 #: a delivery still pending after this is late enough to say so in /healthz

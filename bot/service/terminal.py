@@ -24,6 +24,7 @@ from bot.service.debates import DebateService
 from bot.service.providers import make_llm
 from bot.service.settings import ServiceSettings
 from engine.domain import CostBreakdown
+from engine.money import price_memo
 from engine.ports import EventSink
 from engine.provider import tls
 from engine.settings import EngineSettings
@@ -35,6 +36,8 @@ from storage.settings import StorageSettings
 
 log = logging.getLogger("dialectic.terminal")
 
+#: the file in the data directory that keeps the price library's answers of the day
+PRICE_MEMO = "library-prices.json"
 INTERRUPTED = ("interrupted in the terminal that ran it; its finished steps are kept: retry it "
                "(the console, or POST /api/debates/ID/retry) to resume")
 
@@ -53,6 +56,8 @@ async def terminal_service(engine: EngineSettings, settings: ServiceSettings,
     for a `serve` or `worker` to deliver, as from every other door."""
     if not engine.is_rehearsal:
         tls.prepare()   # the provider's TLS context loads in a thread while this one works
+    if storage.data_dir.is_dir():   # today's library prices, kept for the next run's start
+        price_memo.keep_in(storage.data_dir / PRICE_MEMO)
     db = Database(storage.database_url)
     try:
         await db.upgrade()
@@ -143,4 +148,4 @@ async def _interrupted(service: DebateService, record: DebateRecord, worker_id: 
     await asyncio.shield(service.finish(record.id, result, actor=worker_id))
 
 
-__all__ = ["INTERRUPTED", "run_here", "terminal_service", "terminal_worker"]
+__all__ = ["INTERRUPTED", "PRICE_MEMO", "run_here", "terminal_service", "terminal_worker"]

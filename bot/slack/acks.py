@@ -22,6 +22,43 @@ from slack_bolt.logger.messages import warning_did_not_call_ack
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
+#: The longest work after an ack waits for the other requests' answers (under a steady stream
+#: of commands the process is never without one; a start's lease is at least 10 s)
+MAX_QUIET_WAIT = 1.0
+
+
+class Answering:
+    """The requests this process is still answering on the prompt path (listener started, its
+    answer not yet handed back to Bolt). Work after an ack waits until none is left (`quiet`),
+    so the answers of a burst go before the work that none of them needs: asyncio runs ready
+    work first in, first out, and otherwise each ack's post-ack work queues in front of the acks
+    still to be sent."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._quiet: asyncio.Event | None = None
+
+    def begin(self) -> None:
+        self.count += 1
+
+    def end(self) -> None:
+        self.count -= 1
+        if self.count <= 0 and self._quiet is not None:
+            self._quiet.set()
+            self._quiet = None
+
+    async def quiet(self, timeout: float = MAX_QUIET_WAIT) -> None:
+        """Return once no request is being answered, or after `timeout` seconds."""
+        if self.count <= 0:
+            return
+        if self._quiet is None:
+            self._quiet = asyncio.Event()
+        try:
+            async with asyncio.timeout(timeout):
+                await self._quiet.wait()
+        except TimeoutError:
+            pass
+
 
 class PromptAck(AsyncAck):
     """Bolt's ack, which also completes a future with its first response (the listener's
@@ -48,9 +85,10 @@ class PromptRunner(AsyncioListenerRunner):
 
     _listening: set[asyncio.Future[None]]
 
-    def __init__(self, **handlers: Any) -> None:
+    def __init__(self, answering: Answering | None = None, **handlers: Any) -> None:
         super().__init__(**handlers)
         self._listening = set()
+        self.answering = Answering() if answering is None else answering
 
     async def run(self, request: AsyncBoltRequest, response: BoltResponse,
                   listener_name: str, listener: AsyncListener,
@@ -58,7 +96,16 @@ class PromptRunner(AsyncioListenerRunner):
         if (self.process_before_response or request.lazy_only or listener.lazy_functions
                 or listener.auto_acknowledgement or request.context.ack.response is not None):
             return await super().run(request, response, listener_name, listener, starting_time)
-        started = time.time() if starting_time is None else starting_time
+        self.answering.begin()
+        try:
+            return await self._answer(request, response, listener_name, listener,
+                                      time.time() if starting_time is None else starting_time)
+        finally:
+            self.answering.end()
+
+    async def _answer(self, request: AsyncBoltRequest, response: BoltResponse,
+                      listener_name: str, listener: AsyncListener, started: float
+                      ) -> BoltResponse | None:
         # Bolt made the context's ack already (building the middleware's arguments); unused
         ack = request.context["ack"] = PromptAck()
         task = asyncio.ensure_future(self._listen(ack, request, response, listener))
@@ -99,10 +146,12 @@ class PromptRunner(AsyncioListenerRunner):
             await self.listener_completion_handler.handle(request=request, response=response)
 
 
-def answer_promptly(app: AsyncApp) -> None:
-    """Give `app` the prompt runner, with the handlers its own runner has."""
+def answer_promptly(app: AsyncApp, answering: Answering | None = None) -> None:
+    """Give `app` the prompt runner, with the handlers its own runner has; `answering` counts
+    the requests it is answering (work after an ack waits on it)."""
     own = app.listener_runner
     app._async_listener_runner = PromptRunner(   # Bolt has no setter for it
+        answering,
         logger=own.logger, process_before_response=own.process_before_response,
         listener_error_handler=own.listener_error_handler,
         listener_start_handler=own.listener_start_handler,
@@ -110,4 +159,4 @@ def answer_promptly(app: AsyncApp) -> None:
         lazy_listener_runner=own.lazy_listener_runner)
 
 
-__all__ = ["PromptAck", "PromptRunner", "answer_promptly"]
+__all__ = ["MAX_QUIET_WAIT", "Answering", "PromptAck", "PromptRunner", "answer_promptly"]

@@ -167,7 +167,8 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
         await next()
         return None
 
-    answer_promptly(app)   # the 200 leaves as the listener acks, not at Bolt's next 10 ms poll
+    # the 200 leaves as the listener acks, not at Bolt's next 10 ms poll
+    answer_promptly(app, ctx.answering)
     if not ctx.settings.multi_workspace:
         app.middleware(gate(installed))   # first: another workspace's request leaves no trace
     app.middleware(drop_repeated_events)

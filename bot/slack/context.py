@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -15,6 +15,7 @@ from bot.service.debates import DebateService
 from bot.service.feedback import FeedbackDesk
 from bot.service.reviews import ReviewDesk
 from bot.service.runtime import Runtime
+from bot.slack.acks import Answering
 from bot.slack.clients import current
 from bot.slack.notifier import SlackNotifier
 from bot.slack.settings import SlackSettings
@@ -32,6 +33,8 @@ class SlackContext:
     base_client: AsyncWebClient
     notifier: SlackNotifier
     scheduler: Scheduler
+    #: the requests being answered (bot/slack/acks.py): work after an ack waits for them
+    answering: Answering = field(default_factory=Answering)
 
     @property
     def client(self) -> AsyncWebClient:

@@ -15,7 +15,7 @@ this one, restarted) finishes it when its lease runs out (bot/slack/recovery.py)
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Protocol
 
 from slack_sdk.errors import SlackApiError
@@ -81,6 +81,13 @@ class Place:
     team_id: str | None = None
     thread_ts: str | None = None
     response_url: str | None = None
+
+    def fields(self) -> dict[str, str | None]:
+        """`dataclasses.asdict`, without its deep copy (on the path to `/debate`'s ack)."""
+        return {name: getattr(self, name) for name in PLACE_FIELDS}
+
+
+PLACE_FIELDS = tuple(Place.__dataclass_fields__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +192,7 @@ async def keep_start(ctx: Starts, request: DebateRequest, place: Place, key: str
     already (a repeated delivery, or another replica's). `/debate` does this before its ack, so
     an acknowledged start survives a SIGKILL (bot/slack/recovery.py finishes it)."""
     owner = worker_name()
-    intent = starts.Intent(key, asdict(place), request.model_dump(mode="json"), owner,
+    intent = starts.Intent(key, place.fields(), request.model_dump(mode="json"), owner,
                            utcnow(), start_lease(ctx.rt))
     kept: bool = await urgent_journal_for(ctx.rt.db).write(starts.intend_many, intent)
     return owner if kept else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from engine.core.presets import judges_for, resolve_preset
 from engine.domain import DebateRequest, Estimate, Plan
@@ -77,17 +78,58 @@ def estimate_for(settings: EngineSettings, prepared: Prepared,
     override, a judge's or panelist's own, the role's), or rather the model that answers for it
     (`EngineSettings.priced_model`: a deployment's real model, a pessimistic stand-in for a name
     nobody has answered for yet); `reused` calls (a replay's unchanged
-    steps) cost nothing. `max_debate_usd`: the operator's per-debate ceiling."""
+    steps) cost nothing. `max_debate_usd`: the operator's per-debate ceiling.
+
+    Memoised (`_ESTIMATES`): the same plan, models, settings and size book priced again (every
+    `/debate` of a burst, before its ack) is the figure already computed."""
     asked = plan_models(settings, prepared.request.options, prepared.plan)
+    reused = frozenset(reused)
+    key = _EstimateKey(id(settings), settings.answers.version, id(sizes),
+                       None if sizes is None else sizes.thinking.version, prepared.plan,
+                       tuple(asked.items()), reused, max_debate_usd)
+    kept = _ESTIMATES.get(key)
+    if kept is not None and kept[0] is settings and kept[1] is sizes:
+        return kept[2]
+    found = _estimate(settings, prepared.plan, asked, sizes, reused, max_debate_usd)
+    if len(_ESTIMATES) >= MEMO_SIZE:
+        _ESTIMATES.clear()
+    _ESTIMATES[key] = (settings, sizes, found)   # held: their ids are in the key
+    return found
+
+
+def _estimate(settings: EngineSettings, plan: Plan, asked: dict[str, str],
+              sizes: SizeBook | None, reused: frozenset[str],
+              max_debate_usd: float | None) -> Estimate:
     models = {key: settings.priced_model(model) for key, model in asked.items()}
     sizes = replace(sizes or SizeBook(), effort_for=settings.effort_for)
-    found = estimate(prepared.plan, model_for=models.__getitem__, price_for=settings.price_for,
-                     sizes=sizes, rehearsal=settings.is_rehearsal, reused=frozenset(reused),
+    found = estimate(plan, model_for=models.__getitem__, price_for=settings.price_for,
+                     sizes=sizes, rehearsal=settings.is_rehearsal, reused=reused,
                      max_debate_usd=max_debate_usd)
     stand_ins = sorted({asked[k] for k, m in models.items() if m == STAND_IN != asked[k]})
     if not stand_ins:
         return found
     return found.model_copy(update={"stand_ins": stand_ins, "stand_in": STAND_IN})
+
+
+class _EstimateKey(NamedTuple):
+    """What an estimate is a function of. Settings are priced by identity (a copy, or new
+    settings, is another key) and the version of their book of answering models; a size book by
+    identity (the service makes a new one when it learns sizes) and the version of its hidden
+    reasoning figures; the plan by value (its calls' models, roles and priced sizes)."""
+
+    settings: int
+    answers: int
+    sizes: int
+    thinking: int | None
+    plan: Plan
+    models: tuple[tuple[str, str], ...]
+    reused: frozenset[str]
+    max_debate_usd: float | None
+
+
+#: how many estimates are kept (emptied when full: a burst asks for a handful of plans)
+MEMO_SIZE = 256
+_ESTIMATES: dict[_EstimateKey, tuple[EngineSettings, SizeBook | None, Estimate]] = {}
 
 
 def check_request(settings: EngineSettings, request: DebateRequest) -> None:

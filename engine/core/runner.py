@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from engine.core.held_events import HeldEvents
 from engine.core.step_outcome import StepOutcome as StepOutcome  # the protocols import it from here
 from engine.core.step_outcome import prompt_hash
 from engine.domain import (
@@ -108,7 +109,7 @@ class DebateContext:
         self.settings = settings
         self.llm = llm
         self.store = store
-        self.sink = sink
+        self.events = HeldEvents(sink)   # a phase's end goes with the next event
         self.evidence_source = evidence
         self.statistics = statistics
         self.clock = clock
@@ -161,7 +162,7 @@ class DebateContext:
         return self.clock() >= self.deadline
 
     async def emit(self, kind: EventKind, **data: Any) -> None:
-        await self.sink.emit(self._event(kind, **data))  # a step's own: `_commit`
+        await self.events.emit(self._event(kind, **data))  # a step's own: `_commit`
 
     def _event(self, kind: EventKind, **data: Any) -> Event:
         return Event(kind=kind, debate_id=self.debate_id, data=data, rehearsal=self.rehearsal)
@@ -169,6 +170,7 @@ class DebateContext:
     async def _commit(self, record: StepRecord, event: Event, *, stored: bool = True,
                       cached_as: str | None = None) -> StepRecord:
         """A step's checkpoint (unless not `stored`), bill, event, cache entry: one write."""
+        await self.events.flush()
         kept = await self.writes.commit(self.debate_id, record=record if stored else None,
                                         charge_usd=self.spending.owed(record.key), event=event,
                                         cached_as=cached_as)
@@ -368,10 +370,8 @@ class DebateContext:
 
     def _retry_reporter(self, key: str) -> Callable[[int, str, float], Any]:
         async def report(attempt: int, reason: str, delay: float) -> None:
-            await self.emit(
-                EventKind.STEP_RETRY, key=key, attempt=attempt, reason=reason,
-                delay_seconds=round(delay, 3),
-            )
+            await self.emit(EventKind.STEP_RETRY, key=key, attempt=attempt, reason=reason,
+                            delay_seconds=round(delay, 3))
 
         return report
 

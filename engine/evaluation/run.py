@@ -150,6 +150,7 @@ async def run_baseline(ctx: DebateContext, item: Item, mode: str, *, samples: in
             ctx.step(step_key(mode, i), role=ANSWER_ROLE, prompt=prompt, schema=DirectAnswer,
                      model=model)
             for i, model in enumerate(baseline_models(mode, samples, models))))
+    await ctx.events.flush()   # the phase's end (held for a next event: there is none)
     texts = [s.value.answer if s.value is not None else None for s in steps]
     failed = [s for s in steps if s.value is None]
     if mode == SINGLE:

@@ -13,7 +13,9 @@ quarter of a second, which `dialectic --help` and a rehearsal must not pay. Each
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -21,7 +23,8 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.provider.profiles import behind_prefix, kind_of, provider_of, undated
+from engine.money import price_memo
+from engine.provider.profiles import behind_prefix, kind_of, on_private_host, provider_of, undated
 
 #: "local": a local server's model, which costs nothing unless a price is configured
 PriceSource = Literal["configured", "builtin", "library", "default", "local"]
@@ -76,6 +79,11 @@ def providers_for(base_url: str | None) -> tuple[Provider, ...]:
         return (Provider("azure"), Provider("openai"))
     if provider in ("openai", "deepseek"):
         return (Provider(provider), Provider())
+    if on_private_host(base_url):
+        # no provider the library prices serves a private address (its URL patterns are
+        # public hosts'): matching would only compile ~50 patterns to miss them all (a few ms
+        # of a run's start against a local gateway or the test suite's fake)
+        return (Provider(),)
     return (Provider(api_url=base_url), Provider())
 
 
@@ -112,7 +120,22 @@ def lookup_names(model: str) -> tuple[str, ...]:
 
 @functools.cache
 def library_price(model: str, provider: Provider) -> tuple[str, ModelPrice] | None:
-    """The library's provider id and rates for `model`, or None when it does not know them."""
+    """The library's provider id and rates for `model`, or None when it does not know them:
+    today's answer kept in a file (engine/money/price_memo.py), else the library's."""
+    key = json.dumps([model, provider.provider_id, provider.api_url])
+    known, kept = price_memo.recall(key)
+    if known and kept is None:
+        return None
+    if kept is not None:
+        with contextlib.suppress(ValueError):   # a file edited by hand: ask the library
+            return kept[0], ModelPrice(input=kept[1], cached_input=kept[2], output=kept[3])
+    found = _library_price(model, provider)
+    price_memo.remember(key, None if found is None else (
+        found[0], found[1].input, found[1].cached_input, found[1].output))
+    return found
+
+
+def _library_price(model: str, provider: Provider) -> tuple[str, ModelPrice] | None:
     import genai_prices  # lazy: ~0.25 s of import and data load, paid on first need only
 
     def calc(at: datetime, **tokens: int) -> genai_prices.types.PriceCalculation:

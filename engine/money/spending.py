@@ -24,6 +24,10 @@ from engine.ports import Purse
 
 _EPSILON = 1e-9
 _TOP_UPS = 3
+#: a top-up asks for this much more than it lacks (of what it wants): a call's real prompt runs a
+#: little over its plan's estimate, so without it each call of a round would be one more trip to
+#: the purse (a transaction, one after another under the lock, before the round's last call)
+HEADROOM = 0.05
 
 
 @dataclass(slots=True)
@@ -80,14 +84,15 @@ class Spending:
             return False
 
     async def _top_up(self, wanted: float) -> None:
-        """Hold enough for the calls in flight and `wanted` more. A call that ends while the
+        """Hold enough for the calls in flight and `wanted` more (asking for `HEADROOM` more:
+        the purse grants what fits the day and the debate's ceiling). A call that ends while the
         purse is asked (`settled` does not wait for the lock) may leave it short again: it is
-        asked again, as long as it grants all it is asked."""
+        asked again, as long as it grants what was lacking."""
         for _ in range(_TOP_UPS):
             short = self.pending + wanted - self.available
             if short <= _EPSILON or self.purse is None:
                 return
-            granted = await self.purse.top_up(short)   # `settled` may run meanwhile
+            granted = await self.purse.top_up(short + HEADROOM * wanted)
             self.available += granted
             if granted < short - _EPSILON:
                 return   # the day or the ceiling has no more room

@@ -48,21 +48,33 @@ class Thinking:
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, str | None], deque[int]] = {}
+        #: moves whenever `most` would answer differently for some model and effort (what a
+        #: memo of estimates made with these figures is keyed by: engine/core/planning.py)
+        self.version = 0
 
     def observe(self, model: str, effort: str | None, reasoning_tokens: int) -> None:
         key = (undated(model), effort)
         seen = self._seen.get(key)
         if seen is None:
             seen = self._seen[key] = deque(maxlen=REPLIES_KEPT)
+        before = _most_seen(seen)
         seen.append(max(reasoning_tokens, 0))
+        if _most_seen(seen) != before:
+            self.version += 1
 
     def most(self, model: str, effort: str | None) -> int:
         """The most reasoning a reply of this model and effort may spend: the most seen (with a
         margin) once there are `MIN_REPLIES`, else the prior's high figure."""
         seen = self._seen.get((undated(model), effort))
-        if seen is not None and len(seen) >= MIN_REPLIES:
-            return math.ceil(max(seen) * REASONING_MARGIN)
+        most = None if seen is None else _most_seen(seen)
+        if most is not None:
+            return math.ceil(most * REASONING_MARGIN)
         return prior_reasoning(model, effort)[1]
+
+
+def _most_seen(seen: deque[int]) -> int | None:
+    """The most of the replies seen, once there are enough to go by."""
+    return max(seen) if len(seen) >= MIN_REPLIES else None
 
 
 def output_cap(completion_high: int, *, visible_high: int | None = None,

@@ -136,10 +136,21 @@ def kind_of(model: str, endpoint: str | None, configured: str | None = None) -> 
     if configured in KINDS:
         return configured  # type: ignore[return-value]
     kind = provider_of(endpoint)
-    if kind == "other" and ":" in model and endpoint and _is_private(
-            urlsplit(endpoint if "//" in endpoint else f"//{endpoint}").hostname or ""):
+    if kind == "other" and ":" in model and on_private_host(endpoint):
         return "local"
     return kind
+
+
+def on_private_host(endpoint: str | None) -> bool:
+    """Whether `endpoint` is on this machine or a private network (loopback, a private
+    address, localhost, a .local name)."""
+    if not endpoint:
+        return False
+    try:
+        host = urlsplit(endpoint if "//" in endpoint else f"//{endpoint}").hostname
+    except ValueError:
+        return False
+    return _is_private((host or "").lower())
 
 
 _SNAPSHOT_DATE = re.compile(r"-\d{4}-\d{2}-\d{2}$")

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.money.prices import Provider, library_price
 from tests.fakes.openai_server import FakeOpenAI
 from tests.support.cli_fixtures import PREFIXES
 
@@ -43,11 +44,14 @@ DATABASE = ("sqlalchemy", "aiosqlite", "storage.db", "storage.models", "storage.
             "bot.service.debates")
 #: Never part of a run on SQLite (the default database): PostgreSQL's dialect and its drivers; the
 #: tables a debate's path never touches, mapped only by the processes that use them
-#: (storage/schema.py); and the homoglyph table while every text is ASCII or common typography
-#: (curly quotes, dashes: engine/untrusted/glyphs.py), as the topic and the replies here are.
+#: (storage/schema.py), the outbox's among them while no Slack is configured (nothing is owed:
+#: bot/service/delivery.py) and the workspaces' (a terminal debate has none); and the homoglyph
+#: table while every text is ASCII or common typography (curly quotes, dashes:
+#: engine/untrusted/glyphs.py), as the topic and the replies here are.
 UNUSED = ("sqlalchemy.dialects.postgresql", "storage.schema", "storage.schedule_rows",
           "storage.slack_rows", "storage.service_rows", "storage.evaluation_rows",
-          "storage.installations", "confusable_homoglyphs")
+          "storage.installations", "confusable_homoglyphs", "storage.outbox",
+          "storage.outbox_rows", "storage.workspace_rows")
 #: Only for a debate whose panel computes alpha and kappa (engine/reading/verdicts.py).
 STATISTICS = ("numpy", "krippendorff", "engine.reading.agreement", "engine.reading.verdicts")
 #: Only for a debate against a provider.
@@ -146,3 +150,23 @@ async def test_a_rehearsal_loads_no_provider_sdk(tmp_path: Path) -> None:
     assert _of(modules, REHEARSAL) == set(REHEARSAL)
     assert _of(modules, SERVICE + SDK + CRON + TERMINAL + UNUSED
                + other_protocols("structured")) == set()
+
+
+async def test_a_second_run_of_the_day_prices_without_the_library(tmp_path: Path) -> None:
+    """The first run asks genai-prices and keeps its answers for the day in the data directory
+    (engine/money/price_memo.py); the next prices the same models from that file."""
+    async with FakeOpenAI() as fake:
+        first = await _imports(tmp_path, "run", TOPIC, "--mode", "simple", "--json",
+                               base_url=fake.base_url)
+        second = await _imports(tmp_path, "run", TOPIC, "--mode", "simple", "--json",
+                                base_url=fake.base_url)
+    assert first[0] == second[0] == 0
+    for _, out, _ in (first, second):   # each priced at the library's rates
+        (model, used), = json.loads(out)["cost"]["by_model"].items()
+        rate = library_price(model, Provider())
+        assert rate is not None
+        billed = (used["prompt_tokens"] - used["cached_tokens"]) * rate[1].input + (
+            used["cached_tokens"] * (rate[1].cached_input or rate[1].input)
+        ) + used["completion_tokens"] * rate[1].output
+        assert used["usd"] == pytest.approx(billed / 1e6, rel=1e-6)
+    assert "genai_prices" in first[2] and "genai_prices" not in second[2]

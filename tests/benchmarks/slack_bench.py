@@ -2,11 +2,12 @@
 mode; SQLite, and PostgreSQL when `DIALECTIC_TEST_PG_URL` is set) with its worker, the fake
 Slack Web API and the fake provider in this process, and the load generator in a process of its
 own (tests/benchmarks/slack_load.py: signed slash commands, the time from sending a request to
-its HTTP 200). 20 commands one at a time, then 100 at once; p50/p95/p99/max and the machine's
-load with each. `BENCH_SLACK_BEFORE=/path/to/other/tree` serves that tree too, interleaved with
-this one (`BENCH_SLACK_ROUNDS` rounds, 2 by default). Prints figures; asserts nothing. The
-streaming half of the section (50 debates' plans against the rate-limited fake) is
-slack_stream_bench; `BENCH_SLACK_PARTS=acks` or `stream` runs one half."""
+its HTTP 200; `BENCH_SLACK_CLIENT=aiohttp` for the sender used before 2026-11-28). 20 commands
+one at a time, then 100 at once; p50/p95/p99/max and the machine's load with each.
+`BENCH_SLACK_BEFORE=/path/to/other/tree` serves that tree too, interleaved with this one
+(`BENCH_SLACK_ROUNDS` rounds, 2 by default). Prints figures; asserts nothing. The streaming half
+of the section (50 debates' plans against the rate-limited fake) is slack_stream_bench;
+`BENCH_SLACK_PARTS=acks` or `stream` runs one half."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ CHANNELS = 10
 SECRET = "bench-signing-secret"
 SETTLE_TIMEOUT = 180.0
 ROUNDS = int(os.environ.get("BENCH_SLACK_ROUNDS", "2"))
+#: the load generator's sender: "raw" (asyncio streams) or "aiohttp" (a ClientSession a request,
+#: whose own set-up, 100 at once on one event loop, was counted in every ack until 2026-11-28)
+CLIENT = os.environ.get("BENCH_SLACK_CLIENT", "raw")
 HERE = Path(__file__).resolve().parents[2]
 SERVE_SETTINGS = {"DIALECTIC_LOG_LEVEL": "WARNING", "DIALECTIC_DAILY_BUDGET_USD": "100",
                   "DIALECTIC_SLACK_STREAMING": "off", "DIALECTIC_POLL_INTERVAL": "0.2",
@@ -61,7 +65,7 @@ async def load(base: str, *, count: int, burst: bool, tag: str, slack: FakeSlack
     """The load generator, a process of its own; its JSON line read back."""
     argv = [sys.executable, "-m", "tests.benchmarks.slack_load", base, SECRET, "--team",
             slack.team_id, "--count", str(count), "--channels", str(CHANNELS), "--tag", tag,
-            "--response-url", slack.response_url("")]
+            "--response-url", slack.response_url(""), "--client", CLIENT]
     if burst:
         argv.append("--burst")
     proc = await asyncio.create_subprocess_exec(*argv, cwd=str(HERE),
@@ -117,7 +121,7 @@ async def bench_acks() -> None:
     pg = os.environ.get("DIALECTIC_TEST_PG_URL")
     print(f"\nSlack /debate ack (signed request sent -> HTTP 200 received; `dialectic serve` "
           f"with its worker, load generator in its own process; {SERIAL} one at a time, then "
-          f"{BURST} at once over {CHANNELS} channels):", flush=True)
+          f"{BURST} at once over {CHANNELS} channels; sender {CLIENT}):", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-slack.") as tmp:
         async with FakeSlack() as slack, FakeOpenAI(latency=0.2) as provider:
             for round_ in range(ROUNDS):

@@ -171,9 +171,12 @@ async def test_human_evidence_reaches_the_next_phase() -> None:
     evidence = MemoryEvidence()
 
     class AddEvidence(MemoryEventSink):
+        """A person adds evidence while the openings are answered (both already sent)."""
+
         async def emit(self, event):  # type: ignore[no-untyped-def]
             await super().emit(event)
-            if event.kind is EventKind.PHASE_FINISHED and event.data["phase"] == "opening":
+            if event.kind is EventKind.STEP_FINISHED and event.data["phase"] == "opening" \
+                    and not any(e.kind is EventKind.STEP_FINISHED for e in self.events[:-1]):
                 from engine.domain import Evidence
                 evidence.add("d1", Evidence(author="U42", text="Our team has 3 engineers."))
 

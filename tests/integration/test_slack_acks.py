@@ -13,7 +13,7 @@ from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_sdk.signature import SignatureVerifier
 
-from bot.slack.acks import PromptAck, PromptRunner, answer_promptly
+from bot.slack.acks import Answering, PromptAck, PromptRunner, answer_promptly
 
 SECRET = "acks-test-secret"
 
@@ -23,9 +23,9 @@ async def _authorize(**_: Any) -> AuthorizeResult:
                            bot_user_id="U0BOT", bot_id="B0BOT")
 
 
-def _app() -> AsyncApp:
+def _app(answering: Answering | None = None) -> AsyncApp:
     app = AsyncApp(signing_secret=SECRET, authorize=_authorize, name="acks-test")
-    answer_promptly(app)
+    answer_promptly(app, answering)
 
     async def passes(next: Any) -> None:   # a global middleware, as ours: Bolt builds an ack
         await next()
@@ -111,3 +111,39 @@ async def test_a_listener_that_fails_after_its_ack_keeps_the_ack() -> None:
             break
         await asyncio.sleep(0.01)
     assert [str(e) for e in seen] == ["broken after the ack"]
+
+
+async def test_work_after_an_ack_waits_until_every_request_of_the_burst_is_answered() -> None:
+    answering = Answering()
+    app = _app(answering)
+    order: list[str] = []
+
+    async def on_debate(ack: AsyncAck, body: dict[str, Any]) -> None:
+        await asyncio.sleep(0.01 * int(body["text"]))   # acked one after another
+        await ack(f"Starting {body['text']}")
+        await answering.quiet()
+        order.append(f"after {body['text']}")
+
+    app.command("/debate")(on_debate)
+
+    async def dispatch(n: int) -> None:
+        response = await app.async_dispatch(_command(str(n)))
+        assert (response.status, response.body) == (200, f"Starting {n}")
+        order.append(f"answered {n}")
+
+    await asyncio.gather(*(dispatch(n) for n in range(5)))
+    async with asyncio.timeout(5):
+        while len(order) < 10:
+            await asyncio.sleep(0.01)
+    assert order[:5] == [f"answered {n}" for n in range(5)]   # no work after an ack before
+    assert sorted(order[5:]) == [f"after {n}" for n in range(5)]
+    assert answering.count == 0
+
+
+async def test_quiet_gives_up_waiting_after_its_timeout() -> None:
+    answering = Answering()
+    answering.begin()   # a request that never ends
+    async with asyncio.timeout(5):
+        await answering.quiet(timeout=0.05)
+    answering.end()
+    await answering.quiet()   # none left: at once

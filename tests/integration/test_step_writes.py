@@ -157,3 +157,40 @@ async def test_a_kill_between_a_reply_and_its_commit_replays_the_step_and_charge
     assert abs(charged_before - cost_before) < 1e-9
     assert abs(charged - sum(s.cost_usd for s in stored)) < 1e-9
     assert abs(charged - record.cost_usd) < 1e-6
+
+
+async def test_a_phase_boundary_is_one_write_to_the_chain_in_order(db: Database) -> None:
+    """A phase's end (and a round's) goes with the next event (engine/core/held_events.py): the
+    last phase finished and the next started are one transaction; the chain keeps their order
+    and loses none (every started phase finishes, the last with the debate's end)."""
+    svc = service(db, priced(daily_budget_usd=1000.0))
+    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
+    debate_id = sub.record.id
+    with _committed(db) as transactions:
+        async with running_worker(svc, concurrency=1):
+            record = await wait_done(svc, debate_id)
+    assert record.status in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
+    async with db.transaction(readonly=True) as session:
+        assert (await audit.verify(session, debate_id)).ok
+        chain = [e.kind for e in await audit.events(session, debate_id)]
+    started = [k for k in chain if k == "phase_started"]
+    assert len(started) == chain.count("phase_finished") >= 3
+    # in the chain: each phase's end comes before the next start, and the last before the end
+    opened = 0
+    for kind in chain:
+        if kind == "phase_started":
+            assert opened == 0, chain
+            opened = 1
+        elif kind == "phase_finished":
+            assert opened == 1, chain
+            opened = 0
+    last_end = len(chain) - 1 - chain[::-1].index("phase_finished")
+    assert opened == 0 and last_end < chain.index("debate_finished")
+    ends = 0
+    for tx in transactions:
+        kinds = [r["kind"] for r in tx.rows["audit_events"] if r["chain"] == debate_id]
+        if "phase_finished" in kinds:
+            ends += kinds.count("phase_finished")
+            after = kinds[kinds.index("phase_finished") + 1:]
+            assert after and after[0] in ("phase_started", "debate_finished"), kinds
+    assert ends == len(started)

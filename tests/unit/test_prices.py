@@ -3,6 +3,7 @@ library (the real one, its bundled data), else the default; cached prompt tokens
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -45,10 +46,24 @@ def test_price_bills_cached_prompt_tokens_at_their_rate(usage: Usage, rate: Mode
     (None, Provider("openai")), (OPENAI, Provider("openai")),
     (DEEPSEEK, Provider("deepseek")),
     ("https://acme.openai.azure.com/openai/deployments/x", Provider("azure")),
-    ("http://localhost:11434/v1", Provider(api_url="http://localhost:11434/v1")),
+    ("https://llm.example.com/v1", Provider(api_url="https://llm.example.com/v1")),
+    ("http://localhost:11434/v1", Provider()), ("http://127.0.0.1:4000/v1", Provider()),
+    ("https://10.1.2.3/v1", Provider()),
 ])
 def test_the_endpoint_names_the_provider(base_url: str | None, first: Provider) -> None:
     assert providers_for(base_url)[0] == first
+
+
+@pytest.mark.parametrize("base_url", ["http://localhost:11434/v1", "http://127.0.0.1:4000/v1",
+                                      "https://10.1.2.3/v1", "http://[::1]:8000/v1",
+                                      "http://gpu-box.local:8080/v1"])
+def test_no_provider_the_library_knows_serves_a_private_address(base_url: str) -> None:
+    """Why a private endpoint is not looked up by URL (providers_for): none of the library's
+    URL patterns matches one, so the lookup could only miss."""
+    from genai_prices import data_snapshot
+
+    patterns = [p.api_pattern for p in data_snapshot.get_snapshot().providers]
+    assert patterns and not [p for p in patterns if re.match(p, base_url)]
 
 
 @pytest.mark.parametrize(("model", "base_url", "provider", "rates"), [

@@ -203,6 +203,7 @@ async def _start(ctx: SlackContext, command: Command, body: dict[str, Any], ack:
 
 async def _start_after_ack(ctx: SlackContext, request: DebateRequest, place: Place,
                            respond: AsyncRespond, kept: tuple[str, str] | None) -> None:
+    await ctx.answering.quiet()   # the acks of a burst go first: none of them needs this
     try:
         if kept is None:
             await start_debate(ctx, request, place, idempotency_key=None)
