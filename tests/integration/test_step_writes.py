@@ -76,15 +76,20 @@ def _committed(db: Database) -> Iterator[list[_Transaction]]:
             event.remove(engine, name, fn)
 
 
-async def test_a_steps_checkpoint_charge_and_audit_link_commit_in_one_transaction(
-        db: Database) -> None:
+async def _simple_debate(db: Database) -> tuple[str, list[_Transaction]]:
+    """A simple debate run by a worker to its end; the transactions committed meanwhile."""
     svc = service(db, priced(daily_budget_usd=1000.0))
     sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
-    debate_id = sub.record.id
     with _committed(db) as transactions:
         async with running_worker(svc, concurrency=1):
-            record = await wait_done(svc, debate_id)
+            record = await wait_done(svc, sub.record.id)
     assert record.status in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
+    return sub.record.id, transactions
+
+
+async def test_a_steps_checkpoint_charge_and_audit_link_commit_in_one_transaction(
+        db: Database) -> None:
+    debate_id, transactions = await _simple_debate(db)
     async with db.transaction(readonly=True) as session:
         stored = await steps.list_steps(session, debate_id)
         assert (await audit.verify(session, debate_id)).ok
@@ -163,13 +168,7 @@ async def test_a_phase_boundary_is_one_write_to_the_chain_in_order(db: Database)
     """A phase's end (and a round's) goes with the next event (engine/core/held_events.py): the
     last phase finished and the next started are one transaction; the chain keeps their order
     and loses none (every started phase finishes, the last with the debate's end)."""
-    svc = service(db, priced(daily_budget_usd=1000.0))
-    sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
-    debate_id = sub.record.id
-    with _committed(db) as transactions:
-        async with running_worker(svc, concurrency=1):
-            record = await wait_done(svc, debate_id)
-    assert record.status in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
+    debate_id, transactions = await _simple_debate(db)
     async with db.transaction(readonly=True) as session:
         assert (await audit.verify(session, debate_id)).ok
         chain = [e.kind for e in await audit.events(session, debate_id)]
