@@ -70,8 +70,11 @@ def remember(key: str, entry: Entry) -> None:
     kept[key] = entry
     _memo.update(kept)
     temporary = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        temporary.write_text(json.dumps({"stamp": now, "prices": kept}), encoding="utf-8")
+    try:   # 0600 whatever the umask, as every file of the data directory (storage/permissions.py)
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps({"stamp": now, "prices": kept}))
         os.replace(temporary, path)
     except OSError:
         temporary.unlink(missing_ok=True)

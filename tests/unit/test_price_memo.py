@@ -4,6 +4,8 @@ the library's, read back without asking it, and never across days, libraries or 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -88,3 +90,12 @@ def test_an_unwritable_place_changes_nothing(tmp_path: Path) -> None:
         library_price.cache_clear()
     assert found is not None and found[0] == "openai"
     assert not (tmp_path / "missing").exists()
+
+
+def test_the_file_is_private_as_every_file_of_the_data_directory(memo: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        library_price("gpt-4o-mini", OPENAI)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(memo.stat().st_mode) == 0o600
