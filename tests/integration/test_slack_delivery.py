@@ -47,22 +47,29 @@ async def _enough(h: Harness, count: int) -> list[DebateRecord] | None:
     return found if len(found) >= count else None
 
 
-@pytest.mark.parametrize("streaming", ["off", "auto"])
+@pytest.mark.parametrize(("streaming", "late_start"), [("off", 0.0), ("auto", 0.0),
+                                                      ("auto", 3.0)])
 async def test_every_result_is_delivered_once_with_a_short_lease_and_a_slow_slack(
-        tmp_path: Path, streaming: str) -> None:
+        tmp_path: Path, streaming: str, late_start: float) -> None:
     """The lease renewer (every 0.2 s) used to take a finished debate for lost and cancel its
     Slack posts midway: no summary, no review request. Now every debate's result and review
-    request arrive, once each."""
+    request arrive, once each; also into plans whose streams Slack started only after their
+    debates finished (`late_start`)."""
     async with slack_harness(tmp_path, presets=STRICT, lease_seconds=0.6,
                              worker_concurrency=5, slack_streaming=streaming) as h:
         h.fake.slow("chat.postMessage", 0.8, when=_result_text)
         h.fake.slow("chat.update", 0.4)
         h.fake.slow("chat.stopStream", 0.8)
+        if late_start:
+            h.fake.slow("chat.startStream", late_start)
         for topic in TOPICS:
             await h.command(f"{topic} --preset strict")
         finished = await _all_finished(h, len(TOPICS))
         assert {r.status for r in finished} == {DebateStatus.AWAITING_REVIEW}
         await h.delivered(timeout=60)
+        # as delivered: a plan whose stream Slack started late (its start queued behind slow
+        # calls) names its stream only after the debate finished
+        finished = [await h.wait_finished(r.id) for r in finished]
         for record in finished:
             topic = record.request.topic
             ended_in_plan = streaming == "auto" and record.origin.stream_ts
