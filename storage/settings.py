@@ -2,7 +2,7 @@
 
 Unset, it is the SQLite file `dialectic.db` in the data directory: `DIALECTIC_DATA_DIR`, else
 `$XDG_DATA_HOME/dialectic`, else `~/.local/share/dialectic` (one place whatever the current
-directory, so every command finds the same debates).
+directory, so every command finds the same debates; a blank `DIALECTIC_DATA_DIR` is unset).
 `DATABASE_URL` takes the async SQLAlchemy form (`sqlite+aiosqlite:////srv/dialectic.db`,
 `postgresql+asyncpg://user@host/db`). The synchronous forms people copy from elsewhere
 (`sqlite:///x.db`, `postgres://`, `postgresql://`, `postgresql+psycopg2://`) are mapped to the
@@ -64,6 +64,13 @@ class StorageSettings(BaseModel):
     data_dir: Path = Field(default_factory=default_data_dir)
     database_url: str = Field(
         default="", validation_alias=AliasChoices("DATABASE_URL", "database_url"))
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        """`DIALECTIC_DATA_DIR=` (set but blank, as an unset shell variable expands) is the
+        default, never the current directory, which is what `Path("")` would mean."""
+        return default_data_dir() if isinstance(value, str) and not value.strip() else value
 
     @field_validator("database_url")
     @classmethod

@@ -365,6 +365,19 @@ def test_the_data_directory_is_a_setting(cli: Cli, tmp_path: Path) -> None:
     assert (tmp_path / "d" / "dialectic.db").exists()
 
 
+@pytest.mark.parametrize("blank", ["", "  "])
+def test_a_blank_data_directory_is_the_default_never_the_current_one(
+        cli: Cli, tmp_path: Path, blank: str) -> None:
+    """`DIALECTIC_DATA_DIR=$UNSET_VARIABLE` once put the database (and the day's price file)
+    in whatever directory the command ran from."""
+    assert cli("db", "upgrade", env={"DIALECTIC_DATA_DIR": blank}).returncode == 0
+    assert (tmp_path / "xdg-data" / "dialectic" / "dialectic.db").exists()
+    assert not (tmp_path / "dialectic.db").exists()
+    assert cli("run", "Adopt X?", "--mode", "simple", "--json",
+               env={"DIALECTIC_DATA_DIR": blank}).returncode == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["xdg-data"]
+
+
 def test_serving_a_new_default_database_beside_an_old_one_warns(
         clean_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:

@@ -53,7 +53,8 @@ MEANINGS: dict[str, str] = {
     "max_topic_chars": "the longest topic accepted",
     # storage
     "data_dir": "where the default SQLite database is kept, whatever the current directory "
-                "(default `$XDG_DATA_HOME/dialectic`, else `~/.local/share/dialectic`)",
+                "(default `$XDG_DATA_HOME/dialectic`, else `~/.local/share/dialectic`; "
+                "blank is unset)",
     "database_url": "`dialectic.db` in the data directory when unset; or "
                     "`postgresql+asyncpg://user:pass@host/db`, or another SQLite file "
                     "(`sqlite+aiosqlite:////srv/dialectic.db`). Commands that read what a server "
