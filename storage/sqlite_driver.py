@@ -11,6 +11,7 @@ aiosqlite's own connection (commit, rollback, close); plugged in through SQLAlch
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -24,7 +25,36 @@ _Description = tuple[tuple[Any, ...], ...] | None
 
 
 class OneTripConnection(aiosqlite.Connection):
-    """aiosqlite's connection whose cursors cost one trip to the thread per statement."""
+    """aiosqlite's connection whose cursors cost one trip to the thread per statement, and which
+    closes what an abandoned open made (below)."""
+
+    def __init__(self, connector: Callable[[], sqlite3.Connection], iter_chunk_size: int) -> None:
+        self._opened: list[sqlite3.Connection] = []   # touched on the connection's thread only
+
+        def opening() -> sqlite3.Connection:
+            connection = connector()
+            self._opened.append(connection)
+            return connection
+
+        super().__init__(opening, iter_chunk_size)
+
+    async def _connect(self) -> OneTripConnection:
+        await super()._connect()
+        self._opened.clear()   # the open finished: aiosqlite owns (and closes) the connection
+        return self
+
+    def stop(self) -> asyncio.Future[Any] | None:
+        """Stop the thread. When an open is given up (its caller cancelled: a debate's task
+        stopped while the pool opened a connection), aiosqlite forgets the sqlite3 connection its
+        thread still makes (omnilib/aiosqlite#259), and it stayed open until the garbage collector
+        found it: close it on its thread first."""
+        if self._connection is None:
+            self._tx.put_nowait((None, self._close_opened))
+        return super().stop()
+
+    def _close_opened(self) -> None:
+        while self._opened:
+            self._opened.pop().close()
 
     def cursor(self) -> OneTripCursor:  # type: ignore[override]
         return OneTripCursor(self)
