@@ -128,28 +128,37 @@ async def test_read_deadlines_close_silent_trickling_and_idle_connections(
     async with served(sqlite_db, rehearsal_settings(), workers=0) as (base, _, _), \
             aiohttp.ClientSession() as s:
         port = int(base.rstrip("/").rsplit(":", 1)[1])
-        silent = await asyncio.open_connection("127.0.0.1", port)
-        partial = await asyncio.open_connection("127.0.0.1", port)
-        partial[1].write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        idle = await asyncio.open_connection("127.0.0.1", port)
-        idle[1].write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        slow = await asyncio.open_connection("127.0.0.1", port)
-        slow[1].write(b"POST /api/estimate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                      b"Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{")
-        trickle = asyncio.create_task(_trickle(slow[1]))
-        status, _ = await call(s, "GET", f"{base}/healthz")  # responsive while they hang on
-        assert status == 200
-        assert await _closed(silent[0]) == b""
-        assert await _closed(partial[0]) == b""
-        assert (await _closed(idle[0])).startswith(b"HTTP/1.1 200")  # answered, then closed
-        answer = await _closed(slow[0])
-        trickle.cancel()
-        assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
-        assert b"did not arrive within 1 s" in answer
-        status, _ = await call(s, "GET", f"{base}/healthz")
-        assert status == 200
-        for _, writer in (silent, partial, idle, slow):
-            writer.close()
+        opened: list[asyncio.StreamWriter] = []
+
+        async def connection() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            opened.append(writer)
+            return reader, writer
+
+        try:
+            silent = await connection()
+            partial = await connection()
+            partial[1].write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            idle = await connection()
+            idle[1].write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            slow = await connection()
+            slow[1].write(b"POST /api/estimate HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                          b"Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{")
+            trickle = asyncio.create_task(_trickle(slow[1]))
+            status, health = await call(s, "GET", f"{base}/healthz")  # responsive meanwhile
+            assert status == 200, health   # once 503 in a run at load 4-5: why, if it recurs
+            assert await _closed(silent[0]) == b""
+            assert await _closed(partial[0]) == b""
+            assert (await _closed(idle[0])).startswith(b"HTTP/1.1 200")  # answered, then closed
+            answer = await _closed(slow[0])
+            trickle.cancel()
+            assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
+            assert b"did not arrive within 1 s" in answer
+            status, health = await call(s, "GET", f"{base}/healthz")
+            assert status == 200, health
+        finally:   # a failure above must not leave them for the next test's loop to find
+            for writer in opened:
+                writer.close()
 
 
 async def _trickle(writer: asyncio.StreamWriter) -> None:

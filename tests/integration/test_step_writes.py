@@ -41,7 +41,9 @@ def _committed(db: Database) -> Iterator[list[_Transaction]]:
     INSERT's compiled parameters: one dict per row, multi-row INSERTs included)."""
     open_: dict[int, _Transaction] = {}
     done: list[_Transaction] = []
-    seen: set[int] = set()
+    # each INSERT's context, kept alive: a freed context's id() may be reused by the next one
+    # (its rows were then skipped: a step's charge went missing here once, at load 4-5)
+    seen: dict[int, Any] = {}
     engine = db.engine.sync_engine
 
     def begin(conn: Any) -> None:
@@ -51,7 +53,7 @@ def _committed(db: Database) -> Iterator[list[_Transaction]]:
                 _many: bool) -> None:
         if context is None or not context.isinsert or id(context) in seen:
             return
-        seen.add(id(context))   # a multi-row INSERT may run in batches: its rows once
+        seen[id(context)] = context   # a multi-row INSERT may run in batches: its rows once
         table = context.compiled.statement.table.name
         current = open_.get(id(conn))
         if current is not None:
