@@ -66,7 +66,7 @@ test-fast: install
 ## matplotlib (for the plot) and the peer tool
 ## install into the harness's own places, never as the product's dependencies
 bench: install
-	$(PY) -c "import matplotlib" 2>/dev/null || $(PY) -m pip install -q -r tests/benchmarks/requirements.txt
+	$(PY) -c "import matplotlib" 2>/dev/null && test -x $(VENV)/bin/py-spy || $(PY) -m pip install -q -r tests/benchmarks/requirements.txt
 	scripts/with-postgres.sh $(PY) -m tests.benchmarks $(BENCH_ARGS)
 
 ## make soak: debates in every mode through `dialectic serve` under injected provider faults, server

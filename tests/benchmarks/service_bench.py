@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import math
 import os
+import shutil
 import signal
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -54,6 +56,9 @@ PG_WORKERS = tuple(int(n) for n in os.environ.get("BENCH_PG_WORKERS", "1,2,4").s
 PROCESS = os.environ.get("BENCH_PROCESS", "worker")
 #: a file to write the measured process's cProfile to (one process: the SQLite runs)
 PROFILE = os.environ.get("BENCH_PROFILE", "")
+#: a directory for an SVG flame graph of each measured process over its measured window
+#: (py-spy, sampling from outside at 100 Hz without pausing it: a few % of one core)
+FLAME = os.environ.get("BENCH_FLAME", "")
 DONE = tuple(s.value for s in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW,
                                DebateStatus.FAILED, DebateStatus.TIMED_OUT))
 COUNT_DONE = ("SELECT status, count(*) FROM debates WHERE status IN ("
@@ -156,6 +161,7 @@ async def measure(run: ServiceRun, provider: Provider, database_url: str,
         await asyncio.gather(*(c.wait_for_line(" started (", 120) for c in children))
         calls0 = len(await arrivals(provider.base_url))
         cut0 = (await finishes(provider.base_url)).get("length", 0)
+        spies = [flame_graph(c.pid, run, i) for i, c in enumerate(children)] if FLAME else []
         t0, cpu0 = time.perf_counter(), [c.cpu_now() for c in children]
         server0, provider0 = server_cpu(), provider.cpu()
         while sum((counts := await count_done()).values()) < run.debates:
@@ -163,6 +169,10 @@ async def measure(run: ServiceRun, provider: Provider, database_url: str,
                 raise TimeoutError(f"{run.label}: only {counts} after {WAIT_LIMIT_S:.0f} s")
             await asyncio.sleep(0.5)
         run.wall = time.perf_counter() - t0
+        for spy in spies:   # py-spy writes its SVG when interrupted
+            spy.send_signal(signal.SIGINT)
+        for spy in spies:
+            await asyncio.to_thread(spy.wait, 60)
         run.worker_cpu = sum(c.cpu_now() - before for c, before in zip(children, cpu0,
                                                                          strict=True))
         run.server_cpu = server_cpu() - server0
@@ -175,6 +185,18 @@ async def measure(run: ServiceRun, provider: Provider, database_url: str,
     run.peak_mb = [e.peak_mb for e in exits]
     await verify_audit(database_url, run)
     return run
+
+
+def flame_graph(pid: int, run: ServiceRun, index: int) -> subprocess.Popen[bytes]:
+    """py-spy recording process `pid` into BENCH_FLAME (as `make bench` installs it:
+    tests/benchmarks/requirements.txt); idle samples (waits) left out."""
+    spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    slug = "-".join(run.label.lower().replace(",", "").split())
+    out = os.path.join(FLAME, f"flame-{PROCESS}-{slug}-{index + 1}.svg")
+    print(f"  flame graph of pid {pid}: {out}", flush=True)
+    return subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "100", "--nonblocking",
+                             "--format", "flamegraph", "--output", out],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 async def sqlite_run(provider: Provider, debates: int) -> ServiceRun:
