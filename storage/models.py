@@ -11,6 +11,7 @@ the migrated database with `METADATA` on SQLite and PostgreSQL so the two cannot
 from __future__ import annotations
 
 import json
+import math
 import re
 from datetime import UTC, date, datetime
 from typing import Any
@@ -97,11 +98,51 @@ def jsonable(value: Any) -> Any:
     """`value` as plain JSON data, the form both databases store and hashes are computed over:
     datetimes and other objects become strings, NaN and infinities become null and NUL characters
     are dropped (PostgreSQL's JSONB accepts neither).
+
+    Data that is plain already (what a step's output and an event's data are: dicts with string
+    keys, lists, strings without NUL, finite numbers) is copied by a walk, which gives what the
+    trip through JSON text gives without encoding and parsing every string (a reply's kilobytes,
+    for every step); anything else takes that trip.
     """
+    try:
+        return _plain(value)
+    except (_NotPlain, RecursionError):  # a cycle: the json module says so as it always did
+        pass
     text = json.dumps(value, default=str, ensure_ascii=False)
     if "\\u0000" in text:  # rare: only then is the text searched for unescaped NULs
         text = _JSON_NUL.sub(r"\1", text)
     return json.loads(text, parse_constant=_null)
+
+
+_INT_BITS = 14_000  # a longer int has more digits than `json.dumps` writes (it raises)
+
+
+class _NotPlain(Exception):
+    """Data `_plain` leaves to the trip through JSON text."""
+
+
+def _plain(value: Any) -> Any:
+    """A copy of `value` if it is plain JSON data as `json.loads` returns it (exact types: a str,
+    int or bool subclass, such as an enum, is encoded otherwise); raises `_NotPlain` if not."""
+    kind = type(value)
+    if kind is str:
+        if "\x00" in value:
+            raise _NotPlain
+        return value
+    if kind is dict:
+        copied = {}
+        for key, item in value.items():
+            if type(key) is not str or "\x00" in key:
+                raise _NotPlain
+            copied[key] = _plain(item)
+        return copied
+    if kind is list or kind is tuple:
+        return [_plain(item) for item in value]
+    if value is None or kind is bool or (kind is int and value.bit_length() < _INT_BITS):
+        return value
+    if kind is float and math.isfinite(value):
+        return value
+    raise _NotPlain
 
 
 def _null(_constant: str) -> None:

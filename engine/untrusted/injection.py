@@ -193,10 +193,31 @@ def _rules_for(skeleton: str) -> Iterable[_Rule]:
     if not skeleton.isascii():
         return RULES
     lowered = skeleton.lower()
-    words = frozenset(_LETTERS.findall(lowered))
-    return [rule for rule in RULES
-            if not words.isdisjoint(_TRIGGERS[rule.name][0])
-            or any(mark in lowered for mark in _TRIGGERS[rule.name][1])]
+    wanted = 0   # a bit per rule, in RULES' order
+    for word in _TRIGGER_WORDS.keys() & _LETTERS.findall(lowered):
+        wanted |= _TRIGGER_WORDS[word]
+    for mark, rules in _TRIGGER_MARKS:
+        if mark in lowered:
+            wanted |= rules
+    return [rule for bit, rule in enumerate(RULES) if wanted >> bit & 1]
+
+
+def _trigger_index() -> tuple[dict[str, int], tuple[tuple[str, int], ...]]:
+    """`_TRIGGERS` turned around: each trigger word, and each substring, with the rules it
+    triggers as bits (1 << the rule's place in RULES), so a text's words are looked up once
+    rather than set against every rule's."""
+    words: dict[str, int] = {}
+    marks: dict[str, int] = {}
+    for bit, rule in enumerate(RULES):
+        rule_words, rule_marks = _TRIGGERS[rule.name]
+        for word in rule_words:
+            words[word] = words.get(word, 0) | 1 << bit
+        for mark in rule_marks:
+            marks[mark] = marks.get(mark, 0) | 1 << bit
+    return words, tuple(marks.items())
+
+
+_TRIGGER_WORDS, _TRIGGER_MARKS = _trigger_index()
 
 
 def _shown(text: str) -> str:

@@ -120,3 +120,59 @@ async def test_a_finished_open_is_closed_once_by_its_owner(tmp_path: Path) -> No
 
 async def _awaited(connection: sqlite_driver.OneTripConnection) -> None:
     await connection
+
+
+async def _threads_of(db: Database, *, readonly: bool) -> tuple[int, int]:
+    """(the thread a statement ran on, the thread its BEGIN ran on) in one transaction."""
+    async with db.engine.connect() as conn:
+        raw = (await conn.get_raw_connection()).driver_connection
+        assert isinstance(raw, sqlite_driver.OneTripConnection)
+        begun: list[int] = []
+        raw._conn.create_function("thread_id", 0, threading.get_ident)
+        raw._conn.set_trace_callback(
+            lambda sql: begun.append(threading.get_ident()) if sql.startswith("BEGIN") else None)
+        options = {"dialectic_read_only": True} if readonly else {}
+        conn = await conn.execution_options(**options)
+        async with conn.begin():
+            ran = (await conn.execute(text("SELECT thread_id()"))).scalar_one()
+        raw._conn.set_trace_callback(None)
+    return ran, begun[0]
+
+
+async def test_a_write_transactions_statements_run_on_the_loops_thread(
+        sqlite_db: Database) -> None:
+    loop_thread = threading.get_ident()
+    ran, begun = await _threads_of(sqlite_db, readonly=False)
+    assert ran == loop_thread          # holding the write lock: no trip to the thread
+    assert begun != loop_thread        # taking it may wait (the busy timeout): on the thread
+
+
+async def test_a_read_transactions_statements_keep_to_the_connections_thread(
+        sqlite_db: Database) -> None:
+    loop_thread = threading.get_ident()
+    ran, begun = await _threads_of(sqlite_db, readonly=True)
+    assert ran != loop_thread and begun != loop_thread
+
+
+async def test_a_write_lock_held_by_another_process_does_not_stall_the_loop(
+        sqlite_db: Database, tmp_path: Path) -> None:
+    await _table(sqlite_db)
+    other = sqlite3.connect(sqlite_db.url.database or "", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")   # as another process holding SQLite's write lock
+    ticks = 0
+
+    async def write() -> None:
+        async with sqlite_db.transaction() as session:
+            await session.execute(text("UPDATE t SET label = 'late' WHERE n = 0"))
+
+    writing = asyncio.create_task(write())
+    while ticks < 50:                  # the loop runs on while the write waits for the lock
+        await asyncio.sleep(0.001)
+        ticks += 1
+    assert not writing.done()
+    other.execute("COMMIT")
+    other.close()
+    await writing
+    async with sqlite_db.transaction(readonly=True) as session:
+        label = (await session.execute(text("SELECT label FROM t WHERE n = 0"))).scalar_one()
+    assert label == "late"
