@@ -53,12 +53,12 @@ def dialectic(python: str | None = None) -> list[str]:
 DATA_DIR = tempfile.mkdtemp(prefix="dialectic-bench-")
 
 
-def clean_env(base_url: str | None) -> dict[str, str]:
+def clean_env(base_url: str | None, data_dir: str = DATA_DIR) -> dict[str, str]:
     """This environment without any provider or Dialectic setting, plus the fake provider's."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "DIALECTIC_", "DATABASE_", "SLACK_"))}
     env["DIALECTIC_CONFIG"] = os.devnull
-    env["DIALECTIC_DATA_DIR"] = DATA_DIR
+    env["DIALECTIC_DATA_DIR"] = data_dir
     if base_url is not None:
         env.update(OPENAI_API_KEY="bench", OPENAI_BASE_URL=base_url)
     return env
@@ -87,10 +87,11 @@ class Run:
         return self.debate_s / (self.depth * self.latency) if self.latency and self.depth else None
 
 
-async def run_once(provider: Provider, mode: str, cwd: str, python: str | None = None) -> Run:
+async def run_once(provider: Provider, mode: str, cwd: str, python: str | None = None,
+                   data_dir: str = DATA_DIR) -> Run:
     before = len(await arrivals(provider.base_url))
     argv = [*dialectic(python), "run", TOPIC, "--mode", mode, *OPTIONS.get(mode, []), "--json"]
-    proc = await run_measured(argv, env=clean_env(provider.base_url), cwd=cwd)
+    proc = await run_measured(argv, env=clean_env(provider.base_url, data_dir), cwd=cwd)
     seen = (await arrivals(provider.base_url))[before:]
     run = Run(mode=mode, latency=provider.latency, proc=proc, calls=len(seen))
     if provider.latency:
@@ -195,19 +196,23 @@ INSTALL_RUNS = 3
 
 async def bench_installs() -> dict[str, dict[str, list[float]]]:
     """At 0 ms, interleaved: `import openai`'s wall and each mode's overhead, in the runtime-only
-    install and in the development venv (this interpreter's)."""
+    install and in the development venv (this interpreter's). Each install has a data directory
+    of its own, made by a first run: the day's prices kept there are stamped with the installed
+    price library's file, which differs between the two venvs."""
     installs = {"runtime only": runtime_python(), "development": sys.executable}
     found: dict[str, dict[str, list[float]]] = {name: {} for name in installs}
     with tempfile.TemporaryDirectory() as cwd:
-        await run_measured([*dialectic(), "db", "upgrade"], env=clean_env(None), cwd=cwd)
+        homes = {name: tempfile.mkdtemp(prefix="dialectic-bench-", dir=cwd) for name in installs}
         async with fake_provider(0.0) as provider:
+            for name, python in installs.items():
+                await run_once(provider, "simple", cwd, python, homes[name])
             for _ in range(INSTALL_RUNS):
                 for name, python in installs.items():
                     openai = await run_measured([python, "-c", "import openai"],
                                                 env=clean_env(None), cwd=cwd)
                     found[name].setdefault("import openai", []).append(openai.wall)
                     for mode in PROTOCOLS:
-                        done = await run_once(provider, mode, cwd, python)
+                        done = await run_once(provider, mode, cwd, python, homes[name])
                         found[name].setdefault(mode, []).append(done.overhead)
     return found
 
