@@ -60,14 +60,28 @@ test: install
 test-fast: install
 	$(PY) -m pytest -n $(PYTEST_WORKERS) tests/unit
 
+# The cli section times `dialectic` as `make run` installs it: a venv of its own with the runtime
+# alone (RUNTIME_TARGET), since the dev tools change a run's start (selenium brings trio, which
+# the SDK's HTTP transport imports whenever it is installed)
+BENCH_RUNTIME_VENV  ?= .venv-runtime
+BENCH_RUNTIME_STAMP := $(BENCH_RUNTIME_VENV)/.runtime-stamp
+$(BENCH_RUNTIME_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(BENCH_RUNTIME_VENV)
+	$(BENCH_RUNTIME_VENV)/bin/python -m pip install -q --upgrade pip
+	$(BENCH_RUNTIME_VENV)/bin/python -m pip install -q -e $(RUNTIME_TARGET)
+	touch $(BENCH_RUNTIME_STAMP)
+
 ## make bench: speed and memory figures (prints them; asserts nothing about time); BENCH_ARGS
 ## names sections (engine floor cli peer service slack estimates tracing pages); BENCH_PROCESS=serve
-## measures `dialectic serve` in the service section, BENCH_PROFILE=FILE writes its cProfile.
+## measures `dialectic serve` in the service section, BENCH_PROFILE=FILE writes its cProfile,
+## BENCH_FLAME=DIR its py-spy flame graph.
 ## matplotlib (for the plot) and the peer tool
 ## install into the harness's own places, never as the product's dependencies
-bench: install
+bench: install $(BENCH_RUNTIME_STAMP)
 	$(PY) -c "import matplotlib" 2>/dev/null && test -x $(VENV)/bin/py-spy || $(PY) -m pip install -q -r tests/benchmarks/requirements.txt
-	scripts/with-postgres.sh $(PY) -m tests.benchmarks $(BENCH_ARGS)
+	$(BENCH_RUNTIME_VENV)/bin/python -m compileall -q -j 0 engine storage bot
+	BENCH_RUNTIME_PYTHON=$(BENCH_RUNTIME_VENV)/bin/python \
+		scripts/with-postgres.sh $(PY) -m tests.benchmarks $(BENCH_ARGS)
 
 ## make soak: debates in every mode through `dialectic serve` under injected provider faults, server
 ## SIGKILLs and a PostgreSQL restart; prints what happened (not part of make test)
@@ -94,4 +108,4 @@ lint: install
 	$(VENV)/bin/mypy --strict engine storage bot
 
 clean:
-	rm -rf $(VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_RUNTIME_VENV) *.egg-info .pytest_cache .mypy_cache .ruff_cache

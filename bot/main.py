@@ -32,9 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def command() -> int:
     """The `dialectic` command (and `python -m bot`): `main` in a process of its own, whose
-    garbage collector waits out start-up (bot/service/memory.py)."""
+    garbage collector waits out start-up and which ends without taking apart what it built
+    (bot/service/memory.py)."""
     memory.starting()
-    return main()
+    return memory.ending(main())
 
 
 __all__ = ["PROCESS", "command", "main"]

@@ -19,10 +19,18 @@ from bot.service import memory
 
 ROOT = Path(__file__).resolve().parents[2]
 #: runs `python -m bot ARGS` as the real entry point does, then reports the collector's state
+#: (from an exit handler registered after the entry point's own, so run before it ends the
+#: process: bot/service/memory.py)
 PROBE = """
 import atexit, gc, json, runpy, sys
-atexit.register(lambda: print(json.dumps({"threshold": gc.get_threshold(),
-    "enabled": gc.isenabled(), "frozen": gc.get_freeze_count()}), file=sys.stderr))
+from bot.service import memory
+def report():
+    print(json.dumps({"threshold": gc.get_threshold(), "enabled": gc.isenabled(),
+                      "frozen": gc.get_freeze_count()}), file=sys.stderr)
+def starting(started=memory.starting):
+    started()
+    atexit.register(report)
+memory.starting = starting
 sys.argv = ["dialectic", *sys.argv[1:]]
 runpy.run_module("bot", run_name="__main__")
 """
@@ -82,3 +90,46 @@ def test_main_inside_another_program_leaves_its_collector_alone(
     before = (gc.get_threshold(), gc.isenabled(), gc.get_freeze_count())
     assert main(["presets"]) == 0
     assert (gc.get_threshold(), gc.isenabled(), gc.get_freeze_count()) == before
+
+
+#: runs `python -m bot ARGS` as the real entry point does, beside an object that only the
+#: interpreter's teardown frees (a global of the program): it says so if the process is taken
+#: apart at exit
+WITNESS = """
+import runpy, sys
+class Witness:
+    def __del__(self, write=sys.__stderr__.write):   # bound now: teardown clears the globals
+        write("taken apart\\n")
+witness = Witness()
+sys.argv = ["dialectic", *sys.argv[1:]]
+runpy.run_module("bot", run_name="__main__")
+"""
+
+
+def _witnessed(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "DIALECTIC_", "DATABASE_", "SLACK_"))}
+    env.update(DIALECTIC_CONFIG=os.devnull, PYTHONPATH=str(ROOT),
+               XDG_DATA_HOME=str(tmp_path / "xdg"))
+    return subprocess.run([sys.executable, "-c", WITNESS, *args], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_a_command_that_returned_ends_without_the_interpreters_teardown(tmp_path: Path) -> None:
+    done = _witnessed(tmp_path, "run", "Should we cache the catalogue?", "--mode", "simple",
+                      "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["status"] == "completed"   # its whole output, flushed
+    assert "taken apart" not in done.stderr
+
+
+def test_a_command_ending_without_teardown_keeps_its_exit_status(tmp_path: Path) -> None:
+    done = _witnessed(tmp_path, "run", "   ", "--json")   # refused: a usage error, status 2
+    assert done.returncode == 2 and "error:" in done.stderr
+    assert "taken apart" not in done.stderr
+
+
+def test_a_command_that_raised_is_ended_by_python(tmp_path: Path) -> None:
+    done = _witnessed(tmp_path, "run", "--no-such-option")   # argparse exits (SystemExit)
+    assert done.returncode == 2
+    assert "taken apart" in done.stderr   # the witness does work: this process was taken apart

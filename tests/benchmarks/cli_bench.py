@@ -5,7 +5,12 @@ For each run: the process's wall, CPU and peak RSS (its own, from wait4); the de
 (the result's `elapsed_seconds`); the dependent rounds the provider saw; the in-debate ratio
 (debate time / (rounds x latency)); the process overhead (wall - debate time: start-up, preparing,
 printing); and the phases' times, to show the first-call tax (the first phase against the later
-ones). Nothing here asserts a time."""
+ones). Nothing here asserts a time.
+
+The processes are the runtime-only install's (`BENCH_RUNTIME_PYTHON`, the venv `make bench` builds
+as `make run` installs: no test or lint tools), since the development venv's tools change a run's
+start: selenium brings trio, which the SDK's HTTP transport (httpcore2) imports whenever it is
+installed. The development venv's start-ups at 0 ms are measured too, labelled as such."""
 
 from __future__ import annotations
 
@@ -29,10 +34,18 @@ LATENCIES: tuple[tuple[float, int], ...] = ((0.0, 3), (0.2, 2), (1.0, 1))
 STARTUP_RUNS = 5
 
 
-def dialectic() -> list[str]:
-    """The installed `dialectic` script (what a person types), else `python -m bot`."""
-    script = Path(sys.executable).parent / "dialectic"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "bot"]
+def runtime_python() -> str:
+    """The runtime-only install's interpreter (`BENCH_RUNTIME_PYTHON`), else this one."""
+    found = os.environ.get("BENCH_RUNTIME_PYTHON")
+    return str(Path(found).absolute()) if found else sys.executable
+
+
+def dialectic(python: str | None = None) -> list[str]:
+    """The installed `dialectic` script (what a person types) of `python`'s venv (the runtime
+    install's unless told), else `python -m bot`."""
+    python = python or runtime_python()
+    script = Path(python).parent / "dialectic"
+    return [str(script)] if script.exists() else [python, "-m", "bot"]
 
 
 #: Where the benched runs store their debates (a run is a stored debate): never the user's own
@@ -40,12 +53,12 @@ def dialectic() -> list[str]:
 DATA_DIR = tempfile.mkdtemp(prefix="dialectic-bench-")
 
 
-def clean_env(base_url: str | None) -> dict[str, str]:
+def clean_env(base_url: str | None, data_dir: str = DATA_DIR) -> dict[str, str]:
     """This environment without any provider or Dialectic setting, plus the fake provider's."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("OPENAI_", "DIALECTIC_", "DATABASE_", "SLACK_"))}
     env["DIALECTIC_CONFIG"] = os.devnull
-    env["DIALECTIC_DATA_DIR"] = DATA_DIR
+    env["DIALECTIC_DATA_DIR"] = data_dir
     if base_url is not None:
         env.update(OPENAI_API_KEY="bench", OPENAI_BASE_URL=base_url)
     return env
@@ -74,10 +87,11 @@ class Run:
         return self.debate_s / (self.depth * self.latency) if self.latency and self.depth else None
 
 
-async def run_once(provider: Provider, mode: str, cwd: str) -> Run:
+async def run_once(provider: Provider, mode: str, cwd: str, python: str | None = None,
+                   data_dir: str = DATA_DIR) -> Run:
     before = len(await arrivals(provider.base_url))
-    argv = [*dialectic(), "run", TOPIC, "--mode", mode, *OPTIONS.get(mode, []), "--json"]
-    proc = await run_measured(argv, env=clean_env(provider.base_url), cwd=cwd)
+    argv = [*dialectic(python), "run", TOPIC, "--mode", mode, *OPTIONS.get(mode, []), "--json"]
+    proc = await run_measured(argv, env=clean_env(provider.base_url, data_dir), cwd=cwd)
     seen = (await arrivals(provider.base_url))[before:]
     run = Run(mode=mode, latency=provider.latency, proc=proc, calls=len(seen))
     if provider.latency:
@@ -111,9 +125,10 @@ async def bench_startup() -> dict[str, float]:
     """Median walls: the interpreter alone, `import openai` alone (the SDK's own floor, which
     every `run` pays), `dialectic --help` and `dialectic presets`."""
     figures: dict[str, float] = {}
+    python = runtime_python()
     commands = {
-        "python -c pass": [sys.executable, "-c", "pass"],
-        "python -c 'import openai'": [sys.executable, "-c", "import openai"],
+        "python -c pass": [python, "-c", "pass"],
+        "python -c 'import openai'": [python, "-c", "import openai"],
         "dialectic --help": [*dialectic(), "--help"],
         "dialectic presets": [*dialectic(), "presets"],
     }
@@ -175,7 +190,50 @@ def print_runs(startup: dict[str, float], runs: list[Run]) -> None:
         print(line)
 
 
+#: runs of each mode (and of `import openai`) at 0 ms in each install, interleaved
+INSTALL_RUNS = 3
+
+
+async def bench_installs() -> dict[str, dict[str, list[float]]]:
+    """At 0 ms, interleaved: `import openai`'s wall and each mode's overhead, in the runtime-only
+    install and in the development venv (this interpreter's). Each install has a data directory
+    of its own, made by a first run: the day's prices kept there are stamped with the installed
+    price library's file, which differs between the two venvs."""
+    installs = {"runtime only": runtime_python(), "development": sys.executable}
+    found: dict[str, dict[str, list[float]]] = {name: {} for name in installs}
+    with tempfile.TemporaryDirectory() as cwd:
+        homes = {name: tempfile.mkdtemp(prefix="dialectic-bench-", dir=cwd) for name in installs}
+        async with fake_provider(0.0) as provider:
+            for name, python in installs.items():
+                await run_once(provider, "simple", cwd, python, homes[name])
+            for _ in range(INSTALL_RUNS):
+                for name, python in installs.items():
+                    openai = await run_measured([python, "-c", "import openai"],
+                                                env=clean_env(None), cwd=cwd)
+                    found[name].setdefault("import openai", []).append(openai.wall)
+                    for mode in PROTOCOLS:
+                        done = await run_once(provider, mode, cwd, python, homes[name])
+                        found[name].setdefault(mode, []).append(done.overhead)
+    return found
+
+
+def print_installs(found: dict[str, dict[str, list[float]]]) -> None:
+    print(f"\nBy install, at 0 ms (medians of {INSTALL_RUNS}, interleaved): `run --json` "
+          "overhead - `import openai` (target <= 0.3 s)")
+    for name, rows in found.items():
+        openai = _median(rows["import openai"])
+        modes = "  ".join(f"{mode} {_median(rows[mode]) - openai:+.2f}"
+                          for mode in PROTOCOLS if mode in rows)
+        print(f"  {name:<13} import openai {openai:.3f} s;  {modes} s")
+
+
 async def run() -> None:
     startup = await bench_startup()
     runs = await bench_runs()
+    print(f"\nInstall measured: {runtime_python()}"
+          + (" (runtime only)" if runtime_python() != sys.executable else
+             " (this venv: set BENCH_RUNTIME_PYTHON, as `make bench` does, for the runtime "
+             "install)"))
     print_runs(startup, runs)
+    if runtime_python() != sys.executable:
+        print_installs(await bench_installs())
