@@ -206,6 +206,19 @@ def lookups_for(db: Database) -> Journal:
     return lookups
 
 
+_GLANCES: WeakKeyDictionary[Database, Journal] = WeakKeyDictionary()
+
+
+def glances_for(db: Database) -> Journal:
+    """Batched reads someone is waiting on that need no common snapshot (today's budget in the
+    estimate a `/debate` acks with): on PostgreSQL each statement on its own, in autocommit,
+    one round trip where a read-only transaction takes three."""
+    glances = _GLANCES.get(db)
+    if glances is None:
+        glances = _GLANCES[db] = Journal(db, readonly=True, alone=True)
+    return glances
+
+
 _URGENT: WeakKeyDictionary[Database, Journal] = WeakKeyDictionary()
 
 

@@ -1,16 +1,19 @@
-"""The urgent journal's starts (storage/journal.py `urgent_journal_for`, a `/debate`'s before its
-ack): on PostgreSQL each batch is one INSERT committed by itself (autocommit, no BEGIN and
-COMMIT round trips), on SQLite a transaction that jumps the writers' queue; on both, a start
-is committed (seen from another connection) when its write returns, and written once."""
+"""What a `/debate`'s ack waits for, batched (storage/journal.py): its start (`urgent_journal_for`)
+and today's budget for its estimate (`glances_for`). On PostgreSQL each batch is statements on
+their own (autocommit, no BEGIN and COMMIT round trips), on SQLite a transaction (the start's
+jumping the writers' queue); on both a start is committed when its write returns, and written
+once, and the estimate reads what is committed."""
 
 from __future__ import annotations
 
 import asyncio
+from datetime import date
 
 from sqlalchemy import select
 
+from bot.service.readmission import today
 from engine.domain import utcnow
-from storage import starts
+from storage import budget, starts
 from storage.db import Database
 from storage.journal import urgent_journal_for
 from storage.outbox_rows import SlackStartRow
@@ -45,3 +48,13 @@ async def test_a_statement_alone_commits_by_itself_on_postgresql(db: Database) -
         pass
     expected = ["slack:alone"] if db.dialect == "postgresql" else []
     assert await _keys(db) == expected
+
+
+async def test_the_estimate_reads_today_s_committed_budget_in_one_batch(db: Database) -> None:
+    day = date(2026, 11, 28)
+    async with db.transaction() as session:
+        await budget.reserve(session, day=day, cap_usd=10.0, amount_usd=1.25, debate_id="d-1")
+        await budget.reserve(session, day=day, cap_usd=10.0, amount_usd=0.5, debate_id="d-2")
+    read = await asyncio.gather(*(today(db, day, 10.0) for _ in range(20)))
+    assert {(d.committed_usd, d.cap_usd) for d in read} == {(1.75, 10.0)}
+    assert (await today(db, date(2026, 11, 29), 10.0)).committed_usd == 0.0
