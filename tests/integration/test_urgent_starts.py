@@ -7,7 +7,7 @@ once, and the estimate reads what is committed."""
 from __future__ import annotations
 
 import asyncio
-from datetime import date
+from datetime import date, timedelta
 
 from sqlalchemy import select
 
@@ -20,7 +20,8 @@ from storage.outbox_rows import SlackStartRow
 
 
 def _intent(key: str) -> starts.Intent:
-    return starts.Intent(key, {"channel_id": "C1"}, {"topic": key}, "me:1", utcnow(), 30)
+    return starts.Intent(key, {"channel_id": "C1", "team_id": None},
+                         {"topic": f"{key} <é> \"quoted\"", "rounds": 2}, "me:1", utcnow(), 30)
 
 
 async def _keys(db: Database) -> list[str]:
@@ -35,6 +36,16 @@ async def test_a_burst_of_starts_is_committed_once_each_when_written(db: Databas
     assert sorted(kept) == [False] * 5 + [True] * 5   # a key twice: the first is written
     assert await _keys(db) == [f"slack:{i}" for i in range(5)]
     assert await journal.write(starts.intend_many, _intent("slack:3")) is False
+    written = _intent("slack:read back")
+    assert await journal.write(starts.intend_many, written) is True
+    async with db.transaction(readonly=True) as session:
+        row = await session.get(SlackStartRow, "slack:read back")
+    assert row is not None
+    assert (row.place, row.request, row.status, row.attempts, row.claimed_by) == (
+        written.place, written.request, starts.PENDING, 0, written.owner)
+    assert (row.created_at, row.updated_at, row.claimed_until) == (
+        written.now, written.now, written.now + timedelta(seconds=written.lease_seconds))
+    assert (row.message_ts, row.debate_id, row.last_error) == (None, None, "")
 
 
 async def test_a_statement_alone_commits_by_itself_on_postgresql(db: Database) -> None:
