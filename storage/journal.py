@@ -13,11 +13,6 @@ submission, so one bad write does not sink the others; a batch function that fin
 view stale (an audit chain another process appended to) asks, with `Stale`, for the whole batch
 again without its caches.
 
-Background writes give way to foreground work (`give_way`, set by the Slack surface: a burst of
-`/debate`s being answered): the flusher awaits it before each batch, so the running debates'
-writes (and the work behind them) wait, briefly, until the answers are out; what is pending
-meanwhile goes in one batch.
-
 Reads that many debates make at the same moment (their evidence, the judge cache) are batched the
 same way by a read-only journal (`lookups_for(db)`): one query and one read-only transaction for
 all of them instead of one each.
@@ -38,8 +33,6 @@ from storage.errors import DATABASE_ERRORS
 
 MAX_BATCH = 500
 
-#: What a batch waits for first (returns when foreground work is done, or soon anyway)
-GiveWay = Callable[[], Awaitable[None]]
 #: What a batch function gets after its results: run once the transaction has committed.
 AfterCommit = Callable[[], None]
 #: (session, the payloads of its kind, fresh: trust no cache) -> (one result per payload, hook)
@@ -72,7 +65,6 @@ class Journal:
         self.pending: list[list[_Write]] = []   # submissions: each commits whole, or not
         self.flusher: asyncio.Task[None] | None = None
         self.transactions = 0        # committed batches (for tests and benchmarks)
-        self.give_way: GiveWay | None = None   # awaited before each batch (module docstring)
 
     async def write(self, writer: BatchWriter, payload: Any) -> Any:
         """Write `payload` with the others pending; its result once committed."""
@@ -104,13 +96,6 @@ class Journal:
 
     async def _flush(self) -> None:
         while self.pending:
-            if self.give_way is not None:
-                try:
-                    await self.give_way()
-                except BaseException as exc:   # cancelled while it waited: nobody left waiting
-                    _fail([item for submission in self.pending for item in submission], exc)
-                    self.pending.clear()
-                    raise
             submissions = _take(self.pending)
             batch = [item for submission in submissions for item in submission]
             try:

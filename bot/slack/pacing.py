@@ -5,7 +5,6 @@ Slack allows about one `chat.postMessage` per second per channel; bursts beyond 
 and, worse, replies that land out of order. Each channel gets a FIFO queue drained by one task,
 so a thread's messages keep the order they were queued in (status, phase replies, summary).
 Different channels do not wait on each other. A channel's task ends after `idle` quiet seconds.
-A call waits for `give_way` first, when set (the Slack app's answers to a burst go out first).
 """
 
 from __future__ import annotations
@@ -44,8 +43,6 @@ class ChannelPacer:
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._last: dict[str, float] = {}
         self._closed = False
-        #: awaited before each call: returns once no Slack request is being answered
-        self.give_way: Callable[[], Awaitable[None]] | None = None
 
     def submit(self, channel: str, call: Callable[[], Awaitable[T]]) -> asyncio.Future[T]:
         """Queue `call` for `channel`; the future resolves with its result (or exception)."""
@@ -80,14 +77,12 @@ class ChannelPacer:
                     return
                 continue
             wait = self._last.get(channel, float("-inf")) + self.interval - self.clock()
-            try:
-                if wait > 0:
+            if wait > 0:
+                try:
                     await asyncio.sleep(wait)
-                if self.give_way is not None:
-                    await self.give_way()
-            except asyncio.CancelledError:
-                job.future.cancel()  # closed while it waited for its slot
-                raise
+                except asyncio.CancelledError:
+                    job.future.cancel()  # closed while it waited for its slot
+                    raise
             self._last[channel] = self.clock()
             await _run(job)
             # counted again from the answer: a call that waited to be sent (a method Slack

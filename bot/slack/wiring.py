@@ -36,7 +36,6 @@ from bot.slack.settings import SlackSettings
 from bot.slack.signin import SlackSignIn
 from bot.slack.streaming import StreamingNotifier
 from bot.slack.usergroups import SlackUserGroups
-from storage.journal import journal_for
 
 log = logging.getLogger("dialectic.slack")
 
@@ -74,9 +73,6 @@ def attach_slack(rt: Runtime, settings: SlackSettings, notifier: SlackNotifier,
                        scheduler=scheduler)
     if not rt.reviews.reviewers.configured:
         log.warning("no reviewers configured (DIALECTIC_REVIEWERS): review buttons refuse everyone")
-    # work nobody is waiting on gives way while requests are answered (bot/slack/acks.py): the
-    # running debates' writes and every paced Slack post (deliveries too) wait, at most a second
-    journal_for(rt.db).give_way = notifier.pacer.give_way = ctx.answering.quiet
     bolt = build_bolt_app(ctx)
     mount(bolt, web_app, settings, rt.link_problems)
     return bolt

@@ -9,6 +9,8 @@ lease ran out, with or without the "starting" message's ts, with or without its 
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import asdict
 from datetime import timedelta
 from pathlib import Path
@@ -24,18 +26,24 @@ from engine.domain import DebateRequest, utcnow
 from storage import starts
 from storage.outbox_rows import SlackStartRow
 from storage.records import DebateStatus, Origin
-from tests.support.slack_fixtures import (
-    CHANNEL,
-    TEAM,
-    USER,
-    Harness,
-    harness_on,
-    slack_harness,
-)
-from tests.support.storage_fixtures import BACKENDS
+from tests.support.slack_fixtures import CHANNEL, TEAM, USER, Harness, slack_harness
+from tests.support.storage_fixtures import BACKENDS, migrated_database
 
 TOPIC = "Should we move billing to PostgreSQL?"
 KEY = "slack:1337.42.dead"
+
+
+@asynccontextmanager
+async def _on(backend: str, tmp_path: Path) -> AsyncIterator[Harness]:
+    """The harness on SQLite, or on a PostgreSQL database of its own."""
+    if backend == "sqlite":
+        async with slack_harness(tmp_path) as h:
+            yield h
+        return
+    async with migrated_database(backend, tmp_path) as database:
+        url = database.url.render_as_string(hide_password=False)
+        async with slack_harness(tmp_path, database_url=url) as h:
+            yield h
 
 
 def _request() -> DebateRequest:
@@ -75,7 +83,7 @@ def _roots(h: Harness) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_command_writes_its_start_down_and_ends_it_with_the_debate(
         tmp_path: Path, backend: str) -> None:
-    async with harness_on(backend, tmp_path) as h:
+    async with _on(backend, tmp_path) as h:
         await h.command(f"{TOPIC} --mode simple --rounds 0")
         debate = await h.one_debate()
 
@@ -162,7 +170,7 @@ async def test_a_start_is_written_down_before_its_ack_is_sent(tmp_path: Path,
                                                               backend: str) -> None:
     """Slack never sends an acknowledged command again: by the time its 200 arrives, the start
     must be in the database (a SIGKILL right after the ack leaves it for recovery to finish)."""
-    async with harness_on(backend, tmp_path) as h:
+    async with _on(backend, tmp_path) as h:
         h.fake.slow("chat.postMessage", 2.0, times=1)   # what follows the ack cannot get far
         reply = await h.command(f"{TOPIC} --mode simple --rounds 0")
         async with h.rt.db.transaction(readonly=True) as session:
@@ -177,7 +185,7 @@ async def test_a_command_refused_as_bad_input_writes_no_start(tmp_path: Path,
                                                               backend: str) -> None:
     """The start is written while the estimate runs, but only once the request was checked: a
     preset that does not exist is answered with the usage and leaves nothing to recover."""
-    async with harness_on(backend, tmp_path) as h:
+    async with _on(backend, tmp_path) as h:
         reply = await h.command(f"{TOPIC} --preset no-such-preset")
         async with h.rt.db.transaction(readonly=True) as session:
             rows = list(await session.scalars(select(SlackStartRow)))
@@ -191,7 +199,7 @@ async def test_a_start_whose_estimate_fails_is_ended_never_recovered(
     """The start is written while the estimate runs; when the estimate then fails (here: the
     budget read raising, as a database that drops the read would), the command was never
     acknowledged as started, so its written start is ended as failed and recovery leaves it."""
-    async with harness_on(backend, tmp_path) as h:
+    async with _on(backend, tmp_path) as h:
         service = h.rt.service
 
         async def failing(*_args: Any, **_kw: Any) -> Any:

@@ -39,7 +39,6 @@ from storage import audit, outbox
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Review
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.slack_server import Call, FakeSlack
-from tests.support.storage_fixtures import migrated_database
 
 SECRET = "secret"
 CHANNEL = "CGENERAL"
@@ -58,8 +57,8 @@ STRICT = {"strict": PresetSpec(name="strict", mode="consensus", thresholds=Thres
 
 __all__ = [
     "CHANNEL", "PUBLIC_URL", "REVIEWER", "REVIEW_CHANNEL", "SECRET", "STRICT", "TEAM", "USER",
-    "Harness", "Reply", "audit_kinds", "blocks_text", "harness_on", "has_actions", "sign",
-    "slack", "slack_harness",
+    "Harness", "Reply", "audit_kinds", "blocks_text", "has_actions", "sign", "slack",
+    "slack_harness",
 ]
 
 
@@ -310,19 +309,6 @@ async def slack_harness(tmp_path: Path, *, openai: FakeOpenAI | None = None,
                     yield Harness(fake=fake, parts=parts, server=server, http=http)
             finally:
                 await server.close()
-
-
-@asynccontextmanager
-async def harness_on(backend: str, tmp_path: Path, **overrides: Any) -> AsyncIterator[Harness]:
-    """The harness on SQLite, or on a PostgreSQL database of its own (`backend`)."""
-    if backend == "sqlite":
-        async with slack_harness(tmp_path, **overrides) as h:
-            yield h
-        return
-    async with migrated_database(backend, tmp_path) as database:
-        url = database.url.render_as_string(hide_password=False)
-        async with slack_harness(tmp_path, database_url=url, **overrides) as h:
-            yield h
 
 
 @pytest.fixture
