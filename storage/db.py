@@ -113,6 +113,9 @@ class Database:
         self._sqlite_writer = WriteTurns()
         self._reader = async_sessionmaker(self.engine.execution_options(**read_only),
                                           expire_on_commit=False)
+        # PostgreSQL: statements that commit on their own (no BEGIN, no COMMIT: two round trips)
+        self._statements = None if self.dialect == "sqlite" else async_sessionmaker(
+            self.engine.execution_options(isolation_level="AUTOCOMMIT"), expire_on_commit=False)
 
     @property
     def where(self) -> str:
@@ -129,17 +132,21 @@ class Database:
         return self.engine.dialect.name
 
     @asynccontextmanager
-    async def transaction(self, *, readonly: bool = False, urgent: bool = False
-                          ) -> AsyncIterator[AsyncSession]:
+    async def transaction(self, *, readonly: bool = False, urgent: bool = False,
+                          alone: bool = False) -> AsyncIterator[AsyncSession]:
         """A session in one transaction: committed on success, rolled back on any exception.
         `urgent`: on SQLite, it takes the write lock before the writers already waiting (a
-        short write someone waits on: a Slack start before its ack).
+        short write someone waits on: a Slack start before its ack). `alone`: each statement
+        stands alone (one INSERT of rows that need no other, reads that need no common
+        snapshot): on PostgreSQL each commits by itself, in autocommit, without the BEGIN and
+        COMMIT round trips; on SQLite, as usual.
 
         `readonly=True` starts a deferred transaction on SQLite, so readers do not queue behind
         writers; do not write in one. Do not open a second transaction inside one on SQLite: the
         inner would wait for the outer's write lock until the busy timeout.
         """
-        maker = self._reader if readonly else self._writer
+        maker = (self._statements if alone and self._statements is not None
+                 else self._reader if readonly else self._writer)
         async with self._write_turn(readonly, urgent):
             try:
                 async with maker() as session, session.begin():

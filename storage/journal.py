@@ -56,10 +56,12 @@ class Journal:
     """The group commit of one database in this process (`journal_for(db)`), or its batched
     reads (`lookups_for(db)`: read-only transactions)."""
 
-    def __init__(self, db: Database, *, readonly: bool = False, urgent: bool = False) -> None:
+    def __init__(self, db: Database, *, readonly: bool = False, urgent: bool = False,
+                 alone: bool = False) -> None:
         self.db = db
         self.readonly = readonly
         self.urgent = urgent
+        self.alone = alone   # its batch functions write with one statement (Database.transaction)
         self.pending: list[list[_Write]] = []   # submissions: each commits whole, or not
         self.flusher: asyncio.Task[None] | None = None
         self.transactions = 0        # committed batches (for tests and benchmarks)
@@ -124,7 +126,8 @@ class Journal:
             kinds.setdefault(item.writer, []).append(index)
         results: list[Any] = [None] * len(batch)
         hooks: list[AfterCommit] = []
-        async with self.db.transaction(readonly=self.readonly, urgent=self.urgent) as session:
+        async with self.db.transaction(readonly=self.readonly, urgent=self.urgent,
+                                       alone=self.alone) as session:
             for writer, indexes in kinds.items():
                 values, hook = await writer(session, [batch[i].payload for i in indexes], fresh)
                 for i, value in zip(indexes, values, strict=True):
@@ -188,14 +191,29 @@ def lookups_for(db: Database) -> Journal:
     return lookups
 
 
+_GLANCES: WeakKeyDictionary[Database, Journal] = WeakKeyDictionary()
+
+
+def glances_for(db: Database) -> Journal:
+    """Batched reads someone is waiting on that need no common snapshot (today's budget in the
+    estimate a `/debate` acks with): on PostgreSQL each statement on its own, in autocommit,
+    one round trip where a read-only transaction takes three."""
+    glances = _GLANCES.get(db)
+    if glances is None:
+        glances = _GLANCES[db] = Journal(db, readonly=True, alone=True)
+    return glances
+
+
 _URGENT: WeakKeyDictionary[Database, Journal] = WeakKeyDictionary()
 
 
 def urgent_journal_for(db: Database) -> Journal:
     """The group commit of writes someone is waiting on (a Slack start before its ack): on
-    SQLite its transactions take the write lock before the writers already waiting."""
+    SQLite its transactions take the write lock before the writers already waiting; on
+    PostgreSQL each batch is one statement committed by itself (its rows stand alone: a start
+    each), one round trip where a transaction takes three."""
     journal = _URGENT.get(db)
     if journal is None:
-        journal = _URGENT[db] = Journal(db, urgent=True)
+        journal = _URGENT[db] = Journal(db, urgent=True, alone=True)
     return journal
 

@@ -14,7 +14,7 @@ from engine.money.cost import budget_refusal, usd, within_ceiling
 from engine.money.sizing import ceiling
 from storage import budget
 from storage.db import Database
-from storage.journal import lookups_for
+from storage.journal import glances_for
 
 _EPSILON = 1e-9
 
@@ -25,8 +25,9 @@ async def today(db: Database | None, day: date, cap_usd: float, *,
     workspace's own cap and share too, if it set one."""
     if db is None:
         return Day(cap_usd, 0.0)
-    # the estimates of the moment (a burst of /debate acks) share one read-only transaction
-    committed, own = await lookups_for(db).read(budget.committed_many, (day, cap_usd, team_id))
+    # the estimates of the moment (a burst of /debate acks) share one batch of reads, each on
+    # its own (an estimate is a glance: admission reads again when the debate is submitted)
+    committed, own = await glances_for(db).read(budget.committed_many, (day, cap_usd, team_id))
     return Day(cap_usd, committed, own)
 
 

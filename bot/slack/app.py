@@ -24,6 +24,7 @@ from slack_bolt.logger.messages import (
     warning_client_prioritized_and_token_skipped,
     warning_token_skipped,
 )
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
 from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
@@ -129,6 +130,23 @@ def workspace_gone(ctx: SlackContext) -> Callable[[str, str | None], Awaitable[S
     return gone
 
 
+class DropRepeatedEvents(AsyncMiddleware):
+    """Slack retries an event it thinks failed (X-Slack-Retry-Num): handle each id once. A class
+    middleware, as the gate (gate.py): Bolt builds no listener arguments for it."""
+
+    def __init__(self, ctx: SlackContext) -> None:
+        self.ctx = ctx
+
+    async def async_process(self, *, req: AsyncBoltRequest, resp: BoltResponse,
+                            next: Callable[[], Awaitable[BoltResponse]]) -> BoltResponse | None:
+        body = req.body
+        if body.get("type") == "event_callback" and not await self.ctx.first_time(
+                "event", body.get("event_id")):
+            return BoltResponse(status=200, body="")
+        await next()
+        return None
+
+
 def build_bolt_app(ctx: SlackContext) -> AsyncApp:
     """The Bolt app with every listener registered, requests of workspaces that are not
     installed refused (gate.py) and repeated event deliveries dropped."""
@@ -158,20 +176,11 @@ def build_bolt_app(ctx: SlackContext) -> AsyncApp:
                        signing_secret=secret.get_secret_value() if secret is not None else "",
                        request_verification_enabled=secret is not None)
 
-    async def drop_repeated_events(body: dict[str, Any],
-                                   next: Callable[[], Awaitable[None]]) -> BoltResponse | None:
-        """Slack retries an event it thinks failed (X-Slack-Retry-Num): handle each id once."""
-        if body.get("type") == "event_callback" and not await ctx.first_time(
-                "event", body.get("event_id")):
-            return BoltResponse(status=200, body="")
-        await next()
-        return None
-
     # the 200 leaves as the listener acks, not at Bolt's next 10 ms poll
     answer_promptly(app, ctx.answering)
     if not ctx.settings.multi_workspace:
         app.middleware(gate(installed))   # first: another workspace's request leaves no trace
-    app.middleware(drop_repeated_events)
+    app.middleware(DropRepeatedEvents(ctx))
     for surface in (commands, events, actions, feedback, shortcuts, home, workspace_settings,
                     workspace_schedules, direct, unfurls):
         surface.register(app, ctx)

@@ -25,17 +25,18 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from slack_bolt.async_app import AsyncBoltContext
+from slack_bolt.middleware.async_middleware import AsyncMiddleware
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from storage.tenancy import Workspace
 
-__all__ = ["WORKSPACE_KEY", "Installed", "Installs", "NoWorkspace", "gate", "workspace_of"]
+__all__ = ["WORKSPACE_KEY", "Gate", "Installed", "Installs", "NoWorkspace", "gate", "workspace_of"]
 
 log = logging.getLogger("dialectic.slack.gate")
 WORKSPACE_KEY = "dialectic_workspace"
-Middleware = Callable[..., Awaitable[BoltResponse | None]]
 
 
 class NoWorkspace(RuntimeError):
@@ -92,23 +93,32 @@ def _kind(body: dict[str, Any]) -> str:
     return str(body.get("type") or "request")[:40]
 
 
-def gate(installed: Installs) -> Middleware:
-    """The Bolt middleware that lets through only requests of an installed workspace."""
-    async def refuse_other_workspaces(context: AsyncBoltContext, body: dict[str, Any],
-                                      next: Callable[[], Awaitable[None]]
-                                      ) -> BoltResponse | None:
-        workspace = await installed.workspace_for(team_id=context.team_id,
-                                                  enterprise_id=context.enterprise_id)
+class Gate(AsyncMiddleware):
+    """The Bolt middleware that lets through only requests of an installed workspace. A class,
+    not a function: Bolt hands a function middleware every listener argument, built afresh for
+    each request (the body's payload read for each kind of request), and this one the request."""
+
+    def __init__(self, installed: Installs) -> None:
+        self.installed = installed
+
+    async def async_process(self, *, req: AsyncBoltRequest, resp: BoltResponse,
+                            next: Callable[[], Awaitable[BoltResponse]]) -> BoltResponse | None:
+        context = req.context
+        workspace = await self.installed.workspace_for(team_id=context.team_id,
+                                                       enterprise_id=context.enterprise_id)
         if workspace is None:
             log.info("refused a Slack %s from workspace %r (enterprise %r): not installed here",
-                     _kind(body), str(context.team_id or "")[:20],
+                     _kind(req.body), str(context.team_id or "")[:20],
                      str(context.enterprise_id or "")[:20])
             return BoltResponse(status=200, body="")
         context[WORKSPACE_KEY] = workspace
         await next()
-        return None
+        return None   # as a function middleware's: the listener's ack makes the response
 
-    return refuse_other_workspaces
+
+def gate(installed: Installs) -> Gate:
+    """The Bolt middleware that lets through only requests of an installed workspace."""
+    return Gate(installed)
 
 
 def workspace_of(context: AsyncBoltContext) -> Workspace:
