@@ -169,6 +169,12 @@ class _WarmsAtFirstCall:
         self.inner = llm
         self._first = first
 
+    def __getattr__(self, name: str) -> Any:
+        """Everything else is the client's own (its `endpoint`, which traces name)."""
+        if name == "inner":   # not set yet (a copy being built): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
     @property
     def rehearsal(self) -> bool:
         return self.inner.rehearsal
