@@ -283,10 +283,12 @@ class OpenAIGateway:
                                                                        self._secret):
             async with asyncio.timeout(spec.timeout):
                 # posted as built: the SDK's typed transform of `create` walks every message
-                # and the whole schema on every call (~1 ms of CPU) only to reproduce this JSON;
-                # the reply comes back as the SDK's response, read whole, and is parsed once
+                # and the whole schema on every call (~1 ms of CPU) only to reproduce this JSON,
+                # whose bytes are encoded here (faster: requests.encoded); the reply comes back
+                # as the SDK's response, read whole, and is parsed once
                 response = await self._client.post(
-                    "/chat/completions", cast_to=httpx2.Response, body=body,
+                    "/chat/completions", cast_to=httpx2.Response,
+                    content=requests.encoded(body, spec.schema),
                     options={"timeout": self._timeout(spec.timeout),
                              "security": {"bearer_auth": True},
                              "headers": {"X-Dialectic-Role": spec.role,

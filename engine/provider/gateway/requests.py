@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 from openai.types.chat.completion_create_params import ResponseFormat
+from pydantic_core import PydanticSerializationError, to_json
 
 from engine.provider import tls
 from engine.provider.llm import CallSpec, T
@@ -98,6 +99,46 @@ def body(spec: CallSpec[T], extra: list[ChatCompletionMessageParam], profile: Mo
     elif profile.output_mode == "json_object":
         found["response_format"] = {"type": "json_object"}
     return found
+
+
+def encoded(body: dict[str, Any], schema: type[Any]) -> bytes:
+    """`body` as the bytes the SDK would send for it (`json.dumps`: compact, not ASCII-escaped,
+    no NaN, UTF-8), made cheaper: messages of plain strings are encoded by pydantic-core (what
+    made the prompt hash cheaper: ~5 times faster than the json module on a judge's tens of
+    kilobytes), `schema`'s response format once. Anything else, and a string pydantic-core
+    cannot encode (a lone surrogate), goes the SDK's way, which fails as it always did."""
+    parts = []
+    for key, value in body.items():
+        if key == "response_format" and value is json_schema_format(schema):
+            text = _format_bytes(schema)
+        elif key == "messages" and _plain_messages(value):
+            try:
+                text = to_json(value)
+            except PydanticSerializationError:
+                text = sdk_json(value)
+        else:
+            text = sdk_json(value)
+        parts.append(sdk_json(key) + b":" + text)
+    return b"{" + b",".join(parts) + b"}"
+
+
+def sdk_json(value: Any) -> bytes:
+    """The SDK's own encoding of a request body (openai/_utils/_json.py `openapi_dumps`, less
+    its fallbacks for datetimes and models, which a body built here never holds)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode()
+
+
+def _plain_messages(value: Any) -> bool:
+    """Whether `value` is a list of messages whose keys and values are all strings."""
+    return type(value) is list and all(
+        type(m) is dict and all(type(k) is str and type(v) is str for k, v in m.items())
+        for m in value)
+
+
+@functools.cache
+def _format_bytes(schema: type[Any]) -> bytes:
+    return sdk_json(json_schema_format(schema))
 
 
 def transport(base_url: str | None, timeout: float) -> openai.DefaultAioHttpClient | None:
