@@ -12,9 +12,14 @@ Inside a write transaction (after `BEGIN IMMEDIATE`: storage/db.py starts every 
 statement runs on the event loop's own thread, no trip at all: holding SQLite's write lock, it
 waits on no other connection or process (in WAL mode readers never block a writer, nor it them),
 so it cannot stall the loop on a lock, and the trip cost more than the statement (~150 us of CPU
-against ~80 us for a small one). What may wait stays on the thread: the BEGIN that takes the
-lock (another process may hold it: the busy timeout), commit and rollback (a commit may
-checkpoint the WAL, an fsync), and statements outside a write transaction.
+against ~80 us for a small one). The `BEGIN IMMEDIATE` that takes the lock runs there too
+when the lock is free (this process's writers take turns before they begin, so only another
+process can hold it), tried with no busy timeout; when it is held, the BEGIN waits for it on the
+thread. What may wait stays on the thread: that BEGIN, commit and rollback (a commit may
+checkpoint the WAL, an fsync), and statements outside a write transaction. A commit or rollback
+with no transaction open (the pool's reset after a commit) does nothing, and makes no trip.
+On a VM short of cores each trip costs more than its two thread switches: the woken thread
+preempts the loop's, and the two hand the GIL back and forth.
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ class OneTripConnection(aiosqlite.Connection):
     #: whether the open transaction began IMMEDIATE (holds the write lock): then statements run
     #: on the loop's thread (see the module's docstring)
     writing = False
+    _busy_ms: int | None = None   # the connection's busy timeout, read once
 
     def cursor(self) -> OneTripCursor:  # type: ignore[override]
         return OneTripCursor(self)
@@ -81,6 +87,40 @@ class OneTripConnection(aiosqlite.Connection):
         if self.writing and connection is not None and connection.in_transaction:
             return connection
         return None
+
+    def begin_here(self) -> bool:
+        """`BEGIN IMMEDIATE` on the calling thread if SQLite's write lock is free now (this
+        process's writers take turns before they begin: only another process can hold it);
+        False, having waited for nothing, when it is held: the BEGIN then waits on the thread."""
+        connection = self._connection
+        if connection is None or connection.in_transaction:
+            return False
+        if self._busy_ms is None:
+            self._busy_ms = int(connection.execute("PRAGMA busy_timeout").fetchone()[0])
+        connection.execute("PRAGMA busy_timeout=0")
+        try:
+            connection.execute(_BEGIN_WRITING)
+        except sqlite3.OperationalError as exc:
+            if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+                raise
+            return False
+        finally:
+            connection.execute(f"PRAGMA busy_timeout={self._busy_ms}")
+        self.writing = True
+        return True
+
+    async def commit(self) -> None:
+        if not self._idle():   # else nothing to commit: no trip
+            await super().commit()
+
+    async def rollback(self) -> None:
+        if not self._idle():   # else nothing to roll back (the pool's reset after a commit)
+            await super().rollback()
+
+    def _idle(self) -> bool:
+        """Whether no transaction is open (sqlite3's commit and rollback then do nothing)."""
+        connection = self._connection
+        return connection is not None and not connection.in_transaction
 
     async def run(self, function: Any, *args: Any) -> Any:
         """`function(*args)` on the connection's thread."""
@@ -114,6 +154,9 @@ class OneTripCursor:
 
     async def _start(self, operation: str, parameters: Any, many: bool) -> OneTripCursor:
         await self.close()
+        if operation == _BEGIN_WRITING and self._connection.begin_here():
+            self._open, self.description, self.rowcount, self.lastrowid = None, None, -1, None
+            return self
         here = self._connection.inline(operation)
         if here is not None:
             done = _statement(here, operation, parameters, many)

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import text
 
 from storage import sqlite_driver
-from storage.db import Database
+from storage.db import SQLITE_BUSY_TIMEOUT_MS, Database
 from storage.errors import AlreadyExists
 from tests.support import storage_fixtures as fx
 
@@ -136,7 +136,7 @@ async def _threads_of(db: Database, *, readonly: bool) -> tuple[int, int]:
         async with conn.begin():
             ran = (await conn.execute(text("SELECT thread_id()"))).scalar_one()
         raw._conn.set_trace_callback(None)
-    return ran, begun[0]
+    return ran, begun[-1]   # the BEGIN that began it (one tried first may have found a lock)
 
 
 async def test_a_write_transactions_statements_run_on_the_loops_thread(
@@ -144,7 +144,49 @@ async def test_a_write_transactions_statements_run_on_the_loops_thread(
     loop_thread = threading.get_ident()
     ran, begun = await _threads_of(sqlite_db, readonly=False)
     assert ran == loop_thread          # holding the write lock: no trip to the thread
-    assert begun != loop_thread        # taking it may wait (the busy timeout): on the thread
+    assert begun == loop_thread        # free: taken without waiting, no trip either
+
+
+async def test_a_begin_that_must_wait_for_the_lock_waits_on_the_thread(
+        sqlite_db: Database) -> None:
+    other = sqlite3.connect(sqlite_db.url.database or "", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")   # as another process holding SQLite's write lock
+    try:
+        threads = asyncio.create_task(_threads_of(sqlite_db, readonly=False))
+        await asyncio.sleep(0.05)      # the BEGIN tried here, found the lock held, and waits
+        assert not threads.done()
+    finally:
+        other.execute("COMMIT")
+        other.close()
+    ran, begun = await threads
+    assert begun != threading.get_ident() and ran == threading.get_ident()
+    async with sqlite_db.engine.connect() as conn:   # its busy timeout was given back
+        raw = (await conn.get_raw_connection()).driver_connection
+        timeout = (await conn.exec_driver_sql("PRAGMA busy_timeout")).scalar_one()
+    assert isinstance(raw, sqlite_driver.OneTripConnection)
+    assert timeout == SQLITE_BUSY_TIMEOUT_MS
+
+
+async def test_a_commit_or_rollback_with_nothing_open_makes_no_trip(
+        sqlite_db: Database) -> None:
+    async with sqlite_db.engine.connect() as conn:
+        raw = (await conn.get_raw_connection()).driver_connection
+        assert isinstance(raw, sqlite_driver.OneTripConnection)
+        trips: list[object] = []
+        run = raw._execute
+
+        async def counted(function: object, *args: object) -> object:
+            trips.append(function)
+            return await run(function, *args)
+        raw._execute = counted  # type: ignore[method-assign]
+        await raw.rollback()
+        await raw.commit()
+        assert trips == []
+        await raw.execute("BEGIN")          # a transaction open: each goes to the thread
+        await raw.commit()
+        await raw.execute("BEGIN")
+        await raw.rollback()
+        assert len(trips) == 4 and not raw._conn.in_transaction
 
 
 async def test_a_read_transactions_statements_keep_to_the_connections_thread(
