@@ -124,9 +124,12 @@ def encoded(body: dict[str, Any], schema: type[Any]) -> bytes:
 
 def sdk_json(value: Any) -> bytes:
     """The SDK's own encoding of a request body (openai/_utils/_json.py `openapi_dumps`, less
-    its fallbacks for datetimes and models, which a body built here never holds)."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False).encode()
+    its fallbacks for datetimes and models, which a body built here never holds), by one
+    encoder built once (`json.dumps` with these options builds one a call)."""
+    return _SDK_ENCODER.encode(value).encode()
+
+
+_SDK_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _plain_messages(value: Any) -> bool:
