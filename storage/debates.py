@@ -14,9 +14,9 @@ from typing import Any, cast
 from pydantic import BaseModel, TypeAdapter
 from sqlalchemy import ColumnElement, Table, bindparam, func, inspect, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.sql.dml import Update
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import DebateRequest, DebateResult, canonical_json, sha256, utcnow
 from engine.untrusted.injection import Finding, summary

@@ -53,6 +53,9 @@ class Transcript:
     cross: list[dict[Side, StepOutcome[CrossExamination]]] = field(default_factory=list)
     closings: dict[Side, StepOutcome[Closing]] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)   # phases not run: nothing to answer
+    #: each text as `quoted` shows it: the transcript is rendered again for every step and
+    #: every judge, and a repeat then costs a lookup (a str keeps its hash) instead of a scan's
+    shown: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def answered(self) -> bool:
         """Whether either side made an argument a later phase (or a judge) could read."""
@@ -90,7 +93,7 @@ class Transcript:
         else:
             names = {s: f"Position {label[s]}" for s in SIDES}
         ids = id_relabel(self, label)
-        say = _Say(self.spot, ids)
+        say = _Say(self.spot, ids, self.shown)
         parts: list[str] = []
         for side in order:
             parts.append(self._render_opening(side, names[side], say))
@@ -139,9 +142,13 @@ class _Say:
 
     spot: Spotlight
     ids: dict[str, str]
+    shown: dict[str, str]   # the transcript's: text -> as shown
 
     def __call__(self, text: str) -> str:
-        return quoted(self.spot, text)
+        found = self.shown.get(text)
+        if found is None:
+            found = self.shown[text] = quoted(self.spot, text)
+        return found
 
     def ref(self, text: str) -> str:
         return self.ids.get(text.strip()) or self(text)
