@@ -8,14 +8,16 @@ other learns it lost (None) instead of overwriting the first decision.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 from uuid import uuid4
 
-from sqlalchemy import select, update
+from sqlalchemy import Table, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from engine.oversight.panel_records import Side as PanelSide
 from engine.oversight.panel_records import side_of
+from storage.db import write
 from storage.errors import NotFound
 from storage.models import DebateRow, ReviewRow
 from storage.records import DecisionAbout, Review, ReviewStatus
@@ -40,13 +42,15 @@ async def create(
     published result the sampler drew, to measure how often routing publishes wrongly."""
     if await session.get(DebateRow, debate_id) is None:  # no query when the caller holds it
         raise NotFound("debate", debate_id)
-    row = ReviewRow(
-        id=uuid4().hex, debate_id=debate_id, status=ReviewStatus.PENDING.value, reason=reason,
-        decision_note="", created_at=now or utcnow(), spot_check=spot_check,
-    )
-    session.add(row)
-    await session.flush()
-    return to_review(row)
+    values = {"id": uuid4().hex, "debate_id": debate_id, "status": ReviewStatus.PENDING.value,
+              "reason": reason, "channel_id": None, "message_ts": None, "decided_by": None,
+              "decided_at": None, "decision_note": "", "created_at": now or utcnow(),
+              "spot_check": spot_check, "about": None, "named_winner": None}
+    await write(session, _INSERT, values)   # Core, built once: no unit of work for one row
+    return to_review(ReviewRow(**values))
+
+
+_INSERT = insert(cast(Table, ReviewRow.__table__))
 
 
 async def _load(session: AsyncSession, review_id: str) -> ReviewRow:
