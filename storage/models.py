@@ -100,7 +100,8 @@ def jsonable(value: Any) -> Any:
     are dropped (PostgreSQL's JSONB accepts neither).
 
     Data that is plain already (what a step's output and an event's data are: dicts with string
-    keys, lists, strings without NUL, finite numbers) is copied by a walk, which gives what the
+    keys, lists, strings without NUL, finite numbers; a str subclass, such as a StrEnum, becomes
+    its text) is copied by a walk, which gives what the
     trip through JSON text gives without encoding and parsing every string (a reply's kilobytes,
     for every step); anything else takes that trip.
     """
@@ -132,7 +133,9 @@ def _plain(value: Any) -> Any:
     if kind is dict:
         copied = {}
         for key, item in value.items():
-            if type(key) is not str or "\x00" in key:
+            if type(key) is not str:
+                key = _text(key)
+            if "\x00" in key:
                 raise _NotPlain
             copied[key] = _plain(item)
         return copied
@@ -142,7 +145,18 @@ def _plain(value: Any) -> Any:
         return value
     if kind is float and math.isfinite(value):
         return value
-    raise _NotPlain
+    text = _text(value)   # a StrEnum (a role, a side, a status): events carry many
+    if "\x00" in text:
+        raise _NotPlain
+    return text
+
+
+def _text(value: Any) -> str:
+    """A str subclass's text, as JSON writes it (its characters, whatever its `__str__`);
+    raises `_NotPlain` for anything else."""
+    if not isinstance(value, str):
+        raise _NotPlain
+    return str.__str__(value)
 
 
 def _null(_constant: str) -> None:

@@ -60,6 +60,17 @@ class Level(IntEnum):
     HIGH = 3
 
 
+class Odd(StrEnum):
+    NUL = "a\x00b"
+
+
+class Shouting(str):
+    """A str subclass whose str() is not its text: JSON writes its text."""
+
+    def __str__(self) -> str:
+        return self.upper()
+
+
 VALUES: list[Any] = [
     None, True, False, 0, -1, 2**62, 10**5000 // 10**4990, 1.5, -0.0, 1e308, "", *TEXTS,
     [], {}, (1, "two", 3.0), {"b": 1, "a": [1, {"z": None, "y": "x"}], "c": (True,)},
@@ -69,6 +80,9 @@ VALUES: list[Any] = [
     {1: "int key", "1": "str key"}, {None: 1, True: 2, 2.5: 3}, Colour.RED, Level.HIGH,
     {"at": datetime(2026, 11, 28, 5, 0, tzinfo=UTC)}, [b"bytes"], {"set": {1}},
     {"nested": [{"deep": [math.nan, "\x00", Colour.RED]}]},
+    # str subclasses (an event's roles, sides and statuses): their text, by the walk
+    {Colour.RED: [Colour.RED, {"k": Colour.RED}], "role": Colour.RED}, Shouting("quiet"),
+    {Shouting("key"): Shouting("value")}, Odd.NUL, {Odd.NUL: 1}, {"deep": [Odd.NUL]},
 ]
 
 
@@ -78,6 +92,15 @@ def test_jsonable_gives_what_the_trip_through_json_gave(value: Any) -> None:
     got = jsonable(value)
     assert json.dumps(got, ensure_ascii=False) == json.dumps(expected, ensure_ascii=False)
     assert type(got) is type(expected)
+    assert _types(got) == _types(expected)   # a plain str where JSON gave one, at every depth
+
+
+def _types(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {(type(k), k): _types(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_types(v) for v in value]
+    return type(value)
 
 
 def test_jsonable_copies_containers() -> None:
