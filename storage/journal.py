@@ -1,17 +1,17 @@
 """Group commit for running debates: a step's checkpoint, its spend and its audit links, and those
 of every other debate writing at the same moment, go into one transaction.
 
-Each write is submitted with the batch function that knows its table (storage/steps.py
-`put_steps`, storage/budget.py `charge_many`, storage/audit.py `append_events`); a flusher takes
-what is pending, calls each function once with all of its kind, in the order the kinds first
-appear, and commits. Every caller returns only when its own write is committed (or failed), so a
-write is exactly as durable as in a transaction of its own; under load it costs a fraction of the
-transactions, statements and fsyncs. Writes submitted together (`write_together`: a step's
-checkpoint, its charge and its audit link, bot/service/step_writes.py) always share one
-transaction, never split between batches. A batch that fails is retried submission by
-submission, so one bad write does not sink the others; a batch function that finds a cached
-view stale (an audit chain another process appended to) asks, with `Stale`, for the whole batch
-again without its caches.
+Each write is submitted with the batch function that knows its table (storage/steps.py `put_steps`,
+storage/budget.py `charge_many`, storage/audit.py `append_events`); a flusher takes what is
+pending, calls each function once with all of its kind, in the order the kinds first appear (one
+marked `runs_last` after the others), and commits. Every caller returns only when its own write is
+committed (or failed), so a write is exactly as durable as in a transaction of its own; under load
+it costs a fraction of the transactions, statements and fsyncs. Writes submitted together
+(`write_together`: a step's checkpoint, its charge and its audit link, bot/service/step_writes.py)
+always share one transaction, never split between batches. A batch that fails is retried submission
+by submission, so one bad write does not sink the others; a batch function that finds a cached view
+stale (an audit chain another process appended to) asks, with `Stale`, for the whole batch again
+without its caches.
 
 Reads that many debates make at the same moment (their evidence, the judge cache) are batched the
 same way by a read-only journal (`lookups_for(db)`): one query and one read-only transaction for
@@ -38,6 +38,17 @@ AfterCommit = Callable[[], None]
 #: (session, the payloads of its kind, fresh: trust no cache) -> (one result per payload, hook)
 BatchWriter = Callable[[AsyncSession, list[Any], bool],
                        Awaitable[tuple[list[Any], AfterCommit | None]]]
+
+
+_LAST: set[BatchWriter] = set()
+
+
+def runs_last(writer: BatchWriter) -> BatchWriter:
+    """Mark a batch function that takes a lock every worker contends for (the day's budget
+    row: storage/budget.py): it runs after the batch's other functions, just before the commit,
+    so the lock is held for its statements and the commit only."""
+    _LAST.add(writer)
+    return writer
 
 
 class Stale(Exception):
@@ -128,7 +139,7 @@ class Journal:
         hooks: list[AfterCommit] = []
         async with self.db.transaction(readonly=self.readonly, urgent=self.urgent,
                                        alone=self.alone) as session:
-            for writer, indexes in kinds.items():
+            for writer, indexes in sorted(kinds.items(), key=lambda kind: kind[0] in _LAST):
                 values, hook = await writer(session, [batch[i].payload for i in indexes], fresh)
                 for i, value in zip(indexes, values, strict=True):
                     results[i] = value

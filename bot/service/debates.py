@@ -227,10 +227,6 @@ class DebateService:
             downgraded_from=downgraded_from, created_at=now, updated_at=now,
         )
         async with self.db.transaction() as session:
-            await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
-                                 amount_usd=estimate.usd_high, debate_id=record.id,
-                                 alert_fraction=self.settings.budget_alert_fraction,
-                                 team_id=origin.team_id)
             key = cache_key(self.engine, prepared,
                             replay_of=replay_source(parent_id, reused_steps))
             record = await debates.create(session, record=record, topic_key=key,
@@ -247,7 +243,14 @@ class DebateService:
             if claim is not None:
                 await queue.claim_one(session, record.id, worker_id=claim, now=now,
                                       lease_seconds=self.settings.lease_seconds)
-            return await debates.get(session, record.id)
+            record = await debates.get(session, record.id)
+            # last: the reservation locks the day's row, which every debate's money takes, so
+            # it is held for the reservation and the commit only (storage/budget.py)
+            await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
+                                 amount_usd=estimate.usd_high, debate_id=record.id,
+                                 alert_fraction=self.settings.budget_alert_fraction,
+                                 team_id=origin.team_id)
+            return record
 
     def versions(self) -> dict[str, str]:
         return {"prompts": PROMPT_VERSION, "default_model": self.engine.model_for("pro"),
@@ -346,8 +349,6 @@ class DebateService:
                 reason=result.error or result.verdict[:200], result=result,
                 cost_usd=result.cost.usd, error=result.error, finished_at=finished_at,
                 lease_owner=None, lease_expires_at=None)
-            await budget.settle(session, day=budget_day(current.created_at),
-                                debate_id=debate_id, actual_usd=result.cost.usd)
             if to_reviewers(result, current.origin):   # not an evaluation's (own books)
                 reason = review_reason(result, routed_by(self.engine, result))
                 record = await debates.transition(session, debate_id,
@@ -368,6 +369,10 @@ class DebateService:
                                         now=finished_at, unfurled=unfurled):
                     await outbox.owe(session, debate_id=debate_id, kind=owed.kind,
                                      ref=owed.ref, target=owed.target, now=finished_at)
+            # last: settling locks the day's row, which every debate's money takes, so it is
+            # held for the settle and the commit only (storage/budget.py)
+            await budget.settle(session, day=budget_day(current.created_at),
+                                debate_id=debate_id, actual_usd=result.cost.usd)
         # what the debate owes is in the outbox now; the hooks only count and hand over (quick,
         # and shielded: a cancelled worker task cannot stop them half-way)
         await asyncio.shield(run_finished_hooks(self.finished_hooks, record, review))
@@ -420,11 +425,12 @@ class DebateService:
             if record.error.startswith(CANCELLED_PREFIX):
                 raise InvalidRequest(f"this debate was {record.error}; it cannot be retried")
             remaining = max(record.reserved_usd - record.cost_usd, 0.0)
-            await budget.reserve(session, day=budget_day(self.clock()),
+            queued = await debates.transition(session, debate_id, DebateStatus.QUEUED,
+                                              actor=actor, reason="retry", error="", attempts=0)
+            await budget.reserve(session, day=budget_day(self.clock()),   # last: the day's lock
                                  cap_usd=self.settings.daily_budget_usd, amount_usd=remaining,
                                  debate_id=record.id, team_id=record.origin.team_id)
-            return await debates.transition(session, debate_id, DebateStatus.QUEUED,
-                                            actor=actor, reason="retry", error="", attempts=0)
+            return queued
 
 def _flagged_result(result: DebateResult, flags: list[Finding]) -> DebateResult:
     """The result carrying every finding of its debate (some, such as evidence that came after

@@ -5,7 +5,9 @@ caps, prompt caching, refusals, DeepSeek's JSON mode, snapshot names."""
 from __future__ import annotations
 
 import json
+import random
 import statistics
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -16,6 +18,7 @@ from pydantic import BaseModel
 from engine.schemas.procon import Closing, Position, Rebuttal, Scorecard
 from tests.fakes.openai_server import FakeOpenAI, parser
 from tests.fakes.realistic import described_range
+from tests.fakes.token_usage import CACHE_KEEP, CHARS_PER_TOKEN, PromptCache
 
 LENGTH_KEYWORDS = frozenset(
     {"maxLength", "minLength", "maxItems", "minItems", "minimum", "maximum"})
@@ -464,3 +467,26 @@ def test_by_hand_the_fake_answers_as_real_models_do() -> None:
     typical replies unless told otherwise, as the fixture does."""
     assert parser().parse_args([]).replies == "typical"
     assert FakeOpenAI().replies == "typical"
+
+
+def test_the_prompt_cache_finds_the_longest_shared_prefix_of_any_prompt_it_keeps() -> None:
+    """The cache compares a prompt with its two neighbours in sorted order only: the same
+    figure as comparing it with every prompt kept, forgetting the oldest past CACHE_KEEP."""
+    rng = random.Random(7)
+    stems = ["<system>You argue for the proposal.</><user>Topic: ", "<system>Judge.</><user>",
+             "<system>You argue against.</><user>Topic: ", "ü<user>", ""]
+    fast = PromptCache(minimum=1, unit=1)
+    kept: deque[str] = deque(maxlen=CACHE_KEEP)
+    for _ in range(CACHE_KEEP * 3):
+        prompt = rng.choice(stems) + "".join(rng.choice("abé ") for _ in range(rng.randint(0, 40)))
+        expected = max((_shared(prompt, k) for k in kept), default=0)
+        tokens = expected // CHARS_PER_TOKEN
+        assert fast.read("m", prompt, 10**6) == (tokens if tokens >= 1 else 0), prompt
+        kept.append(prompt)
+
+
+def _shared(a: str, b: str) -> int:
+    n = 0
+    while n < min(len(a), len(b)) and a[n] == b[n]:
+        n += 1
+    return n
