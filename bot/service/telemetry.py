@@ -4,6 +4,8 @@ serves them at `/metrics`; worker-only processes on `DIALECTIC_METRICS_PORT` if 
 
 from __future__ import annotations
 
+import functools
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from engine.domain import Event, EventKind
@@ -35,18 +37,22 @@ class MetricsSink:
     async def emit(self, event: Event) -> None:
         outcome = _OUTCOMES.get(event.kind)
         if outcome is not None:
-            STEPS.labels(outcome).inc()
+            _steps(outcome).inc()
         if event.kind is EventKind.STEP_FINISHED:
             COST.inc(float(event.data.get("cost_usd", 0.0)))
-            TOKENS.labels("prompt").inc(int(event.data.get("prompt_tokens", 0)))
-            TOKENS.labels("completion").inc(int(event.data.get("completion_tokens", 0)))
+            _tokens("prompt").inc(int(event.data.get("prompt_tokens", 0)))
+            _tokens("completion").inc(int(event.data.get("completion_tokens", 0)))
             # parts of the two above: read from the provider's cache, and hidden reasoning
-            TOKENS.labels("cached").inc(int(event.data.get("cached_tokens", 0)))
-            TOKENS.labels("reasoning").inc(int(event.data.get("reasoning_tokens", 0)))
+            _tokens("cached").inc(int(event.data.get("cached_tokens", 0)))
+            _tokens("reasoning").inc(int(event.data.get("reasoning_tokens", 0)))
         elif event.kind is EventKind.STEP_RETRY:
             RETRIES.inc()
 
 
+#: each label's child, looked up once (`labels()` takes the metric's lock and builds its key,
+#: five times a step) and on first use, as before (a child is shown from its creation)
+_steps = functools.cache(STEPS.labels)
+_tokens = functools.cache(TOKENS.labels)
 _SINK = MetricsSink()
 
 
