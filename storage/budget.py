@@ -6,16 +6,11 @@ it pays for is charged as it arrives: out of the hold, into the day's spend
 
 A day's row is created on first use and locked for each change (SELECT ... FOR UPDATE on
 PostgreSQL; `BEGIN IMMEDIATE` already serialises writers on SQLite), so concurrent reservations
-can never overshoot the cap. Every change is also a ledger row, and the day's totals are always
-the ledger's sums:
+can never overshoot the cap; held to the commit, it is the lock all workers' money takes, so
+callers move money last in a transaction. Every change is also a ledger row, and the day's totals
+are always the ledger's sums:
 
     reserved_usd = sum(reserve) - sum(release)        spent_usd = sum(settle)
-
-Every debate's money on PostgreSQL takes that one row's lock, held until the commit, so callers
-move money last in their transaction (a submission's reservation after its debate and audit
-rows, a finish's settle after the result, reviews and outbox, a step's charge after its
-checkpoint and audit link): then the lock is held for the money's own statements and the commit,
-not for everything the transaction writes first, and the other workers wait that much less.
 """
 
 from __future__ import annotations
@@ -305,14 +300,12 @@ def _entry(day: date, debate_id: str, kind: str, amount: float, at: datetime
     return {"day": day, "debate_id": debate_id, "kind": kind, "amount_usd": amount, "at": at}
 
 
-async def _charge_batch(session: AsyncSession, charges: list[Charge], fresh: bool
-                        ) -> tuple[list[None], None]:
+@runs_last   # the day's lock: after the batch's other writes
+async def charge_batch(session: AsyncSession, charges: list[Charge], fresh: bool
+                       ) -> tuple[list[None], None]:
+    """`charge_many` as the journal's batch function."""
     await charge_many(session, charges)
     return [None] * len(charges), None
-
-
-#: `charge_many` as the journal's batch function: last in its transaction (the day's lock)
-charge_batch = runs_last(_charge_batch)
 
 
 async def _lock_days(session: AsyncSession, days: set[date]) -> dict[date, BudgetDayRow]:

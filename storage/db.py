@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import time
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 from sqlalchemy import Connection, Executable, Result, Table, event, inspect, text
 from sqlalchemy.dialects import sqlite
 from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, InvalidatePoolError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
@@ -102,8 +103,16 @@ class Database:
             options.update(pool_size=pool_size + max_overflow, max_overflow=0,
                            pool_timeout=SQLITE_LOCK_WAIT_S)
         else:
-            options.update(pool_size=pool_size, max_overflow=max_overflow, pool_pre_ping=True)
+            # the same 30 connections at most, but kept: an overflow connection was opened (a
+            # server process forked, every statement prepared again on it) and closed for each
+            # transaction past 10, ~100 times a worker in the 200-debate bench
+            options.update(pool_size=pool_size + max_overflow, max_overflow=0)
+            # asyncpg prepares each statement once per connection and keeps 100 by default:
+            # batches of every size (multi-row INSERTs, IN lists) pushed the fixed ones out
+            args.setdefault("prepared_statement_cache_size", 500)
         self.engine: AsyncEngine = create_async_engine(self.url, connect_args=args, **options)
+        if self.dialect != "sqlite":
+            _ping_when_idle(self.engine)
         read_only: dict[str, Any] = {_READ_ONLY: True}
         if self.dialect == "sqlite":
             _install_sqlite_hooks(self.engine)
@@ -267,6 +276,34 @@ def _install_sqlite_hooks(engine: AsyncEngine) -> None:
     def _on_begin(connection: Connection) -> None:
         read_only = connection.get_execution_options().get(_READ_ONLY, False)
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+#: a pooled PostgreSQL connection idle longer than this is pinged before it is used again
+IDLE_PING_S = 1.0
+
+
+def _ping_when_idle(engine: AsyncEngine) -> None:
+    """Pessimistic disconnect handling for the connections that may have gone: one back in the
+    pool for over IDLE_PING_S (a restart or a failover takes longer) is pinged as it is checked
+    out, and replaced if the server is gone. SQLAlchemy's `pool_pre_ping` pinged every checkout
+    (asyncpg: BEGIN, a query, ROLLBACK), ~0.45 ms of a worker's CPU per LLM call in the bench; a
+    connection in steady use fails in use instead, and the pool then drops every older one."""
+    pool = engine.sync_engine.pool
+    dialect = engine.sync_engine.dialect
+
+    @event.listens_for(pool, "checkin")
+    def _returned(_dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        record.info["returned_at"] = time.monotonic()
+
+    @event.listens_for(pool, "checkout")
+    def _taken(dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: Any) -> None:
+        returned = record.info.get("returned_at")
+        if returned is None or time.monotonic() - returned < IDLE_PING_S:
+            return   # new, or in steady use
+        try:
+            dialect.do_ping(dbapi_connection)
+        except Exception as exc:   # as pool_pre_ping: any failure drops the connection
+            raise InvalidatePoolError(f"ping failed: {exc!r}") from exc   # reconnect, all older too
 
 
 def dialect_of(session: AsyncSession) -> str:

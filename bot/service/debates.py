@@ -244,12 +244,10 @@ class DebateService:
                 await queue.claim_one(session, record.id, worker_id=claim, now=now,
                                       lease_seconds=self.settings.lease_seconds)
             record = await debates.get(session, record.id)
-            # last: the reservation locks the day's row, which every debate's money takes, so
-            # it is held for the reservation and the commit only (storage/budget.py)
             await budget.reserve(session, day=day, cap_usd=self.settings.daily_budget_usd,
-                                 amount_usd=estimate.usd_high, debate_id=record.id,
+                                 amount_usd=estimate.usd_high, debate_id=record.id,   # last:
                                  alert_fraction=self.settings.budget_alert_fraction,
-                                 team_id=origin.team_id)
+                                 team_id=origin.team_id)   # the day's lock (storage/budget.py)
             return record
 
     def versions(self) -> dict[str, str]:
@@ -369,10 +367,8 @@ class DebateService:
                                         now=finished_at, unfurled=unfurled):
                     await outbox.owe(session, debate_id=debate_id, kind=owed.kind,
                                      ref=owed.ref, target=owed.target, now=finished_at)
-            # last: settling locks the day's row, which every debate's money takes, so it is
-            # held for the settle and the commit only (storage/budget.py)
-            await budget.settle(session, day=budget_day(current.created_at),
-                                debate_id=debate_id, actual_usd=result.cost.usd)
+            await budget.settle(session, day=budget_day(current.created_at),   # last: the
+                                debate_id=debate_id, actual_usd=result.cost.usd)   # day's lock
         # what the debate owes is in the outbox now; the hooks only count and hand over (quick,
         # and shielded: a cancelled worker task cannot stop them half-way)
         await asyncio.shield(run_finished_hooks(self.finished_hooks, record, review))

@@ -8,51 +8,13 @@ links too."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
-
-from sqlalchemy import event
-
 from engine.domain import DebateRequest
 from storage.db import Database
 from storage.records import DebateStatus, Origin
 from tests.support.service_fixtures import priced, running_worker, service, wait_done
+from tests.support.sql_capture import committed
 
 MONEY = ("budget_days", "budget_ledger")
-
-
-@contextmanager
-def _transactions(db: Database) -> Iterator[list[list[str]]]:
-    """Every transaction committed on `db` meanwhile: its statements, in order."""
-    open_: dict[int, list[str]] = {}
-    done: list[list[str]] = []
-    engine = db.engine.sync_engine
-
-    def begin(conn: Any) -> None:
-        open_[id(conn)] = []
-
-    def execute(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
-        if id(conn) in open_:
-            open_[id(conn)].append(" ".join(statement.split()))
-
-    def commit(conn: Any) -> None:
-        statements = open_.pop(id(conn), None)
-        if statements:
-            done.append(statements)
-
-    def rollback(conn: Any) -> None:
-        open_.pop(id(conn), None)
-
-    hooks = [("begin", begin), ("before_cursor_execute", execute), ("commit", commit),
-             ("rollback", rollback)]
-    for name, fn in hooks:
-        event.listen(engine, name, fn)
-    try:
-        yield done
-    finally:
-        for name, fn in hooks:
-            event.remove(engine, name, fn)
 
 
 def _is_money(statement: str) -> bool:
@@ -61,13 +23,13 @@ def _is_money(statement: str) -> bool:
 
 async def test_a_debates_money_is_moved_last_in_every_transaction(db: Database) -> None:
     svc = service(db, priced(daily_budget_usd=1000.0))
-    with _transactions(db) as transactions:
+    with committed(db) as transactions:
         sub = await svc.submit(DebateRequest(topic="Adopt event sourcing for billing?",
                                              mode="consensus"), origin=Origin(surface="api"))
         async with running_worker(svc, concurrency=1):
             record = await wait_done(svc, sub.record.id)
     assert record.status in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
-    moving = [tx for tx in transactions if any(_is_money(s) for s in tx)]
+    moving = [tx.statements for tx in transactions if any(_is_money(s) for s in tx.statements)]
     kinds = {"reserve": 0, "charge": 0, "finish": 0}
     for tx in moving:
         first = next(i for i, s in enumerate(tx) if _is_money(s))

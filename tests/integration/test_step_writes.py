@@ -7,82 +7,26 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
-
-from sqlalchemy import event
 
 from engine.domain import DebateRequest, utcnow
 from storage import audit, budget, steps
 from storage.db import Database
 from storage.records import DebateStatus, Origin
 from tests.support.service_fixtures import priced, running_worker, service, wait_done
+from tests.support.sql_capture import Committed, committed
 
 TOPIC = "Should we move billing to PostgreSQL?"
 ROOT = Path(__file__).resolve().parents[2]
 API = Origin(surface="api")
 
 
-@dataclass
-class _Transaction:
-    """The rows one committed transaction inserted, per table (their bound values)."""
-
-    rows: dict[str, list[dict[str, Any]]] = field(default_factory=lambda: defaultdict(list))
-
-
-@contextmanager
-def _committed(db: Database) -> Iterator[list[_Transaction]]:
-    """Every transaction committed on `db` meanwhile, with the rows it inserted (read from each
-    INSERT's compiled parameters: one dict per row, multi-row INSERTs included)."""
-    open_: dict[int, _Transaction] = {}
-    done: list[_Transaction] = []
-    # each INSERT's context, kept alive: a freed context's id() may be reused by the next one
-    # (its rows were then skipped: a step's charge went missing here once, at load 4-5)
-    seen: dict[int, Any] = {}
-    engine = db.engine.sync_engine
-
-    def begin(conn: Any) -> None:
-        open_[id(conn)] = _Transaction()
-
-    def execute(conn: Any, _cursor: Any, _statement: str, _params: Any, context: Any,
-                _many: bool) -> None:
-        if context is None or not context.isinsert or id(context) in seen:
-            return
-        seen[id(context)] = context   # a multi-row INSERT may run in batches: its rows once
-        table = context.compiled.statement.table.name
-        current = open_.get(id(conn))
-        if current is not None:
-            current.rows[table] += [dict(p) for p in context.compiled_parameters]
-
-    def commit(conn: Any) -> None:
-        current = open_.pop(id(conn), None)
-        if current is not None:
-            done.append(current)
-
-    def rollback(conn: Any) -> None:
-        open_.pop(id(conn), None)
-
-    hooks = [("begin", begin), ("before_cursor_execute", execute), ("commit", commit),
-             ("rollback", rollback)]
-    for name, fn in hooks:
-        event.listen(engine, name, fn)
-    try:
-        yield done
-    finally:
-        for name, fn in hooks:
-            event.remove(engine, name, fn)
-
-
-async def _simple_debate(db: Database) -> tuple[str, list[_Transaction]]:
+async def _simple_debate(db: Database) -> tuple[str, list[Committed]]:
     """A simple debate run by a worker to its end; the transactions committed meanwhile."""
     svc = service(db, priced(daily_budget_usd=1000.0))
     sub = await svc.submit(DebateRequest(topic=TOPIC, mode="simple"), origin=API)
-    with _committed(db) as transactions:
+    with committed(db) as transactions:
         async with running_worker(svc, concurrency=1):
             record = await wait_done(svc, sub.record.id)
     assert record.status in (DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW)
