@@ -230,6 +230,24 @@ async def list_recent(
     return [to_record(row) for row in rows]
 
 
+async def judge_ratings(session: AsyncSession, *, limit: int = 50
+                        ) -> list[dict[str, list[float | None]]]:
+    """The judges' ratings (`result.consensus.ratings`) of the newest `limit` debates, newest
+    first, of those that count in oversight, had a panel and were no rehearsal: what judge
+    calibration reads, taken from the stored results without building their records (a run of
+    a mode with panel statistics reads them before its first call)."""
+    stmt = (select(DebateRow.result, DebateRow.origin)
+            .order_by(DebateRow.created_at.desc(), DebateRow.id.desc()).limit(limit))
+    found: list[dict[str, list[float | None]]] = []
+    for result, origin in (await session.execute(stmt)).all():
+        consensus = (result or {}).get("consensus")
+        if (not consensus or result.get("rehearsal")
+                or not Origin.model_validate(origin).in_oversight):
+            continue
+        found.append(consensus.get("ratings") or {})
+    return found
+
+
 def _checked(fields: dict[str, Any]) -> dict[str, Any]:
     """`fields` as column values; TypeError for a field `transition` may not set."""
     unknown = set(fields) - MUTABLE_FIELDS

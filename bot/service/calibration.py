@@ -86,14 +86,10 @@ class Calibration:
             return history
 
     async def _read_judge_scores(self, debates_back: int) -> dict[str, list[float]]:
-        async with self.db.transaction(readonly=True) as session:
-            recent = await debates.list_recent(session, limit=debates_back)
+        async with self.db.transaction(readonly=True) as session:   # not an evaluation's
+            recent = await debates.judge_ratings(session, limit=debates_back)   # own books
         history: dict[str, list[float]] = {}
-        for record in recent:
-            result = record.result
-            if (result is None or result.consensus is None or result.rehearsal
-                    or not record.origin.in_oversight):   # an evaluation's own books
-                continue
-            for judge, row in result.consensus.ratings.items():
-                history.setdefault(judge, []).extend(v for v in row if v is not None)
+        for ratings in recent:
+            for judge, row in ratings.items():
+                history.setdefault(judge, []).extend(float(v) for v in row if v is not None)
         return history

@@ -310,7 +310,8 @@ class DebateService:
             writes=DbStepWrites(self.db, store=checkpoints, purse=purse, audit=chain,
                                 after=FanOutSink(*sinks), cache=judged),
             step_cache=judged,
-            judge_history=await self.history.judge_scores(),
+            judge_history=await self.history.judge_scores()
+            if prepared.protocol.panel_statistics else None,  # read only where calibrated
             purse=purse, sizes=sizes, tracer=tracing().tracer,
         )
         return await self.finish(record.id, result, actor=worker_id)

@@ -349,3 +349,29 @@ async def test_judges_are_calibrated_against_their_recent_scores(db: Database) -
     assert record.result is not None and record.result.consensus is not None
     row = record.result.consensus.ratings["risk"]
     assert history["risk"] == [v for v in row if v is not None]
+
+
+@pytest.mark.parametrize(("mode", "reads"), [("simple", 0), ("critique", 0), ("consensus", 1)])
+async def test_only_a_mode_with_panel_statistics_reads_the_judges_history(
+        db: Database, mode: str, reads: int) -> None:
+    """The judges' history (the last 50 debates read whole) calibrates a panel's statistics
+    alone: a debate of another mode never reads it, so its start does not grow with history."""
+    from tests.fakes.fixtures import gateway_settings
+    from tests.fakes.openai_server import FakeOpenAI
+
+    async with FakeOpenAI() as fake:
+        svc = service(db, Settings(**gateway_settings(fake.base_url).model_dump()))
+        read = svc.history._read_judge_scores
+        calls: list[int] = []
+
+        async def counted(debates_back: int) -> dict[str, list[float]]:
+            calls.append(debates_back)
+            return await read(debates_back)
+
+        svc.history._read_judge_scores = counted  # type: ignore[method-assign]
+        sub = await svc.submit(DebateRequest(topic=TOPIC, mode=mode), origin=API)
+        async with running_worker(svc):
+            record = await wait_done(svc, sub.record.id)
+        await svc.aclose()
+    assert record.result is not None and record.result.status == "completed"
+    assert len(calls) == reads

@@ -240,3 +240,47 @@ async def test_advance_refuses_what_stamps_more_than_a_status(
     with pytest.raises(IllegalTransition):
         async with db.transaction() as session:
             await debates.advance(session, record.id, source, to, actor="engine")
+
+
+async def test_judge_ratings_read_what_the_records_say_for_calibration(db: Database) -> None:
+    """Judge calibration's history read from the stored results (storage/debates.py
+    `judge_ratings`) is what the whole records say: the newest `limit` debates, then only those
+    in oversight (an evaluation's unless it asked for review), with a panel, no rehearsal."""
+    from engine.domain import ConsensusSummary
+
+    def panel(ratings: dict[str, list[float | None]]) -> ConsensusSummary:
+        return ConsensusSummary(alpha=0.5, ratings=ratings, judges=list(ratings))
+
+    cases = [   # oldest first: (origin, consensus, rehearsal)
+        (Origin(surface="slack"), panel({"tech": [8, 7], "risk": [6, None]}), False),
+        (Origin(surface="eval", evaluation_id="e1"), panel({"tech": [1, 1]}), False),
+        (Origin(surface="eval", evaluation_id="e2", evaluation_review=True),
+         panel({"tech": [9.5, 2], "cost": [4, 4]}), False),
+        (Origin(surface="api"), panel({"risk": [3, 3]}), True),
+        (Origin(surface="terminal"), None, False),
+        (Origin(surface="terminal"), panel({"risk": [7, 5]}), False),
+    ]
+    for age, (origin, consensus, rehearsal) in enumerate(reversed(cases)):
+        record = make_record(created_at=utcnow() - timedelta(seconds=age)).model_copy(
+            update={"origin": origin})
+        async with db.transaction() as session:
+            await debates.create(session, record=record, topic_key="k")
+        result = DebateResult(id=record.id, status="completed", mode="consensus", topic="t",
+                              consensus=consensus, rehearsal=rehearsal)
+        async with db.transaction() as session:
+            await debates.transition(session, record.id, DebateStatus.DEBATING, actor="w")
+            await debates.transition(session, record.id, DebateStatus.COMPLETED, actor="w",
+                                     result=result)
+    for limit in (50, 4, 1):
+        async with db.transaction(readonly=True) as session:
+            found = await debates.judge_ratings(session, limit=limit)
+            records = await debates.list_recent(session, limit=limit)
+        expected = [r.result.consensus.ratings for r in records
+                    if r.result is not None and r.result.consensus is not None
+                    and not r.result.rehearsal and r.origin.in_oversight]
+        assert found == expected
+    assert found == [{"risk": [7, 5]}]
+    async with db.transaction(readonly=True) as session:
+        assert await debates.judge_ratings(session) == [
+            {"risk": [7, 5]}, {"tech": [9.5, 2], "cost": [4, 4]},
+            {"tech": [8, 7], "risk": [6, None]}]
