@@ -48,21 +48,32 @@ def percentile(ordered: list[float], q: float) -> float:
     return ordered[index]
 
 
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time process `pid` has used (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass(frozen=True, slots=True)
 class Burst:
     seconds: list[float]
     ok: int
     load: float
+    cpu: float = 0.0   # the served process's CPU seconds while the generator sent and read
 
     def line(self) -> str:
         ms = sorted(1000 * s for s in self.seconds)
         return (f"p50 {percentile(ms, .5):6.1f}  p95 {percentile(ms, .95):6.1f}  "
                 f"p99 {percentile(ms, .99):6.1f}  max {ms[-1]:6.1f} ms  "
-                f"{self.ok}/{len(ms)} acked  load {self.load:.1f}")
+                f"{self.ok}/{len(ms)} acked  load {self.load:.1f}  "
+                f"server CPU {1000 * self.cpu / len(ms):.2f} ms/ack")
 
 
-async def load(base: str, *, count: int, burst: bool, tag: str, slack: FakeSlack) -> Burst:
-    """The load generator, a process of its own; its JSON line read back."""
+async def load(base: str, *, count: int, burst: bool, tag: str, slack: FakeSlack,
+               pid: int) -> Burst:
+    """The load generator, a process of its own; its JSON line read back, with the CPU time the
+    served process `pid` used from the generator's "ready" (its requests built) to its end (the
+    work of debates still running from before, and of the acks' post-ack work, included)."""
     argv = [sys.executable, "-m", "tests.benchmarks.slack_load", base, SECRET, "--team",
             slack.team_id, "--count", str(count), "--channels", str(CHANNELS), "--tag", tag,
             "--response-url", slack.response_url(""), "--client", CLIENT]
@@ -70,10 +81,16 @@ async def load(base: str, *, count: int, burst: bool, tag: str, slack: FakeSlack
         argv.append("--burst")
     proc = await asyncio.create_subprocess_exec(*argv, cwd=str(HERE),
                                                 stdout=asyncio.subprocess.PIPE)
-    out, _ = await proc.communicate()
+    assert proc.stdout is not None
+    while (await proc.stdout.readline()).strip() not in (b"ready", b""):
+        pass
+    cpu = cpu_seconds(pid)
+    out = await proc.stdout.read()
+    cpu = cpu_seconds(pid) - cpu
+    await proc.wait()
     found = json.loads(out.decode().strip().splitlines()[-1])
     return Burst(found["seconds"], sum(1 for s in found["statuses"] if s == 200),
-                 os.getloadavg()[0])
+                 os.getloadavg()[0], cpu)
 
 
 async def _started(slack: FakeSlack, tag: str, count: int) -> int:
@@ -96,11 +113,15 @@ async def one_run(tree: Path, database_url: str, slack: FakeSlack, provider: Fak
                     SLACK_API_URL=slack.base_url)
     server = ServedProcess(env, tmp / f"serve-{label}.log", cwd=tree)
     await server.start()
+    assert server.process is not None
+    pid = server.process.pid
     try:
         tag = uuid.uuid4().hex[:6]
-        serial = await load(server.base, count=SERIAL, burst=False, tag=f"s{tag}", slack=slack)
+        serial = await load(server.base, count=SERIAL, burst=False, tag=f"s{tag}", slack=slack,
+                            pid=pid)
         await _started(slack, f"s{tag}", SERIAL)
-        burst = await load(server.base, count=BURST, burst=True, tag=f"b{tag}", slack=slack)
+        burst = await load(server.base, count=BURST, burst=True, tag=f"b{tag}", slack=slack,
+                           pid=pid)
         started = await _started(slack, f"b{tag}", BURST)
     finally:
         await server.terminate()
