@@ -32,8 +32,6 @@ from storage.db import Database
 from storage.errors import DATABASE_ERRORS
 
 MAX_BATCH = 500
-#: turns of the event loop a second lane waits at most for a burst's writes to stop arriving
-GATHER_TURNS = 50
 
 #: What a batch function gets after its results: run once the transaction has committed.
 AfterCommit = Callable[[], None]
@@ -59,18 +57,13 @@ class Journal:
     reads (`lookups_for(db)`: read-only transactions)."""
 
     def __init__(self, db: Database, *, readonly: bool = False, urgent: bool = False,
-                 alone: bool = False, lanes: int = 1) -> None:
+                 alone: bool = False) -> None:
         self.db = db
         self.readonly = readonly
         self.urgent = urgent
         self.alone = alone   # its batch functions write with one statement (Database.transaction)
-        #: batches in flight at once: more than one only where batches stand alone (autocommitted
-        #: statements of rows that need no other), never for transactions that must not interleave
-        self.lanes = lanes
         self.pending: list[list[_Write]] = []   # submissions: each commits whole, or not
         self.flusher: asyncio.Task[None] | None = None
-        self.extra: set[asyncio.Task[None]] = set()   # lanes beyond the first, while they flush
-        self.gathering = False   # a lane beyond the first waits for a burst's writes to arrive
         self.transactions = 0        # committed batches (for tests and benchmarks)
 
     async def write(self, writer: BatchWriter, payload: Any) -> Any:
@@ -97,23 +90,11 @@ class Journal:
         self.pending.append(submission)
         if self.flusher is None or self.flusher.done():
             self.flusher = asyncio.create_task(self._flush(), name="journal-group-commit")
-        elif len(self.extra) + 1 < self.lanes and not self.gathering:
-            # the first lane is committing: what arrives meanwhile need not wait for its commit
-            self.gathering = True
-            lane = asyncio.create_task(self._flush(gather=True), name="journal-lane")
-            self.extra.add(lane)
-            lane.add_done_callback(self._lane_done)
-
-    def _lane_done(self, lane: asyncio.Task[None]) -> None:
-        self.extra.discard(lane)
-        self.gathering = False   # also when it was cancelled before it could gather
 
     #: a lookup (on `lookups_for(db)`): the same batching, for a batch function that only reads
     read = write
 
-    async def _flush(self, gather: bool = False) -> None:
-        if gather:
-            await self._arrivals_pause()
+    async def _flush(self) -> None:
         while self.pending:
             submissions = _take(self.pending)
             batch = [item for submission in submissions for item in submission]
@@ -128,19 +109,6 @@ class Journal:
             for item, result in zip(batch, results, strict=True):
                 if not item.done.done():
                     item.done.set_result(result)
-
-    async def _arrivals_pause(self) -> None:
-        """Wait (a lane beyond the first) until a turn of the event loop adds no submission, or
-        the first lane is free again (it takes them): a burst's writes arrive over a few turns,
-        and a lane that took the first of them alone would leave the rest waiting for it."""
-        try:
-            for _ in range(GATHER_TURNS):
-                seen = len(self.pending)
-                await asyncio.sleep(0)
-                if len(self.pending) <= seen or self.flusher is None or self.flusher.done():
-                    return
-        finally:
-            self.gathering = False
 
     async def _commit(self, batch: list[_Write]) -> list[Any]:
         """One transaction for the batch (again, without caches, if a writer found one stale)."""
@@ -243,13 +211,9 @@ def urgent_journal_for(db: Database) -> Journal:
     """The group commit of writes someone is waiting on (a Slack start before its ack): on
     SQLite its transactions take the write lock before the writers already waiting; on
     PostgreSQL each batch is one statement committed by itself (its rows stand alone: a start
-    each), one round trip where a transaction takes three, and two batches may be in flight at
-    once (a key in both: the one committed first is written, the other told it was already)."""
+    each), one round trip where a transaction takes three."""
     journal = _URGENT.get(db)
     if journal is None:
-        # PostgreSQL: a second batch in flight while the first commits, so a burst's starts that
-        # arrive meanwhile need not wait a whole commit before theirs begins
-        journal = _URGENT[db] = Journal(db, urgent=True, alone=True,
-                                        lanes=2 if db.dialect == "postgresql" else 1)
+        journal = _URGENT[db] = Journal(db, urgent=True, alone=True)
     return journal
 
