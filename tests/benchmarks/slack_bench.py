@@ -15,6 +15,9 @@ import asyncio
 import json
 import logging
 import os
+import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +39,8 @@ ROUNDS = int(os.environ.get("BENCH_SLACK_ROUNDS", "2"))
 #: the load generator's sender: "raw" (asyncio streams) or "aiohttp" (a ClientSession a request,
 #: whose own set-up, 100 at once on one event loop, was counted in every ack until 2026-11-28)
 CLIENT = os.environ.get("BENCH_SLACK_CLIENT", "raw")
+#: a directory: py-spy samples the served process during each burst into it (BENCH_FLAME)
+FLAME = os.environ.get("BENCH_FLAME", "")
 HERE = Path(__file__).resolve().parents[2]
 SERVE_SETTINGS = {"DIALECTIC_LOG_LEVEL": "WARNING", "DIALECTIC_DAILY_BUDGET_USD": "100",
                   "DIALECTIC_SLACK_STREAMING": "off", "DIALECTIC_POLL_INTERVAL": "0.2",
@@ -48,21 +53,32 @@ def percentile(ordered: list[float], q: float) -> float:
     return ordered[index]
 
 
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time process `pid` has used (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @dataclass(frozen=True, slots=True)
 class Burst:
     seconds: list[float]
     ok: int
     load: float
+    cpu: float = 0.0   # the served process's CPU seconds while the generator sent and read
 
     def line(self) -> str:
         ms = sorted(1000 * s for s in self.seconds)
         return (f"p50 {percentile(ms, .5):6.1f}  p95 {percentile(ms, .95):6.1f}  "
                 f"p99 {percentile(ms, .99):6.1f}  max {ms[-1]:6.1f} ms  "
-                f"{self.ok}/{len(ms)} acked  load {self.load:.1f}")
+                f"{self.ok}/{len(ms)} acked  load {self.load:.1f}  "
+                f"server CPU {1000 * self.cpu / len(ms):.2f} ms/ack")
 
 
-async def load(base: str, *, count: int, burst: bool, tag: str, slack: FakeSlack) -> Burst:
-    """The load generator, a process of its own; its JSON line read back."""
+async def load(base: str, *, count: int, burst: bool, tag: str, slack: FakeSlack,
+               pid: int) -> Burst:
+    """The load generator, a process of its own; its JSON line read back, with the CPU time the
+    served process `pid` used from the generator's "ready" (its requests built) to its result (the
+    work of debates still running from before, and any post-ack work done by then, included)."""
     argv = [sys.executable, "-m", "tests.benchmarks.slack_load", base, SECRET, "--team",
             slack.team_id, "--count", str(count), "--channels", str(CHANNELS), "--tag", tag,
             "--response-url", slack.response_url(""), "--client", CLIENT]
@@ -70,10 +86,16 @@ async def load(base: str, *, count: int, burst: bool, tag: str, slack: FakeSlack
         argv.append("--burst")
     proc = await asyncio.create_subprocess_exec(*argv, cwd=str(HERE),
                                                 stdout=asyncio.subprocess.PIPE)
-    out, _ = await proc.communicate()
+    assert proc.stdout is not None
+    while (await proc.stdout.readline()).strip() not in (b"ready", b""):
+        pass
+    cpu = cpu_seconds(pid)
+    out = await proc.stdout.readline()   # printed once its last answer is in
+    cpu = cpu_seconds(pid) - cpu
+    await proc.wait()
     found = json.loads(out.decode().strip().splitlines()[-1])
     return Burst(found["seconds"], sum(1 for s in found["statuses"] if s == 200),
-                 os.getloadavg()[0])
+                 os.getloadavg()[0], cpu)
 
 
 async def _started(slack: FakeSlack, tag: str, count: int) -> int:
@@ -96,15 +118,35 @@ async def one_run(tree: Path, database_url: str, slack: FakeSlack, provider: Fak
                     SLACK_API_URL=slack.base_url)
     server = ServedProcess(env, tmp / f"serve-{label}.log", cwd=tree)
     await server.start()
+    assert server.process is not None
+    pid = server.process.pid
     try:
         tag = uuid.uuid4().hex[:6]
-        serial = await load(server.base, count=SERIAL, burst=False, tag=f"s{tag}", slack=slack)
+        serial = await load(server.base, count=SERIAL, burst=False, tag=f"s{tag}", slack=slack,
+                            pid=pid)
         await _started(slack, f"s{tag}", SERIAL)
-        burst = await load(server.base, count=BURST, burst=True, tag=f"b{tag}", slack=slack)
+        spy = flame_graph(pid, label) if FLAME else None
+        burst = await load(server.base, count=BURST, burst=True, tag=f"b{tag}", slack=slack,
+                           pid=pid)
+        if spy is not None:   # py-spy writes its file when interrupted
+            spy.send_signal(signal.SIGINT)
+            await asyncio.to_thread(spy.wait, 60)
         started = await _started(slack, f"b{tag}", BURST)
     finally:
         await server.terminate()
     return serial, burst, started
+
+
+def flame_graph(pid: int, label: str) -> subprocess.Popen[bytes]:
+    """py-spy (as `make bench` installs it) sampling process `pid` during a burst, at 1000 Hz,
+    into BENCH_FLAME as collapsed stacks (`--format raw`: sum them per function with any tool);
+    idle samples left out."""
+    spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    out = os.path.join(FLAME, f"slack-burst-{label}.txt")
+    print(f"  py-spy of pid {pid} during the burst: {out}", flush=True)
+    return subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "1000", "--nonblocking",
+                             "--format", "raw", "--output", out],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 async def _postgres(url: str) -> str:

@@ -95,6 +95,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
         sends = [one_raw(*request) for request in built]
     else:
         sends = [one(url, b, h) for b, h in signed]
+    print("ready", flush=True)   # the bench reads the served process's CPU time from here
     started = time.perf_counter()
     if args.burst:
         results = await asyncio.gather(*sends)

@@ -15,6 +15,7 @@ from bot.service.readmission import today
 from engine.domain import utcnow
 from storage import budget, starts
 from storage.db import Database
+from storage.errors import DATABASE_ERRORS
 from storage.journal import urgent_journal_for
 from storage.outbox_rows import SlackStartRow
 
@@ -69,3 +70,23 @@ async def test_the_estimate_reads_today_s_committed_budget_in_one_batch(db: Data
     read = await asyncio.gather(*(today(db, day, 10.0) for _ in range(20)))
     assert {(d.committed_usd, d.cap_usd) for d in read} == {(1.75, 10.0)}
     assert (await today(db, date(2026, 11, 29), 10.0)).committed_usd == 0.0
+
+
+async def test_on_postgresql_a_refused_start_fails_alone_and_its_batch_is_written_whole(
+        pg_db: Database) -> None:
+    """A start PostgreSQL refuses (a NUL in its JSON) sinks the burst's one INSERT; the batch is
+    written again start by start: that one fails with the database's error, the others are
+    written whole and told so."""
+    journal = urgent_journal_for(pg_db)
+    bad = starts.Intent("slack:bad", {"channel_id": "C1"}, {"topic": "nul \x00 inside"}, "me:1",
+                        utcnow(), 30)
+    results = await asyncio.gather(
+        journal.write(starts.intend_many, _intent("slack:good-1")),
+        journal.write(starts.intend_many, bad),
+        journal.write(starts.intend_many, _intent("slack:good-2")), return_exceptions=True)
+    assert results[0] is True and results[2] is True
+    assert isinstance(results[1], DATABASE_ERRORS)
+    assert await _keys(pg_db) == ["slack:good-1", "slack:good-2"]
+    async with pg_db.transaction(readonly=True) as session:
+        row = await session.get(SlackStartRow, "slack:good-2")
+    assert row is not None and row.request == _intent("slack:good-2").request
