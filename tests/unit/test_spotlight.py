@@ -213,3 +213,12 @@ def test_prose_with_typographic_characters_folds_without_the_table(
     finally:
         glyphs.skeleton_char.cache_clear()
     assert folded == "It's \"fine\" - mostly... 3 x 4 → «done» • ok"
+
+
+def test_the_boundary_pattern_is_compiled_once_per_boundary() -> None:
+    from engine.untrusted import spotlight as module
+    one, other = module.Spotlight.fresh(), module.Spotlight.fresh()
+    assert module._boundary_pattern(one.boundary) is module._boundary_pattern(one.boundary)
+    assert module._boundary_pattern(one.boundary) is not module._boundary_pattern(other.boundary)
+    # case-blind, as the boundary's removal always was
+    assert one.boundary not in one.neutralise(f"x {one.boundary.upper()} y").upper()
