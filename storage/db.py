@@ -86,27 +86,23 @@ class Database:
         url: str,
         *,
         connect_args: Mapping[str, Any] | None = None,
-        pool_size: int = 10,
-        max_overflow: int = 20,
+        connections: int = 30,
         echo: bool = False,
     ) -> None:
         self.url: URL = make_url(url)
         args = dict(connect_args or {})
-        options: dict[str, Any] = {"echo": echo}
+        # every connection kept, none opened past them: an overflow connection was opened and
+        # closed again for each transaction past the pool's size (SQLite: a thread and its
+        # PRAGMAs; PostgreSQL: a forked server process, every statement prepared again on it,
+        # ~100 times a worker in the 200-debate bench)
+        options: dict[str, Any] = {"echo": echo, "pool_size": connections, "max_overflow": 0}
         if self.url.get_backend_name() == "sqlite":
             _ensure_sqlite_directory(self.url)
             args.setdefault("timeout", SQLITE_BUSY_TIMEOUT_MS / 1000)
             if self.url.get_driver_name() == "aiosqlite":  # one thread trip per statement
                 args.setdefault("async_creator_fn", sqlite_driver.connect)
-            # every connection kept: an overflow one would be opened (a thread, its PRAGMAs)
-            # and closed again for each transaction past the pool's size
-            options.update(pool_size=pool_size + max_overflow, max_overflow=0,
-                           pool_timeout=SQLITE_LOCK_WAIT_S)
+            options["pool_timeout"] = SQLITE_LOCK_WAIT_S
         else:
-            # the same 30 connections at most, but kept: an overflow connection was opened (a
-            # server process forked, every statement prepared again on it) and closed for each
-            # transaction past 10, ~100 times a worker in the 200-debate bench
-            options.update(pool_size=pool_size + max_overflow, max_overflow=0)
             # asyncpg prepares each statement once per connection and keeps 100 by default:
             # batches of every size (multi-row INSERTs, IN lists) pushed the fixed ones out
             args.setdefault("prepared_statement_cache_size", 500)

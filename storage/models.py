@@ -101,9 +101,9 @@ def jsonable(value: Any) -> Any:
 
     Data that is plain already (what a step's output and an event's data are: dicts with string
     keys, lists, strings without NUL, finite numbers; a str subclass, such as a StrEnum, becomes
-    its text) is copied by a walk, which gives what the
-    trip through JSON text gives without encoding and parsing every string (a reply's kilobytes,
-    for every step); anything else takes that trip.
+    its text) is copied by a walk, which gives what the trip through JSON text gives without
+    encoding and parsing every string (a reply's kilobytes, for every step); anything else takes
+    that trip.
     """
     try:
         return _plain(value)
