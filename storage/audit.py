@@ -20,6 +20,7 @@ from weakref import WeakKeyDictionary
 
 from sqlalchemy import Engine, Table, and_, bindparam, delete, func, select, text
 from sqlalchemy import event as sa_event
+from sqlalchemy.engine.base import OptionEngine
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
 
@@ -349,8 +350,18 @@ def _heads_for(db: Database) -> _ChainHeads:
 
 
 def _heads_for_session(session: AsyncSession) -> _ChainHeads | None:
+    """The heads this process knows on the session's database, started at its first append:
+    a debate submitted, claimed and run in one process reads its chain's head at most once,
+    the first engine event included (a worker that claims before any debate has run used to
+    read it three times). None for a session bound to a connection or to an engine with options
+    (the read-only and autocommit ones, which append nothing)."""
     bind = session.get_bind()
-    return _HEADS.get(bind) if isinstance(bind, Engine) else None
+    if not isinstance(bind, Engine):
+        return None
+    heads = _HEADS.get(bind)
+    if heads is None and not isinstance(bind, OptionEngine):
+        heads = _HEADS[bind] = _ChainHeads()
+    return heads
 
 
 #: session.info key: (cache, chain, head) of the links appended in the open transaction

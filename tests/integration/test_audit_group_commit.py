@@ -4,8 +4,10 @@ emit returns only when its own event is committed, and every chain stays intact 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
+from sqlalchemy import event as sa_event
 from sqlalchemy import text
 
 from engine.domain import Event, EventKind
@@ -118,3 +120,27 @@ async def test_a_head_another_process_moved_costs_a_retry_not_a_fork(db: Databas
     assert await _kinds(db, "d") == [
         "step_finished", "direct", "elsewhere", "direct-again", "step_finished",
         "elsewhere-again", "step_finished"]
+
+
+async def test_one_process_reads_a_chain_head_once_before_any_debate_ran(db: Database) -> None:
+    """A worker claims before any debate of its process has emitted (the event sink not yet
+    made): the submission's, the claim's two and the first engine event's links still follow
+    the head remembered at each commit, so the chain's head is read once, for its first link."""
+    reads: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "FROM audit_events" in statement and "LIMIT" in statement:
+            reads.append(statement)
+
+    sa_event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        await _append(db, "submitted")
+        async with db.transaction() as session:   # the claim: a transition and its record
+            await audit.append(session, debate_id="d", kind="transition", actor="worker")
+            await audit.append(session, debate_id="d", kind="claimed", actor="worker")
+        await audit.DbEventSink(db).emit(Event(kind=EventKind.STEP_FINISHED, debate_id="d",
+                                               data={}))
+    finally:
+        sa_event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
+    assert len(reads) == 1
+    assert await _kinds(db, "d") == ["submitted", "transition", "claimed", "step_finished"]
