@@ -31,8 +31,8 @@ OVERALL = "today's budget over all workspaces"
 def token_bound(text: str) -> int:
     """A conservative count of the tokens `text` costs, offline: ASCII at 3 characters a token,
     every other character at its UTF-8 bytes (a byte-level tokenizer never spends more)."""
-    if not text:
-        return 0
+    if text.isascii():   # known without reading it: most prompts, long ones included
+        return math.ceil(len(text) / ASCII_CHARS_PER_TOKEN)
     ascii_chars = len(text.encode("ascii", "ignore"))
     other_bytes = len(text.encode("utf-8", "surrogatepass")) - ascii_chars
     return math.ceil(ascii_chars / ASCII_CHARS_PER_TOKEN) + other_bytes

@@ -48,6 +48,8 @@ class Thinking:
 
     def __init__(self) -> None:
         self._seen: dict[tuple[str, str | None], deque[int]] = {}
+        #: the most of each key's replies kept (`max` of its deque, kept as they come and go)
+        self._most: dict[tuple[str, str | None], int] = {}
         #: moves whenever `most` would answer differently for some model and effort (what a
         #: memo of estimates made with these figures is keyed by: engine/core/planning.py)
         self.version = 0
@@ -57,24 +59,31 @@ class Thinking:
         seen = self._seen.get(key)
         if seen is None:
             seen = self._seen[key] = deque(maxlen=REPLIES_KEPT)
-        before = _most_seen(seen)
-        seen.append(max(reasoning_tokens, 0))
-        if _most_seen(seen) != before:
+        before = self._most_of(key, seen)
+        tokens = max(reasoning_tokens, 0)
+        dropped = seen[0] if len(seen) == seen.maxlen else None
+        seen.append(tokens)
+        most = self._most.get(key, 0)
+        # the most kept: the new reply's when larger, all of them again only when the reply
+        # that fell out of the window was the most
+        self._most[key] = max(seen) if dropped is not None and dropped >= most else max(
+            most, tokens)
+        if self._most_of(key, seen) != before:
             self.version += 1
+
+    def _most_of(self, key: tuple[str, str | None], seen: deque[int]) -> int | None:
+        """The most of the replies seen, once there are enough to go by."""
+        return self._most[key] if len(seen) >= MIN_REPLIES else None
 
     def most(self, model: str, effort: str | None) -> int:
         """The most reasoning a reply of this model and effort may spend: the most seen (with a
         margin) once there are `MIN_REPLIES`, else the prior's high figure."""
-        seen = self._seen.get((undated(model), effort))
-        most = None if seen is None else _most_seen(seen)
+        key = (undated(model), effort)
+        seen = self._seen.get(key)
+        most = None if seen is None else self._most_of(key, seen)
         if most is not None:
             return math.ceil(most * REASONING_MARGIN)
         return prior_reasoning(model, effort)[1]
-
-
-def _most_seen(seen: deque[int]) -> int | None:
-    """The most of the replies seen, once there are enough to go by."""
-    return max(seen) if len(seen) >= MIN_REPLIES else None
 
 
 def output_cap(completion_high: int, *, visible_high: int | None = None,

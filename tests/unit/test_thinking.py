@@ -4,6 +4,10 @@ spends, and the default ceiling holds the whole plan at its caps."""
 
 from __future__ import annotations
 
+import math
+import random
+from collections import deque
+
 from engine.domain import Plan, PlannedCall, Usage
 from engine.money.cost import estimate
 from engine.money.sizing import CEILING_MULTIPLE, Forecast, Observed, SizeBook, learn, prior
@@ -12,6 +16,7 @@ from engine.money.thinking import (
     MIN_REPLIES,
     REASONING_MARGIN,
     REASONING_TOKENS,
+    REPLIES_KEPT,
     Thinking,
     output_cap,
 )
@@ -51,6 +56,28 @@ def test_what_replies_spent_is_learned_per_model_and_effort() -> None:
     assert thinking.most(REASONER, "low") == round(400 * REASONING_MARGIN)
     # another effort has learned nothing from them
     assert thinking.most(REASONER, "medium") == REASONING_TOKENS["medium"][1]
+
+
+def test_the_most_follows_the_window_of_replies_kept() -> None:
+    """The most is kept as replies come and go (not recomputed at each look): it follows the
+    newest `REPLIES_KEPT`, falling when the largest leaves them, and the version moves exactly
+    when the figure does."""
+    rng = random.Random(7)
+    thinking = Thinking()
+    kept: deque[int] = deque(maxlen=REPLIES_KEPT)
+    before = thinking.most(REASONER, "low")
+    for i in range(REPLIES_KEPT * 4):
+        # spikes now and then, so the largest keeps leaving the window
+        tokens = rng.choice((rng.randint(0, 300), rng.randint(0, 3000))) if i % 50 else 5000 - i
+        version = thinking.version
+        thinking.observe(REASONER, "low", tokens)
+        kept.append(tokens)
+        expected = (math.ceil(max(kept) * REASONING_MARGIN) if len(kept) >= MIN_REPLIES
+                    else REASONING_TOKENS["low"][1])
+        now = thinking.most(REASONER, "low")
+        assert now == expected
+        assert (thinking.version != version) == (now != before)
+        before = now
 
 
 def test_the_cap_leaves_room_for_the_visible_reply_and_the_most_reasoning() -> None:
