@@ -580,3 +580,27 @@ def test_backoff_delay_is_deterministic_with_a_seeded_rng() -> None:
 )
 def test_extract_json(text: str, expected: str) -> None:
     assert extract_json(text) == expected
+
+
+async def test_each_request_carries_its_own_idempotency_key_not_the_sdks(
+    gateway: OpenAIGateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK makes a key (a uuid4) for any request it is not given one for: the gateway gives
+    its own, unique to each request, so the SDK never makes one."""
+    sent: list[str | None] = []
+    client = gateway._client   # the SDK's own client, as the gateway built it
+    build = client._build_request
+
+    def building(options: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(options.idempotency_key)
+        return build(options, *args, **kwargs)
+
+    def made_by_the_sdk() -> str:
+        raise AssertionError("the SDK made an idempotency key")
+
+    monkeypatch.setattr(client, "_build_request", building)
+    monkeypatch.setattr(client, "_idempotency_key", made_by_the_sdk)
+    await gateway.complete(spec())
+    await gateway.complete(spec())
+    assert len(sent) == 2 and len(set(sent)) == 2
+    assert all(key is not None and key.startswith("dialectic-") for key in sent)

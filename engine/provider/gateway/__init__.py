@@ -290,6 +290,7 @@ class OpenAIGateway:
                     "/chat/completions", cast_to=httpx2.Response,
                     content=requests.encoded(body, spec.schema),
                     options={"timeout": self._timeout(spec.timeout),
+                             "idempotency_key": requests.idempotency_key(),
                              "security": {"bearer_auth": True},
                              "headers": {"X-Dialectic-Role": spec.role,
                                          "X-Dialectic-Step": spec.step or spec.role}})

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import json
+import secrets
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -138,6 +140,17 @@ def _plain_messages(value: Any) -> bool:
     return type(value) is list and all(
         type(m) is dict and all(type(k) is str and type(v) is str for k, v in m.items())
         for m in value)
+
+
+def idempotency_key() -> str:
+    """A request's idempotency key, unique to it: this process's random token and a count. The
+    SDK makes one for every request it is not given one for (a uuid4: a random read and a UUID
+    built, ~1 % of a busy `serve`'s CPU), which an OpenAI client sends in no header."""
+    return f"dialectic-{_PROCESS}-{next(_REQUESTS)}"
+
+
+_PROCESS = secrets.token_hex(8)
+_REQUESTS = itertools.count(1)
 
 
 @functools.cache
