@@ -21,8 +21,9 @@ from sqlalchemy.sql.dml import Update
 from engine.domain import DebateRequest, DebateResult, canonical_json, sha256, utcnow
 from engine.untrusted.injection import Finding, summary
 from storage import audit
-from storage.db import write
+from storage.db import Database, write
 from storage.errors import AlreadyExists, IllegalTransition, NotFound, translate
+from storage.journal import journal_for
 from storage.models import DebateRow, jsonable
 from storage.records import TERMINAL_STATUSES, DebateRecord, DebateStatus, Origin, can_transition
 from storage.tenancy import Workspace, may_see, owned_by
@@ -322,8 +323,7 @@ async def advance(session: AsyncSession, debate_id: str, source: DebateStatus, t
     """`transition` from `source` only, to a status that stamps nothing else (not queued, not
     finished), in one conditional UPDATE with no read: False, and nothing written, when the
     debate is not (or no longer) in `source`. Audited as `transition` audits."""
-    if not can_transition(source, to) or to in _FINISHED or to is DebateStatus.QUEUED:
-        raise IllegalTransition(debate_id, source.value, to.value)
+    _advancing(debate_id, source, to)
     now = utcnow()
     moved = await write(session, _ADVANCE, {"debate_id": debate_id, "source": source.value,
                                             "to": to.value, "now": now})
@@ -334,6 +334,28 @@ async def advance(session: AsyncSession, debate_id: str, source: DebateStatus, t
         data={"from": source.value, "to": to.value, "reason": reason}, at=now,
     )
     return True
+
+
+async def advance_soon(db: Database, debate_id: str, source: DebateStatus, to: DebateStatus,
+                       *, actor: str, reason: str = "") -> bool:
+    """`advance` in the journal's next transaction, with the other running debates' writes of
+    the moment (storage/journal.py): a busy `serve` moved each debate to judging in a
+    transaction of its own (~2.5 % of its CPU at 1,000 debates). Committed when it returns."""
+    _advancing(debate_id, source, to)   # refused here: one debate's error fails no batch
+    return cast(bool, await journal_for(db).write(
+        _advance_batch, (debate_id, source, to, actor, reason)))
+
+
+def _advancing(debate_id: str, source: DebateStatus, to: DebateStatus) -> None:
+    if not can_transition(source, to) or to in _FINISHED or to is DebateStatus.QUEUED:
+        raise IllegalTransition(debate_id, source.value, to.value)
+
+
+async def _advance_batch(session: AsyncSession,
+                         moves: list[tuple[str, DebateStatus, DebateStatus, str, str]],
+                         fresh: bool) -> tuple[list[bool], None]:
+    return [await advance(session, debate_id, source, to, actor=actor, reason=reason)
+            for debate_id, source, to, actor, reason in moves], None
 
 
 async def update_origin(session: AsyncSession, debate_id: str, origin: Origin) -> DebateRecord:

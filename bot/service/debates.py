@@ -376,10 +376,10 @@ class DebateService:
         return record
 
     async def mark_judging(self, debate_id: str) -> None:
-        async with self.db.transaction() as session:   # one UPDATE: nothing to read first
-            await debates.advance(session, debate_id, DebateStatus.DEBATING,
-                                  DebateStatus.JUDGING, actor="engine",
-                                  reason="judging started")
+        # one UPDATE, nothing to read first, with the other debates' writes of the moment
+        await debates.advance_soon(self.db, debate_id, DebateStatus.DEBATING,
+                                   DebateStatus.JUDGING, actor="engine",
+                                   reason="judging started")
 
     async def replay(self, source_id: str, *, more_rounds: int | None = None,
                      synthesizer: str | None = None, actor: str = "cli",

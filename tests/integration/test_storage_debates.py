@@ -12,6 +12,7 @@ from engine.domain import DebateResult, utcnow
 from storage import audit, debates
 from storage.db import Database
 from storage.errors import AlreadyExists, IllegalTransition, NotFound
+from storage.journal import journal_for
 from storage.models import AuditEventRow
 from storage.records import DebateStatus, Origin
 from tests.support import storage_fixtures as fx
@@ -229,6 +230,40 @@ async def test_advance_moves_only_from_its_source_status_and_audits_as_transitio
         "status_changed", "engine", {"from": "debating", "to": "judging",
                                      "reason": "judging started"})
     assert report.ok and len(chain) == 3
+
+
+async def test_advance_soon_moves_debates_advancing_at_once_in_one_transaction(
+        db: Database) -> None:
+    """Debates reaching their judging together are moved in one of the journal's transactions,
+    each audited as `advance` audits; one no longer in its source is left as it is, and a move
+    the lifecycle forbids is refused before anything is submitted."""
+    records = [await add_debate(db) for _ in range(5)]
+    async with db.transaction() as session:
+        for record in records[:4]:
+            await debates.transition(session, record.id, DebateStatus.DEBATING, actor="w1")
+    journal = journal_for(db)
+    before = journal.transactions
+    moved = await asyncio.gather(*(
+        debates.advance_soon(db, record.id, DebateStatus.DEBATING, DebateStatus.JUDGING,
+                             actor="engine", reason="judging started") for record in records))
+    assert moved == [True, True, True, True, False]
+    assert journal.transactions == before + 1
+    with pytest.raises(IllegalTransition):
+        await debates.advance_soon(db, records[0].id, DebateStatus.JUDGING,
+                                   DebateStatus.COMPLETED, actor="engine")
+    assert journal.transactions == before + 1
+    async with db.transaction(readonly=True) as session:
+        for record, was_moved in zip(records, moved, strict=True):
+            stored = await debates.get(session, record.id)
+            chain = await audit.events(session, record.id)
+            assert (await audit.verify(session, record.id)).ok
+            if not was_moved:
+                assert stored.status is DebateStatus.QUEUED
+                continue
+            assert stored.status is DebateStatus.JUDGING
+            assert (chain[-1].kind, chain[-1].actor, chain[-1].data) == (
+                "status_changed", "engine", {"from": "debating", "to": "judging",
+                                             "reason": "judging started"})
 
 
 @pytest.mark.parametrize("source,to", [(DebateStatus.DEBATING, DebateStatus.COMPLETED),
