@@ -292,29 +292,37 @@ _FIELDS_UPDATES: dict[tuple[str, ...], Update] = {}
 
 async def transition(
     session: AsyncSession, debate_id: str, to: DebateStatus, *, actor: str, reason: str = "",
-    **fields: Any,
+    then: tuple[DebateStatus, str] | None = None, **fields: Any,
 ) -> DebateRecord:
     """Move the debate to `to` (IllegalTransition if the lifecycle forbids it), set `fields`,
     and audit `status_changed` {from, to, reason}. Entering a finished status stamps
     `finished_at` and clears the lease; going back to queued clears the lease and `finished_at`
-    (fields given explicitly win)."""
+    (fields given explicitly win). `then`, a second finished status and its reason: moved on to
+    it from `to` in the same UPDATE, audited as a second transition (a finish routed to its
+    reviewers: one write of the row, not two)."""
     to = DebateStatus(to)
     row = await _load(session, debate_id, lock=True)
     current = DebateStatus(row.status)
-    if not can_transition(current, to):
-        raise IllegalTransition(debate_id, current.value, to.value)
+    moves = [(current, to, reason)] if then is None else [(current, to, reason),
+                                                           (to, DebateStatus(then[0]), then[1])]
+    for source, target, _ in moves:
+        if not can_transition(source, target):
+            raise IllegalTransition(debate_id, source.value, target.value)
+    if then is not None and not {to, moves[-1][1]} <= _FINISHED:
+        raise ValueError("a transition's `then` is one finished status to another")
     now = utcnow()
     if to in _FINISHED:
         fields = {"finished_at": row.finished_at or now, "lease_owner": None,
                   "lease_expires_at": None, **fields}
     elif to is DebateStatus.QUEUED:
         fields = {"lease_owner": None, "lease_expires_at": None, "finished_at": None, **fields}
-    await _write_fields(session, row, {**_checked(fields), "status": to.value,
+    await _write_fields(session, row, {**_checked(fields), "status": moves[-1][1].value,
                                        "updated_at": now})
-    await audit.append(
-        session, debate_id=debate_id, kind="status_changed", actor=actor,
-        data={"from": current.value, "to": to.value, "reason": reason}, at=now,
-    )
+    for source, target, why in moves:
+        await audit.append(
+            session, debate_id=debate_id, kind="status_changed", actor=actor,
+            data={"from": source.value, "to": target.value, "reason": why}, at=now,
+        )
     return to_record(row)
 
 

@@ -6,6 +6,7 @@ import asyncio
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import event as sa_event
 from sqlalchemy import func, select
 
 from engine.domain import DebateResult, utcnow
@@ -264,6 +265,50 @@ async def test_advance_soon_moves_debates_advancing_at_once_in_one_transaction(
             assert (chain[-1].kind, chain[-1].actor, chain[-1].data) == (
                 "status_changed", "engine", {"from": "debating", "to": "judging",
                                              "reason": "judging started"})
+
+
+async def test_a_transition_then_another_is_one_update_audited_as_two(db: Database) -> None:
+    """A finish routed to its reviewers: completed, then awaiting review, written to the row
+    once and audited as the two transitions it was made of; a second move the lifecycle
+    forbids writes neither, and only a finished status may follow a finished one."""
+    record = await add_debate(db)
+    async with db.transaction() as session:
+        await debates.transition(session, record.id, DebateStatus.DEBATING, actor="w1",
+                                 lease_owner="w1")
+    with pytest.raises(IllegalTransition):
+        async with db.transaction() as session:
+            await debates.transition(session, record.id, DebateStatus.COMPLETED, actor="w1",
+                                     then=(DebateStatus.QUEUED, "again"))
+    with pytest.raises(ValueError):
+        async with db.transaction() as session:
+            await debates.transition(session, record.id, DebateStatus.TIMED_OUT, actor="w1",
+                                     then=(DebateStatus.QUEUED, "again"))
+    updates: list[str] = []
+
+    def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.lstrip().upper().startswith("UPDATE DEBATES"):
+            updates.append(statement)
+
+    sa_event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        async with db.transaction() as session:
+            moved = await debates.transition(
+                session, record.id, DebateStatus.COMPLETED, actor="w1", reason="done",
+                cost_usd=0.25, then=(DebateStatus.AWAITING_REVIEW, "judges split"))
+    finally:
+        sa_event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
+    assert len(updates) == 1
+    async with db.transaction(readonly=True) as session:
+        stored = await debates.get(session, record.id)
+        chain = await audit.events(session, record.id)
+        assert (await audit.verify(session, record.id)).ok
+    assert moved == stored
+    assert stored.status is DebateStatus.AWAITING_REVIEW and stored.cost_usd == 0.25
+    assert stored.lease_owner is None and stored.finished_at is not None
+    assert [(e.kind, e.data) for e in chain[-2:]] == [
+        ("status_changed", {"from": "debating", "to": "completed", "reason": "done"}),
+        ("status_changed", {"from": "completed", "to": "awaiting_review",
+                            "reason": "judges split"})]
 
 
 @pytest.mark.parametrize("source,to", [(DebateStatus.DEBATING, DebateStatus.COMPLETED),
