@@ -292,14 +292,29 @@ _FIELDS_UPDATES: dict[tuple[str, ...], Update] = {}
 
 async def transition(
     session: AsyncSession, debate_id: str, to: DebateStatus, *, actor: str, reason: str = "",
-    then: tuple[DebateStatus, str] | None = None, **fields: Any,
+    **fields: Any,
 ) -> DebateRecord:
     """Move the debate to `to` (IllegalTransition if the lifecycle forbids it), set `fields`,
     and audit `status_changed` {from, to, reason}. Entering a finished status stamps
     `finished_at` and clears the lease; going back to queued clears the lease and `finished_at`
-    (fields given explicitly win). `then`, a second finished status and its reason: moved on to
-    it from `to` in the same UPDATE, audited as a second transition (a finish routed to its
-    reviewers: one write of the row, not two)."""
+    (fields given explicitly win)."""
+    return await _move(session, debate_id, to, None, actor, reason, fields)
+
+
+async def transition_then(
+    session: AsyncSession, debate_id: str, to: DebateStatus, then: DebateStatus | None, *,
+    actor: str, reason: str = "", then_reason: str = "", **fields: Any,
+) -> DebateRecord:
+    """`transition` to the finished status `to`, then (unless None) on to the finished status
+    `then` in the same UPDATE, audited as the two transitions it is made of (a finish routed to
+    its reviewers: one write of the row, not two)."""
+    return await _move(session, debate_id, to, None if then is None else (then, then_reason),
+                       actor, reason, fields)
+
+
+async def _move(session: AsyncSession, debate_id: str, to: DebateStatus,
+                then: tuple[DebateStatus, str] | None, actor: str, reason: str,
+                fields: dict[str, Any]) -> DebateRecord:
     to = DebateStatus(to)
     row = await _load(session, debate_id, lock=True)
     current = DebateStatus(row.status)
@@ -309,7 +324,7 @@ async def transition(
         if not can_transition(source, target):
             raise IllegalTransition(debate_id, source.value, target.value)
     if then is not None and not {to, moves[-1][1]} <= _FINISHED:
-        raise ValueError("a transition's `then` is one finished status to another")
+        raise ValueError("transition_then moves from one finished status to another")
     now = utcnow()
     if to in _FINISHED:
         fields = {"finished_at": row.finished_at or now, "lease_owner": None,

@@ -343,16 +343,16 @@ class DebateService:
                                        actor=actor)
             result = _flagged_result(result, [*current.injection, *found])
             spot = current.origin.in_oversight and self.oversight.spot_check(result)
-            routed = to_reviewers(result, current.origin)   # not an evaluation's (own books)
-            reason = review_reason(result, routed_by(self.engine, result)) if routed else ""
-            record = await debates.transition(   # and on to its reviewers: one UPDATE
-                session, debate_id, DebateStatus(result.status), actor=actor,
-                reason=result.error or result.verdict[:200], result=result,
-                cost_usd=result.cost.usd, error=result.error, finished_at=finished_at,
-                lease_owner=None, lease_expires_at=None,
-                then=(DebateStatus.AWAITING_REVIEW, reason) if routed else None)
-            if routed:
-                review = await reviews.create(session, debate_id=debate_id, reason=reason)
+            routed = (review_reason(result, routed_by(self.engine, result))   # not an
+                      if to_reviewers(result, current.origin) else None)   # evaluation's
+            record = await debates.transition_then(   # and on to its reviewers: one UPDATE
+                session, debate_id, DebateStatus(result.status),
+                None if routed is None else DebateStatus.AWAITING_REVIEW, actor=actor,
+                reason=result.error or result.verdict[:200], then_reason=routed or "",
+                result=result, cost_usd=result.cost.usd, error=result.error,
+                finished_at=finished_at, lease_owner=None, lease_expires_at=None)
+            if routed is not None:
+                review = await reviews.create(session, debate_id=debate_id, reason=routed)
             elif spot:  # published all the same: the reviewer's decision measures routing
                 review = await reviews.create(session, debate_id=debate_id, spot_check=True,
                                               reason=spot_check_reason(

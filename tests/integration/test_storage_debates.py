@@ -277,12 +277,12 @@ async def test_a_transition_then_another_is_one_update_audited_as_two(db: Databa
                                  lease_owner="w1")
     with pytest.raises(IllegalTransition):
         async with db.transaction() as session:
-            await debates.transition(session, record.id, DebateStatus.COMPLETED, actor="w1",
-                                     then=(DebateStatus.QUEUED, "again"))
+            await debates.transition_then(session, record.id, DebateStatus.COMPLETED,
+                                          DebateStatus.QUEUED, actor="w1", then_reason="again")
     with pytest.raises(ValueError):
         async with db.transaction() as session:
-            await debates.transition(session, record.id, DebateStatus.TIMED_OUT, actor="w1",
-                                     then=(DebateStatus.QUEUED, "again"))
+            await debates.transition_then(session, record.id, DebateStatus.TIMED_OUT,
+                                          DebateStatus.QUEUED, actor="w1", then_reason="again")
     updates: list[str] = []
 
     def seen(conn: object, cursor: object, statement: str, *args: object) -> None:
@@ -292,9 +292,9 @@ async def test_a_transition_then_another_is_one_update_audited_as_two(db: Databa
     sa_event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
     try:
         async with db.transaction() as session:
-            moved = await debates.transition(
-                session, record.id, DebateStatus.COMPLETED, actor="w1", reason="done",
-                cost_usd=0.25, then=(DebateStatus.AWAITING_REVIEW, "judges split"))
+            moved = await debates.transition_then(
+                session, record.id, DebateStatus.COMPLETED, DebateStatus.AWAITING_REVIEW,
+                actor="w1", reason="done", then_reason="judges split", cost_usd=0.25)
     finally:
         sa_event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
     assert len(updates) == 1
