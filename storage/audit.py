@@ -300,9 +300,9 @@ class _ChainHeads:
                          "kind": kind, "actor": actor, "data": payload, "at": at,
                          "prev_hash": prev, "hash": digest})
             heads[chain] = (seq + 1, digest)
-        went_in = await session.execute(
-            ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ, returning=_CHAIN_SEQ),
-            rows)
+        went_in = await write(
+            session, ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ,
+                                     returning=_CHAIN_SEQ), rows)
         missing = {(r["chain"], r["seq"]) for r in rows} - {(c, q) for c, q in went_in}
         if missing:  # another writer appended to these chains since we cached their heads
             self.stale.update(chain for chain, _ in missing)

@@ -1,0 +1,131 @@
+"""One statement text per batch on PostgreSQL (storage/arrays.py): a batch of rows written with
+`write` (steps, audit links, starts) goes as one array per column, a list read with `among` as one
+array, so every size is the same prepared statement; and what is stored and read is what the
+multi-row INSERT and the expanding IN stored and read, field by field, on both databases."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Table, select, text
+
+from engine.domain import StepRecord, Usage
+from storage import budget, steps
+from storage.db import Database, ignoring_insert, write
+from storage.models import AuditEventRow
+from tests.support import storage_fixtures as fx
+from tests.support.storage_fixtures import add_debate
+
+db = fx.db  # fixture (until conftest.py imports it)
+
+_AT = datetime(2026, 11, 28, 10, 30, 15, 123456, tzinfo=UTC)
+
+
+def _link(chain: str, seq: int, data: dict[str, Any] | None) -> dict[str, Any]:
+    return {"chain": chain, "seq": seq, "debate_id": None if chain == "global" else chain,
+            "kind": "step_finished", "actor": f"actor \u00e9 {seq}", "data": data,
+            "at": _AT + timedelta(microseconds=seq), "prev_hash": "0" * 64,
+            "hash": f"{seq:064d}"}
+
+
+_DATA: list[dict[str, Any]] = [
+    {}, {"text": "quotes \" and \\ and \n and \u2028 and \U0001f600"},
+    {"nested": {"list": [1, 2.5, -3e-7, None, True, "x"], "empty": []}},
+    {"big": 2**53 + 1, "float": 0.1 + 0.2, "unicode": "\u00fc\u00df\u4e2d"},
+]
+
+
+async def _stored_links(db: Database, chain: str) -> list[dict[str, Any]]:
+    table: Table = AuditEventRow.__table__  # type: ignore[assignment]
+    async with db.transaction(readonly=True) as session:
+        rows = await session.execute(select(table).where(table.c.chain == chain)
+                                     .order_by(table.c.seq))
+    return [{k: v for k, v in row._mapping.items() if k != "id"} for row in rows]
+
+
+async def test_a_batch_is_stored_field_by_field_as_given(db: Database) -> None:
+    """Every column, JSON of every kind and microsecond datetimes included, reads back as
+    written by `write`'s batch (column arrays on PostgreSQL), and as SQLAlchemy's own multi-row
+    INSERT stores the same rows."""
+    batch = [_link("arrays", i + 1, data) for i, data in enumerate(_DATA)]
+    control = [{**row, "chain": "control"} for row in batch]
+    async with db.transaction() as session:
+        stmt = ignoring_insert(session, AuditEventRow, conflict=("chain", "seq"),
+                               returning=("chain", "seq"))
+        went = await write(session, stmt, batch)
+        assert sorted(tuple(r) for r in went) == [("arrays", i + 1) for i in range(len(_DATA))]
+        await session.execute(stmt, control)   # the multi-row INSERT, as before
+    stored = await _stored_links(db, "arrays")
+    assert stored == batch
+    assert [{**row, "chain": "arrays"} for row in await _stored_links(db, "control")] == stored
+
+
+async def test_a_batch_with_a_taken_key_returns_only_what_went_in(db: Database) -> None:
+    async with db.transaction() as session:
+        stmt = ignoring_insert(session, AuditEventRow, conflict=("chain", "seq"),
+                               returning=("chain", "seq"))
+        await write(session, stmt, [_link("c", 2, {"first": True})])
+        went = await write(session, stmt, [_link("c", s, {"n": s}) for s in (1, 2, 3)])
+        assert sorted(tuple(r) for r in went) == [("c", 1), ("c", 3)]
+    assert [row["data"] for row in await _stored_links(db, "c")] == [
+        {"n": 1}, {"first": True}, {"n": 3}]
+
+
+async def _prepared(db: Database, like: str, sizes: range, run: Any) -> int:
+    """How many new statements matching `like` one connection prepared while `run` wrote or
+    read batches of each size."""
+    count = text("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE :like")
+    async with db.transaction() as session:
+        before = int(await session.scalar(count, {"like": like}) or 0)
+        for size in sizes:
+            await run(session, size)
+        return int(await session.scalar(count, {"like": like}) or 0) - before
+
+
+@pytest.mark.parametrize("db", ["postgresql"], indirect=True)
+async def test_every_batch_size_is_one_prepared_statement(db: Database) -> None:
+    debate = await add_debate(db)
+
+    async def put_steps(session: Any, size: int) -> None:
+        records = [(debate.id, _step(f"k{size}/{i}")) for i in range(size)]
+        stored, _ = await steps.put_steps(session, records, False)
+        assert stored == [record for _, record in records]
+
+    async def links(session: Any, size: int) -> None:
+        await write(session, ignoring_insert(session, AuditEventRow, conflict=("chain", "seq"),
+                                             returning=("chain", "seq")),
+                    [_link(f"size{size}", i + 1, {"i": i}) for i in range(size)])
+
+    async def read_steps(session: Any, size: int) -> None:
+        ids = [debate.id, *(f"none{i}" for i in range(size - 1))]
+        found, _ = await steps.list_steps_many(session, ids, False)
+        assert len(found[0]) == 2 + 3 + 4 + 5 + 6 + 7 and found[1:] == [[]] * (size - 1)
+
+    async def sums(session: Any, size: int) -> None:
+        assert await budget._ledgers(session, {f"d{i}" for i in range(size)}) is not None
+
+    assert await _prepared(db, "INSERT INTO steps%", range(2, 8), put_steps) <= 1
+    assert await _prepared(db, "INSERT INTO audit_events%", range(2, 8), links) <= 1
+    assert await _prepared(db, "SELECT steps.%", range(1, 7), read_steps) <= 1
+    assert await _prepared(db, "SELECT budget_ledger.%", range(1, 7), sums) <= 1
+
+
+async def test_a_list_read_finds_exactly_its_members(db: Database) -> None:
+    """`among` on both databases: each debate's steps, none of another's, none for an id that
+    only starts like a stored one (an unsized array: nothing is cut to the column's length)."""
+    first, second = await add_debate(db), await add_debate(db)
+    async with db.transaction() as session:
+        await steps.put_steps(session, [(first.id, _step("a")), (second.id, _step("b")),
+                                        (first.id, _step("c"))], False)
+    async with db.transaction(readonly=True) as session:
+        found, _ = await steps.list_steps_many(
+            session, [second.id, first.id + "x" * 100, first.id], False)
+    assert [[s.key for s in f] for f in found] == [["b"], [], ["a", "c"]]
+
+
+def _step(key: str) -> StepRecord:
+    return StepRecord(key=key, role="pro", phase="open", model="m", output={"k": key},
+                      prompt_hash="h", usage=Usage(prompt_tokens=1, completion_tokens=2),
+                      cost_usd=0.5, latency_s=0.25, created_at=_AT)
