@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from datetime import date, datetime
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import ARRAY, ColumnElement, Dialect, String, Table, any_, bindparam, text
+from sqlalchemy import ARRAY, ColumnElement, Dialect, String, Table, Text, any_, bindparam, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.elements import TextClause
 from sqlalchemy.sql.selectable import TextualSelect
@@ -31,24 +32,20 @@ def unnest_insert(dialect: Dialect, table: Table, columns: tuple[str, ...],
                   returning: tuple[str, ...]) -> TextClause | TextualSelect:
     """INSERT INTO table (columns) SELECT FROM unnest(one array per column) ON CONFLICT ...: the
     multi-row INSERT of `storage.db.ignoring_insert`/`upserting` as one text for every batch
-    size. A JSON column travels as text and is cast per element (asyncpg has no codec for an
-    array of JSONB); every other column as an array of its own type, unsized, so that the
-    column refuses what does not fit as the multi-row INSERT's does."""
+    size. Every array is TEXT[], each element cast to its column's type on the server: asyncpg
+    knows TEXT[] by itself, where an array of any other type costs a query of the catalogue on
+    every new connection (~5 ms of planning on the server each). The casts are unsized, so the
+    column refuses what does not fit as the multi-row INSERT's does (a cast to VARCHAR(64)
+    would cut a longer value to fit)."""
     quote = dialect.identifier_preparer.quote
-    casts, selected = [], []
+    selected = []
     for i, name in enumerate(columns):
-        # without its length: an explicit cast to VARCHAR(64) truncates a longer value, where
-        # the INSERT's own assignment to the column refuses it
         sql_type = _MODIFIERS.sub("", dialect.type_compiler_instance.process(
             table.c[name].type.dialect_impl(dialect)))
-        if sql_type in ("JSON", "JSONB"):
-            casts.append(f"CAST(:c{i} AS TEXT[])")
-            selected.append(f"CAST(u.c{i} AS {sql_type})")
-        else:
-            casts.append(f"CAST(:c{i} AS {sql_type}[])")
-            selected.append(f"u.c{i}")
+        selected.append(f"CAST(u.c{i} AS {sql_type})")
     sql = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)})"
-           f" SELECT {', '.join(selected)} FROM unnest({', '.join(casts)})"
+           f" SELECT {', '.join(selected)} FROM unnest("
+           f"{', '.join(f'CAST(:c{i} AS TEXT[])' for i in range(len(columns)))})"
            f" AS u({', '.join(f'c{i}' for i in range(len(columns)))})"
            f" ON CONFLICT ({', '.join(quote(c) for c in conflict)})")
     sql += (" DO UPDATE SET " + ", ".join(f"{quote(c)} = EXCLUDED.{quote(c)}" for c in update)
@@ -63,24 +60,42 @@ _MODIFIERS = re.compile(r"\([^)]*\)")
 
 
 def column_arrays(dialect: Dialect, table: Table, columns: tuple[str, ...],
-                  rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+                  rows: Sequence[Mapping[str, Any]]) -> dict[str, list[str | None]]:
     """The rows as `unnest_insert`'s parameters: each column's values through the column type's
-    own bind processing (aware UTC datetimes, JSON encoded as SQLAlchemy encodes it), so the
-    stored rows are those the multi-row INSERT stores."""
-    params: dict[str, list[Any]] = {}
+    own bind processing (aware UTC datetimes, JSON encoded as SQLAlchemy encodes it), then as
+    the text PostgreSQL reads back exactly (the shortest repr of a float, ISO datetimes with
+    their offset), so the stored rows are those the multi-row INSERT stores."""
+    params: dict[str, list[str | None]] = {}
     for i, name in enumerate(columns):
         process: Callable[[Any], Any] | None = table.c[name].type._cached_bind_processor(dialect)
         values = [row[name] for row in rows]
-        params[f"c{i}"] = [process(v) for v in values] if process is not None else values
+        if process is not None:
+            values = [process(v) for v in values]
+        params[f"c{i}"] = [v if v is None or type(v) is str else _as_text(v) for v in values]
     return params
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)   # an IntEnum's number, as the driver sends it
+    if isinstance(value, float):
+        return float.__repr__(value)   # the shortest repr: PostgreSQL reads the same double
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, str):   # a str subclass (a StrEnum): its text, as the driver sends it
+        return str.__str__(value)
+    raise TypeError(f"no text form for a {type(value).__name__} in a batch's column arrays")
 
 
 def among(column: ColumnElement[Any], name: str, dialect: str) -> ColumnElement[bool]:
     """`column IN (the list passed as `name`)`: on PostgreSQL `= ANY(array)`, one text for every
     length; elsewhere an expanding IN."""
     if dialect == "postgresql":
-        # unsized: a cast to VARCHAR(n)[] would cut a longer value down to one that matches
-        element = String() if isinstance(column.type, String) else column.type
+        # TEXT[]: asyncpg's own codec (an array of another type costs a query of the catalogue
+        # per connection), and unsized: VARCHAR(n)[] would cut a longer value to one that matches
+        element = Text() if isinstance(column.type, String) else column.type
         return column == any_(bindparam(name, type_=ARRAY(element)))
     return column.in_(bindparam(name, expanding=True))
 

@@ -116,13 +116,17 @@ async def test_a_list_read_finds_exactly_its_members(db: Database) -> None:
     """`among` on both databases: each debate's steps, none of another's, none for an id that
     only starts like a stored one (an unsized array: nothing is cut to the column's length)."""
     first, second = await add_debate(db), await add_debate(db)
+    odd = _step("c").model_copy(update={
+        "cost_usd": 0.1 + 0.2, "latency_s": 1e-7, "rehearsal": True, "status": "degraded",
+        "usage": Usage(prompt_tokens=2**31 - 1, completion_tokens=0, cached_tokens=7,
+                       reasoning_tokens=3), "output": None, "error": "\u00e9\n\"x\""})
+    written = [(first.id, _step("a")), (second.id, _step("b")), (first.id, odd)]
     async with db.transaction() as session:
-        await steps.put_steps(session, [(first.id, _step("a")), (second.id, _step("b")),
-                                        (first.id, _step("c"))], False)
+        await steps.put_steps(session, written, False)
     async with db.transaction(readonly=True) as session:
         found, _ = await steps.list_steps_many(
             session, [second.id, first.id + "x" * 100, first.id], False)
-    assert [[s.key for s in f] for f in found] == [["b"], [], ["a", "c"]]
+    assert found == [[written[1][1]], [], [written[0][1], odd]]   # every field as written
 
 
 def _step(key: str) -> StepRecord:
