@@ -291,10 +291,9 @@ _MOVE = update(_DAYS).where(_DAYS.c.day == bindparam("on")).values(
     reserved_usd=func.round(func.max(_DAYS.c.reserved_usd - bindparam("released"), 0.0), 9),
     spent_usd=func.round(_DAYS.c.spent_usd + bindparam("spent"), 9))
 _LEDGER = cast(Table, BudgetLedgerRow.__table__)
-_SUMS = PerDialect(lambda dialect: select(
-    _LEDGER.c.debate_id, _LEDGER.c.day, _LEDGER.c.kind, func.sum(_LEDGER.c.amount_usd))
-    .where(among(_LEDGER.c.debate_id, "ids", dialect))
-    .group_by(_LEDGER.c.debate_id, _LEDGER.c.day, _LEDGER.c.kind))
+_BY = (_LEDGER.c.debate_id, _LEDGER.c.day, _LEDGER.c.kind)
+_SUMS = PerDialect(lambda dialect: select(*_BY, func.sum(_LEDGER.c.amount_usd))
+                   .where(among(_LEDGER.c.debate_id, "ids", dialect)).group_by(*_BY))
 
 
 def _entry(day: date, debate_id: str, kind: str, amount: float, at: datetime
