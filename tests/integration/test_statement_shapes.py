@@ -5,14 +5,16 @@ multi-row INSERT and the expanding IN stored and read, field by field, on both d
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import Table, select, text
+from sqlalchemy import event as sa_event
 
 from engine.domain import StepRecord, Usage
-from storage import budget, steps
+from storage import audit, budget, steps
 from storage.db import Database, ignoring_insert, write
 from storage.models import AuditEventRow
 from tests.support import storage_fixtures as fx
@@ -133,3 +135,48 @@ def _step(key: str) -> StepRecord:
     return StepRecord(key=key, role="pro", phase="open", model="m", output={"k": key},
                       prompt_hash="h", usage=Usage(prompt_tokens=1, completion_tokens=2),
                       cost_usd=0.5, latency_s=0.25, created_at=_AT)
+
+
+async def test_appends_with_known_heads_stay_contiguous_under_races(db: Database) -> None:
+    """A link appended with its chain's head known takes the chain's lock in its INSERT on
+    PostgreSQL: racing appenders (some with a known head, some reading it) still leave one
+    contiguous, verifiable chain."""
+    audit.DbEventSink(db)   # this process remembers the heads it appends
+
+    async def one(i: int) -> None:
+        async with db.transaction() as session:
+            await audit.append(session, debate_id="raced", kind="note", actor=f"w{i}",
+                               data={"i": i})
+            if i % 3 == 0:   # a second link in the same transaction: its lock is held
+                await audit.append(session, debate_id="raced", kind="again", actor=f"w{i}")
+
+    for round_ in range(3):
+        await asyncio.gather(*(one(10 * round_ + i) for i in range(10)))
+    async with db.transaction(readonly=True) as session:
+        chain = await audit.events(session, "raced")
+        report = await audit.verify(session, "raced")
+    assert [e.seq for e in chain] == list(range(1, 30 + 10 + 1))   # 30 notes, 10 agains
+    assert report.ok, report.first_broken
+
+
+async def test_an_append_with_a_known_head_is_one_statement(db: Database) -> None:
+    audit.DbEventSink(db)
+    async with db.transaction() as session:
+        await audit.append(session, debate_id="one", kind="first", actor="t")
+    statements: list[str] = []
+
+    def seen(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        statements.append(statement)
+
+    sa_event.listen(db.engine.sync_engine, "before_cursor_execute", seen)
+    try:
+        async with db.transaction() as session:
+            await audit.append(session, debate_id="one", kind="second", actor="t")
+            await audit.append(session, debate_id="one", kind="third", actor="t")
+    finally:
+        sa_event.remove(db.engine.sync_engine, "before_cursor_execute", seen)
+    links = [s for s in statements if "audit_events" in s or "advisory" in s]
+    assert len(links) == 2   # the head known: no lock of its own, no read of the head
+    assert ("pg_advisory_xact_lock" in links[0]) is (db.dialect == "postgresql")
+    async with db.transaction(readonly=True) as session:
+        assert (await audit.verify(session, "one")).ok
