@@ -1,13 +1,13 @@
 """PostgreSQL statements whose text does not depend on how many rows or values they carry.
 
-asyncpg prepares a statement once per connection per SQL text (storage/db.py: 30 connections a
-process). A multi-row INSERT ... VALUES and an expanding IN list are another text for every size
-of batch: over a 10 s run of the service bench each worker prepared ~600 statements, 57 shapes of
-the audit INSERT alone, each prepare a round trip and a parse on the server. Here the rows travel
-as one array per column (`INSERT ... SELECT ... FROM unnest(...)`), and a list as one array
-(`= ANY(...)`): one text, prepared once per connection, whatever the size (docs/benchmarks.md,
-"One statement text per batch on PostgreSQL"). SQLite keeps its statements: it prepares nothing
-per connection that lasts.
+asyncpg prepares a statement once per connection per SQL text (storage/db.py keeps up to 30
+connections a process, each caching 500). A multi-row INSERT ... VALUES and an expanding IN list
+are another text for every size of batch: 57 texts of the audit INSERT alone in one run of the
+service bench, and up to 500 sizes of each batch statement to churn through every connection's
+cache in a long run. Here the rows travel as one TEXT array per column (`INSERT ... SELECT ...
+FROM unnest(...)`), and a list as one array (`= ANY(...)`): one text whatever the size
+(docs/benchmarks.md, "One statement text per batch on PostgreSQL"). SQLite keeps its
+statements: it prepares nothing per connection that lasts.
 """
 
 from __future__ import annotations
