@@ -16,6 +16,7 @@ from sqlalchemy import event as sa_event
 from engine.domain import StepRecord, Usage
 from storage import audit, budget, steps
 from storage.db import Database, ignoring_insert, write
+from storage.journal import lookups_for
 from storage.models import AuditEventRow
 from tests.support import storage_fixtures as fx
 from tests.support.storage_fixtures import add_debate
@@ -180,3 +181,21 @@ async def test_an_append_with_a_known_head_is_one_statement(db: Database) -> Non
     assert ("pg_advisory_xact_lock" in links[0]) is (db.dialect == "postgresql")
     async with db.transaction(readonly=True) as session:
         assert (await audit.verify(session, "one")).ok
+
+
+async def test_batched_lookups_run_without_a_transaction_block_on_postgresql(db: Database
+                                                                             ) -> None:
+    """`lookups_for`: on PostgreSQL each read is its own statement in autocommit (no BEGIN READ
+    ONLY and COMMIT around it: two round trips fewer); on SQLite a read-only transaction."""
+    async def setting(session: Any, asks: list[None], fresh: bool) -> tuple[list[Any], None]:
+        if db.dialect != "postgresql":
+            return [session.in_transaction()] * len(asks), None
+        read_only = await session.scalar(text("SELECT current_setting('transaction_read_only')"))
+        return [read_only] * len(asks), None
+
+    found = await asyncio.gather(*(lookups_for(db).read(setting, None) for _ in range(3)))
+    assert found == (["off"] * 3 if db.dialect == "postgresql" else [True] * 3)
+    debate = await add_debate(db)
+    async with db.transaction() as session:
+        await steps.put_steps(session, [(debate.id, _step("k"))], False)
+    assert [s.key for s in await lookups_for(db).read(steps.list_steps_many, debate.id)] == ["k"]
