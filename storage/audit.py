@@ -23,6 +23,7 @@ from sqlalchemy import event as sa_event
 from sqlalchemy.engine.base import OptionEngine
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy.sql.dml import Insert
 
 from engine.domain import Event, canonical_json, sha256, utcnow
 from storage.db import Database, dialect_of, ignoring_insert, write
@@ -63,16 +64,21 @@ async def append(
     at = (at or utcnow()).astimezone(UTC)
     heads = _heads_for_session(session)
     cached = heads.known.pop(chain, None) if heads is not None else None
-    cached = _pending_head(session, chain) or cached  # appended before in this transaction
-    await _lock_chain(session, chain)
+    pending = _pending_head(session, chain)  # appended before in this transaction: its lock held
+    cached = pending or cached
+    # with the head known, PostgreSQL takes the chain's lock in the INSERT itself (one round trip)
+    lock_in_insert = pending is None and cached is not None and dialect_of(session) == "postgresql"
+    if pending is None and not lock_in_insert:
+        await _lock_chain(session, chain)
     for _ in range(_APPEND_ATTEMPTS):
         seq, prev = cached or await _head(session, chain)   # a stale cached head: a retry
         cached = None
         event = _link(chain, debate_id, seq + 1, prev, kind, actor, payload, at)
-        if await _insert(session, chain, event):
+        if await _insert(session, chain, event, lock_in_insert):
             if heads is not None:
                 heads.remember_on_commit(session, chain, (event.seq, event.hash))
             return event
+        lock_in_insert = False   # taken by the refused INSERT: the head is read under it
     raise Conflict(f"audit chain {chain}: lost {_APPEND_ATTEMPTS} races for the next seq",
                    constraint="uq_audit_events_chain_seq")
 
@@ -134,11 +140,33 @@ def _link(chain: str, debate_id: str | None, seq: int, prev: str, kind: str, act
     )
 
 
-async def _insert(session: AsyncSession, chain: str, event: AuditEvent) -> bool:
-    inserted = await write(
-        session, ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ, returning=("id",)),
-        {"chain": chain, **event.model_dump()})
+async def _insert(session: AsyncSession, chain: str, event: AuditEvent, lock: bool) -> bool:
+    stmt = _locking_insert() if lock else ignoring_insert(
+        session, AuditEventRow, conflict=_CHAIN_SEQ, returning=("id",))
+    inserted = await write(session, stmt, {"chain": chain, **event.model_dump()})
     return inserted.scalar_one_or_none() is not None
+
+
+def _locking_insert() -> Insert:
+    """PostgreSQL: the chain's advisory lock and the link's INSERT ... ON CONFLICT DO NOTHING in
+    one statement. The lock is taken (in the CTE the row is selected from) before the row is
+    inserted, and the conflict check sees what was committed before the lock was granted, so a
+    stale head is refused as it is after a separate lock; built once."""
+    global _LOCKING_INSERT
+    if _LOCKING_INSERT is None:
+        from sqlalchemy.dialects import postgresql  # with its drivers: on PostgreSQL only
+
+        values = {c.name: bindparam(c.name, type_=c.type) for c in _LINKS.c if c.name != "id"}
+        lock = select(func.pg_advisory_xact_lock(_LOCK_NAMESPACE, func.hashtext(values["chain"]))
+                      .label("locked")).cte("chain_lock")
+        _LOCKING_INSERT = (postgresql.insert(_LINKS)
+                           .from_select(list(values), select(*values.values()).select_from(lock))
+                           .on_conflict_do_nothing(index_elements=list(_CHAIN_SEQ))
+                           .returning(_LINKS.c.id))
+    return _LOCKING_INSERT
+
+
+_LOCKING_INSERT: Insert | None = None
 
 
 async def _lock_chain(session: AsyncSession, chain: str) -> None:
@@ -301,9 +329,9 @@ class _ChainHeads:
                          "kind": kind, "actor": actor, "data": payload, "at": at,
                          "prev_hash": prev, "hash": digest})
             heads[chain] = (seq + 1, digest)
-        went_in = await session.execute(
-            ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ, returning=_CHAIN_SEQ),
-            rows)
+        went_in = await write(
+            session, ignoring_insert(session, AuditEventRow, conflict=_CHAIN_SEQ,
+                                     returning=_CHAIN_SEQ), rows)
         missing = {(r["chain"], r["seq"]) for r in rows} - {(c, q) for c, q in went_in}
         if missing:  # another writer appended to these chains since we cached their heads
             self.stale.update(chain for chain, _ in missing)

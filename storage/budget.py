@@ -25,6 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import utcnow
 from engine.money.cost import Share, within_caps
+from storage.arrays import PerDialect, among
 from storage.db import dialect_of, ignoring_insert, write
 from storage.journal import runs_last
 from storage.models import BudgetDayRow, BudgetLedgerRow, DebateRow
@@ -114,7 +115,7 @@ async def _debate_ledger(session: AsyncSession, debate_id: str) -> _DebateLedger
 
 async def _ledgers(session: AsyncSession, debate_ids: set[str]) -> dict[str, _DebateLedger]:
     """Each debate's holds and spend so far, from its ledger rows (one query for them all)."""
-    rows = await write(session, _SUMS, {"ids": sorted(debate_ids)})
+    rows = await write(session, _SUMS(session), {"ids": sorted(debate_ids)})
     held: dict[str, dict[date, float]] = {d: defaultdict(float) for d in debate_ids}
     settled_usd: dict[str, float] = defaultdict(float)
     settled: set[str] = set()
@@ -290,9 +291,9 @@ _MOVE = update(_DAYS).where(_DAYS.c.day == bindparam("on")).values(
     reserved_usd=func.round(func.max(_DAYS.c.reserved_usd - bindparam("released"), 0.0), 9),
     spent_usd=func.round(_DAYS.c.spent_usd + bindparam("spent"), 9))
 _LEDGER = cast(Table, BudgetLedgerRow.__table__)
-_SUMS = (select(_LEDGER.c.debate_id, _LEDGER.c.day, _LEDGER.c.kind, func.sum(_LEDGER.c.amount_usd))
-         .where(_LEDGER.c.debate_id.in_(bindparam("ids", expanding=True)))
-         .group_by(_LEDGER.c.debate_id, _LEDGER.c.day, _LEDGER.c.kind))
+_BY = (_LEDGER.c.debate_id, _LEDGER.c.day, _LEDGER.c.kind)
+_SUMS = PerDialect(lambda dialect: select(*_BY, func.sum(_LEDGER.c.amount_usd))
+                   .where(among(_LEDGER.c.debate_id, "ids", dialect)).group_by(*_BY))
 
 
 def _entry(day: date, debate_id: str, kind: str, amount: float, at: datetime

@@ -11,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.sql.dml import Insert
 
 from engine.domain import utcnow
+from storage.arrays import PerDialect, among
 from storage.db import Database, upserting, write
 from storage.journal import BatchWriter, journal_for, lookups_for
 from storage.models import JudgeCacheRow, jsonable
@@ -26,7 +27,7 @@ async def judge_cache_get(session: AsyncSession, key: str, now: datetime) -> Any
 async def judge_cache_get_many(session: AsyncSession, keys: list[str], fresh: bool
                                ) -> tuple[list[Any | None], None]:
     """`judge_cache_get` of many keys, now, in one query (a batch function of `lookups_for`)."""
-    rows = await write(session, _GET_MANY, {"keys": list(set(keys)), "now": utcnow()})
+    rows = await write(session, _GET_MANY(session), {"keys": list(set(keys)), "now": utcnow()})
     found: dict[str, Any] = {key: value for key, value in rows}
     values: list[Any | None] = []
     given: set[str] = set()
@@ -62,9 +63,9 @@ def _put(session: AsyncSession) -> Insert:
 
 _CACHE = cast(Table, JudgeCacheRow.__table__)
 #: built once (its values passed as parameters: docs/benchmarks.md)
-_GET_MANY = (select(_CACHE.c.key, _CACHE.c.value)
-             .where(_CACHE.c.key.in_(bindparam("keys", expanding=True)),
-                    _CACHE.c.expires_at > bindparam("now")))
+_GET_MANY = PerDialect(lambda dialect: select(_CACHE.c.key, _CACHE.c.value)
+                      .where(among(_CACHE.c.key, "keys", dialect),
+                             _CACHE.c.expires_at > bindparam("now")))
 
 
 class DbStepCache:

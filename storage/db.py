@@ -31,7 +31,7 @@ from sqlalchemy.ext.asyncio import (
 from sqlalchemy.pool import ConnectionPoolEntry
 from sqlalchemy.sql.dml import Insert
 
-from storage import permissions, sqlite_driver
+from storage import arrays, permissions, sqlite_driver
 from storage.errors import DatabaseUnavailable, translate, unavailable
 from storage.models import Base
 
@@ -347,6 +347,8 @@ def _prebuilt(session: AsyncSession, model: type[Base], conflict: tuple[str, ...
             ) if update else lite.on_conflict_do_nothing(index_elements=list(conflict))
         if returning:
             stmt = stmt.returning(*(table.c[name] for name in returning))
+            if key[0] == "postgresql":   # `write` sends its many rows as arrays
+                _SHAPES[id(stmt)] = (table, key[2:])
         _STATEMENTS[key] = stmt
     return stmt
 
@@ -357,11 +359,29 @@ async def write(session: AsyncSession, stmt: Executable,
     """Execute a Core statement built once (`ignoring_insert`, `upserting`, a module's
     prebuilt SELECT or UPDATE) with its values as parameters, after flushing what the session
     has pending, as an ORM statement would (its autoflush): what the statement writes or reads
-    stays what it was when it was an ORM statement."""
+    stays what it was when it was an ORM statement.
+
+    Many rows for an INSERT with RETURNING go, on PostgreSQL, as one array per column
+    (storage/arrays.py): one statement text for every batch size, prepared once per
+    connection, where a multi-row INSERT is a new text, prepared again, for each size."""
     if session.new or session.dirty or session.deleted:
         await session.flush()
+    if isinstance(params, Sequence) and params and id(stmt) in _SHAPES:
+        dialect = session.get_bind().dialect
+        if dialect.name == "postgresql":
+            table, (conflict, update, returning) = _SHAPES[id(stmt)]
+            columns = tuple(params[0])
+            shape = (table.name, columns, conflict, update, returning)
+            unnest = _UNNESTS.get(shape)
+            if unnest is None:
+                unnest = _UNNESTS[shape] = arrays.unnest_insert(dialect, table, *shape[1:])
+            return await session.execute(unnest,
+                                         arrays.column_arrays(dialect, table, columns, params))
     return await session.execute(stmt, params)
 
 
 _STATEMENTS: dict[tuple[str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...]],
                   Insert] = {}
+#: id of a prebuilt INSERT with RETURNING -> its table and (conflict, update, returning)
+_SHAPES: dict[int, tuple[Table, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]]] = {}
+_UNNESTS: dict[arrays.Shape, Executable] = {}

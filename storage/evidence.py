@@ -7,11 +7,13 @@ unique, so it is stored once.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
-from sqlalchemy import select
+from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from engine.domain import Evidence
+from storage.arrays import PerDialect, among
 from storage.db import Database, ignoring_insert, write
 from storage.journal import lookups_for
 from storage.models import EvidenceRow
@@ -39,17 +41,21 @@ async def list_for(session: AsyncSession, debate_id: str) -> list[Evidence]:
 async def list_for_many(session: AsyncSession, debate_ids: list[str], fresh: bool
                         ) -> tuple[list[list[Evidence]], None]:
     """`list_for` of many debates in one query (a batch function of `lookups_for`)."""
-    rows = await session.execute(
-        select(EvidenceRow.debate_id, EvidenceRow.author, EvidenceRow.text, EvidenceRow.at,
-               EvidenceRow.source_id)
-        .where(EvidenceRow.debate_id.in_(set(debate_ids)))
-        .order_by(EvidenceRow.debate_id, EvidenceRow.at, EvidenceRow.id)
-    )
+    rows = await write(session, _EVIDENCE_OF(session), {"ids": list(set(debate_ids))})
     found: dict[str, list[Evidence]] = {}
     for r in rows:
         found.setdefault(r.debate_id, []).append(
             Evidence(author=r.author, text=r.text, at=r.at, source_id=r.source_id or ""))
     return [list(found.get(debate_id, ())) for debate_id in debate_ids], None
+
+
+_EVIDENCE = cast(Table, EvidenceRow.__table__)
+#: the evidence of a list of debates (built once: `write`)
+_EVIDENCE_OF = PerDialect(lambda dialect: select(
+    _EVIDENCE.c.debate_id, _EVIDENCE.c.author, _EVIDENCE.c.text, _EVIDENCE.c.at,
+    _EVIDENCE.c.source_id)
+    .where(among(_EVIDENCE.c.debate_id, "ids", dialect))
+    .order_by(_EVIDENCE.c.debate_id, _EVIDENCE.c.at, _EVIDENCE.c.id))
 
 
 class DbEvidenceSource:

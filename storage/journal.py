@@ -14,8 +14,8 @@ stale (an audit chain another process appended to) asks, with `Stale`, for the w
 without its caches.
 
 Reads that many debates make at the same moment (their evidence, the judge cache) are batched the
-same way by a read-only journal (`lookups_for(db)`): one query and one read-only transaction for
-all of them instead of one each.
+same way by a read-only journal (`lookups_for(db)`): one query for all of them instead of one
+each, in one read-only transaction on SQLite, in autocommit on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -195,10 +195,13 @@ _LOOKUPS: WeakKeyDictionary[Database, Journal] = WeakKeyDictionary()
 
 
 def lookups_for(db: Database) -> Journal:
-    """The batched reads of `db` in this process (batch functions that only read)."""
+    """The batched reads of `db` in this process (batch functions that only read). None of them
+    needs another's snapshot (a debate's steps, its evidence, the judge cache, holds): on
+    PostgreSQL each statement runs on its own, in autocommit, one round trip where a read-only
+    transaction takes three (BEGIN READ ONLY and its end)."""
     lookups = _LOOKUPS.get(db)
     if lookups is None:
-        lookups = _LOOKUPS[db] = Journal(db, readonly=True)
+        lookups = _LOOKUPS[db] = Journal(db, readonly=True, alone=True)
     return lookups
 
 

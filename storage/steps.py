@@ -16,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from engine.domain import StepRecord, Usage
 from engine.money.sizing import Observed, step_kind
 from engine.vocabulary import StepStatus
-from storage.db import Database, ignoring_insert
+from storage.arrays import PerDialect, among
+from storage.db import Database, ignoring_insert, write
 from storage.errors import NotFound
 from storage.journal import AfterCommit, BatchWriter, journal_for, lookups_for
 from storage.models import StepRow, jsonable
@@ -89,8 +90,8 @@ async def put_steps(session: AsyncSession, items: list[tuple[str, StepRecord]], 
     if not items:
         return [], None
     rows = [_values(debate_id, record) for debate_id, record in items]
-    inserted = await session.execute(
-        ignoring_insert(session, StepRow, conflict=_KEY, returning=_KEY), rows)
+    inserted = await write(
+        session, ignoring_insert(session, StepRow, conflict=_KEY, returning=_KEY), rows)
     went_in = {(row[0], row[1]) for row in inserted}
     stored: list[StepRecord] = []
     for debate_id, record in items:
@@ -118,15 +119,17 @@ async def list_steps(session: AsyncSession, debate_id: str) -> list[StepRecord]:
 
 
 _STEPS = cast(Table, StepRow.__table__)
+#: the steps of a list of debates (built once: `write`)
+_STEPS_OF = PerDialect(lambda dialect: select(_STEPS)
+                       .where(among(_STEPS.c.debate_id, "ids", dialect))
+                       .order_by(_STEPS.c.debate_id, _STEPS.c.id))
 
 
 async def list_steps_many(session: AsyncSession, debate_ids: list[str], fresh: bool
                           ) -> tuple[list[list[StepRecord]], None]:
     """`list_steps` of many debates in one Core query (a batch function of `lookups_for`: the
     debates a worker starts at the same moment read their checkpoints together)."""
-    rows = await session.execute(
-        select(_STEPS).where(_STEPS.c.debate_id.in_(set(debate_ids)))
-        .order_by(_STEPS.c.debate_id, _STEPS.c.id))
+    rows = await write(session, _STEPS_OF(session), {"ids": list(set(debate_ids))})
     found: dict[str, list[StepRecord]] = {}
     for row in rows:
         found.setdefault(row.debate_id, []).append(to_step(row))
