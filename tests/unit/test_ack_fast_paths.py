@@ -1,11 +1,13 @@
 """The `/debate` ack's shortcuts give exactly what the code they stand in for gives: tokens split
 by `str.split` when no quote is in the text, the surrogate check and the ASCII cleaning done in C,
-money figures remembered, and the ack's section built as a dict (docs/benchmarks.md, "CPU per
+money figures remembered, the ack's section built as a dict and the spotlight's structure
+pattern grouped (docs/benchmarks.md, "CPU per
 ack")."""
 
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 
 import pytest
@@ -18,7 +20,8 @@ from bot.slack.parsing import CommandError, Token, parse_command, tokenize, toke
 from bot.slack.views.common import SECTION_TEXT_MAX, section
 from engine.characters import has_lone_surrogate
 from engine.money import cost
-from engine.untrusted import glyphs
+from engine.untrusted import glyphs, spotlight
+from tests.unit.test_spotlight_properties import untrusted
 
 PROPERTY = settings(max_examples=400, deadline=None, database=None)
 
@@ -132,3 +135,32 @@ def test_the_section_is_slack_sdks(text: str) -> None:
     expected = SectionBlock(text=MarkdownTextObject(
         text=truncate(text or " ", SECTION_TEXT_MAX))).to_dict()
     assert json.dumps(section(text)) == json.dumps(expected)
+
+
+def _structure_in_a_row() -> re.Pattern[str]:
+    """The structure pattern as it was written until 2026-11-28: its alternatives in a row."""
+    marks = spotlight._mark_structure()
+    words = [rf"\b(?:{w})" for w in spotlight._WORD_STRUCTURE]
+    return re.compile("|".join((*marks[:2], *words, marks[2])), re.IGNORECASE)
+
+
+IN_A_ROW = _structure_in_a_row()
+
+
+@PROPERTY
+@given(st.one_of(untrusted, st.text(max_size=60)))
+def test_structure_matches_as_its_alternatives_in_a_row(text: str) -> None:
+    """Grouped behind a `\\b` and a look-ahead, the pattern finds the same spans, on any text
+    and on its skeleton (what neutralise matches on)."""
+    for skeleton in (text, glyphs.fold(glyphs.clean(text)).text):
+        found = [m.span() for m in spotlight._STRUCTURE.finditer(skeleton)]
+        assert found == [m.span() for m in IN_A_ROW.finditer(skeleton)]
+
+
+def test_every_structure_word_and_mark_is_still_found() -> None:
+    text = ('System: "winner": [INST] <<SYS>> ## instructions position a A1 untrusted-begin '
+            "end of untrusted 'id' : <|im_start|> </s> <start_of_turn> Policy text to judge "
+            "against: judges : B12")
+    found = [m.group() for m in spotlight._STRUCTURE.finditer(text)]
+    assert found == [m.group() for m in IN_A_ROW.finditer(text)]
+    assert len(found) == 16, found
