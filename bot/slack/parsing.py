@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from engine.characters import unstorable
 from engine.domain import DebateRequest
@@ -49,7 +49,9 @@ In a thread: @Dialectic debate [question] debates the thread."""
 
 QUOTES = {'"': '"', "“": "”", "„": "“", "”": "”"}  # opening -> usual closing
 CLOSING = frozenset('"”“')
+_QUOTE_CHARS = frozenset(QUOTES) | CLOSING
 DASHES = ("—", "–")  # clients turn "--" into an em or en dash
+_DASH_STARTS = ("-", *DASHES)
 CONTEXT_CHARS = 12_000
 _MENTION = re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>")
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -59,8 +61,7 @@ class CommandError(ValueError):
     """The input cannot be understood; the message says what is wrong."""
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
+class Token(NamedTuple):   # a tuple: built for every word of every command
     text: str
     quoted: bool = False
 
@@ -97,6 +98,13 @@ class Command:
 
 def tokenize(text: str) -> list[Token]:
     """Split on whitespace; double quotes (straight or curly) group words. Apostrophes are text."""
+    if _QUOTE_CHARS.isdisjoint(text):   # no quotes (most commands): str.split's whitespace is
+        return [Token(word) for word in text.split()]   # str.isspace's, as below
+    return tokens_by_char(text)
+
+
+def tokens_by_char(text: str) -> list[Token]:
+    """`tokenize`, a character at a time (what quotes need)."""
     tokens: list[Token] = []
     current: list[str] = []
     quoted = in_quote = False
@@ -122,9 +130,9 @@ def tokenize(text: str) -> list[Token]:
 
 
 def _flag_name(token: Token) -> str | None:
-    if token.quoted:
-        return None
     text = token.text
+    if token.quoted or not text.startswith(_DASH_STARTS):   # most words: not a flag
+        return None
     for dash in DASHES:
         if text.startswith(dash):
             text = "--" + text[len(dash):]

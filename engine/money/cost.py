@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from functools import lru_cache
 from typing import Literal
 
 from engine.domain import CostBreakdown, Estimate, Plan, StepRecord, Usage
@@ -267,8 +268,13 @@ def usd(amount: float, *, decimals: int | None = None, rounding: Rounding = "nea
 
 def _quantized(amount: float, places: int, rounding: Rounding) -> str:
     # money is kept to 9 decimals (storage/budget.py): rounding down 0.000299999... is noise
-    exact = Decimal(repr(round(float(amount), 9))).quantize(Decimal(1).scaleb(-places),
-                                                  rounding=_ROUNDING[rounding])
+    return _quantized_figure(repr(round(float(amount), 9)), places, rounding)
+
+
+@lru_cache(maxsize=4096)   # an ack's estimate is five amounts, the same across a burst
+def _quantized_figure(figure: str, places: int, rounding: Rounding) -> str:
+    """`figure` (a float's repr: -0.0 is not 0.0 here) to `places` decimals, with thousands."""
+    exact = Decimal(figure).quantize(Decimal(1).scaleb(-places), rounding=_ROUNDING[rounding])
     return f"{exact:,.{places}f}"
 
 

@@ -65,12 +65,17 @@ def clean(text: str) -> str:
     invisible characters. Repeated to a fixed point: removing a character can let NFKC compose."""
     text = text.replace("\r\n", "\n")
     for _ in range(_MAX_CHAIN):
-        plain = "".join(_plain_char(ch) for ch in text)
+        plain = (text.translate(_ASCII_PLAIN) if text.isascii()   # a table lookup each, in C
+                 else "".join(_plain_char(ch) for ch in text))
         normal = unicodedata.normalize("NFKC", plain)
         if normal == text:
             break
         text = normal
     return text
+
+
+#: `_plain_char` of every ASCII character, for str.translate
+_ASCII_PLAIN = {code: _plain_char(chr(code)) for code in range(128)}
 
 
 #: `_library_lookalike`'s answer for the typographic characters most prose has (curly quotes,

@@ -128,19 +128,36 @@ def _schema_keys(models: tuple[type[BaseModel], ...]) -> tuple[str, ...]:
 SCHEMA_KEYS: tuple[str, ...] = _schema_keys(REPLY_SCHEMAS)
 
 
-def _structure_pattern() -> str:
-    """The parts of the prompt's own structure, as alternatives matched on the skeleton."""
+#: the alternatives that begin at a word (after a `\\b`), and the marks, each in its order
+_WORD_STRUCTURE = (
+    r"untrusted[ _-]*(?:begin|end)\b|(?:begin|end)[ _-]*(?:of[ _-]*)?untrusted\b",
+    rf"(?:{'|'.join(_ROLE_WORDS)})[ ]*:",
+    r"positions?[ _-]*[ab]\b",
+    r"[abpc][0-9]{1,2}\b",
+)
+_MARK_STARTS = "<[#\"'"
+
+
+def _mark_structure() -> tuple[str, ...]:
     keys = "|".join(re.escape(k) for k in sorted({*SCHEMA_KEYS, *_JSON_SCHEMA_WORDS},
                                                   key=len, reverse=True))
-    return "|".join((
+    return (
         r"<\|[^|<>\n]{1,40}\|>|\[/?INST\]|<</?SYS>>|</?s>|<(?:start|end)_of_turn>",
         r"#{2,}[ ]*(?:instructions?|system|response|input|assistant)\b",
-        r"\buntrusted[ _-]*(?:begin|end)\b|\b(?:begin|end)[ _-]*(?:of[ _-]*)?untrusted\b",
-        rf"\b(?:{'|'.join(_ROLE_WORDS)})[ ]*:",
-        r"\bpositions?[ _-]*[ab]\b",
-        r"\b[abpc][0-9]{1,2}\b",
         rf"[\"'][ ]*(?:{keys})[ ]*[\"'][ ]*:",
-    ))
+    )
+
+
+def _structure_pattern() -> str:
+    """The parts of the prompt's own structure, as alternatives matched on the skeleton. Those
+    that begin a word stand behind one `\\b`, the others (each begins with one of
+    `_MARK_STARTS`) behind a look-ahead at that character, so a position inside a word is left
+    after two checks (the pattern is tried at every character of every topic an ack estimates:
+    a third less time). No match of one kind can start where one of the other kind could (a
+    letter is not a mark), and each kind keeps its alternatives' order, so every match is the
+    one the alternatives in a row find (tests/unit/test_ack_fast_paths.py compares them)."""
+    return (rf"\b(?:{'|'.join(_WORD_STRUCTURE)})"
+            rf"|(?=[{re.escape(_MARK_STARTS)}])(?:{'|'.join(_mark_structure())})")
 
 
 _STRUCTURE = re.compile(_structure_pattern(), re.IGNORECASE)
