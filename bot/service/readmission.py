@@ -14,7 +14,7 @@ from engine.money.cost import budget_refusal, usd, within_ceiling
 from engine.money.sizing import ceiling
 from storage import budget
 from storage.db import Database
-from storage.journal import glances_for
+from storage.journal import glances_for, lookups_for
 
 _EPSILON = 1e-9
 
@@ -57,6 +57,13 @@ async def readmit(db: Database, *, debate_id: str, estimate: Estimate, reserved_
     try:
         if estimate.usd > limit + _EPSILON:
             within_ceiling(estimate.model_copy(update={"usd_high": estimate.usd}))
+        # what it holds, read with the other debates starting at the moment: most hold their
+        # high estimate since submission and need no write at all (the transaction below
+        # decided the same from the same read, holding SQLite's write lock to do it)
+        held = await lookups_for(db).read(budget.held_batch, debate_id)
+        if (round(min(estimate.usd_high, limit) - held, 9) <= _EPSILON
+                and held >= estimate.usd - _EPSILON):
+            return Readmission(limit)
         async with db.transaction() as session:  # a refusal rolls back what was granted
             held = await budget.held(session, debate_id)
             wanted = round(min(estimate.usd_high, limit) - held, 9)
