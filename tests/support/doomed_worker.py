@@ -18,14 +18,15 @@ from sqlalchemy import event
 
 from storage.db import Database
 from tests.support.service_fixtures import priced, running_worker, service
+from tests.support.sql_capture import inserted
 
 
 def _die_at(db: Database, key: str) -> None:
-    def kill(_conn: Any, _cursor: Any, _statement: str, _params: Any, context: Any,
+    def kill(_conn: Any, _cursor: Any, statement: str, params: Any, context: Any,
              _many: bool) -> None:
-        if context is not None and context.isinsert \
-                and context.compiled.statement.table.name == "steps" \
-                and any(p.get("key") == key for p in context.compiled_parameters):
+        found = inserted(statement, params, context)
+        if found is not None and found[0] == "steps" and any(
+                row.get("key") == key for row in found[1]):
             os.kill(os.getpid(), signal.SIGKILL)
 
     event.listen(db.engine.sync_engine, "before_cursor_execute", kill)

@@ -4,15 +4,20 @@ row, multi-row INSERTs included)."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import JSON, event
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from storage.db import Database
+from storage.schema import METADATA
 
 
 @dataclass
@@ -42,11 +47,13 @@ def committed(db: Database) -> Iterator[list[Committed]]:
         if current is None:
             return
         current.statements.append(" ".join(statement.split()))
-        if context is None or not context.isinsert or id(context) in seen:
+        if context is not None and id(context) in seen:
             return
-        seen[id(context)] = context   # a multi-row INSERT may run in batches: its rows once
-        table = context.compiled.statement.table.name
-        current.rows[table] += [dict(p) for p in context.compiled_parameters]
+        found = inserted(statement, _params, context)
+        if found is not None:
+            seen[id(context)] = context   # a multi-row INSERT may run in batches: its rows once
+            table, rows = found
+            current.rows[table] += rows
 
     def commit(conn: Any) -> None:
         current = open_.pop(id(conn), None)
@@ -65,3 +72,47 @@ def committed(db: Database) -> Iterator[list[Committed]]:
     finally:
         for name, fn in hooks:
             event.remove(engine, name, fn)
+
+
+def inserted(statement: str, params: Any, context: Any) -> tuple[str, list[dict[str, Any]]] | None:
+    """The table and rows an INSERT about to run carries, as it was given them (a multi-row
+    INSERT's compiled parameters, or PostgreSQL's batch INSERT's column arrays); None for any
+    other statement."""
+    unnest = _UNNEST.match(" ".join(statement.split()))
+    if unnest is not None:
+        return _unnest_rows(unnest, params)
+    if context is None or not context.isinsert:
+        return None
+    return context.compiled.statement.table.name, [dict(p) for p in context.compiled_parameters]
+
+
+#: storage/arrays.py's `unnest_insert`: INSERT INTO table (columns) SELECT ... FROM unnest(...)
+_UNNEST = re.compile(r'INSERT INTO "?(?P<table>\w+)"? \((?P<columns>[^)]*)\) '
+                     r"SELECT .*? FROM unnest\(")
+
+
+def _unnest_rows(found: re.Match[str], params: Any) -> tuple[str, list[dict[str, Any]]]:
+    """The rows of a batch INSERT sent as one TEXT array per column (in the order of the
+    columns: the driver's positional parameters), each value as the INSERT was given it."""
+    table = METADATA.tables[found["table"]]
+    names = [name.strip().strip('"') for name in found["columns"].split(",")]
+    arrays = list(params.values()) if isinstance(params, dict) else list(params)
+    return table.name, [{name: _value(table.c[name].type, text)
+                         for name, text in zip(names, values, strict=True)}
+                        for values in zip(*arrays, strict=True)]
+
+
+def _value(kind: TypeEngine[Any], text: str | None) -> Any:
+    impl = kind.impl if isinstance(kind, TypeDecorator) else kind
+    if text is None:
+        return None
+    if isinstance(impl, JSON) or isinstance(kind, JSON):
+        return json.loads(text)
+    python: type[Any] = impl.python_type   # type: ignore[assignment]
+    if python is bool:
+        return text == "true"
+    if python is datetime:
+        return datetime.fromisoformat(text)
+    if python is date:
+        return date.fromisoformat(text)
+    return python(text)
