@@ -371,9 +371,13 @@ _HEADS: WeakKeyDictionary[Engine, _ChainHeads] = WeakKeyDictionary()
 def _heads_for(db: Database) -> _ChainHeads:
     """The heads this process knows on `db` (one cache per engine: the journal's appends and
     the direct ones of the same database share it)."""
-    heads = _HEADS.get(db.engine.sync_engine)
+    return _heads_of(db.engine.sync_engine)
+
+
+def _heads_of(engine: Engine) -> _ChainHeads:
+    heads = _HEADS.get(engine)
     if heads is None:
-        heads = _HEADS[db.engine.sync_engine] = _ChainHeads()
+        heads = _HEADS[engine] = _ChainHeads()
     return heads
 
 
@@ -384,12 +388,9 @@ def _heads_for_session(session: AsyncSession) -> _ChainHeads | None:
     read it three times). None for a session bound to a connection or to an engine with options
     (the read-only and autocommit ones, which append nothing)."""
     bind = session.get_bind()
-    if not isinstance(bind, Engine):
+    if not isinstance(bind, Engine) or isinstance(bind, OptionEngine):
         return None
-    heads = _HEADS.get(bind)
-    if heads is None and not isinstance(bind, OptionEngine):
-        heads = _HEADS[bind] = _ChainHeads()
-    return heads
+    return _heads_of(bind)
 
 
 #: session.info key: (cache, chain, head) of the links appended in the open transaction
