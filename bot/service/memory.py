@@ -11,7 +11,12 @@ objects again (`make bench`, docs/benchmarks.md). So, in a `dialectic` process (
 - nothing is collected while it starts (`starting`, first thing in the entry point);
 - once started, what start-up built is frozen (`gc.freeze`: kept, never traversed again), and
   the youngest generation is collected every `THRESHOLDS[0]` net allocations instead of 700
-  (`started`: before a command's work begins, and again once a server or worker has assembled).
+  (`started`: before a command's work begins, and again once a server or worker has assembled);
+- what is loaded later, once, for the rest of the process is start-up too (`loading`: the
+  `openai` SDK, imported when the first debate builds its client). Nothing is collected while it
+  loads, and what it built is frozen after. Otherwise its few hundred thousand objects stayed
+  young, and the next collections walked them all, about 10 ms each, one of them inside the
+  first debate.
 
 Garbage in cycles is still collected, only in larger batches; frozen start-up objects are those
 the process keeps anyway. For the same reason the process does not take them apart one by one
@@ -28,6 +33,8 @@ import atexit
 import gc
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 #: (young generation, middle, old): the collector's thresholds once a process has started
 THRESHOLDS = (50_000, 20, 100)
@@ -74,4 +81,21 @@ def started() -> None:
     gc.enable()
 
 
-__all__ = ["THRESHOLDS", "ending", "started", "starting"]
+@contextmanager
+def loading() -> Iterator[None]:
+    """Around a load done once, after start-up, whose objects live as long as the process (see
+    the module's docstring): nothing collected during it, everything frozen after. Does nothing
+    before `started()` (start-up collects nothing anyway, and `started()` freezes it all) or
+    without `starting()`, as `started()`."""
+    if not (_tuned and gc.isenabled()):
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
+__all__ = ["THRESHOLDS", "ending", "loading", "started", "starting"]

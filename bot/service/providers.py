@@ -2,10 +2,12 @@
 
 Each is imported only when it is built: the gateway loads the `openai` SDK (most of a `dialectic
 run`'s start-up), which a rehearsal never calls; a run against a provider never loads the
-rehearsal model."""
+rehearsal model. The SDK is loaded once for the rest of the process, as start-up is
+(`memory.loading`: nothing collected while it loads, frozen after)."""
 
 from __future__ import annotations
 
+from bot.service import memory
 from engine.ports import LessonBook
 from engine.provider.llm import LLMClient
 from engine.settings import EngineSettings
@@ -18,13 +20,14 @@ def make_llm(settings: EngineSettings, *, lessons: LessonBook | None = None) -> 
         from engine.provider.rehearsal import RehearsalModel  # offline only (docstring)
 
         return RehearsalModel()
-    if settings.providers:   # several at once: a gateway each (engine/provider/routing.py)
-        from engine.provider.routing import ProviderRouter  # the SDK (docstring)
+    with memory.loading():
+        if settings.providers:   # several at once: a gateway each (engine/provider/routing.py)
+            from engine.provider.routing import ProviderRouter  # the SDK (docstring)
 
-        return ProviderRouter(settings, lessons=lessons)
-    from engine.provider.gateway import OpenAIGateway  # the SDK: not for a rehearsal (docstring)
+            return ProviderRouter(settings, lessons=lessons)
+        from engine.provider.gateway import OpenAIGateway  # the SDK: not for a rehearsal
 
-    return OpenAIGateway(settings, lessons=lessons)
+        return OpenAIGateway(settings, lessons=lessons)
 
 
 def describe(settings: EngineSettings) -> str:
