@@ -15,13 +15,12 @@ objects again (`make bench`, docs/benchmarks.md). So, in a `dialectic` process (
   Not many more: a young collection walks every young object still alive (about 0.2 µs each,
   the running debates' in-flight state among them), and the process stops for it. At 50,000 a
   `serve` paused 11-31 ms at a time, once in the middle of a burst of 100 Slack acks; at 10,000
-  it pauses about 2 ms, collects as often as it allocates, and spends no more CPU in all
-  (docs/benchmarks.md);
+  it pauses about 2 ms and spends about the same CPU in all (docs/benchmarks.md);
 - what is loaded later, once, for the rest of the process is start-up too (`loading`: the
   `openai` SDK, imported when the first debate builds its client). Nothing is collected while it
-  loads, and what it built is frozen after. Otherwise its few hundred thousand objects stayed
-  young, and the next collections walked them all, about 10 ms each, one of them inside the
-  first debate.
+  loads, and what it built is frozen after (with whatever else is alive then, once: a server's
+  first debates). Otherwise its few hundred thousand objects stayed young, and the next
+  collections walked them all, about 10 ms each, one of them inside the first debate.
 
 Garbage in cycles is still collected, only in larger batches; frozen start-up objects are those
 the process keeps anyway. For the same reason the process does not take them apart one by one
