@@ -97,13 +97,20 @@ def side_of(label: Label, labels: dict[Side, str]) -> Side:
 
 
 async def run_judge(ctx: DebateContext, t: Transcript, judge: JudgeSpec, index: int,
-                    key: str) -> JudgeRun:
+                    key: str, shown: dict[tuple[Side, Side], str] | None = None) -> JudgeRun:
+    """One judge's call. `shown` holds the user turn for each order already rendered (a panel's):
+    judges who see the same order share one string instead of each rendering, and holding while
+    its call is out, its own copy of the whole transcript."""
     order = judge_order(ctx.debate_id, index)
     label = neutral_labels(order)
-    transcript = t.render(label=label, order=order)
     neutral_ids = _neutral_ids(t, label)
-    prompt = prompts.judge(ctx.spotlight, judge.expertise, t.topic, transcript, JUDGE_TASK,
-                           judge_material(ctx))
+    shown = {} if shown is None else shown
+    user = shown.get(order)
+    if user is None:
+        user = shown[order] = prompts.judge_user(ctx.spotlight, t.topic,
+                                                 t.render(label=label, order=order), JUDGE_TASK,
+                                                 judge_material(ctx))
+    prompt = Prompt(system=prompts.judge_system(ctx.spotlight, judge.expertise), user=user)
     step = await ctx.step(key, role=judge_key(judge), prompt=prompt, schema=Scorecard,
                           model=judge.model or None, temperature=0.2,
                           cache_key=judge_cache_key(prompt, judge, ctx.spotlight.boundary))
@@ -151,9 +158,10 @@ def _map_back(judge: JudgeSpec, order: tuple[Side, Side], label: dict[Side, str]
 
 async def run_panel(ctx: DebateContext, t: Transcript, judges: list[JudgeSpec]) -> list[JudgeRun]:
     """Every judge in parallel; each result reported as it lands."""
+    shown: dict[tuple[Side, Side], str] = {}
 
     async def one(i: int, judge: JudgeSpec) -> JudgeRun:
-        run = await run_judge(ctx, t, judge, i, judge_key(judge))
+        run = await run_judge(ctx, t, judge, i, judge_key(judge), shown)
         if run.ok:
             await ctx.emit(EventKind.JUDGE_SCORED, judge=run.judge.name, winner=run.winner,
                            rubric=run.rubric, order=list(run.order))

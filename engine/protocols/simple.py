@@ -22,6 +22,7 @@ from engine.protocols.procon import (
     persona_of,
     trace_rows,
 )
+from engine.provider.llm import Prompt
 from engine.reading.outcomes import SimpleOutcome
 from engine.schemas.procon import Rebuttal, Verdict
 from engine.settings import PresetSpec
@@ -95,10 +96,11 @@ async def _rebuttal_round(ctx: DebateContext, t: Transcript, r: int,
         "if they strengthen your case. Two or three sentences per response, at most five "
         "responses; the summary under 80 words."
     )
-    context = context_text(ctx, t)
+    user = prompts.debater_user(ctx.spotlight, t.topic, task, context_text(ctx, t))
 
     async def one(side: Side) -> StepOutcome[Rebuttal]:
-        prompt = prompts.debater(ctx.spotlight, persona(ctx, side), t.topic, task, context)
+        prompt = Prompt(system=prompts.debater_system(ctx.spotlight, persona(ctx, side)),
+                        user=user)
         return await ctx.step(rebuttal_key(r, side), role=side, prompt=prompt, schema=Rebuttal)
 
     pro, con = await asyncio.gather(one(Side.PRO), one(Side.CON))
@@ -110,9 +112,8 @@ async def _rebuttal_round(ctx: DebateContext, t: Transcript, r: int,
 async def _verdict(ctx: DebateContext, t: Transcript, summary: PhaseSummary) -> Outcome:
     order = judge_order(ctx.debate_id, 0)
     label = neutral_labels(order)
-    transcript = t.render(label=label, order=order)
-    prompt = prompts.judge(ctx.spotlight, VERDICT_LENS, t.topic, transcript, VERDICT_TASK,
-                           judge_material(ctx))
+    prompt = prompts.judge(ctx.spotlight, VERDICT_LENS, t.topic,
+                           t.render(label=label, order=order), VERDICT_TASK, judge_material(ctx))
     step = await ctx.step(VERDICT_KEY, role="judge", prompt=prompt, schema=Verdict,
                           temperature=0.2)
     note(summary, "judge", step, lambda v: v.rationale)

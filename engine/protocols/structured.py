@@ -29,6 +29,7 @@ from engine.protocols.procon import (
     persona_of,
     trace_rows,
 )
+from engine.provider.llm import Prompt
 from engine.reading.headline import judge_headline
 from engine.reading.outcomes import StructuredOutcome
 from engine.schemas.procon import DIMENSIONS, Closing, CrossExamination, RubricScores
@@ -136,10 +137,11 @@ async def run_debate_phases(ctx: DebateContext) -> Transcript:
 
 async def _both(ctx: DebateContext, t: Transcript, key: Callable[[Side], str], task: str,
                 schema: type[Reply]) -> dict[Side, StepOutcome[Reply]]:
-    context = context_text(ctx, t)
+    user = prompts.debater_user(ctx.spotlight, t.topic, task, context_text(ctx, t))
 
     async def one(side: Side) -> StepOutcome[Reply]:
-        prompt = prompts.debater(ctx.spotlight, persona(ctx, side), t.topic, task, context)
+        prompt = Prompt(system=prompts.debater_system(ctx.spotlight, persona(ctx, side)),
+                        user=user)
         return await ctx.step(key(side), role=side, prompt=prompt, schema=schema)
 
     pro, con = await asyncio.gather(one(Side.PRO), one(Side.CON))

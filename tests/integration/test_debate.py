@@ -319,3 +319,39 @@ async def test_every_mode_runs_against_the_fake_server(mode: str) -> None:
     assert result.cost.calls == calls > 0
     assert result.verdict
     assert sink.events[-1].kind is EventKind.DEBATE_FINISHED
+
+
+async def test_calls_that_read_the_same_text_share_one_string() -> None:
+    """A panel renders the transcript once per order, and both sides of a phase get one user
+    turn: with 1,000 debates judging at once, a copy per call was a hundred megabytes
+    (docs/benchmarks.md). The text each call sends is unchanged: rendered for it alone."""
+    from engine.provider.llm import CallSpec, Reply
+
+    specs: list[CallSpec] = []  # type: ignore[type-arg]
+
+    class Recording(OpenAIGateway):
+        async def complete(self, spec: CallSpec) -> Reply:  # type: ignore[type-arg, override]
+            specs.append(spec)
+            return await super().complete(spec)
+
+    async with FakeOpenAI() as fake:
+        settings = gateway_settings(fake.base_url)
+        prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="consensus"))
+        llm = Recording(settings)
+        try:
+            result = await run_debate(prepared, debate_id="d1", settings=settings, llm=llm,
+                                      store=MemoryCheckpointStore(), sink=MemoryEventSink())
+        finally:
+            await llm.aclose()
+        sent = {r.last_user for r in fake.requests}
+    assert result.status == "completed" and result.complete
+    by_role: dict[str, list[CallSpec]] = {}  # type: ignore[type-arg]
+    for spec in specs:
+        by_role.setdefault(spec.step.rsplit("/", 1)[0], []).append(spec)
+    judges = by_role["judge"]
+    assert len(judges) == 4 and {j.prompt.user for j in judges} <= sent
+    assert len({id(j.prompt.user) for j in judges}) == len({j.prompt.user for j in judges}) == 2
+    for phase in ("structured/cross", "structured/closing"):
+        pro, con = by_role[phase]
+        assert pro.prompt.user is con.prompt.user and pro.prompt.user in sent
+        assert pro.prompt.system != con.prompt.system
