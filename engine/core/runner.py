@@ -124,9 +124,12 @@ class DebateContext:
         self.spending = Spending(purse)
         self.writes = writes or SeparateWrites(store, purse, sink, step_cache)
         plan = plan or Plan(mode=request.mode, calls=())
+        # without `self`: a bound method would make the context and its forecast a cycle
+        def forecast_cost(usage: Usage, model: str) -> float:   # (freed only by a full collection)
+            return price(usage, settings.price_for("rehearsal" if llm.rehearsal else model))
         self.forecast = Forecast(plan, models=plan_models(settings, request.options, plan),
                                  sizes=replace(sizes or SizeBook(), effort_for=settings.effort_for),
-                                 cost=self._forecast_cost, priced=settings.priced_model,
+                                 cost=forecast_cost, priced=settings.priced_model,
                                  judging=judging_phases)
         self.spotlight: Spotlight = spotlight_for(request, debate_id)
         self._findings: dict[Finding, None] = {}  # an ordered set
@@ -378,9 +381,6 @@ class DebateContext:
     def _cost(self, usage: Usage, model: str) -> float:
         return price(usage, self.settings.price_for(model))
 
-    def _forecast_cost(self, usage: Usage, model: str) -> float:
-        return self._cost(usage, "rehearsal" if self.rehearsal else model)
-
     def _predicted_cost(self, key: str, role: str, phase: str, model: str, prompt: Prompt,
                         schema: type[T]) -> tuple[float, int]:
         """What a call may cost before it is made (its real prompt and schema, a conservative
@@ -392,7 +392,7 @@ class DebateContext:
                                        usage.completion_tokens)
         if self.spending.purse is None:  # no budget to keep: no price needed before the reply
             return 0.0, cap
-        return self._forecast_cost(usage, self.settings.priced_model(model)), cap
+        return self.forecast.cost(usage, self.settings.priced_model(model)), cap
 
     async def _admitted(self, key: str, predicted: float, phase: str) -> bool:
         """Whether the debate's money covers the call and the rest of its plan (judging

@@ -355,3 +355,26 @@ async def test_calls_that_read_the_same_text_share_one_string() -> None:
         pro, con = by_role[phase]
         assert pro.prompt.user is con.prompt.user and pro.prompt.user in sent
         assert pro.prompt.system != con.prompt.system
+
+
+async def test_a_finished_debate_is_freed_without_the_collector() -> None:
+    """A debate's context, records and replies go as soon as it ends, by reference counting:
+    in a reference cycle they would wait for a full collection, which a long-running `serve`
+    makes rarely (bot/service/memory.py), and each wave of debates would carry the last one's
+    replies into its own peak."""
+    import gc
+
+    from engine.core.runner import DebateContext
+
+    async with FakeOpenAI() as fake:
+        settings = gateway_settings(fake.base_url)
+        await _debate(settings, debate_id="warm")   # the first debate's one-time loads
+        gc.collect()
+        gc.disable()
+        try:
+            result = await _debate(settings, debate_id="d2")
+            left = [o for o in gc.get_objects() if isinstance(o, DebateContext)]
+        finally:
+            gc.enable()
+    assert result.status == "completed" and result.complete
+    assert left == []
