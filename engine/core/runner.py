@@ -124,8 +124,8 @@ class DebateContext:
         self.spending = Spending(purse)
         self.writes = writes or SeparateWrites(store, purse, sink, step_cache)
         plan = plan or Plan(mode=request.mode, calls=())
-        # without `self`: a bound method would make the context and its forecast a cycle
-        def forecast_cost(usage: Usage, model: str) -> float:   # (freed only by a full collection)
+        # not a bound method: the context and its forecast would be a cycle, kept till a full gc
+        def forecast_cost(usage: Usage, model: str) -> float:
             return price(usage, settings.price_for("rehearsal" if llm.rehearsal else model))
         self.forecast = Forecast(plan, models=plan_models(settings, request.options, plan),
                                  sizes=replace(sizes or SizeBook(), effort_for=settings.effort_for),
