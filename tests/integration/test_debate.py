@@ -25,9 +25,10 @@ CON = "arguing AGAINST the proposition"
 
 
 async def _debate(settings: EngineSettings, mode: str = "consensus", *, store=None, sink=None,
-                  evidence=None, debate_id: str = "d1", **req):  # type: ignore[no-untyped-def]
+                  evidence=None, debate_id: str = "d1", llm=None,
+                  **req):  # type: ignore[no-untyped-def]
     prepared = prepare(settings, DebateRequest(topic=TOPIC, mode=mode, **req))
-    llm = OpenAIGateway(settings)
+    llm = llm or OpenAIGateway(settings)
     try:
         return await run_debate(prepared, debate_id=debate_id, settings=settings, llm=llm,
                                 store=store or MemoryCheckpointStore(),
@@ -336,13 +337,7 @@ async def test_calls_that_read_the_same_text_share_one_string() -> None:
 
     async with FakeOpenAI() as fake:
         settings = gateway_settings(fake.base_url)
-        prepared = prepare(settings, DebateRequest(topic=TOPIC, mode="consensus"))
-        llm = Recording(settings)
-        try:
-            result = await run_debate(prepared, debate_id="d1", settings=settings, llm=llm,
-                                      store=MemoryCheckpointStore(), sink=MemoryEventSink())
-        finally:
-            await llm.aclose()
+        result = await _debate(settings, llm=Recording(settings))
         sent = {r.last_user for r in fake.requests}
     assert result.status == "completed" and result.complete
     by_role: dict[str, list[CallSpec]] = {}  # type: ignore[type-arg]
