@@ -4,12 +4,14 @@ deadlines, filters, auth failures, evidence, events, cost, neutral judge labels.
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 
 import pytest
 
 from engine.core.debate import prepare, run_debate
+from engine.core.runner import DebateContext
 from engine.domain import DebateRequest, EventKind, StepRecord
 from engine.errors import InvalidRequest
 from engine.ports import MemoryCheckpointStore, MemoryEventSink, MemoryEvidence
@@ -357,10 +359,6 @@ async def test_a_finished_debate_is_freed_without_the_collector() -> None:
     in a reference cycle they would wait for a full collection, which a long-running `serve`
     makes rarely (bot/service/memory.py), and each wave of debates would carry the last one's
     replies into its own peak."""
-    import gc
-
-    from engine.core.runner import DebateContext
-
     async with FakeOpenAI() as fake:
         settings = gateway_settings(fake.base_url)
         await _debate(settings, debate_id="warm")   # the first debate's one-time loads
